@@ -1,0 +1,43 @@
+# The two commands a new user needs: `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEPS := $(VENV)/.deps-installed
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: run test lint format bench venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(DEPS): requirements/base.txt requirements/dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements/dev.txt
+	touch $(DEPS)
+
+venv: $(DEPS)
+
+## make run: install if needed, migrate, load demo data, start API + websockets, worker and beat.
+run: $(DEPS)
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+
+## make test: install if needed and run the whole suite (PostgreSQL + Redis when they answer).
+test: $(DEPS)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(DEPS)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: $(DEPS)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+## make bench: every benchmark, one after the other (see docs/benchmarks.md).
+bench: $(DEPS)
+	$(BIN)/python manage.py bench all
+
+clean:
+	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache

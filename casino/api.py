@@ -1,0 +1,33 @@
+"""Shared API plumbing: the error envelope for every DRF view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from casino.errors import DomainError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render domain errors and DRF errors in one shape:
+    ``{"error": {"code": str, "message": str, "details": ...}}``."""
+    if isinstance(exc, DomainError):
+        return Response({"error": exc.as_dict()}, status=exc.http_status)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = getattr(exc, "default_code", "error")
+    detail = response.data
+    if isinstance(detail, dict) and set(detail) == {"detail"}:
+        message = str(detail["detail"])
+        code = getattr(detail["detail"], "code", code)
+        body: dict[str, Any] = {"code": code, "message": message}
+    else:
+        if response.status_code == status.HTTP_400_BAD_REQUEST:
+            code = "invalid_request"
+        body = {"code": code, "message": "The request is invalid.", "details": detail}
+    response.data = {"error": body}
+    return response

@@ -1,0 +1,42 @@
+"""Production settings checks, run by ``manage.py check --deploy``.
+
+They refuse the settings that are fine for the embedded default but wrong for
+real money: the SQLite database, no Redis, a debug build, the certification
+switch that lets a test lab script the shoe, a missing seal key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import Error, Tags, register
+
+
+@register(Tags.security, deploy=True)
+def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    errors: list[Error] = []
+    if settings.CASINO_ALLOW_SCRIPTED_SHOE:
+        errors.append(
+            Error(
+                "CASINO_ALLOW_SCRIPTED_SHOE is on: outcomes can be forced.",
+                hint="Only a certification test build may set it; unset it in production.",
+                id="casino.E001",
+            )
+        )
+    if not settings.PRODUCTION:
+        errors.append(
+            Error(
+                "CASINO_PRODUCTION is not set: the embedded default's settings are in force.",
+                hint="Set CASINO_PRODUCTION=true with DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY and CASINO_SEAL_KEY.",
+                id="casino.E002",
+            )
+        )
+        return errors
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        errors.append(Error("Production needs PostgreSQL (DATABASE_URL=postgres://...).", id="casino.E003"))
+    if not settings.REDIS_URL:
+        errors.append(Error("Production needs Redis for Celery and Channels (REDIS_URL).", id="casino.E004"))
+    if not settings.CASINO_SEAL_KEY or len(settings.CASINO_SEAL_KEY) < 32:
+        errors.append(Error("CASINO_SEAL_KEY must be set to at least 32 characters.", id="casino.E005"))
+    return errors

@@ -1,0 +1,1 @@
+"""Cards, shuffle, hand evaluation, the games' rules and rounds, tables and play API."""

@@ -1,0 +1,52 @@
+"""Shared fixtures: a real Celery worker process, API clients."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _database_url_for_subprocess() -> str:
+    """The URL of the database the tests use (the test database, once created)."""
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``celery worker`` process on the test broker and the test database."""
+    from casino.health import check_broker
+
+    env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
+    log = open(ROOT / "var" / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--hostname", f"test-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not check_broker(timeout=2).ok:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"celery worker did not start; see {log.name}")
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
