@@ -19,7 +19,9 @@ from typing import Any, Protocol
 BENCHMARK_MODULES = [
     "casino.benchmarks",
     "ledger.benchmarks",
-    "games.benchmarks",
+    "games.benchmarks.evaluator",
+    "games.benchmarks.poker",
+    "games.benchmarks.live",
 ]
 
 

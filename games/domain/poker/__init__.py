@@ -1,0 +1,1 @@
+"""The Texas Hold'em ring-game engine (pure domain)."""

@@ -1,0 +1,1 @@
+"""Game math: exact RTP by enumeration and main-game simulation (pure, NumPy)."""
