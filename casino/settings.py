@@ -54,10 +54,9 @@ def database_from_url(url: str) -> dict[str, Any]:
             "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
         }
     if scheme == "sqlite":
-        path = unquote(parts.path)
-        if parts.netloc:  # sqlite://relative/path
-            path = parts.netloc + path
-        return sqlite_database(Path(path) if path not in {"", "/"} else VAR_DIR / "casino.sqlite3")
+        # sqlite:///relative/path and sqlite:////absolute/path, as dj-database-url reads them.
+        path = unquote(parts.netloc + parts.path)[1:] if not parts.netloc else unquote(parts.netloc + parts.path)
+        return sqlite_database(Path(path) if path else VAR_DIR / "casino.sqlite3")
     raise ValueError(f"DATABASE_URL scheme {scheme!r} is not supported (postgres or sqlite)")
 
 

@@ -1,0 +1,95 @@
+"""Settings from the environment, and the production check (`check --deploy`)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from casino.settings import database_from_url
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_postgres_url_becomes_a_psycopg_database():
+    db = database_from_url("postgres://casino:s%40cret@db.internal:6543/casino_prod?sslmode=require")
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
+        "casino",
+        "s@cret",
+        "db.internal",
+        "6543",
+        "casino_prod",
+    )
+    assert db["OPTIONS"] == {"sslmode": "require"}
+
+
+def test_sqlite_url_uses_wal_and_immediate_transactions(tmp_path):
+    db = database_from_url(f"sqlite:///{tmp_path}/x.sqlite3")
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == f"{tmp_path}/x.sqlite3"
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
+
+
+def test_unknown_database_scheme_is_refused():
+    with pytest.raises(ValueError, match="not supported"):
+        database_from_url("mysql://root@localhost/casino")
+
+
+def _check_deploy(**extra: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CASINO_", "DJANGO_", "DEBUG", "ALLOWED_HOSTS"))
+    }
+    env.update(extra)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+PRODUCTION_ENV = {
+    "CASINO_PRODUCTION": "true",
+    "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
+    "CASINO_SEAL_KEY": secrets.token_hex(32),
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/casino",
+    "REDIS_URL": "redis://127.0.0.1:6379/1",
+    "ALLOWED_HOSTS": "casino.example.com",
+}
+
+
+def test_check_deploy_is_clean_with_the_production_variables():
+    result = _check_deploy(**PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_refuses_the_scripted_shoe_in_production():
+    result = _check_deploy(**PRODUCTION_ENV, CASINO_ALLOW_SCRIPTED_SHOE="true")
+    assert result.returncode != 0
+    assert "casino.E001" in result.stderr + result.stdout
+
+
+def test_check_deploy_refuses_sqlite_and_missing_redis_in_production():
+    env = dict(PRODUCTION_ENV, DATABASE_URL="sqlite:///var/prod.sqlite3", REDIS_URL="")
+    result = _check_deploy(**env)
+    output = result.stderr + result.stdout
+    assert result.returncode != 0
+    assert "casino.E003" in output
+    assert "casino.E004" in output
+
+
+def test_check_deploy_refuses_the_embedded_default():
+    result = _check_deploy()
+    assert result.returncode != 0
+    assert "casino.E002" in result.stderr + result.stdout
