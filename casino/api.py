@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from rest_framework import status
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -31,3 +34,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = {"code": code, "message": "The request is invalid.", "details": detail}
     response.data = {"error": body}
     return response
+
+
+def request_user(request: Request) -> User:
+    """The authenticated user of a request (views with ``IsAuthenticated`` only)."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise NotAuthenticated()
+    return user
