@@ -24,6 +24,52 @@ def _database_url_for_subprocess() -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """A real uvicorn process serving the project on the test database; yields its base URL.
+
+    Tests that write data for it to see must be ``django_db(transaction=True)``.
+    """
+    import httpx
+
+    port = _free_port()
+    env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
+    log = open(ROOT / "var" / "test-asgi.log", "wb")  # noqa: SIM115 (closed at teardown)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--lifespan", "off", "--no-access-log"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/", timeout=2)
+                break
+            except httpx.HTTPError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"uvicorn did not start; see {log.name}") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
     """A real ``celery worker`` process on the test broker and the test database."""
