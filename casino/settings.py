@@ -263,6 +263,12 @@ CASINO_VERSION = "0.1.0"
 # Test laboratories may force outcomes; never in production (see casino.checks).
 CASINO_ALLOW_SCRIPTED_SHOE = env_bool("CASINO_ALLOW_SCRIPTED_SHOE")
 CASINO_DEFAULT_CURRENCY = os.environ.get("CASINO_DEFAULT_CURRENCY", "EUR")
+# RULES.md: one seat per table, at most 4 tables at once (configurable).
+CASINO_MAX_TABLES_PER_PLAYER = int(os.environ.get("CASINO_MAX_TABLES_PER_PLAYER", "4"))
+# A phase overdue by more than the grace is advanced by the beat sweeper; a round
+# whose dealer has been gone longer than the void limit is voided with refunds.
+CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", "3"))
+CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_SECONDS", "120"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 

@@ -1,0 +1,88 @@
+"""Tables and the players seated at them (configuration and inline projections).
+
+Rounds themselves live in the event store (``ledger``); the fields marked
+*projection* here are updated by the round services in the same transaction as
+the events, and can be rebuilt from them.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class GameCode(models.TextChoices):
+    UTH = "uth", "Ultimate Texas Hold'em"
+    CASINO_HOLDEM = "casino_holdem", "Casino Hold'em"
+    XTREME = "xtreme", "Xtreme Hold'em"
+
+
+class HandMode(models.TextChoices):
+    SHARED = "shared", "Shared hand (one player hand for everyone)"
+    PER_SEAT = "per_seat", "Per seat (own cards per seat)"
+
+
+class HouseTable(models.Model):
+    """A house-banked live table (RULES.md, "Live house-banked tables").
+
+    ``limits`` maps each betting spot (wager name) the table offers to
+    ``{"min": int, "max": int}`` in minor units; a side bet is offered when it
+    has limits. ``pay_tables`` maps wager name to the pay-table number in
+    force. ``wheel`` is the Bonus Spin Xtreme wheel (segments, awards,
+    weights) and ``progressives`` the STAX pools' reset amounts and contribution
+    rate, both operator data. Rounds copy all of it when they open, so changing
+    a table never alters a past round.
+    """
+
+    code = models.CharField(max_length=12, unique=True, help_text="Short code used in game numbers, e.g. UTH1.")
+    name = models.CharField(max_length=80)
+    game = models.CharField(max_length=20, choices=GameCode.choices)
+    hand_mode = models.CharField(max_length=10, choices=HandMode.choices, default=HandMode.SHARED)
+    currency = models.CharField(max_length=3, default="EUR")
+    limits = models.JSONField(default=dict)
+    pay_tables = models.JSONField(default=dict)
+    wheel = models.JSONField(default=dict, blank=True)
+    progressives = models.JSONField(default=dict, blank=True)
+    max_seats = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Per-seat tables: seats the deck allows; shared tables: unlimited."
+    )
+    betting_seconds = models.PositiveSmallIntegerField(default=15)
+    warning_seconds = models.PositiveSmallIntegerField(default=5, help_text="Yellow light: last seconds of betting.")
+    decision_seconds = models.PositiveSmallIntegerField(default=12)
+    deal_pause_seconds = models.PositiveSmallIntegerField(default=2, help_text="Pause while cards are dealt.")
+    between_rounds_seconds = models.PositiveSmallIntegerField(default=5)
+    is_open = models.BooleanField(default=False)
+    config_version = models.PositiveIntegerField(default=1, help_text="Bumped by every configuration change.")
+    # Projections of the current round (updated with its events).
+    current_round_id = models.CharField(max_length=64, blank=True, default="")
+    phase = models.CharField(max_length=32, blank=True, default="idle")
+    phase_seq = models.PositiveIntegerField(default=0)
+    deadline = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["code"]
+        indexes = [models.Index(fields=["is_open", "deadline"], name="table_open_deadline")]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.get_game_display()})"
+
+
+class TableSeat(models.Model):
+    """A player's presence at a table: at most one per table (RULES.md), and at
+    most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once (enforced by the join service)."""
+
+    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="seats")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="table_seats")
+    seat_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "player"], name="one_seat_per_table"),
+            models.UniqueConstraint(fields=["table", "seat_number"], name="seat_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} at {self.table.code}"
