@@ -130,7 +130,37 @@ def expected_hand_count(k: int) -> int:
     return comb(52, k)
 
 
+# The published counts (e.g. Wikipedia, "Poker probability"), used only to check enumerations.
+PUBLISHED_CATEGORY_COUNTS: dict[int, dict[Category, int]] = {
+    5: {
+        Category.ROYAL_FLUSH: 4,
+        Category.STRAIGHT_FLUSH: 36,
+        Category.FOUR_OF_A_KIND: 624,
+        Category.FULL_HOUSE: 3_744,
+        Category.FLUSH: 5_108,
+        Category.STRAIGHT: 10_200,
+        Category.THREE_OF_A_KIND: 54_912,
+        Category.TWO_PAIR: 123_552,
+        Category.PAIR: 1_098_240,
+        Category.HIGH_CARD: 1_302_540,
+    },
+    7: {
+        Category.ROYAL_FLUSH: 4_324,
+        Category.STRAIGHT_FLUSH: 37_260,
+        Category.FOUR_OF_A_KIND: 224_848,
+        Category.FULL_HOUSE: 3_473_184,
+        Category.FLUSH: 4_047_644,
+        Category.STRAIGHT: 6_180_020,
+        Category.THREE_OF_A_KIND: 6_461_620,
+        Category.TWO_PAIR: 31_433_400,
+        Category.PAIR: 58_627_800,
+        Category.HIGH_CARD: 23_294_460,
+    },
+}
+
+
 __all__ = [
+    "PUBLISHED_CATEGORY_COUNTS",
     "Tables",
     "all_combinations",
     "categories_of",
