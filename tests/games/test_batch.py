@@ -126,7 +126,7 @@ def test_evaluate_and_batch_agree_on_hands_with_every_category():
 def test_batch_input_is_checked():
     with pytest.raises(ValueError, match="shape"):
         evaluate_batch(np.zeros((3, 4), dtype=int))
-    with pytest.raises(ValueError, match="0..51"):
+    with pytest.raises(ValueError, match=r"0\.\.51"):
         evaluate_batch(np.full((1, 5), 52))
     with pytest.raises(ValueError, match="repeats"):
         validate_hands([[1, 2, 3, 4, 4]])
