@@ -16,6 +16,7 @@ from games.domain.batch import (
     category_counts,
     enumerate_ranks,
     evaluate_batch,
+    random_hands,
     validate_hands,
 )
 from games.domain.cards import Card
@@ -29,14 +30,15 @@ def ph_id(index: int) -> int:
     return (card.rank - 2) * 4 + PH_SUIT[card.suit]
 
 
-def random_hands(count: int, k: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.argsort(rng.random((count, 52)), axis=1)[:, :k]
+def seeded_hands(count: int, k: int, seed: int) -> np.ndarray:
+    hands = random_hands(np.random.default_rng(seed), count, k)
+    validate_hands(hands)
+    return hands
 
 
 @pytest.mark.parametrize("k", [5, 6, 7])
 def test_batch_agrees_with_scalar(k):
-    hands = random_hands(3000, k, seed=k)
+    hands = seeded_hands(3000, k, seed=k)
     ranks = evaluate_batch(hands)
     assert [int(r) for r in ranks] == [rank_indices(list(map(int, row))) for row in hands]
     assert list(categories_of(ranks)) == [category_of_rank(int(r)).strength for r in ranks]
@@ -71,7 +73,7 @@ def test_all_seven_card_hands_give_the_published_category_table():
 
 
 def test_agreement_with_phevaluator_and_treys_on_20000_random_seven_card_hands():
-    hands = random_hands(20_000, 7, seed=20_000)
+    hands = seeded_hands(20_000, 7, seed=20_000)
     ours = evaluate_batch(hands).astype(np.int64)
     ph = np.array([_pheval.evaluate_7cards(*(ph_id(int(i)) for i in row)) for row in hands])
     # phevaluator: 1 = royal flush .. 7462 = worst, the same classes in reverse order.
@@ -121,6 +123,17 @@ def test_evaluate_and_batch_agree_on_hands_with_every_category():
     values = [evaluate(text) for text in texts]
     assert [int(r) for r in evaluate_batch(hands)] == [v.rank for v in values]
     assert [v.category.strength for v in values] == list(range(9, -1, -1))
+
+
+def test_random_hands_are_distinct_cards_and_cover_the_deck():
+    hands = random_hands(np.random.default_rng(3), 52_000, 7)
+    validate_hands(hands)
+    assert hands.min() == 0
+    assert hands.max() == 51
+    # Each card should appear about 7,000 times; a broken sampler (e.g. never 51) would not.
+    frequencies = np.bincount(hands.ravel(), minlength=52)
+    assert frequencies.min() > 6_500
+    assert frequencies.max() < 7_500
 
 
 def test_batch_input_is_checked():

@@ -47,7 +47,7 @@ def _all_draw_paths(shuffle, n):
     """Every permutation produced by every possible sequence of draws: an exact distribution."""
     probe = ScriptedSource([0] * 64)
     shuffle(list(range(n)), probe)
-    results = Counter()
+    results: Counter[tuple[int, ...]] = Counter()
     for draws in itertools.product(*(range(bound) for bound in probe.bounds)):
         deck = list(range(n))
         shuffle(deck, ScriptedSource(draws))
@@ -77,8 +77,9 @@ def test_shuffle_draws_one_uniform_index_per_position():
 
 
 def test_production_default_is_the_secure_source():
-    assert isinstance(default_source(), SecureRandomSource)
-    assert isinstance(default_source()._system, secrets.SystemRandom)
+    source = default_source()
+    assert isinstance(source, SecureRandomSource)
+    assert isinstance(source._system, secrets.SystemRandom)
     assert isinstance(SecureRandomSource(), RandomSource)
     deck = shuffled_deck()
     assert sorted(deck) == list(FULL_DECK)
