@@ -96,13 +96,13 @@ def all_combinations(n_cards: int, k: int) -> npt.NDArray[np.int8]:
 def _combinations(n: int, k: int) -> npt.NDArray[np.int8]:
     # Extend every (j)-subset, in order, by each larger element, in order: the result stays lexicographic.
     result = np.zeros((1, 0), dtype=np.int8)
-    last = np.full(1, -1, dtype=np.int64)
+    last = np.full(1, -1, dtype=np.int32)
     for j in range(k):
         extensions = (n - (k - j - 1)) - (last + 1)  # leave room for the elements still to come
         keep = extensions > 0
         result, last, extensions = result[keep], last[keep], extensions[keep]
-        rows = np.repeat(np.arange(len(result)), extensions)
-        offsets = np.arange(len(rows)) - np.repeat(np.cumsum(extensions) - extensions, extensions)
+        rows = np.repeat(np.arange(len(result), dtype=np.int32), extensions)
+        offsets = np.arange(len(rows), dtype=np.int32) - np.repeat(np.cumsum(extensions) - extensions, extensions)
         last = last[rows] + 1 + offsets
         result = np.concatenate([result[rows], last[:, None].astype(np.int8)], axis=1)
     result.flags.writeable = False

@@ -199,12 +199,13 @@ class Tables:
 
 def _multisets(n: int) -> npt.NDArray[np.int64]:
     """Rank counts (rows of 13, by rank - 2) of every multiset of n ranks with at most four of each."""
-    rows = [
-        np.bincount(np.array(combo), minlength=13)
-        for combo in combinations_with_replacement(range(13), n)
-        if max(Counter(combo).values()) <= 4
-    ]
-    return np.array(rows, dtype=np.int64)
+    counts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(13):
+        totals = counts.sum(axis=1)
+        counts = np.concatenate(
+            [np.column_stack([counts[totals + c <= n], np.full((totals + c <= n).sum(), c)]) for c in range(5)]
+        )
+    return counts[counts.sum(axis=1) == n]
 
 
 @functools.cache
