@@ -54,8 +54,13 @@ def random_hands(rng: np.random.Generator, count: int, k: int = 7) -> npt.NDArra
     """``count`` hands of ``k`` distinct cards, each uniformly random (for simulations and checks).
 
     Draws k independent uniform cards per row and redraws the rows that repeat a
-    card: the kept rows are uniform over ordered k-tuples of distinct cards.
+    card: the kept rows are uniform over ordered k-tuples of distinct cards. For
+    k > 12 (where most rows would be redrawn) each row is a random permutation's prefix.
     """
+    if not 0 <= k <= 52:
+        raise ValueError("k must be in 0..52")
+    if k > 12:
+        return np.argsort(rng.random((count, 52)), axis=1)[:, :k].astype(np.int8)
     hands = rng.integers(0, 52, size=(count, k), dtype=np.int8)
     redo = np.arange(count)
     while True:

@@ -136,6 +136,15 @@ def test_random_hands_are_distinct_cards_and_cover_the_deck():
     assert frequencies.max() < 7_500
 
 
+@pytest.mark.parametrize("k", [2, 9, 20])
+def test_random_hands_of_other_sizes(k):
+    hands = random_hands(np.random.default_rng(k), 2_000, k)
+    assert hands.shape == (2_000, k)
+    validate_hands(hands)
+    assert hands.min() >= 0
+    assert hands.max() <= 51
+
+
 def test_batch_input_is_checked():
     with pytest.raises(ValueError, match="shape"):
         evaluate_batch(np.zeros((3, 4), dtype=int))
