@@ -1,0 +1,89 @@
+"""Canonical JSON, the per-stream hash chain and Merkle roots (pure Python).
+
+Canonical form: keys sorted, no insignificant whitespace, UTF-8, no floats.
+With integers, strings, booleans, null, arrays and objects only (floats are
+refused: money is integer minor units) and keys in the Basic Multilingual
+Plane, this is byte-for-byte RFC 8785 (JCS), the reference. An export can be
+checked with any JCS implementation plus SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+
+class NotCanonical(ValueError):
+    """The value has no canonical form (a float, a non-string key...)."""
+
+
+def _check(value: Any, path: str = "$") -> None:
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return
+    if isinstance(value, float):
+        raise NotCanonical(f"{path}: floats are not allowed (use integers)")
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]")
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise NotCanonical(f"{path}: object keys must be strings")
+            _check(item, f"{path}.{key}")
+        return
+    raise NotCanonical(f"{path}: {type(value).__name__} is not JSON")
+
+
+def canonical_json(value: Any) -> bytes:
+    """The canonical UTF-8 encoding of a JSON value; ``NotCanonical`` otherwise."""
+    _check(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def event_body(
+    *,
+    stream_id: str,
+    version: int,
+    type: str,
+    schema_version: int,
+    data: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    recorded_at: str,
+) -> dict[str, Any]:
+    """The hashed part of an event envelope (everything but position and hashes)."""
+    return {
+        "stream_id": stream_id,
+        "version": version,
+        "type": type,
+        "schema_version": schema_version,
+        "data": data,
+        "metadata": metadata,
+        "recorded_at": recorded_at,
+    }
+
+
+def chain_hash(prev_hash: str, canonical_body: bytes) -> str:
+    """SHA-256 over the previous hash's 32 bytes followed by the canonical body (hex)."""
+    return hashlib.sha256(bytes.fromhex(prev_hash) + canonical_body).hexdigest()
+
+
+def merkle_root(leaves: Iterable[str]) -> str:
+    """Merkle root (hex) over hex SHA-256 leaves, RFC 6962 style domain separation.
+
+    Leaf node = SHA-256(0x00 || leaf), inner node = SHA-256(0x01 || left || right);
+    an odd node is promoted unchanged. The empty tree's root is SHA-256 of nothing.
+    """
+    level = [hashlib.sha256(b"\x00" + bytes.fromhex(leaf)).digest() for leaf in leaves]
+    if not level:
+        return hashlib.sha256(b"").hexdigest()
+    while len(level) > 1:
+        nxt = [hashlib.sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0].hex()
