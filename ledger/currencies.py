@@ -6,10 +6,33 @@ from ledger.errors import UnknownCurrency
 
 # Exponent = digits after the decimal point (EUR cents: 2, JPY: 0, BHD: 3).
 MINOR_UNITS: dict[str, int] = {
-    "EUR": 2, "USD": 2, "GBP": 2, "CHF": 2, "SEK": 2, "NOK": 2, "DKK": 2, "PLN": 2, "CZK": 2,
-    "CAD": 2, "AUD": 2, "NZD": 2, "BRL": 2, "MXN": 2, "ZAR": 2, "INR": 2, "CNY": 2, "HKD": 2,
-    "SGD": 2, "JPY": 0, "KRW": 0, "ISK": 0, "HUF": 2, "BHD": 3, "KWD": 3, "TND": 3,
-}  # fmt: skip
+    "EUR": 2,
+    "USD": 2,
+    "GBP": 2,
+    "CHF": 2,
+    "SEK": 2,
+    "NOK": 2,
+    "DKK": 2,
+    "PLN": 2,
+    "CZK": 2,
+    "CAD": 2,
+    "AUD": 2,
+    "NZD": 2,
+    "BRL": 2,
+    "MXN": 2,
+    "ZAR": 2,
+    "INR": 2,
+    "CNY": 2,
+    "HKD": 2,
+    "SGD": 2,
+    "JPY": 0,
+    "KRW": 0,
+    "ISK": 0,
+    "HUF": 2,
+    "BHD": 3,
+    "KWD": 3,
+    "TND": 3,
+}
 
 
 def check_currency(code: str) -> str:

@@ -23,4 +23,5 @@ def seed_wallet(logins: DemoLogins) -> list[str]:
         idempotency_key=f"demo:deposit:{logins.player.pk}:{currency}",
         actor=f"user:{logins.operator.pk}",
     )
-    return [f"demo player wallet:          {format_minor(balance_of(account_id=accounts.wallet), currency)} (account {accounts.wallet})"]
+    balance = format_minor(balance_of(account_id=accounts.wallet), currency)
+    return [f"demo player wallet:          {balance} (account {accounts.wallet})"]

@@ -5,144 +5,262 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='IdempotencyRecord',
+            name="IdempotencyRecord",
             fields=[
-                ('key', models.CharField(max_length=200, primary_key=True, serialize=False)),
-                ('command', models.CharField(max_length=50)),
-                ('request_hash', models.CharField(max_length=64)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
+                ("key", models.CharField(max_length=200, primary_key=True, serialize=False)),
+                ("command", models.CharField(max_length=50)),
+                ("request_hash", models.CharField(max_length=64)),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
             ],
             options={
-                'db_table': 'ledger_idempotency',
+                "db_table": "ledger_idempotency",
             },
         ),
         migrations.CreateModel(
-            name='Account',
+            name="Account",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('key', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('wallet', 'player wallet'), ('held', 'player stakes in play'), ('house', 'house (per table or game)'), ('pool', 'progressive pool'), ('poker_seat', 'poker seat (chips on the table)'), ('poker_pot', 'poker pot'), ('rake', 'rake'), ('cashier', 'cashier (external money)')], max_length=20)),
-                ('owner', models.CharField(max_length=100)),
-                ('currency', models.CharField(max_length=3)),
-                ('may_go_negative', models.BooleanField(default=False)),
-                ('balance', models.BigIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("key", models.CharField(max_length=200, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("wallet", "player wallet"),
+                            ("held", "player stakes in play"),
+                            ("house", "house (per table or game)"),
+                            ("pool", "progressive pool"),
+                            ("poker_seat", "poker seat (chips on the table)"),
+                            ("poker_pot", "poker pot"),
+                            ("rake", "rake"),
+                            ("cashier", "cashier (external money)"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("owner", models.CharField(max_length=100)),
+                ("currency", models.CharField(max_length=3)),
+                ("may_go_negative", models.BooleanField(default=False)),
+                ("balance", models.BigIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'db_table': 'ledger_account',
-                'constraints': [models.CheckConstraint(condition=models.Q(('may_go_negative', True), ('balance__gte', 0), _connector='OR'), name='ledger_account_no_overdraft')],
+                "db_table": "ledger_account",
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("may_go_negative", True), ("balance__gte", 0), _connector="OR"),
+                        name="ledger_account_no_overdraft",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Event',
+            name="Event",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('txid', models.BigIntegerField()),
-                ('stream_id', models.CharField(max_length=200)),
-                ('version', models.PositiveIntegerField()),
-                ('type', models.CharField(max_length=100)),
-                ('schema_version', models.PositiveSmallIntegerField(default=1)),
-                ('data', models.JSONField()),
-                ('metadata', models.JSONField(default=dict)),
-                ('recorded_at', models.DateTimeField()),
-                ('prev_hash', models.CharField(max_length=64)),
-                ('hash', models.CharField(max_length=64)),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("txid", models.BigIntegerField()),
+                ("stream_id", models.CharField(max_length=200)),
+                ("version", models.PositiveIntegerField()),
+                ("type", models.CharField(max_length=100)),
+                ("schema_version", models.PositiveSmallIntegerField(default=1)),
+                ("data", models.JSONField()),
+                ("metadata", models.JSONField(default=dict)),
+                ("recorded_at", models.DateTimeField()),
+                ("prev_hash", models.CharField(max_length=64)),
+                ("hash", models.CharField(max_length=64)),
             ],
             options={
-                'db_table': 'ledger_event',
-                'indexes': [models.Index(fields=['txid', 'id'], name='ledger_event_global_idx')],
-                'constraints': [models.UniqueConstraint(fields=('stream_id', 'version'), name='ledger_event_stream_version_uniq'), models.CheckConstraint(condition=models.Q(('version__gte', 1)), name='ledger_event_version_positive')],
+                "db_table": "ledger_event",
+                "indexes": [models.Index(fields=["txid", "id"], name="ledger_event_global_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("stream_id", "version"), name="ledger_event_stream_version_uniq"),
+                    models.CheckConstraint(
+                        condition=models.Q(("version__gte", 1)), name="ledger_event_version_positive"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Seal',
+            name="Seal",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('from_txid', models.BigIntegerField()),
-                ('to_txid', models.BigIntegerField()),
-                ('event_count', models.BigIntegerField()),
-                ('last_event_id', models.BigIntegerField(blank=True, null=True)),
-                ('merkle_root', models.CharField(max_length=64)),
-                ('prev_root', models.CharField(max_length=64)),
-                ('algorithm', models.CharField(default='HMAC-SHA256', max_length=20)),
-                ('signature', models.CharField(max_length=128)),
-                ('created_at', models.DateTimeField()),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("from_txid", models.BigIntegerField()),
+                ("to_txid", models.BigIntegerField()),
+                ("event_count", models.BigIntegerField()),
+                ("last_event_id", models.BigIntegerField(blank=True, null=True)),
+                ("merkle_root", models.CharField(max_length=64)),
+                ("prev_root", models.CharField(max_length=64)),
+                ("algorithm", models.CharField(default="HMAC-SHA256", max_length=20)),
+                ("signature", models.CharField(max_length=128)),
+                ("created_at", models.DateTimeField()),
             ],
             options={
-                'db_table': 'ledger_seal',
-                'constraints': [models.UniqueConstraint(fields=('from_txid',), name='ledger_seal_from_uniq')],
+                "db_table": "ledger_seal",
+                "constraints": [models.UniqueConstraint(fields=("from_txid",), name="ledger_seal_from_uniq")],
             },
         ),
         migrations.CreateModel(
-            name='Transfer',
+            name="Transfer",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('amount', models.BigIntegerField()),
-                ('currency', models.CharField(max_length=3)),
-                ('kind', models.CharField(max_length=16)),
-                ('hold_id', models.UUIDField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
-                ('credit_account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
-                ('debit_account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
-                ('event', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.event')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("amount", models.BigIntegerField()),
+                ("currency", models.CharField(max_length=3)),
+                ("kind", models.CharField(max_length=16)),
+                ("hold_id", models.UUIDField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "credit_account",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
+                (
+                    "debit_account",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
+                (
+                    "event",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="ledger.event"
+                    ),
+                ),
             ],
             options={
-                'db_table': 'ledger_transfer',
+                "db_table": "ledger_transfer",
             },
         ),
         migrations.CreateModel(
-            name='StatementLine',
+            name="StatementLine",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('amount', models.BigIntegerField()),
-                ('balance_after', models.BigIntegerField()),
-                ('created_at', models.DateTimeField()),
-                ('account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
-                ('event', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.event')),
-                ('transfer', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.transfer')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                ("amount", models.BigIntegerField()),
+                ("balance_after", models.BigIntegerField()),
+                ("created_at", models.DateTimeField()),
+                (
+                    "account",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
+                (
+                    "event",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="ledger.event"
+                    ),
+                ),
+                (
+                    "transfer",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.transfer",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'ledger_statement_line',
+                "db_table": "ledger_statement_line",
             },
         ),
         migrations.CreateModel(
-            name='Hold',
+            name="Hold",
             fields=[
-                ('id', models.UUIDField(primary_key=True, serialize=False)),
-                ('amount', models.BigIntegerField()),
-                ('currency', models.CharField(max_length=3)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('posted', 'Posted'), ('voided', 'Voided')], default='pending', max_length=8)),
-                ('posted_amount', models.BigIntegerField(blank=True, null=True)),
-                ('destination', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
-                ('escrow', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
-                ('opened_event', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.event')),
-                ('resolved_event', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.event')),
-                ('source', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='ledger.account')),
+                ("id", models.UUIDField(primary_key=True, serialize=False)),
+                ("amount", models.BigIntegerField()),
+                ("currency", models.CharField(max_length=3)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("posted", "Posted"), ("voided", "Voided")],
+                        default="pending",
+                        max_length=8,
+                    ),
+                ),
+                ("posted_amount", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "destination",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
+                (
+                    "escrow",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
+                (
+                    "opened_event",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name="+", to="ledger.event"
+                    ),
+                ),
+                (
+                    "resolved_event",
+                    models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.event",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="ledger.account",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'ledger_hold',
-                'constraints': [models.CheckConstraint(condition=models.Q(('amount__gt', 0)), name='ledger_hold_amount_positive')],
+                "db_table": "ledger_hold",
+                "constraints": [
+                    models.CheckConstraint(condition=models.Q(("amount__gt", 0)), name="ledger_hold_amount_positive")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='transfer',
-            constraint=models.CheckConstraint(condition=models.Q(('amount__gt', 0)), name='ledger_transfer_amount_positive'),
+            model_name="transfer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount__gt", 0)), name="ledger_transfer_amount_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='transfer',
-            constraint=models.CheckConstraint(condition=models.Q(('debit_account', models.F('credit_account')), _negated=True), name='ledger_transfer_two_accounts'),
+            model_name="transfer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("debit_account", models.F("credit_account")), _negated=True),
+                name="ledger_transfer_two_accounts",
+            ),
         ),
         migrations.AddIndex(
-            model_name='statementline',
-            index=models.Index(fields=['account', 'id'], name='ledger_statement_account_idx'),
+            model_name="statementline",
+            index=models.Index(fields=["account", "id"], name="ledger_statement_account_idx"),
         ),
     ]

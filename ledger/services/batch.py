@@ -96,15 +96,21 @@ def settle_batch(
     request = {
         "currency": currency,
         "appends": [
-            [a.stream_id, a.expected_version, [[e.type, e.schema_version, dict(e.data)] for e in a.events],
-             dict(a.metadata)] for a in appends
+            [
+                a.stream_id,
+                a.expected_version,
+                [[e.type, e.schema_version, dict(e.data)] for e in a.events],
+                dict(a.metadata),
+            ]
+            for a in appends
         ],
         "holds": [[str(h.hold_id), h.post_amount, h.cause.stream_id, h.cause.version] for h in holds],
         "transfers": [[t.debit, t.credit, t.amount, t.kind, t.cause.stream_id, t.cause.version] for t in transfers],
-    }  # fmt: skip
+    }
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        first = claim(cursor, key=idempotency_key, command="settle_batch", digest=request_hash("settle_batch", request),
-                      at=at)  # fmt: skip
+        first = claim(
+            cursor, key=idempotency_key, command="settle_batch", digest=request_hash("settle_batch", request), at=at
+        )
         if first is not None:
             return BatchResult(**first)
         prepared = _prepare_appends(cursor, appends, at)
@@ -174,8 +180,9 @@ def _heads(cursor: Any, stream_ids: list[str]) -> dict[str, tuple[int, str]]:
         chunk = stream_ids[start : start + 500]
         # SQLite returns the other columns from the row holding MAX().
         cursor.execute(
-            "SELECT stream_id, MAX(version), hash FROM ledger_event WHERE stream_id IN (%s) GROUP BY stream_id"
-            % ", ".join(["%s"] * len(chunk)),
+            "SELECT stream_id, MAX(version), hash FROM ledger_event WHERE stream_id IN ({}) GROUP BY stream_id".format(
+                ", ".join(["%s"] * len(chunk))
+            ),
             chunk,
         )
         heads.update({row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()})
@@ -186,9 +193,7 @@ def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
     """``count`` fresh ids for ``table`` (PostgreSQL: from its sequence;
     SQLite: above the maximum, safe with its single writer)."""
     if connection.vendor == "postgresql":
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
-        )
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
         return [int(row[0]) for row in cursor.fetchall()]
     cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
     start = int(cursor.fetchone()[0]) + 1
@@ -196,7 +201,9 @@ def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
 
 
 def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) -> None:
-    with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+    """COPY rows through the psycopg 3 cursor under Django's cursor, with
+    Django's error translation (a unique violation is an ``IntegrityError``)."""
+    with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
 
@@ -207,9 +214,20 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
     ids = _reserve_ids(cursor, "ledger_event", len(prepared))
     columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
     rows = [
-        (i, p.stream_id, p.version, p.type, p.schema_version, p.data_json, p.metadata_json, p.recorded_at,
-         p.prev_hash, p.hash) for i, p in zip(ids, prepared, strict=True)
-    ]  # fmt: skip
+        (
+            i,
+            p.stream_id,
+            p.version,
+            p.type,
+            p.schema_version,
+            p.data_json,
+            p.metadata_json,
+            p.recorded_at,
+            p.prev_hash,
+            p.hash,
+        )
+        for i, p in zip(ids, prepared, strict=True)
+    ]
     try:
         if connection.vendor == "postgresql":
             _copy(cursor, "ledger_event", columns, rows)

@@ -178,7 +178,11 @@ def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tupl
     if connection.vendor == "postgresql":
         columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)"
     else:
-        columns, extra, placeholder = _INSERT_COLUMNS + ", txid", [sqlite_txid(cursor)], "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        columns, extra, placeholder = (
+            _INSERT_COLUMNS + ", txid",
+            [sqlite_txid(cursor)],
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        )
     params: list[Any] = []
     for event in prepared:
         params += [event.stream_id, event.version, event.type, event.schema_version, event.data_json]

@@ -30,7 +30,6 @@ from ledger.errors import (
 )
 from ledger.models import MAY_GO_NEGATIVE, AccountKind
 from ledger.services.events import NewEvent, StreamAppend, now
-from ledger.upcasting import CURRENT_VERSIONS
 from ledger.services.postings import (
     Leg,
     apply_deltas,
@@ -43,6 +42,7 @@ from ledger.services.postings import (
     request_hash,
     uuid_param,
 )
+from ledger.upcasting import CURRENT_VERSIONS
 
 Cause = int | StreamAppend
 
@@ -63,7 +63,14 @@ def ensure_account(*, kind: AccountKind | str, owner: str, currency: str) -> int
         cursor.execute(
             "INSERT INTO ledger_account (key, kind, owner, currency, may_go_negative, balance, created_at) "
             "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (key) DO NOTHING",
-            [key, kind.value, owner, currency, kind in MAY_GO_NEGATIVE, connection.ops.adapt_datetimefield_value(now())],
+            [
+                key,
+                kind.value,
+                owner,
+                currency,
+                kind in MAY_GO_NEGATIVE,
+                connection.ops.adapt_datetimefield_value(now()),
+            ],
         )
         cursor.execute("SELECT id FROM ledger_account WHERE key = %s", [key])
         return int(cursor.fetchone()[0])
@@ -138,7 +145,7 @@ def transfer(
     check_currency(currency)
     if debit_account == credit_account:
         raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
-    request = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
+    request: dict[str, Any] = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
     request |= {"kind": kind, "cause": _cause_request(cause)}
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -187,7 +194,7 @@ def open_hold(
     if len({source, escrow, destination}) < 2 or source == escrow or escrow == destination:
         raise SameAccount("a hold needs an escrow account distinct from source and destination")
     hold_id = hold_id or uuid.uuid4()
-    request = {"source": source, "escrow": escrow, "destination": destination, "amount": amount}
+    request: dict[str, Any] = {"source": source, "escrow": escrow, "destination": destination, "amount": amount}
     request |= {"currency": currency, "hold_id": str(hold_id), "cause": _cause_request(cause)}
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -253,13 +260,22 @@ def resolve_hold(cursor: Any, *, hold_id: UUID, post_amount: int, event_id: int)
     if post_amount:
         legs.append(Leg(escrow, destination, post_amount, currency, "post", event_id, hold_id))
     if amount - post_amount:
-        legs.append(Leg(escrow, source, amount - post_amount, currency, "void" if not post_amount else "release",
-                        event_id, hold_id))  # fmt: skip
+        legs.append(
+            Leg(
+                escrow,
+                source,
+                amount - post_amount,
+                currency,
+                "void" if not post_amount else "release",
+                event_id,
+                hold_id,
+            )
+        )
     return legs
 
 
 def _resolve(*, command: str, hold_id: UUID, post_amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
-    request = {"hold_id": str(hold_id), "amount": post_amount, "cause": _cause_request(cause)}
+    request: dict[str, Any] = {"hold_id": str(hold_id), "amount": post_amount, "cause": _cause_request(cause)}
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
@@ -270,8 +286,9 @@ def _resolve(*, command: str, hold_id: UUID, post_amount: int, idempotency_key: 
         balances = apply_deltas(cursor, net_deltas(legs), legs[0].currency)
         transfer_ids = insert_legs(cursor, legs, balances, at)
         amount = sum(leg.amount for leg in legs)
-        result = HoldResult(str(hold_id), "posted" if post_amount else "voided", amount, post_amount, event_id,
-                            transfer_ids)  # fmt: skip
+        result = HoldResult(
+            str(hold_id), "posted" if post_amount else "voided", amount, post_amount, event_id, transfer_ids
+        )
         record_result(cursor, key=idempotency_key, result=asdict(result))
         return result
 
@@ -280,8 +297,9 @@ def post_hold(*, hold_id: UUID, amount: int, idempotency_key: str, cause: Cause)
     """Send ``amount`` (1..held) of a pending hold to its destination and
     release the rest to its source. ``HoldAlreadyResolved`` if not pending."""
     check_amount(amount)
-    return _resolve(command="post_hold", hold_id=hold_id, post_amount=amount, idempotency_key=idempotency_key,
-                    cause=cause)  # fmt: skip
+    return _resolve(
+        command="post_hold", hold_id=hold_id, post_amount=amount, idempotency_key=idempotency_key, cause=cause
+    )
 
 
 def void_hold(*, hold_id: UUID, idempotency_key: str, cause: Cause) -> HoldResult:
@@ -315,7 +333,12 @@ def _cashier(
     if not external_reference:
         raise InvalidAmount("a cashier movement needs its external reference", code="missing_external_reference")
     cashier = cashier_account(currency=currency)
-    request = {"wallet": wallet, "amount": amount, "currency": currency, "reference": external_reference}
+    request: dict[str, Any] = {
+        "wallet": wallet,
+        "amount": amount,
+        "currency": currency,
+        "reference": external_reference,
+    }
     request["actor"] = actor
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -330,9 +353,11 @@ def _cashier(
         data = {"account_id": wallet, "amount": amount, "currency": currency}
         data |= {"external_reference": external_reference, "actor": actor}
         append = StreamAppend(
-            f"account-{wallet}", None, [NewEvent(event_type, data, CURRENT_VERSIONS[event_type])],
+            f"account-{wallet}",
+            None,
+            [NewEvent(event_type, data, CURRENT_VERSIONS[event_type])],
             {"actor": actor, "idempotency_key": idempotency_key},
-        )  # fmt: skip
+        )
         event_id, _ = cause_event(cursor, append)
         leg = Leg(debit, credit, amount, currency, command, event_id)
         [transfer_id] = insert_legs(cursor, [leg], balances, at)
@@ -346,9 +371,16 @@ def deposit(
 ) -> CashierResult:
     """Money arriving from outside (operator or payment-provider callback with
     its reference): cashier -> wallet, recorded as ``cashier.deposited``."""
-    return _cashier(command="deposit", event_type=event_types.DEPOSITED, wallet=wallet, amount=amount,
-                    currency=currency, external_reference=external_reference, idempotency_key=idempotency_key,
-                    actor=actor)  # fmt: skip
+    return _cashier(
+        command="deposit",
+        event_type=event_types.DEPOSITED,
+        wallet=wallet,
+        amount=amount,
+        currency=currency,
+        external_reference=external_reference,
+        idempotency_key=idempotency_key,
+        actor=actor,
+    )
 
 
 def withdraw(
@@ -356,6 +388,13 @@ def withdraw(
 ) -> CashierResult:
     """Money leaving to the outside: wallet -> cashier, recorded as
     ``cashier.withdrawn``; ``InsufficientFunds`` if the wallet lacks it."""
-    return _cashier(command="withdraw", event_type=event_types.WITHDRAWN, wallet=wallet, amount=amount,
-                    currency=currency, external_reference=external_reference, idempotency_key=idempotency_key,
-                    actor=actor)  # fmt: skip
+    return _cashier(
+        command="withdraw",
+        event_type=event_types.WITHDRAWN,
+        wallet=wallet,
+        amount=amount,
+        currency=currency,
+        external_reference=external_reference,
+        idempotency_key=idempotency_key,
+        actor=actor,
+    )

@@ -136,7 +136,7 @@ def apply_deltas(cursor: Any, deltas: Mapping[int, int], currency: str) -> dict[
 def _diagnose(cursor: Any, refused: Sequence[int], deltas: Mapping[int, int], currency: str) -> None:
     """Name why the first refused account was refused (error path only)."""
     cursor.execute(
-        "SELECT id, currency, balance FROM ledger_account WHERE id IN (%s)" % ", ".join(["%s"] * len(refused)),
+        "SELECT id, currency, balance FROM ledger_account WHERE id IN ({})".format(", ".join(["%s"] * len(refused))),
         list(refused),
     )
     found = {int(row[0]): (row[1], int(row[2])) for row in cursor.fetchall()}

@@ -47,7 +47,9 @@ def rebuild_projections() -> int:
         # Balances are set in one pass; the CHECK holds because the
         # transfers never overdrew (verify_ledger says so otherwise).
         cursor.execute("UPDATE ledger_account SET balance = 0")
-        cursor.executemany("UPDATE ledger_account SET balance = %s WHERE id = %s", [(b, a) for a, b in balances.items()])
+        cursor.executemany(
+            "UPDATE ledger_account SET balance = %s WHERE id = %s", [(b, a) for a, b in balances.items()]
+        )
         cursor.executemany(
             "INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
             "VALUES (%s, %s, %s, %s, %s, %s)",

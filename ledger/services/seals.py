@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
@@ -53,6 +53,17 @@ def signed_message(
             "merkle_root": merkle_root,
             "prev_root": prev_root,
         }
+    )
+
+
+def record_message(record: SealRecord) -> bytes:
+    return signed_message(
+        from_txid=record.from_txid,
+        to_txid=record.to_txid,
+        event_count=record.event_count,
+        last_event_id=record.last_event_id,
+        merkle_root=record.merkle_root,
+        prev_root=record.prev_root,
     )
 
 
@@ -105,15 +116,32 @@ def seal() -> SealRecord | None:
             hashes.append(digest)
         if not hashes:
             return None
-        root = merkle_root(hashes)
-        fields = dict(from_txid=from_txid, to_txid=bound, event_count=len(hashes), last_event_id=max(positions),
-                      merkle_root=root, prev_root=prev_root)  # fmt: skip
-        signature = sign(signed_message(**fields), key)
+        record = SealRecord(
+            id=0,
+            from_txid=from_txid,
+            to_txid=bound,
+            event_count=len(hashes),
+            last_event_id=max(positions),
+            merkle_root=merkle_root(hashes),
+            prev_root=prev_root,
+            algorithm=ALGORITHM,
+            signature="",
+        )
+        signature = sign(record_message(record), key)
         cursor.execute(
             "INSERT INTO ledger_seal (from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, "
             "algorithm, signature, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            [from_txid, bound, len(hashes), max(positions), root, prev_root, ALGORITHM, signature,
-             connection.ops.adapt_datetimefield_value(now())],
-        )  # fmt: skip
+            [
+                record.from_txid,
+                record.to_txid,
+                record.event_count,
+                record.last_event_id,
+                record.merkle_root,
+                record.prev_root,
+                ALGORITHM,
+                signature,
+                connection.ops.adapt_datetimefield_value(now()),
+            ],
+        )
         seal_id = int(cursor.fetchone()[0])
-    return SealRecord(seal_id, algorithm=ALGORITHM, signature=signature, **fields)  # type: ignore[arg-type]
+    return replace(record, id=seal_id, signature=signature)

@@ -61,12 +61,21 @@ def check_chains(cursor: Any) -> list[Problem]:
         if ver != version + 1:
             problems.append(Problem("chain", f"{stream_id}: version {ver} follows {version}", event_id))
         if prev_hash != last_hash:
-            problems.append(Problem("chain", f"{stream_id}@{ver}: prev_hash does not match the previous hash", event_id))
+            problems.append(
+                Problem("chain", f"{stream_id}@{ver}: prev_hash does not match the previous hash", event_id)
+            )
         try:
             body = canonical_json(
-                event_body(stream_id=stream_id, version=ver, type=type_, schema_version=schema, data=_decode(data),
-                           metadata=_decode(metadata), recorded_at=timestamp(recorded_at))
-            )  # fmt: skip
+                event_body(
+                    stream_id=stream_id,
+                    version=ver,
+                    type=type_,
+                    schema_version=schema,
+                    data=_decode(data),
+                    metadata=_decode(metadata),
+                    recorded_at=timestamp(recorded_at),
+                )
+            )
             if chain_hash(prev_hash, body) != digest:
                 problems.append(Problem("chain", f"{stream_id}@{ver}: hash does not match the content", event_id))
         except (NotCanonical, ValueError) as exc:
@@ -85,8 +94,14 @@ def check_seals(cursor: Any, key: bytes) -> list[Problem]:
     for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature in cursor.fetchall():
         if from_txid != previous_to or prev_root != previous_root:
             problems.append(Problem("seal", f"seal {seal_id} does not follow the previous seal"))
-        message = signed_message(from_txid=from_txid, to_txid=to_txid, event_count=count,
-                                 last_event_id=last_event_id, merkle_root=root, prev_root=prev_root)  # fmt: skip
+        message = signed_message(
+            from_txid=from_txid,
+            to_txid=to_txid,
+            event_count=count,
+            last_event_id=last_event_id,
+            merkle_root=root,
+            prev_root=prev_root,
+        )
         if not hmac.compare_digest(sign(message, key), signature):
             problems.append(Problem("seal", f"seal {seal_id}: signature does not verify"))
         with connection.cursor() as events:
@@ -110,8 +125,9 @@ def check_money(cursor: Any) -> list[Problem]:
     expected, _ = expected_projections(cursor)
     for account_id, (kind, _, balance, may_go_negative) in sorted(accounts.items()):
         if balance != expected.get(account_id, 0):
-            problems.append(Problem("money", f"account {account_id} balance {balance}, transfers say "
-                                             f"{expected.get(account_id, 0)}"))  # fmt: skip
+            problems.append(
+                Problem("money", f"account {account_id} balance {balance}, transfers say {expected.get(account_id, 0)}")
+            )
         if balance < 0 and not may_go_negative:
             problems.append(Problem("money", f"{kind} account {account_id} is negative ({balance})"))
     cursor.execute(
@@ -127,7 +143,9 @@ def check_money(cursor: Any) -> list[Problem]:
 
 def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Problem]:
     problems: list[Problem] = []
-    cursor.execute("SELECT hold_id, kind, SUM(amount) FROM ledger_transfer WHERE hold_id IS NOT NULL GROUP BY hold_id, kind")
+    cursor.execute(
+        "SELECT hold_id, kind, SUM(amount) FROM ledger_transfer WHERE hold_id IS NOT NULL GROUP BY hold_id, kind"
+    )
     moved: dict[str, dict[str, int]] = defaultdict(dict)
     for hold_id, kind, total in cursor.fetchall():
         moved[str(hold_id).replace("-", "")][kind] = int(total)
@@ -146,8 +164,11 @@ def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Prob
             problems.append(Problem("money", f"hold {hold_id} ({status}) moved {legs}, expected {want}", event_id))
     for account_id, (kind, _, balance, _) in accounts.items():
         if kind == "held" and balance != pending.get(account_id, 0):
-            problems.append(Problem("money", f"held account {account_id} holds {balance}, pending holds "
-                                             f"{pending.get(account_id, 0)}"))  # fmt: skip
+            problems.append(
+                Problem(
+                    "money", f"held account {account_id} holds {balance}, pending holds {pending.get(account_id, 0)}"
+                )
+            )
     return problems
 
 
