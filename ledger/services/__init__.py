@@ -6,7 +6,7 @@ All functions are keyword-only and run inside the caller's
 
 from __future__ import annotations
 
-from ledger.services.batch import BatchResult, EventRef, HoldSettlement, TransferSpec, settle_batch
+from ledger.services.batch import BatchResult, EventRef, HoldOpening, HoldSettlement, TransferSpec, settle_batch
 from ledger.services.events import (
     GlobalPosition,
     NewEvent,
@@ -42,6 +42,7 @@ __all__ = [
     "CashierResult",
     "EventRef",
     "GlobalPosition",
+    "HoldOpening",
     "HoldResult",
     "HoldSettlement",
     "NewEvent",

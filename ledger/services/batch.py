@@ -19,7 +19,7 @@ from django.db import IntegrityError, connection, transaction
 
 from ledger.canonical import GENESIS_HASH
 from ledger.currencies import check_currency
-from ledger.errors import CurrencyMismatch, InvalidEvent, StaleStreamVersion
+from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
 from ledger.services.events import (
     PreparedEvent,
     StreamAppend,
@@ -29,7 +29,7 @@ from ledger.services.events import (
     sqlite_txid,
     validate_stream_id,
 )
-from ledger.services.money import resolve_hold
+from ledger.services.money import check_account, resolve_hold
 from ledger.services.postings import (
     Leg,
     apply_deltas,
@@ -39,6 +39,7 @@ from ledger.services.postings import (
     record_result,
     request_hash,
     statement_rows,
+    uuid_param,
 )
 
 
@@ -48,6 +49,18 @@ class EventRef:
 
     stream_id: str
     version: int
+
+
+@dataclass(frozen=True)
+class HoldOpening:
+    """Open a hold of ``amount`` from ``source`` into ``escrow``, bound for ``destination``."""
+
+    hold_id: UUID
+    source: int
+    escrow: int
+    destination: int
+    amount: int
+    cause: EventRef
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ def settle_batch(
     currency: str,
     appends: Sequence[StreamAppend],
     holds: Sequence[HoldSettlement] = (),
+    open_holds: Sequence[HoldOpening] = (),
     transfers: Sequence[TransferSpec] = (),
 ) -> BatchResult:
     """Append every stream's events, resolve the holds, make the transfers and
@@ -92,6 +106,10 @@ def settle_batch(
         check_amount(spec.amount)
     for hold in holds:
         check_amount(hold.post_amount, allow_zero=True)
+    for opening in open_holds:
+        check_amount(opening.amount)
+        if opening.escrow in (opening.source, opening.destination):
+            raise SameAccount("a hold needs an escrow account distinct from source and destination")
     at = now()
     request = {
         "currency": currency,
@@ -105,6 +123,10 @@ def settle_batch(
             for a in appends
         ],
         "holds": [[str(h.hold_id), h.post_amount, h.cause.stream_id, h.cause.version] for h in holds],
+        "open_holds": [
+            [str(h.hold_id), h.source, h.escrow, h.destination, h.amount, h.cause.stream_id, h.cause.version]
+            for h in open_holds
+        ],
         "transfers": [[t.debit, t.credit, t.amount, t.kind, t.cause.stream_id, t.cause.version] for t in transfers],
     }
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -124,11 +146,14 @@ def settle_batch(
                 raise InvalidEvent(f"{ref} is not appended by this batch", stream_id=ref.stream_id) from None
 
         legs = _resolve_holds(cursor, [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds])
+        opened = [(h, event_of(h.cause)) for h in open_holds]
+        legs += [Leg(h.source, h.escrow, h.amount, currency, "hold", event_id, h.hold_id) for h, event_id in opened]
         legs += [Leg(t.debit, t.credit, t.amount, currency, t.kind, event_of(t.cause)) for t in transfers]
         for leg in legs:
             if leg.currency != currency:
                 raise CurrencyMismatch(f"hold in {leg.currency} settled in a {currency} batch", currency=leg.currency)
         balances = apply_deltas(cursor, net_deltas(legs), currency)
+        _insert_holds(cursor, opened, currency)
         _insert_legs(cursor, legs, balances, at)
         result = BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
         record_result(cursor, key=idempotency_key, result=asdict(result))
@@ -271,6 +296,36 @@ def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]
         if amount - post:
             legs.append(Leg(escrow, source, amount - post, currency, "release" if post else "void", event_id, hold))
     return legs
+
+
+def _insert_holds(cursor: Any, opened: list[tuple[HoldOpening, int]], currency: str) -> None:
+    """Write new pending holds; each destination must exist in ``currency``
+    (checked by reading, not locking, those rows)."""
+    if not opened:
+        return
+    destinations = sorted({h.destination for h, _ in opened})
+    for start in range(0, len(destinations), 500):
+        chunk = destinations[start : start + 500]
+        cursor.execute(
+            "SELECT id FROM ledger_account WHERE currency = %s AND id IN (" + ", ".join(["%s"] * len(chunk)) + ")",
+            [currency, *chunk],
+        )
+        found = {int(row[0]) for row in cursor.fetchall()}
+        for destination in chunk:
+            if destination not in found:
+                check_account(cursor, destination, currency)  # raises the reason
+    columns = "id, source_id, escrow_id, destination_id, amount, currency, status, opened_event_id"
+    rows = [
+        (uuid_param(h.hold_id), h.source, h.escrow, h.destination, h.amount, currency, "pending", event_id)
+        for h, event_id in opened
+    ]
+    try:
+        if connection.vendor == "postgresql":
+            _copy(cursor, "ledger_hold", columns, rows)
+        else:
+            cursor.executemany(f"INSERT INTO ledger_hold ({columns}) VALUES ({', '.join(['%s'] * 8)})", rows)
+    except IntegrityError as exc:
+        raise HoldAlreadyResolved("a hold of this batch already exists", code="hold_exists") from exc
 
 
 def _insert_legs(cursor: Any, legs: list[Leg], balances: dict[int, int], at: datetime) -> None:

@@ -217,14 +217,14 @@ def open_hold(
         except IntegrityError as exc:
             raise HoldAlreadyResolved(f"hold {hold_id} exists", code="hold_exists", hold_id=str(hold_id)) from exc
         if cursor.rowcount != 1:
-            _check_account(cursor, destination, currency)
+            check_account(cursor, destination, currency)
         transfer_ids = insert_legs(cursor, [leg], balances, at)
         result = HoldResult(str(hold_id), "pending", amount, 0, event_id, transfer_ids)
         record_result(cursor, key=idempotency_key, result=asdict(result))
         return result
 
 
-def _check_account(cursor: Any, account_id: int, currency: str) -> None:
+def check_account(cursor: Any, account_id: int, currency: str) -> None:
     cursor.execute("SELECT currency FROM ledger_account WHERE id = %s", [account_id])
     row = cursor.fetchone()
     if row is None:

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from ledger.errors import HoldAlreadyResolved, IdempotencyKeyReused, InsufficientFunds, StaleStreamVersion
 from ledger.services import (
     EventRef,
+    HoldOpening,
     HoldSettlement,
     NewEvent,
     StreamAppend,
@@ -118,4 +119,27 @@ def test_a_batch_cannot_resolve_a_hold_twice_or_reuse_a_key(round_with_bets):
         settle_batch(idempotency_key="k2", currency=CURRENCY, **settlement(house, players[:5], stream_version=2))
     with pytest.raises(IdempotencyKeyReused), transaction.atomic():
         settle_batch(idempotency_key="k1", currency=CURRENCY, **settlement(house, players[5:10]))
+    assert snapshot() == before
+
+
+def test_a_batch_can_open_holds_for_many_players(settings):
+    house = house_account(table_id="t2", currency=CURRENCY)
+    players = [fund(f"q{n}", 300) for n in range(10)]
+    appends = [StreamAppend(f"r2-q{n}", 0, [NewEvent("test.bet_placed", {"amount": 200})]) for n in range(10)]
+    openings = [
+        HoldOpening(uuid.UUID(int=1000 + n), p.wallet, p.held, house, 200, EventRef(f"r2-q{n}", 1))
+        for n, p in enumerate(players)
+    ]
+    settle_batch(idempotency_key="bets-r2", currency=CURRENCY, appends=appends, open_holds=openings)
+    assert [balances(p.wallet, p.held) for p in players] == [[100, 200]] * 10
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+    before = snapshot()
+    overdraw = [HoldOpening(uuid.uuid4(), players[0].wallet, players[0].held, house, 101, EventRef("r2-q0", 2))]
+    with pytest.raises(InsufficientFunds), transaction.atomic():
+        settle_batch(
+            idempotency_key="bets-r2b",
+            currency=CURRENCY,
+            appends=[StreamAppend("r2-q0", 1, [NewEvent("test.bet_placed", {"amount": 101})])],
+            open_holds=overdraw,
+        )
     assert snapshot() == before
