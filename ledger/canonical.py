@@ -21,28 +21,53 @@ class NotCanonical(ValueError):
     """The value has no canonical form (a float, a non-string key...)."""
 
 
-def _check(value: Any, path: str = "$") -> None:
-    if isinstance(value, bool) or value is None or isinstance(value, int | str):
-        return
-    if isinstance(value, float):
-        raise NotCanonical(f"{path}: floats are not allowed (use integers)")
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            _check(item, f"{path}[{index}]")
-        return
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise NotCanonical(f"{path}: object keys must be strings")
-            _check(item, f"{path}.{key}")
-        return
-    raise NotCanonical(f"{path}: {type(value).__name__} is not JSON")
+def _not_json(value: Any) -> Any:
+    raise NotCanonical(f"{type(value).__name__} is not JSON")
+
+
+def _no_float(text: str) -> Any:
+    raise NotCanonical(f"floats are not allowed (use integers): {text}")
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical encoding as text; ``NotCanonical`` if there is none.
+
+    Both passes run in the C JSON codec: encode with sorted keys, then parse
+    once more only to refuse any float. Object keys become strings, as JSON
+    requires (and as they read back from the database).
+    """
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
+        )
+    except (TypeError, ValueError) as exc:  # mixed key types, NaN, infinity
+        raise NotCanonical(str(exc)) from exc
+    json.loads(text, parse_float=_no_float)
+    return text
 
 
 def canonical_json(value: Any) -> bytes:
     """The canonical UTF-8 encoding of a JSON value; ``NotCanonical`` otherwise."""
-    _check(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return canonical_text(value).encode()
+
+
+def body_from_parts(
+    *,
+    stream_id: str,
+    version: int,
+    type: str,
+    schema_version: int,
+    data_json: str,
+    metadata_json: str,
+    recorded_at: str,
+) -> bytes:
+    """``canonical_json(event_body(...))`` assembled from already-canonical
+    data and metadata text, so the data is encoded once (keys in sorted order)."""
+    return (
+        f'{{"data":{data_json},"metadata":{metadata_json},"recorded_at":{json.dumps(recorded_at)},'
+        f'"schema_version":{schema_version},"stream_id":{json.dumps(stream_id, ensure_ascii=False)},'
+        f'"type":{json.dumps(type, ensure_ascii=False)},"version":{version}}}'
+    ).encode()
 
 
 def event_body(

@@ -13,7 +13,7 @@ from typing import Any
 from django.db import connection
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
-from ledger.services.events import timestamp
+from ledger.services.events import read_cursor, timestamp
 from ledger.services.projections import expected_projections
 from ledger.services.seals import sealed_hashes, sign, signed_message
 
@@ -174,8 +174,9 @@ def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Prob
 
 def verify_ledger(*, key: bytes) -> list[Problem]:
     """Every problem found; events first, in event order (the first is the first bad event)."""
+    with read_cursor() as events:
+        problems = check_chains(events)
     with connection.cursor() as cursor:
-        problems = check_chains(cursor)
         problems.sort(key=lambda p: p.event_id or 0)
         problems += check_seals(cursor, key)
         problems += check_money(cursor)

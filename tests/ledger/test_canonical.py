@@ -6,7 +6,16 @@ import hashlib
 
 import pytest
 
-from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, merkle_root
+from ledger.canonical import (
+    GENESIS_HASH,
+    NotCanonical,
+    body_from_parts,
+    canonical_json,
+    canonical_text,
+    chain_hash,
+    event_body,
+    merkle_root,
+)
 
 
 def test_canonical_json_sorts_keys_without_whitespace_utf8():
@@ -19,7 +28,9 @@ def test_canonical_json_escapes_like_jcs():
     assert canonical_json({"k": 'q"\\\n\u0001'}) == b'{"k":"q\\"\\\\\\n\\u0001"}'
 
 
-@pytest.mark.parametrize("bad", [{"x": 1.5}, {"x": float("nan")}, {1: "int key"}, {"x": object()}])
+@pytest.mark.parametrize(
+    "bad", [{"x": 1.5}, {"x": [1, {"y": 2e3}]}, {"x": float("nan")}, {1: "a", "b": 2}, {"x": object()}]
+)
 def test_values_without_canonical_form_are_refused(bad):
     with pytest.raises(NotCanonical):
         canonical_json(bad)
@@ -43,3 +54,16 @@ def test_merkle_root_rfc6962_shape():
     assert merkle_root([a, b]) == node(leaf(a), leaf(b)).hex()
     assert merkle_root([a, b, c]) == node(node(leaf(a), leaf(b)), leaf(c)).hex()
     assert merkle_root([b, a]) != merkle_root([a, b])
+
+
+def test_the_assembled_event_body_equals_the_canonical_encoding_of_the_envelope():
+    data, metadata = {"z": [1, 'é"q'], "a": None}, {"actor": "dealer\\1", "causation_id": "7"}
+    parts = {
+        "stream_id": 'round-"7"-é',
+        "version": 12,
+        "type": "round.dealt\t",
+        "schema_version": 2,
+        "recorded_at": "2026-11-22T03:00:00.000001Z",
+    }
+    assembled = body_from_parts(data_json=canonical_text(data), metadata_json=canonical_text(metadata), **parts)
+    assert assembled == canonical_json(event_body(data=data, metadata=metadata, **parts))
