@@ -21,7 +21,7 @@ from psycopg.pq import Format
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text, chain_hash
 from ledger.errors import InvalidEvent, StaleStreamVersion
-from ledger.upcasting import current_version, upcast
+from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
 
 MAX_STREAM_ID = 200
 MAX_TYPE = 100
@@ -195,7 +195,9 @@ def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tupl
     return [(int(row[0]), int(row[1])) for row in cursor.fetchall()]
 
 
-def _append(cursor: Any, append: StreamAppend, at: datetime) -> list[RecordedEvent]:
+def prepare_append(cursor: Any, append: StreamAppend, at: datetime) -> list[PreparedEvent]:
+    """Check the stream's version (reading its head unless it must be new)
+    and prepare the events; ``StaleStreamVersion`` when it moved on."""
     validate_stream_id(append.stream_id)
     if not append.events:
         raise InvalidEvent("nothing to append", stream_id=append.stream_id)
@@ -213,7 +215,7 @@ def _append(cursor: Any, append: StreamAppend, at: datetime) -> list[RecordedEve
                 expected_version=expected,
                 actual_version=head_version,
             )
-    prepared = prepare(
+    return prepare(
         stream_id=append.stream_id,
         first_version=head_version + 1,
         prev_hash=head_hash,
@@ -221,6 +223,11 @@ def _append(cursor: Any, append: StreamAppend, at: datetime) -> list[RecordedEve
         metadata_json=metadata_json,
         at=at,
     )
+
+
+def _append(cursor: Any, append: StreamAppend, at: datetime) -> list[RecordedEvent]:
+    prepared = prepare_append(cursor, append, at)
+    metadata_json = prepared[0].metadata_json
     positions = insert_prepared(cursor, prepared)
     metadata = json.loads(metadata_json)
     return [
@@ -272,16 +279,29 @@ def _decode(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def row_to_event(row: Sequence[Any]) -> RecordedEvent:
-    schema_version, data = upcast(row[4], row[5], _decode(row[6]))
-    recorded_at = row[8]
-    if isinstance(recorded_at, str):
-        recorded_at = datetime.fromisoformat(recorded_at)
-    if recorded_at.tzinfo is None:
-        recorded_at = recorded_at.replace(tzinfo=UTC)
-    return RecordedEvent(
-        row[0], row[1], row[2], row[3], row[4], schema_version, data, _decode(row[7]), recorded_at, row[9], row[10]
-    )
+def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
+    """Envelopes from ``_SELECT`` rows, upcast where the type has a newer version.
+
+    PostgreSQL rows come from ``read_cursor`` already decoded (dict data,
+    aware datetimes), so that path is one tuple per row; SQLite rows carry
+    JSON text and naive UTC datetimes.
+    """
+    current = CURRENT_VERSIONS
+    make = RecordedEvent._make
+    if connection.vendor != "postgresql":
+        rows = [(*row[:6], _decode(row[6]), _decode(row[7]), _aware(row[8]), row[9], row[10]) for row in rows]
+    events = [make(row) for row in rows]
+    for index, event in enumerate(events):
+        if event.type in current and event.schema_version < current[event.type]:
+            version, data = upcast(event.type, event.schema_version, event.data)
+            events[index] = event._replace(schema_version=version, data=data)
+    return events
+
+
+def _aware(value: Any) -> datetime:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 @contextmanager
@@ -310,7 +330,7 @@ def read_stream(*, stream_id: str, after_version: int = 0, limit: int | None = N
         params.append(limit)
     with read_cursor() as cursor:
         cursor.execute(sql, params)
-        return [row_to_event(row) for row in cursor.fetchall()]
+        return rows_to_events(cursor.fetchall())
 
 
 def iter_stream(*, stream_id: str, batch: int = 5000) -> Iterator[RecordedEvent]:
@@ -367,7 +387,7 @@ def read_global(*, after: GlobalPosition | None = None, limit: int = 1000) -> li
             _SELECT + "WHERE txid < %s AND (txid, id) > (%s, %s) ORDER BY txid, id LIMIT %s",
             [bound, after.txid, after.position, limit],
         )
-        return [row_to_event(row) for row in cursor.fetchall()]
+        return rows_to_events(cursor.fetchall())
 
 
 def position_of(event: RecordedEvent) -> GlobalPosition:

@@ -10,11 +10,14 @@ marks the transaction for rollback, so nothing of it can commit.
 
 from __future__ import annotations
 
+import json
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from django.db import IntegrityError, connection, transaction
 
 from ledger import event_types
@@ -23,13 +26,15 @@ from ledger.errors import (
     CurrencyMismatch,
     HoldAlreadyResolved,
     InvalidAmount,
+    InvalidEvent,
     PostExceedsHold,
     SameAccount,
+    StaleStreamVersion,
     UnknownAccount,
     UnknownHold,
 )
 from ledger.models import MAY_GO_NEGATIVE, AccountKind
-from ledger.services.events import NewEvent, StreamAppend, now
+from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
     apply_deltas,
@@ -197,13 +202,19 @@ def open_hold(
     request: dict[str, Any] = {"source": source, "escrow": escrow, "destination": destination, "amount": amount}
     request |= {"currency": currency, "hold_id": str(hold_id), "cause": _cause_request(cause)}
     at = now()
+    digest = request_hash("open_hold", request)
+    leg = Leg(source, escrow, amount, currency, "hold", 0, hold_id)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        digest = request_hash("open_hold", request)
-        first = claim(cursor, key=idempotency_key, command="open_hold", digest=digest, at=at)
+        if connection.vendor == "postgresql":
+            return _open_hold_postgres(cursor, leg, destination, cause, idempotency_key, digest, at)
+        # The stored result names the hold; a retry rebuilds the first result
+        # from the hold and its opening transfer, which never change.
+        first = claim(cursor, key=idempotency_key, command="open_hold", digest=digest, at=at,
+                      result={"hold_id": str(hold_id)})  # fmt: skip
         if first is not None:
-            return HoldResult(**first)
+            return opened_hold(cursor, UUID(first["hold_id"]))
         event_id, _ = cause_event(cursor, cause)
-        leg = Leg(source, escrow, amount, currency, "hold", event_id, hold_id)
+        leg = replace(leg, event_id=event_id)
         balances = apply_deltas(cursor, net_deltas([leg]), currency)
         # The destination is checked by the insert itself (exists, same
         # currency) without locking its row: no hot house row on the bet path.
@@ -219,9 +230,109 @@ def open_hold(
         if cursor.rowcount != 1:
             check_account(cursor, destination, currency)
         transfer_ids = insert_legs(cursor, [leg], balances, at)
-        result = HoldResult(str(hold_id), "pending", amount, 0, event_id, transfer_ids)
-        record_result(cursor, key=idempotency_key, result=asdict(result))
-        return result
+        return HoldResult(str(hold_id), "pending", amount, 0, event_id, transfer_ids)
+
+
+def opened_hold(cursor: Any, hold_id: UUID) -> HoldResult:
+    """The result ``open_hold`` returned for this hold (its opening facts never change)."""
+    cursor.execute(
+        "SELECT h.amount, h.opened_event_id, t.id FROM ledger_hold h JOIN ledger_transfer t "
+        "ON t.hold_id = h.id AND t.kind = 'hold' WHERE h.id = %s",
+        [uuid_param(hold_id)],
+    )
+    amount, event_id, transfer_id = cursor.fetchone()
+    return HoldResult(str(hold_id), "pending", int(amount), 0, int(event_id), [int(transfer_id)])
+
+
+# One round trip on PostgreSQL for the bet path: claim the key, append the
+# cause, move the stake, record hold, transfer and statement lines. Every
+# step after the claim depends on the one before, so a refused step writes
+# nothing after it, and the Python side raises (rolling back what came before).
+_OPEN_HOLD_SQL = """
+WITH idem AS (
+    INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
+    VALUES (%(key)s, 'open_hold', %(digest)s, %(result)s::jsonb, %(at)s)
+    ON CONFLICT (key) DO NOTHING RETURNING 1
+), ev AS (
+    INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash)
+    SELECT e.* FROM (
+        SELECT unnest(%(streams)s::text[]), unnest(%(versions)s::int[]), unnest(%(types)s::text[]),
+               unnest(%(schemas)s::smallint[]), unnest(%(datas)s::jsonb[]), unnest(%(metas)s::jsonb[]),
+               %(at)s::timestamptz, unnest(%(prevs)s::text[]), unnest(%(hashes)s::text[])
+    ) e WHERE EXISTS (SELECT 1 FROM idem)
+    RETURNING id, version
+), cause AS (
+    (SELECT id FROM ev ORDER BY version DESC LIMIT 1)
+    UNION ALL (SELECT %(cause_id)s::bigint WHERE %(cause_id)s::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM idem))
+), bal AS (
+    UPDATE ledger_account a SET balance = a.balance + v.delta
+    FROM (VALUES (%(source)s::bigint, -%(amount)s::bigint), (%(escrow)s::bigint, %(amount)s::bigint)) v(id, delta)
+    WHERE a.id = v.id AND a.currency = %(currency)s AND (a.may_go_negative OR a.balance + v.delta >= 0)
+      AND EXISTS (SELECT 1 FROM idem)
+    RETURNING a.id, a.balance
+), hold AS (
+    INSERT INTO ledger_hold (id, source_id, escrow_id, destination_id, amount, currency, status, opened_event_id)
+    SELECT %(hold_id)s::uuid, %(source)s, %(escrow)s, d.id, %(amount)s, d.currency, 'pending', cause.id
+    FROM ledger_account d, cause
+    WHERE d.id = %(destination)s AND d.currency = %(currency)s AND (SELECT count(*) FROM bal) = 2
+    RETURNING opened_event_id
+), tr AS (
+    INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, hold_id, event_id,
+                                 created_at)
+    SELECT %(source)s, %(escrow)s, %(amount)s, %(currency)s, 'hold', %(hold_id)s::uuid, opened_event_id, %(at)s
+    FROM hold RETURNING id, event_id
+), sl AS (
+    INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at)
+    SELECT b.id, tr.id, tr.event_id, CASE WHEN b.id = %(source)s THEN -%(amount)s ELSE %(amount)s END, b.balance,
+           %(at)s
+    FROM tr, bal b RETURNING 1
+)
+SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*) FROM hold),
+       (SELECT id FROM cause LIMIT 1), (SELECT id FROM tr), (SELECT count(*) FROM sl)
+"""
+
+
+def _open_hold_postgres(
+    cursor: Any, leg: Leg, destination: int, cause: Cause, key: str, digest: str, at: datetime
+) -> HoldResult:
+    assert leg.hold_id is not None
+    if isinstance(cause, StreamAppend):
+        prepared = prepare_append(cursor, cause, at)
+        cause_id = None
+    else:
+        prepared, cause_id = [], cause
+    params = {
+        "key": key, "digest": digest, "result": json.dumps({"hold_id": str(leg.hold_id)}), "at": at,
+        "streams": [p.stream_id for p in prepared], "versions": [p.version for p in prepared],
+        "types": [p.type for p in prepared], "schemas": [p.schema_version for p in prepared],
+        "datas": [p.data_json for p in prepared], "metas": [p.metadata_json for p in prepared],
+        "prevs": [p.prev_hash for p in prepared], "hashes": [p.hash for p in prepared], "cause_id": cause_id,
+        "source": leg.debit, "escrow": leg.credit, "amount": leg.amount, "currency": leg.currency,
+        "hold_id": leg.hold_id, "destination": destination,
+    }  # fmt: skip
+    try:
+        with connection.wrap_database_errors:
+            row = psycopg.Cursor(connection.connection).execute(_OPEN_HOLD_SQL, params, prepare=True).fetchone()
+    except IntegrityError as exc:
+        constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", "") or ""
+        if "hold" in constraint and "pkey" in constraint:
+            raise HoldAlreadyResolved(
+                f"hold {leg.hold_id} exists", code="hold_exists", hold_id=str(leg.hold_id)
+            ) from exc
+        if isinstance(cause, StreamAppend):
+            raise StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id) from exc
+        raise
+    claimed, updated, held, event_id, transfer_id, _ = row
+    if not claimed:
+        first = claim(cursor, key=key, command="open_hold", digest=digest, at=at)
+        assert first is not None
+        return opened_hold(cursor, UUID(first["hold_id"]))
+    if updated != 2:
+        apply_deltas(cursor, net_deltas([leg]), leg.currency)  # names the refusal
+    if not held:
+        check_account(cursor, destination, leg.currency)  # raises the reason
+        raise InvalidEvent("the hold's cause event is missing", event_id=cause_id)
+    return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
 
 
 def check_account(cursor: Any, account_id: int, currency: str) -> None:

@@ -53,16 +53,25 @@ def request_hash(command: str, request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json({"command": command, "request": request})).hexdigest()
 
 
-def claim(cursor: Any, *, key: str, command: str, digest: str, at: datetime) -> Any | None:
+def claim(
+    cursor: Any, *, key: str, command: str, digest: str, at: datetime, result: Mapping[str, Any] | None = None
+) -> Any | None:
     """Claim ``key`` for this request. ``None``: claimed, do the work. Otherwise
     the first result of the same request (a concurrent first attempt is waited
     for by the unique key); a different request raises ``IdempotencyKeyReused``."""
     if not key or len(key) > MAX_KEY:
         raise IdempotencyKeyReused(f"idempotency key must be 1..{MAX_KEY} characters", code="invalid_idempotency_key")
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
     cursor.execute(
-        "INSERT INTO ledger_idempotency (key, command, request_hash, created_at) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT (key) DO NOTHING RETURNING key",
-        [key, command, digest, connection.ops.adapt_datetimefield_value(at)],
+        "INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
+        f"VALUES (%s, %s, %s, %s{cast}, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+        [
+            key,
+            command,
+            digest,
+            None if result is None else json.dumps(result),
+            connection.ops.adapt_datetimefield_value(at),
+        ],
     )
     if cursor.fetchone():
         return None
