@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,6 +20,9 @@ GENESIS_HASH = "0" * 64
 
 class NotCanonical(ValueError):
     """The value has no canonical form (a float, a non-string key...)."""
+
+
+_MAY_HOLD_FLOAT = re.compile(r"\d[.eE]").search
 
 
 def _not_json(value: Any) -> Any:
@@ -32,8 +36,8 @@ def _no_float(text: str) -> Any:
 def canonical_text(value: Any) -> str:
     """The canonical encoding as text; ``NotCanonical`` if there is none.
 
-    Both passes run in the C JSON codec: encode with sorted keys, then parse
-    once more only to refuse any float. Object keys become strings, as JSON
+    Both passes run in the C JSON codec: encode with sorted keys, then, only
+    when the text could hold a float, parse it once more to refuse any. Object keys become strings, as JSON
     requires (and as they read back from the database).
     """
     try:
@@ -42,7 +46,8 @@ def canonical_text(value: Any) -> str:
         )
     except (TypeError, ValueError) as exc:  # mixed key types, NaN, infinity
         raise NotCanonical(str(exc)) from exc
-    json.loads(text, parse_float=_no_float)
+    if _MAY_HOLD_FLOAT(text):  # every float's repr has a digit then "." or "e"
+        json.loads(text, parse_float=_no_float)
     return text
 
 

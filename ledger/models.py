@@ -2,7 +2,11 @@
 paths); the ORM models serve migrations, the admin and reads.
 
 Append-only tables (events, transfers, seals) are guarded by database
-triggers (``ledger.triggers``). Accounts' ``balance``, holds' status and
+triggers (``ledger.triggers``), and accounts cannot be deleted. References
+into those tables therefore cannot dangle, so the hot tables carry no
+foreign-key constraints (each would cost a row lock and a check per row at
+commit, and lock the shared house row from every bet); ``verify_ledger``
+checks every reference instead. Accounts' ``balance``, holds' status and
 statement lines are projections of the transfers, updated in the same
 transaction and rebuildable (``ledger.services.projections``).
 """
@@ -89,13 +93,17 @@ class Transfer(models.Model):
     ``credit_account``; ``event`` is the event that caused it."""
 
     id = models.BigAutoField(primary_key=True)
-    debit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
-    credit_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
+    debit_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    credit_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     kind = models.CharField(max_length=16)
     hold_id = models.UUIDField(null=True, blank=True)
-    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+", db_index=False)
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False)
     created_at = models.DateTimeField()
 
     class Meta:
@@ -123,16 +131,20 @@ class Hold(models.Model):
     rest to ``source``; a void releases all of it. Resolves at most once."""
 
     id = models.UUIDField(primary_key=True)
-    source = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
-    escrow = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
-    destination = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
+    source = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False)
+    escrow = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False)
+    destination = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     status = models.CharField(max_length=8, choices=HoldStatus.choices, default=HoldStatus.PENDING)
     posted_amount = models.BigIntegerField(null=True, blank=True)
-    opened_event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+", db_index=False)
+    opened_event = models.ForeignKey(
+        Event, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
     resolved_event = models.ForeignKey(
-        Event, on_delete=models.PROTECT, related_name="+", null=True, blank=True, db_index=False
+        Event, on_delete=models.PROTECT, related_name="+", null=True, blank=True, db_index=False, db_constraint=False
     )
 
     class Meta:
@@ -147,9 +159,13 @@ class StatementLine(models.Model):
     """Projection: one line per account per transfer, with the running balance."""
 
     id = models.BigAutoField(primary_key=True)
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
-    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="+", db_index=False)
-    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+", db_index=False)
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    transfer = models.ForeignKey(
+        Transfer, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
+    )
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False)
     amount = models.BigIntegerField()
     balance_after = models.BigIntegerField()
     created_at = models.DateTimeField()

@@ -130,13 +130,32 @@ def check_money(cursor: Any) -> list[Problem]:
             )
         if balance < 0 and not may_go_negative:
             problems.append(Problem("money", f"{kind} account {account_id} is negative ({balance})"))
+    # No foreign keys on the hot tables (see ledger.models): every reference is checked here.
     cursor.execute(
-        "SELECT t.id, t.event_id, t.currency, d.currency, c.currency, t.amount FROM ledger_transfer t "
-        "JOIN ledger_account d ON d.id = t.debit_account_id JOIN ledger_account c ON c.id = t.credit_account_id "
-        "WHERE t.currency <> d.currency OR t.currency <> c.currency OR t.amount <= 0"
+        "SELECT t.id, t.event_id, e.id IS NULL, d.id IS NULL OR c.id IS NULL FROM ledger_transfer t "
+        "LEFT JOIN ledger_event e ON e.id = t.event_id LEFT JOIN ledger_account d ON d.id = t.debit_account_id "
+        "LEFT JOIN ledger_account c ON c.id = t.credit_account_id "
+        "WHERE e.id IS NULL OR d.id IS NULL OR c.id IS NULL OR t.currency <> d.currency OR t.currency <> c.currency "
+        "OR t.amount <= 0"
     )
-    for transfer_id, event_id, *_ in cursor.fetchall():
-        problems.append(Problem("money", f"transfer {transfer_id}: bad currency or amount", event_id))
+    for transfer_id, event_id, no_event, no_account in cursor.fetchall():
+        why = "names a missing event" if no_event else "names a missing account" if no_account else "bad currency"
+        problems.append(Problem("money", f"transfer {transfer_id} {why}", event_id))
+    cursor.execute(
+        "SELECT h.id, h.opened_event_id FROM ledger_hold h LEFT JOIN ledger_event e ON e.id = h.opened_event_id "
+        "LEFT JOIN ledger_event r ON r.id = h.resolved_event_id LEFT JOIN ledger_account s ON s.id = h.source_id "
+        "LEFT JOIN ledger_account w ON w.id = h.escrow_id LEFT JOIN ledger_account d ON d.id = h.destination_id "
+        "WHERE e.id IS NULL OR (h.resolved_event_id IS NOT NULL AND r.id IS NULL) OR s.id IS NULL OR w.id IS NULL "
+        "OR d.id IS NULL"
+    )
+    for hold_id, event_id in cursor.fetchall():
+        problems.append(Problem("money", f"hold {hold_id} names a missing event or account", event_id))
+    cursor.execute(
+        "SELECT l.id, l.event_id FROM ledger_statement_line l LEFT JOIN ledger_transfer t ON t.id = l.transfer_id "
+        "LEFT JOIN ledger_account a ON a.id = l.account_id WHERE t.id IS NULL OR a.id IS NULL"
+    )
+    for line_id, event_id in cursor.fetchall():
+        problems.append(Problem("money", f"statement line {line_id} names a missing transfer or account", event_id))
     problems += _check_holds(cursor, accounts)
     return problems
 

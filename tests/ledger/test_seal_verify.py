@@ -147,6 +147,12 @@ def test_verify_catches_an_altered_transfer_and_a_forged_seal():
     verify_fails_naming(None, "signature does not verify")
 
 
+def test_verify_catches_a_transfer_pointing_at_no_event():
+    populate()
+    tamper("UPDATE ledger_transfer SET event_id = 999999 WHERE id = (SELECT MIN(id) FROM ledger_transfer)")
+    verify_fails_naming(None, "names a missing event")
+
+
 def test_verify_ledger_exits_non_zero_from_the_command_line():
     events = populate()
     tamper(f"UPDATE ledger_event SET type = 'forged' WHERE id = {events[2].position}")

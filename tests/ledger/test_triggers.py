@@ -39,6 +39,9 @@ def test_update_delete_truncate_of_events_and_transfers_are_rejected(world: Worl
     if connection.vendor == "postgresql":
         _rejected("TRUNCATE ledger_event CASCADE")
         _rejected("TRUNCATE ledger_transfer CASCADE")
+    _rejected(f"DELETE FROM ledger_account WHERE id = {world.bob.held}")  # referenced without foreign keys
+    if connection.vendor == "postgresql":
+        _rejected("TRUNCATE ledger_account CASCADE")
     with connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*), MIN(type) FROM ledger_event WHERE stream_id = 't'")
         assert cursor.fetchone() == (1, "t.e")
@@ -57,10 +60,13 @@ def test_seals_are_append_only(world: World):
 def test_the_migration_sqlite_sql_guards_a_bare_sqlite_database():
     """The exact SQL migration 0002 runs on SQLite, on an in-memory database."""
     db = sqlite3.connect(":memory:")
-    for table in triggers.APPEND_ONLY_TABLES:
+    for table in (*triggers.APPEND_ONLY_TABLES, *triggers.UNDELETABLE_TABLES):
         db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, v TEXT)")
         db.execute(f"INSERT INTO {table} (v) VALUES ('original')")
     triggers.run(db.cursor(), "sqlite", install=True)
+    db.execute("UPDATE ledger_account SET v = 'balance moves'")  # accounts: updates yes, deletes no
+    with pytest.raises(sqlite3.IntegrityError, match="forbidden"):
+        db.execute("DELETE FROM ledger_account")
     for table in triggers.APPEND_ONLY_TABLES:
         for sql in (f"UPDATE {table} SET v = 'forged'", f"DELETE FROM {table}", f"DELETE FROM {table} WHERE id = 1"):
             with pytest.raises(sqlite3.IntegrityError, match="append-only"):
