@@ -33,6 +33,12 @@ def _no_float(text: str) -> Any:
     raise NotCanonical(f"floats are not allowed (use integers): {text}")
 
 
+# One encoder, reused: ``json.dumps`` with options builds a new one per call.
+_ENCODE = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
+).encode
+
+
 def canonical_text(value: Any) -> str:
     """The canonical encoding as text; ``NotCanonical`` if there is none.
 
@@ -41,9 +47,7 @@ def canonical_text(value: Any) -> str:
     requires (and as they read back from the database).
     """
     try:
-        text = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
-        )
+        text = _ENCODE(value)
     except (TypeError, ValueError) as exc:  # mixed key types, NaN, infinity
         raise NotCanonical(str(exc)) from exc
     if _MAY_HOLD_FLOAT(text):  # every float's repr has a digit then "." or "e"
@@ -58,20 +62,19 @@ def canonical_json(value: Any) -> bytes:
 
 def body_from_parts(
     *,
-    stream_id: str,
+    stream_json: str,
     version: int,
-    type: str,
+    type_json: str,
     schema_version: int,
     data_json: str,
     metadata_json: str,
-    recorded_at: str,
+    recorded_json: str,
 ) -> bytes:
-    """``canonical_json(event_body(...))`` assembled from already-canonical
-    data and metadata text, so the data is encoded once (keys in sorted order)."""
+    """``canonical_json(event_body(...))`` assembled from parts already in
+    canonical text (keys in sorted order), so each part is encoded once."""
     return (
-        f'{{"data":{data_json},"metadata":{metadata_json},"recorded_at":{json.dumps(recorded_at)},'
-        f'"schema_version":{schema_version},"stream_id":{json.dumps(stream_id, ensure_ascii=False)},'
-        f'"type":{json.dumps(type, ensure_ascii=False)},"version":{version}}}'
+        f'{{"data":{data_json},"metadata":{metadata_json},"recorded_at":{recorded_json},'
+        f'"schema_version":{schema_version},"stream_id":{stream_json},"type":{type_json},"version":{version}}}'
     ).encode()
 
 

@@ -33,6 +33,7 @@ from ledger.services.money import check_account, resolve_hold
 from ledger.services.postings import (
     Leg,
     apply_deltas,
+    bulk_cursor,
     check_amount,
     claim,
     net_deltas,
@@ -129,7 +130,7 @@ def settle_batch(
         ],
         "transfers": [[t.debit, t.credit, t.amount, t.kind, t.cause.stream_id, t.cause.version] for t in transfers],
     }
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), bulk_cursor() as cursor:
         first = claim(
             cursor, key=idempotency_key, command="settle_batch", digest=request_hash("settle_batch", request), at=at
         )
@@ -228,7 +229,10 @@ def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
 def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) -> None:
     """COPY rows through the psycopg 3 cursor under Django's cursor, with
     Django's error translation (a unique violation is an ``IntegrityError``)."""
-    with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+    with (
+        connection.wrap_database_errors,
+        getattr(cursor, "cursor", cursor).copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+    ):
         for row in rows:
             copy.write_row(row)
 

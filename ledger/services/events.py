@@ -7,6 +7,8 @@ see docs/ledger.md for the envelope, the hash chain and the global order.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from psycopg.pq import Format
 
-from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text, chain_hash
+from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text
 from ledger.errors import InvalidEvent, StaleStreamVersion
 from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
 
@@ -103,7 +105,8 @@ def prepare(
     *, stream_id: str, first_version: int, prev_hash: str, events: Sequence[NewEvent], metadata_json: str, at: datetime
 ) -> list[PreparedEvent]:
     """Version, validate and hash-chain ``events`` (pure computation)."""
-    recorded = timestamp(at)
+    recorded = canonical_text(timestamp(at))
+    stream_json = canonical_text(stream_id)
     prepared: list[PreparedEvent] = []
     for offset, event in enumerate(events):
         validate_event(event)
@@ -112,10 +115,16 @@ def prepare(
             data_json = canonical_text(event.data)
         except NotCanonical as exc:
             raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
-        body = body_from_parts(stream_id=stream_id, version=version, type=event.type,
-                               schema_version=event.schema_version, data_json=data_json,
-                               metadata_json=metadata_json, recorded_at=recorded)  # fmt: skip
-        digest = chain_hash(prev_hash, body)
+        body = body_from_parts(
+            stream_json=stream_json,
+            version=version,
+            type_json=_type_json(event.type),
+            schema_version=event.schema_version,
+            data_json=data_json,
+            metadata_json=metadata_json,
+            recorded_json=recorded,
+        )
+        digest = hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()  # = chain_hash(prev_hash, body)
         prepared.append(
             PreparedEvent(
                 stream_id, version, event.type, event.schema_version, data_json, metadata_json, at, prev_hash, digest
@@ -123,6 +132,11 @@ def prepare(
         )
         prev_hash = digest
     return prepared
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_json(event_type: str) -> str:
+    return canonical_text(event_type)
 
 
 def validate_stream_id(stream_id: str) -> None:
@@ -317,7 +331,7 @@ def read_cursor() -> Iterator[Any]:
     with connection.wrap_database_errors, connection.connection.cursor() as cursor:
         for name in ("timestamptz", "jsonb"):
             oid = psycopg.adapters.types[name].oid
-            cursor.adapters.register_loader(name, psycopg.adapters.get_loader(oid, Format.TEXT))  # type: ignore[arg-type]
+            cursor.adapters.register_loader(name, psycopg.adapters.get_loader(oid, Format.TEXT))
         yield cursor
 
 

@@ -322,6 +322,7 @@ def _open_hold_postgres(
         if isinstance(cause, StreamAppend):
             raise StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id) from exc
         raise
+    assert row is not None  # the final SELECT always returns one row
     claimed, updated, held, event_id, transfer_id, _ = row
     if not claimed:
         first = claim(cursor, key=key, command="open_hold", digest=digest, at=at)

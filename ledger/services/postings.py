@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from django.db import connection
 
 from ledger.canonical import canonical_json
@@ -36,6 +38,20 @@ class Leg:
     kind: str
     event_id: int
     hold_id: UUID | None = None
+
+
+@contextmanager
+def bulk_cursor() -> Iterator[Any]:
+    """A cursor for statements with large parameters. PostgreSQL: psycopg's
+    server-side binding (arrays travel as parameters, not as SQL text),
+    with Django's error translation; SQLite: Django's cursor."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        yield cursor
 
 
 def uuid_param(value: UUID) -> str:

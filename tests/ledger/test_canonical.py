@@ -58,12 +58,17 @@ def test_merkle_root_rfc6962_shape():
 
 def test_the_assembled_event_body_equals_the_canonical_encoding_of_the_envelope():
     data, metadata = {"z": [1, 'é"q'], "a": None}, {"actor": "dealer\\1", "causation_id": "7"}
-    parts = {
-        "stream_id": 'round-"7"-é',
-        "version": 12,
-        "type": "round.dealt\t",
-        "schema_version": 2,
-        "recorded_at": "2026-11-22T03:00:00.000001Z",
-    }
-    assembled = body_from_parts(data_json=canonical_text(data), metadata_json=canonical_text(metadata), **parts)
-    assert assembled == canonical_json(event_body(data=data, metadata=metadata, **parts))
+    stream, kind, at = 'round-"7"-é', "round.dealt\t", "2026-11-22T03:00:00.000001Z"
+    assembled = body_from_parts(
+        stream_json=canonical_text(stream),
+        version=12,
+        type_json=canonical_text(kind),
+        schema_version=2,
+        data_json=canonical_text(data),
+        metadata_json=canonical_text(metadata),
+        recorded_json=canonical_text(at),
+    )
+    envelope = event_body(
+        stream_id=stream, version=12, type=kind, schema_version=2, data=data, metadata=metadata, recorded_at=at
+    )
+    assert assembled == canonical_json(envelope)
