@@ -296,15 +296,16 @@ def _decode(value: Any) -> Any:
 def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
     """Envelopes from ``_SELECT`` rows, upcast where the type has a newer version.
 
-    PostgreSQL rows come from ``read_cursor`` already decoded (dict data,
-    aware datetimes), so that path is one tuple per row; SQLite rows carry
-    JSON text and naive UTC datetimes.
+    PostgreSQL rows come from ``read_cursor`` (JSON text, aware datetimes);
+    SQLite rows carry JSON text and naive UTC datetimes.
     """
     current = CURRENT_VERSIONS
     make = RecordedEvent._make
-    if connection.vendor != "postgresql":
-        rows = [(*row[:6], _decode(row[6]), _decode(row[7]), _aware(row[8]), row[9], row[10]) for row in rows]
-    events = [make(row) for row in rows]
+    if connection.vendor == "postgresql":
+        loads = json.loads
+        events = [make((*r[:6], loads(r[6]), loads(r[7]), *r[8:])) for r in rows]
+    else:
+        events = [make((*r[:6], _decode(r[6]), _decode(r[7]), _aware(r[8]), r[9], r[10])) for r in rows]
     for index, event in enumerate(events):
         if event.type in current and event.schema_version < current[event.type]:
             version, data = upcast(event.type, event.schema_version, event.data)
@@ -321,17 +322,20 @@ def _aware(value: Any) -> datetime:
 @contextmanager
 def read_cursor() -> Iterator[Any]:
     """A cursor for bulk reads in the current transaction. On PostgreSQL it
-    is psycopg's own, with psycopg's C loaders for timestamptz and jsonb:
-    Django's per-value Python loaders would double a replay's cost."""
+    is psycopg's own, with psycopg's C loaders for timestamptz and for jsonb
+    as text (decoded by ``json.loads``): Django's per-value Python loaders
+    would double a replay's cost."""
     if connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             yield cursor
         return
     connection.ensure_connection()
     with connection.wrap_database_errors, connection.connection.cursor() as cursor:
-        for name in ("timestamptz", "jsonb"):
-            oid = psycopg.adapters.types[name].oid
-            cursor.adapters.register_loader(name, psycopg.adapters.get_loader(oid, Format.TEXT))
+        timestamptz = psycopg.adapters.types["timestamptz"].oid
+        cursor.adapters.register_loader("timestamptz", psycopg.adapters.get_loader(timestamptz, Format.TEXT))
+        cursor.adapters.register_loader(
+            "jsonb", psycopg.adapters.get_loader(psycopg.adapters.types["text"].oid, Format.TEXT)
+        )
         yield cursor
 
 
