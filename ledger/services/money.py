@@ -10,6 +10,7 @@ marks the transaction for rollback, so nothing of it can commit.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from dataclasses import asdict, dataclass, replace
@@ -248,18 +249,14 @@ def opened_hold(cursor: Any, hold_id: UUID) -> HoldResult:
 # cause, move the stake, record hold, transfer and statement lines. Every
 # step after the claim depends on the one before, so a refused step writes
 # nothing after it, and the Python side raises (rolling back what came before).
-_OPEN_HOLD_SQL = """
+_OPEN_HOLD_TEMPLATE = """
 WITH idem AS (
     INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
     VALUES (%(key)s, 'open_hold', %(digest)s, %(result)s::jsonb, %(at)s)
     ON CONFLICT (key) DO NOTHING RETURNING 1
 ), ev AS (
     INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash)
-    SELECT e.* FROM (
-        SELECT unnest(%(streams)s::text[]), unnest(%(versions)s::int[]), unnest(%(types)s::text[]),
-               unnest(%(schemas)s::smallint[]), unnest(%(datas)s::jsonb[]), unnest(%(metas)s::jsonb[]),
-               %(at)s::timestamptz, unnest(%(prevs)s::text[]), unnest(%(hashes)s::text[])
-    ) e WHERE EXISTS (SELECT 1 FROM idem)
+    SELECT e.* FROM ({events}) e WHERE EXISTS (SELECT 1 FROM idem)
     RETURNING id, version
 ), cause AS (
     (SELECT id FROM ev ORDER BY version DESC LIMIT 1)
@@ -290,6 +287,19 @@ WITH idem AS (
 SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*) FROM hold),
        (SELECT id FROM cause LIMIT 1), (SELECT id FROM tr), (SELECT count(*) FROM sl)
 """
+_EVENT_ROW = (
+    "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::jsonb, %(m{i})s::jsonb, "
+    "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text"
+)
+
+
+@functools.lru_cache(maxsize=16)
+def open_hold_sql(events: int) -> str:
+    """The bet-path statement for a cause of ``events`` events (0: an existing
+    event). Scalar parameters: array parameters cost more to send than the
+    statement costs to run. Each variant is prepared once per connection."""
+    rows = " UNION ALL ".join(_EVENT_ROW.format(i=i) for i in range(events))
+    return _OPEN_HOLD_TEMPLATE.format(events=rows or _EVENT_ROW.format(i="x") + " WHERE false")
 
 
 def _open_hold_postgres(
@@ -301,18 +311,20 @@ def _open_hold_postgres(
         cause_id = None
     else:
         prepared, cause_id = [], cause
-    params = {
+    params: dict[str, Any] = {
         "key": key, "digest": digest, "result": json.dumps({"hold_id": str(leg.hold_id)}), "at": at,
-        "streams": [p.stream_id for p in prepared], "versions": [p.version for p in prepared],
-        "types": [p.type for p in prepared], "schemas": [p.schema_version for p in prepared],
-        "datas": [p.data_json for p in prepared], "metas": [p.metadata_json for p in prepared],
-        "prevs": [p.prev_hash for p in prepared], "hashes": [p.hash for p in prepared], "cause_id": cause_id,
-        "source": leg.debit, "escrow": leg.credit, "amount": leg.amount, "currency": leg.currency,
-        "hold_id": leg.hold_id, "destination": destination,
+        "cause_id": cause_id, "source": leg.debit, "escrow": leg.credit, "amount": leg.amount,
+        "currency": leg.currency, "hold_id": leg.hold_id, "destination": destination,
     }  # fmt: skip
+    for i, p in enumerate(prepared):
+        params |= {f"s{i}": p.stream_id, f"v{i}": p.version, f"t{i}": p.type, f"sv{i}": p.schema_version,
+                   f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash}  # fmt: skip
+    if not prepared:
+        params |= {"sx": None, "vx": None, "tx": None, "svx": None, "dx": None, "mx": None, "px": None, "hx": None}
+    sql = open_hold_sql(len(prepared))
     try:
         with connection.wrap_database_errors:
-            row = psycopg.Cursor(connection.connection).execute(_OPEN_HOLD_SQL, params, prepare=True).fetchone()
+            row = psycopg.Cursor(connection.connection).execute(sql, params, prepare=True).fetchone()
     except IntegrityError as exc:
         constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", "") or ""
         if "hold" in constraint and "pkey" in constraint:
