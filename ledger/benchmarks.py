@@ -123,19 +123,20 @@ def _raw_writer(index: int, go: Any, stop_at: Any, out: Any, dsn: str) -> None:
     out.put(count)
 
 
-def _eventsourcing_writer(index: int, go: Any, stop_at: Any, out: Any, db_name: str) -> None:
-    from eventsourcing.persistence import StoredEvent
+def _eventsourcing_recorder(db_name: str) -> tuple[Any, Any]:
+    """The eventsourcing library's PostgreSQL application recorder on the scratch database."""
     from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 
     db = connection.settings_dict
-    datastore = PostgresDatastore(
-        dbname=db_name,
-        host=db["HOST"] or "127.0.0.1",
-        port=db["PORT"] or 5432,
-        user=db["USER"],
-        password=db["PASSWORD"] or "",
-    )
-    recorder = PostgresApplicationRecorder(datastore, events_table_name="es_stored_events")
+    datastore = PostgresDatastore(dbname=db_name, host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432,
+                                  user=db["USER"], password=db["PASSWORD"] or "")  # fmt: skip
+    return datastore, PostgresApplicationRecorder(datastore, events_table_name="es_stored_events")
+
+
+def _eventsourcing_writer(index: int, go: Any, stop_at: Any, out: Any, db_name: str) -> None:
+    from eventsourcing.persistence import StoredEvent
+
+    datastore, recorder = _eventsourcing_recorder(db_name)
     state = json.dumps({"amount": 100, "spot": "main"}).encode()
     go.wait()
     count = 0
@@ -166,21 +167,12 @@ def _run_writers(target: Callable[..., None], writers: int, seconds: float, *ext
 
 
 def _setup_peers(db_name: str) -> None:
-    from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
-
     with connection.cursor() as cursor:
         cursor.execute("CREATE TABLE raw_event (LIKE ledger_event INCLUDING ALL)")
         cursor.execute("CREATE TABLE raw_transfer (LIKE ledger_transfer INCLUDING ALL)")
         cursor.execute("CREATE TABLE raw_statement_line (LIKE ledger_statement_line INCLUDING ALL)")
-    db = connection.settings_dict
-    datastore = PostgresDatastore(
-        dbname=db_name,
-        host=db["HOST"] or "127.0.0.1",
-        port=db["PORT"] or 5432,
-        user=db["USER"],
-        password=db["PASSWORD"] or "",
-    )
-    PostgresApplicationRecorder(datastore, events_table_name="es_stored_events").create_table()
+    datastore, recorder = _eventsourcing_recorder(db_name)
+    recorder.create_table()
     datastore.close()
 
 

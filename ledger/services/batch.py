@@ -169,6 +169,16 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
         validate_stream_id(append.stream_id)
         if not append.events:
             raise InvalidEvent("nothing to append", stream_id=append.stream_id)
+    known: dict[Any, str] = {}
+
+    def metadata_json(metadata: Any) -> str:
+        # A round's appends mostly share one metadata shape ({"actor": "dealer"}).
+        try:
+            key = tuple((k, type(v), v) for k, v in sorted(metadata.items()))  # 1 and True differ in JSON
+            return known.get(key) or known.setdefault(key, check_metadata(metadata))
+        except TypeError:  # unhashable values: encode each time
+            return check_metadata(metadata)
+
     heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
     prepared: list[PreparedEvent] = []
     for append in appends:
@@ -185,7 +195,7 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
             first_version=version + 1,
             prev_hash=head_hash,
             events=append.events,
-            metadata_json=check_metadata(append.metadata),
+            metadata_json=metadata_json(append.metadata),
             at=at,
         )
     return prepared

@@ -68,9 +68,9 @@ class RecordedEvent(NamedTuple):
     hash: str
 
 
-@dataclass(frozen=True)
-class PreparedEvent:
-    """An event with its version, time and hashes computed, ready to insert."""
+class PreparedEvent(NamedTuple):
+    """An event with its version, time and hashes computed, ready to insert
+    (a named tuple: a round's settlement prepares thousands)."""
 
     stream_id: str
     version: int
@@ -105,8 +105,8 @@ def prepare(
     *, stream_id: str, first_version: int, prev_hash: str, events: Sequence[NewEvent], metadata_json: str, at: datetime
 ) -> list[PreparedEvent]:
     """Version, validate and hash-chain ``events`` (pure computation)."""
-    recorded = canonical_text(timestamp(at))
-    stream_json = canonical_text(stream_id)
+    recorded = _string_json(timestamp(at))
+    stream_json = _STRING_JSON(stream_id)
     prepared: list[PreparedEvent] = []
     for offset, event in enumerate(events):
         validate_event(event)
@@ -118,7 +118,7 @@ def prepare(
         body = body_from_parts(
             stream_json=stream_json,
             version=version,
-            type_json=_type_json(event.type),
+            type_json=_string_json(event.type),
             schema_version=event.schema_version,
             data_json=data_json,
             metadata_json=metadata_json,
@@ -134,9 +134,10 @@ def prepare(
     return prepared
 
 
-@functools.lru_cache(maxsize=1024)
-def _type_json(event_type: str) -> str:
-    return canonical_text(event_type)
+# A JSON string's canonical form is plain ``json`` output (no keys, no floats);
+# event types and the append time repeat, so they are cached.
+_STRING_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_string_json = functools.lru_cache(maxsize=1024)(_STRING_JSON)
 
 
 def validate_stream_id(stream_id: str) -> None:
