@@ -28,6 +28,18 @@ class InvalidEvent(LedgerError):
     code = "invalid_event"
 
 
+class UnknownEvent(NotFound):
+    """No event has this position (a money command must name its cause)."""
+
+    code = "unknown_event"
+
+
+class InvalidTransferKind(LedgerError):
+    """A transfer kind is 1..16 characters."""
+
+    code = "invalid_transfer_kind"
+
+
 class UnknownAccount(NotFound):
     """No ledger account has this id."""
 

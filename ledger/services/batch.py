@@ -35,6 +35,7 @@ from ledger.services.postings import (
     apply_deltas,
     bulk_cursor,
     check_amount,
+    check_kind,
     claim,
     net_deltas,
     record_result,
@@ -105,6 +106,7 @@ def settle_batch(
     check_currency(currency)
     for spec in transfers:
         check_amount(spec.amount)
+        check_kind(spec.kind)
     for hold in holds:
         check_amount(hold.post_amount, allow_zero=True)
     for opening in open_holds:

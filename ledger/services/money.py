@@ -27,11 +27,11 @@ from ledger.errors import (
     CurrencyMismatch,
     HoldAlreadyResolved,
     InvalidAmount,
-    InvalidEvent,
     PostExceedsHold,
     SameAccount,
     StaleStreamVersion,
     UnknownAccount,
+    UnknownEvent,
     UnknownHold,
 )
 from ledger.models import MAY_GO_NEGATIVE, AccountKind
@@ -41,6 +41,7 @@ from ledger.services.postings import (
     apply_deltas,
     cause_event,
     check_amount,
+    check_kind,
     claim,
     insert_legs,
     net_deltas,
@@ -149,6 +150,7 @@ def transfer(
     """Move ``amount`` from ``debit_account`` to ``credit_account`` now."""
     check_amount(amount)
     check_currency(currency)
+    check_kind(kind)
     if debit_account == credit_account:
         raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
     request: dict[str, Any] = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
@@ -260,7 +262,7 @@ WITH idem AS (
     RETURNING id, version
 ), cause AS (
     (SELECT id FROM ev ORDER BY version DESC LIMIT 1)
-    UNION ALL (SELECT %(cause_id)s::bigint WHERE %(cause_id)s::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM idem))
+    UNION ALL (SELECT id FROM ledger_event WHERE id = %(cause_id)s::bigint AND EXISTS (SELECT 1 FROM idem))
 ), bal AS (
     UPDATE ledger_account a SET balance = a.balance + v.delta
     FROM (VALUES (%(source)s::bigint, -%(amount)s::bigint), (%(escrow)s::bigint, %(amount)s::bigint)) v(id, delta)
@@ -344,7 +346,7 @@ def _open_hold_postgres(
         apply_deltas(cursor, net_deltas([leg]), leg.currency)  # names the refusal
     if not held:
         check_account(cursor, destination, leg.currency)  # raises the reason
-        raise InvalidEvent("the hold's cause event is missing", event_id=cause_id)
+        raise UnknownEvent(f"no event at position {cause_id}", event_id=cause_id)
     return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
 
 

@@ -21,10 +21,19 @@ import psycopg
 from django.db import connection
 
 from ledger.canonical import canonical_json
-from ledger.errors import CurrencyMismatch, IdempotencyKeyReused, InsufficientFunds, InvalidAmount, UnknownAccount
+from ledger.errors import (
+    CurrencyMismatch,
+    IdempotencyKeyReused,
+    InsufficientFunds,
+    InvalidAmount,
+    InvalidTransferKind,
+    UnknownAccount,
+    UnknownEvent,
+)
 from ledger.services.events import StreamAppend, append_in_cursor
 
 MAX_KEY = 200
+MAX_KIND = 16
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,16 @@ def cause_event(cursor: Any, cause: int | StreamAppend) -> tuple[int, list[int]]
         return recorded[-1].position, [event.position for event in recorded]
     if isinstance(cause, bool) or not isinstance(cause, int):
         raise TypeError("cause is an event position or a StreamAppend")
+    cursor.execute("SELECT 1 FROM ledger_event WHERE id = %s", [cause])
+    if cursor.fetchone() is None:
+        raise UnknownEvent(f"no event at position {cause}", event_id=cause)
     return cause, []
+
+
+def check_kind(kind: str) -> str:
+    if not isinstance(kind, str) or not 1 <= len(kind) <= MAX_KIND:
+        raise InvalidTransferKind(f"transfer kind must be 1..{MAX_KIND} characters", kind=repr(kind))
+    return kind
 
 
 def net_deltas(legs: Iterable[Leg]) -> dict[int, int]:

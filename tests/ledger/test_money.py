@@ -14,10 +14,12 @@ from ledger.errors import (
     IdempotencyKeyReused,
     InsufficientFunds,
     InvalidAmount,
+    InvalidTransferKind,
     PostExceedsHold,
     SameAccount,
     UnknownAccount,
     UnknownCurrency,
+    UnknownEvent,
     UnknownHold,
 )
 from ledger.event_types import DEPOSITED, WITHDRAWN
@@ -235,6 +237,32 @@ def test_post_beyond_the_hold_and_unknown_holds_are_refused(world: World):
             ),
             InvalidAmount,
             "invalid_amount",
+        ),
+        (lambda w: hold(w, 10, cause=987654321), UnknownEvent, "unknown_event"),
+        (
+            lambda w: transfer(
+                debit_account=w.bob.wallet,
+                credit_account=w.alice.wallet,
+                amount=1,
+                currency=CURRENCY,
+                idempotency_key=key(),
+                cause=987654321,
+            ),
+            UnknownEvent,
+            "unknown_event",
+        ),
+        (
+            lambda w: transfer(
+                debit_account=w.bob.wallet,
+                credit_account=w.alice.wallet,
+                amount=1,
+                currency=CURRENCY,
+                idempotency_key=key(),
+                cause=bet_event(key(), 1),
+                kind="a-kind-longer-than-sixteen",
+            ),
+            InvalidTransferKind,
+            "invalid_transfer_kind",
         ),
         (
             lambda w: deposit(
