@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from django.db import IntegrityError, connection, transaction
 
 from ledger import event_types
@@ -39,6 +38,7 @@ from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
     apply_deltas,
+    bulk_cursor,
     cause_event,
     check_amount,
     check_kind,
@@ -207,9 +207,10 @@ def open_hold(
     at = now()
     digest = request_hash("open_hold", request)
     leg = Leg(source, escrow, amount, currency, "hold", 0, hold_id)
+    if connection.vendor == "postgresql":
+        with transaction.atomic(savepoint=False), bulk_cursor() as pg_cursor:
+            return _open_hold_postgres(pg_cursor, leg, destination, cause, idempotency_key, digest, at)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            return _open_hold_postgres(cursor, leg, destination, cause, idempotency_key, digest, at)
         # The stored result names the hold; a retry rebuilds the first result
         # from the hold and its opening transfer, which never change.
         first = claim(cursor, key=idempotency_key, command="open_hold", digest=digest, at=at,
@@ -326,7 +327,7 @@ def _open_hold_postgres(
     sql = open_hold_sql(len(prepared))
     try:
         with connection.wrap_database_errors:
-            row = psycopg.Cursor(connection.connection).execute(sql, params, prepare=True).fetchone()
+            row = cursor.execute(sql, params, prepare=True).fetchone()
     except IntegrityError as exc:
         constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", "") or ""
         if "hold" in constraint and "pkey" in constraint:
