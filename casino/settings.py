@@ -219,7 +219,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    # Seal the ledger's events (Merkle root + HMAC) every minute.
+    "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
+}
 
 if REDIS_URL:
     CHANNEL_LAYERS = {

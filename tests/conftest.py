@@ -6,13 +6,49 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _flush_past_ledger_triggers() -> None:
+    """Let the test harness empty append-only tables between transactional tests.
+
+    The ledger's triggers reject TRUNCATE/DELETE, which is what Django's flush
+    does after a ``transaction=True`` test. The harness (a superuser, like a
+    DBA) flushes with triggers off: ``session_replication_role = replica`` on
+    PostgreSQL; on SQLite it drops and recreates the triggers around the flush.
+    """
+    from django.db.backends.base.operations import BaseDatabaseOperations
+
+    from ledger import triggers
+
+    original = BaseDatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self: BaseDatabaseOperations, sql_list: Iterable[str]) -> None:
+        vendor = self.connection.vendor
+        with self.connection.cursor() as cursor:
+            if vendor == "postgresql":
+                cursor.execute("SET session_replication_role = replica")
+            elif vendor == "sqlite":
+                triggers.run(cursor, vendor, install=False)
+        try:
+            original(self, sql_list)
+        finally:
+            with self.connection.cursor() as cursor:
+                if vendor == "postgresql":
+                    cursor.execute("SET session_replication_role = origin")
+                elif vendor == "sqlite":
+                    triggers.run(cursor, vendor, install=True)
+
+    BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
+
+
+_flush_past_ledger_triggers()
 
 
 def _database_url_for_subprocess() -> str:

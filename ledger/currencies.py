@@ -1,0 +1,60 @@
+"""ISO 4217 currencies the ledger accepts, with their minor-unit exponent."""
+
+from __future__ import annotations
+
+from ledger.errors import UnknownCurrency
+
+# Exponent = digits after the decimal point (EUR cents: 2, JPY: 0, BHD: 3).
+MINOR_UNITS: dict[str, int] = {
+    "EUR": 2,
+    "USD": 2,
+    "GBP": 2,
+    "CHF": 2,
+    "SEK": 2,
+    "NOK": 2,
+    "DKK": 2,
+    "PLN": 2,
+    "CZK": 2,
+    "CAD": 2,
+    "AUD": 2,
+    "NZD": 2,
+    "BRL": 2,
+    "MXN": 2,
+    "ZAR": 2,
+    "INR": 2,
+    "CNY": 2,
+    "HKD": 2,
+    "SGD": 2,
+    "JPY": 0,
+    "KRW": 0,
+    "ISK": 0,
+    "HUF": 2,
+    "BHD": 3,
+    "KWD": 3,
+    "TND": 3,
+}
+
+
+def check_currency(code: str) -> str:
+    """Return ``code`` if known, else raise ``UnknownCurrency``."""
+    if code not in MINOR_UNITS:
+        raise UnknownCurrency(f"unknown currency {code!r}", currency=code)
+    return code
+
+
+def major_to_minor(amount: str, currency: str) -> int:
+    """``"12.34"`` EUR -> 1234: exact decimal string to integer minor units."""
+    exponent = MINOR_UNITS[check_currency(currency)]
+    whole, _, frac = amount.strip().partition(".")
+    if len(frac) > exponent:
+        raise ValueError(f"{amount!r} has more than {exponent} decimals for {currency}")
+    sign = -1 if whole.startswith("-") else 1
+    return sign * (abs(int(whole or "0")) * 10**exponent + int((frac or "0").ljust(exponent, "0") or "0"))
+
+
+def format_minor(amount: int, currency: str) -> str:
+    """1234 EUR -> ``"12.34 EUR"``."""
+    exponent = MINOR_UNITS[check_currency(currency)]
+    sign = "-" if amount < 0 else ""
+    whole, frac = divmod(abs(amount), 10**exponent)
+    return f"{sign}{whole}.{frac:0{exponent}d} {currency}" if exponent else f"{sign}{whole} {currency}"

@@ -1,0 +1,370 @@
+"""The bulk path: settle a whole round (thousands of players' events, hold
+posts/voids, payouts and projections) in ONE transaction.
+
+PostgreSQL: event and transfer ids are reserved from their sequences, rows go
+in with ``COPY`` (psycopg 3), holds and balances change in one set-based
+UPDATE each, so every shared account (house, pools) is written once per
+round, not once per player. SQLite: the same steps with ``executemany``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, connection, transaction
+
+from ledger.canonical import GENESIS_HASH
+from ledger.currencies import check_currency
+from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
+from ledger.services.events import (
+    PreparedEvent,
+    StreamAppend,
+    check_metadata,
+    now,
+    prepare,
+    sqlite_txid,
+    validate_stream_id,
+)
+from ledger.services.money import check_account, resolve_hold
+from ledger.services.postings import (
+    Leg,
+    apply_deltas,
+    bulk_cursor,
+    check_amount,
+    check_kind,
+    claim,
+    net_deltas,
+    record_result,
+    request_hash,
+    statement_rows,
+    uuid_param,
+)
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """An event appended by the same batch, named by stream and version."""
+
+    stream_id: str
+    version: int
+
+
+@dataclass(frozen=True)
+class HoldOpening:
+    """Open a hold of ``amount`` from ``source`` into ``escrow``, bound for ``destination``."""
+
+    hold_id: UUID
+    source: int
+    escrow: int
+    destination: int
+    amount: int
+    cause: EventRef
+
+
+@dataclass(frozen=True)
+class HoldSettlement:
+    """Post ``post_amount`` of the hold to its destination (rest released), or void it with 0."""
+
+    hold_id: UUID
+    post_amount: int
+    cause: EventRef
+
+
+@dataclass(frozen=True)
+class TransferSpec:
+    debit: int
+    credit: int
+    amount: int
+    cause: EventRef
+    kind: str = "payout"
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    events: int
+    transfers: int
+    first_event_id: int
+    last_event_id: int
+
+
+def settle_batch(
+    *,
+    idempotency_key: str,
+    currency: str,
+    appends: Sequence[StreamAppend],
+    holds: Sequence[HoldSettlement] = (),
+    open_holds: Sequence[HoldOpening] = (),
+    transfers: Sequence[TransferSpec] = (),
+) -> BatchResult:
+    """Append every stream's events, resolve the holds, make the transfers and
+    update balances and statements, all or nothing, in the caller's
+    transaction. Same errors as the single commands."""
+    check_currency(currency)
+    for spec in transfers:
+        check_amount(spec.amount)
+        check_kind(spec.kind)
+    for hold in holds:
+        check_amount(hold.post_amount, allow_zero=True)
+    for opening in open_holds:
+        check_amount(opening.amount)
+        if opening.escrow in (opening.source, opening.destination):
+            raise SameAccount("a hold needs an escrow account distinct from source and destination")
+    at = now()
+    request = {
+        "currency": currency,
+        "appends": [
+            [
+                a.stream_id,
+                a.expected_version,
+                [[e.type, e.schema_version, dict(e.data)] for e in a.events],
+                dict(a.metadata),
+            ]
+            for a in appends
+        ],
+        "holds": [[str(h.hold_id), h.post_amount, h.cause.stream_id, h.cause.version] for h in holds],
+        "open_holds": [
+            [str(h.hold_id), h.source, h.escrow, h.destination, h.amount, h.cause.stream_id, h.cause.version]
+            for h in open_holds
+        ],
+        "transfers": [[t.debit, t.credit, t.amount, t.kind, t.cause.stream_id, t.cause.version] for t in transfers],
+    }
+    with transaction.atomic(savepoint=False), bulk_cursor() as cursor:
+        first = claim(
+            cursor, key=idempotency_key, command="settle_batch", digest=request_hash("settle_batch", request), at=at
+        )
+        if first is not None:
+            return BatchResult(**first)
+        prepared = _prepare_appends(cursor, appends, at)
+        event_ids = _insert_events(cursor, prepared)
+        by_ref = {(p.stream_id, p.version): event_id for p, event_id in zip(prepared, event_ids, strict=True)}
+
+        def event_of(ref: EventRef) -> int:
+            try:
+                return by_ref[(ref.stream_id, ref.version)]
+            except KeyError:
+                raise InvalidEvent(f"{ref} is not appended by this batch", stream_id=ref.stream_id) from None
+
+        legs = _resolve_holds(cursor, [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds])
+        opened = [(h, event_of(h.cause)) for h in open_holds]
+        legs += [Leg(h.source, h.escrow, h.amount, currency, "hold", event_id, h.hold_id) for h, event_id in opened]
+        legs += [Leg(t.debit, t.credit, t.amount, currency, t.kind, event_of(t.cause)) for t in transfers]
+        for leg in legs:
+            if leg.currency != currency:
+                raise CurrencyMismatch(f"hold in {leg.currency} settled in a {currency} batch", currency=leg.currency)
+        balances = apply_deltas(cursor, net_deltas(legs), currency)
+        _insert_holds(cursor, opened, currency)
+        _insert_legs(cursor, legs, balances, at)
+        result = BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
+        record_result(cursor, key=idempotency_key, result=asdict(result))
+        return result
+
+
+def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime) -> list[PreparedEvent]:
+    streams = [a.stream_id for a in appends]
+    if len(set(streams)) != len(streams):
+        raise InvalidEvent("a batch appends to each stream once")
+    for append in appends:
+        validate_stream_id(append.stream_id)
+        if not append.events:
+            raise InvalidEvent("nothing to append", stream_id=append.stream_id)
+    known: dict[Any, str] = {}
+
+    def metadata_json(metadata: Any) -> str:
+        # A round's appends mostly share one metadata shape ({"actor": "dealer"}).
+        try:
+            key = tuple((k, type(v), v) for k, v in sorted(metadata.items()))  # 1 and True differ in JSON
+            return known.get(key) or known.setdefault(key, check_metadata(metadata))
+        except TypeError:  # unhashable values: encode each time
+            return check_metadata(metadata)
+
+    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    prepared: list[PreparedEvent] = []
+    for append in appends:
+        version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
+        if append.expected_version is not None and version != append.expected_version:
+            raise StaleStreamVersion(
+                f"stream {append.stream_id!r} is at version {version}, not {append.expected_version}",
+                stream_id=append.stream_id,
+                expected_version=append.expected_version,
+                actual_version=version,
+            )
+        prepared += prepare(
+            stream_id=append.stream_id,
+            first_version=version + 1,
+            prev_hash=head_hash,
+            events=append.events,
+            metadata_json=metadata_json(append.metadata),
+            at=at,
+        )
+    return prepared
+
+
+def _heads(cursor: Any, stream_ids: list[str]) -> dict[str, tuple[int, str]]:
+    if not stream_ids:
+        return {}
+    if connection.vendor == "postgresql":
+        cursor.execute(
+            "SELECT DISTINCT ON (stream_id) stream_id, version, hash FROM ledger_event "
+            "WHERE stream_id = ANY(%s) ORDER BY stream_id, version DESC",
+            [stream_ids],
+        )
+        return {row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()}
+    heads: dict[str, tuple[int, str]] = {}
+    for start in range(0, len(stream_ids), 500):
+        chunk = stream_ids[start : start + 500]
+        # SQLite returns the other columns from the row holding MAX().
+        cursor.execute(
+            "SELECT stream_id, MAX(version), hash FROM ledger_event WHERE stream_id IN ({}) GROUP BY stream_id".format(
+                ", ".join(["%s"] * len(chunk))
+            ),
+            chunk,
+        )
+        heads.update({row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()})
+    return heads
+
+
+def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
+    """``count`` fresh ids for ``table`` (PostgreSQL: from its sequence;
+    SQLite: above the maximum, safe with its single writer)."""
+    if connection.vendor == "postgresql":
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
+        return [int(row[0]) for row in cursor.fetchall()]
+    cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
+    start = int(cursor.fetchone()[0]) + 1
+    return list(range(start, start + count))
+
+
+def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) -> None:
+    """COPY rows through the psycopg 3 cursor under Django's cursor, with
+    Django's error translation (a unique violation is an ``IntegrityError``)."""
+    with (
+        connection.wrap_database_errors,
+        getattr(cursor, "cursor", cursor).copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
+
+
+def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
+    if not prepared:
+        return []
+    ids = _reserve_ids(cursor, "ledger_event", len(prepared))
+    columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
+    rows = [
+        (
+            i,
+            p.stream_id,
+            p.version,
+            p.type,
+            p.schema_version,
+            p.data_json,
+            p.metadata_json,
+            p.recorded_at,
+            p.prev_hash,
+            p.hash,
+        )
+        for i, p in zip(ids, prepared, strict=True)
+    ]
+    try:
+        if connection.vendor == "postgresql":
+            _copy(cursor, "ledger_event", columns, rows)
+        else:
+            txid, adapt = sqlite_txid(cursor), connection.ops.adapt_datetimefield_value
+            cursor.executemany(
+                f"INSERT INTO ledger_event ({columns}, txid) VALUES ({', '.join(['%s'] * 11)})",
+                [(*row[:7], adapt(row[7]), *row[8:], txid) for row in rows],
+            )
+    except IntegrityError as exc:
+        raise StaleStreamVersion("another writer appended to a stream of this batch") from exc
+    return ids
+
+
+def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]:
+    if not holds:
+        return []
+    if connection.vendor != "postgresql":
+        legs: list[Leg] = []
+        for hold_id, amount, event_id in holds:
+            legs += resolve_hold(cursor, hold_id=hold_id, post_amount=amount, event_id=event_id)
+        return legs
+    cursor.execute(
+        "UPDATE ledger_hold h SET status = CASE WHEN v.amount > 0 THEN 'posted' ELSE 'voided' END, "
+        "posted_amount = v.amount, resolved_event_id = v.event_id "
+        "FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS v(id, amount, event_id) "
+        "WHERE h.id = v.id AND h.status = 'pending' AND h.amount >= v.amount "
+        "RETURNING h.id, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
+        [[str(h[0]) for h in holds], [h[1] for h in holds], [h[2] for h in holds]],
+    )
+    rows = cursor.fetchall()
+    if len(rows) != len(holds):
+        done = {UUID(str(row[0])) for row in rows}
+        missing = next(h for h in holds if h[0] not in done)
+        resolve_hold(cursor, hold_id=missing[0], post_amount=missing[1], event_id=missing[2])  # raises the reason
+    legs = []
+    for hold_id, source, escrow, destination, amount, currency, post, event_id in rows:
+        hold = UUID(str(hold_id))
+        if post:
+            legs.append(Leg(escrow, destination, post, currency, "post", event_id, hold))
+        if amount - post:
+            legs.append(Leg(escrow, source, amount - post, currency, "release" if post else "void", event_id, hold))
+    return legs
+
+
+def _insert_holds(cursor: Any, opened: list[tuple[HoldOpening, int]], currency: str) -> None:
+    """Write new pending holds; each destination must exist in ``currency``
+    (checked by reading, not locking, those rows)."""
+    if not opened:
+        return
+    destinations = sorted({h.destination for h, _ in opened})
+    for start in range(0, len(destinations), 500):
+        chunk = destinations[start : start + 500]
+        cursor.execute(
+            "SELECT id FROM ledger_account WHERE currency = %s AND id IN (" + ", ".join(["%s"] * len(chunk)) + ")",
+            [currency, *chunk],
+        )
+        found = {int(row[0]) for row in cursor.fetchall()}
+        for destination in chunk:
+            if destination not in found:
+                check_account(cursor, destination, currency)  # raises the reason
+    columns = "id, source_id, escrow_id, destination_id, amount, currency, status, opened_event_id"
+    rows = [
+        (uuid_param(h.hold_id), h.source, h.escrow, h.destination, h.amount, currency, "pending", event_id)
+        for h, event_id in opened
+    ]
+    try:
+        if connection.vendor == "postgresql":
+            _copy(cursor, "ledger_hold", columns, rows)
+        else:
+            cursor.executemany(f"INSERT INTO ledger_hold ({columns}) VALUES ({', '.join(['%s'] * 8)})", rows)
+    except IntegrityError as exc:
+        raise HoldAlreadyResolved("a hold of this batch already exists", code="hold_exists") from exc
+
+
+def _insert_legs(cursor: Any, legs: list[Leg], balances: dict[int, int], at: datetime) -> None:
+    if not legs:
+        return
+    ids = _reserve_ids(cursor, "ledger_transfer", len(legs))
+    transfer_rows = [
+        (i, leg.debit, leg.credit, leg.amount, leg.currency, leg.kind, leg.hold_id, leg.event_id, at)
+        for i, leg in zip(ids, legs, strict=True)
+    ]
+    line_rows = [(*row, at) for row in statement_rows(legs, ids, balances)]
+    transfer_columns = "id, debit_account_id, credit_account_id, amount, currency, kind, hold_id, event_id, created_at"
+    line_columns = "account_id, transfer_id, event_id, amount, balance_after, created_at"
+    if connection.vendor == "postgresql":
+        _copy(cursor, "ledger_transfer", transfer_columns, transfer_rows)
+        _copy(cursor, "ledger_statement_line", line_columns, line_rows)
+        return
+    adapt = connection.ops.adapt_datetimefield_value
+    cursor.executemany(
+        f"INSERT INTO ledger_transfer ({transfer_columns}) VALUES ({', '.join(['%s'] * 9)})",
+        [(*row[:6], row[6].hex if row[6] else None, row[7], adapt(at)) for row in transfer_rows],
+    )
+    cursor.executemany(
+        f"INSERT INTO ledger_statement_line ({line_columns}) VALUES (%s, %s, %s, %s, %s, %s)",
+        [(*row[:5], adapt(at)) for row in line_rows],
+    )

@@ -1,0 +1,413 @@
+"""The event store: append with optimistic concurrency, read a stream, read the
+global log in commit-safe order, replay into an aggregate.
+
+Every function runs inside the caller's transaction (``transaction.atomic``);
+see docs/ledger.md for the envelope, the hash chain and the global order.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, TypeVar
+
+import psycopg
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from psycopg.pq import Format
+
+from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text
+from ledger.errors import InvalidEvent, StaleStreamVersion
+from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
+
+MAX_STREAM_ID = 200
+MAX_TYPE = 100
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append: its type, JSON data (no floats) and schema version."""
+
+    type: str
+    data: Mapping[str, Any]
+    schema_version: int = 1
+
+
+@dataclass(frozen=True)
+class StreamAppend:
+    """Events to append to one stream, expected at ``expected_version``
+    (0 = the stream must be new; ``None`` = append at whatever the head is)."""
+
+    stream_id: str
+    expected_version: int | None
+    events: Sequence[NewEvent]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+class RecordedEvent(NamedTuple):
+    """A stored event, its data upcast to the type's current schema version.
+    (A named tuple: replays build one per event, and tuples build fastest.)"""
+
+    position: int
+    txid: int
+    stream_id: str
+    version: int
+    type: str
+    schema_version: int
+    data: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+
+
+class PreparedEvent(NamedTuple):
+    """An event with its version, time and hashes computed, ready to insert
+    (a named tuple: a round's settlement prepares thousands)."""
+
+    stream_id: str
+    version: int
+    type: str
+    schema_version: int
+    data_json: str
+    metadata_json: str
+    recorded_at: datetime
+    prev_hash: str
+    hash: str
+
+
+def timestamp(moment: datetime) -> str:
+    """The canonical time string that the hash covers (UTC, microseconds, ``Z``)."""
+    if moment.tzinfo is None:  # SQLite hands back naive UTC
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now() -> datetime:
+    return timezone.now()
+
+
+def check_metadata(metadata: Mapping[str, Any]) -> str:
+    try:
+        return canonical_text(dict(metadata))
+    except NotCanonical as exc:
+        raise InvalidEvent(f"metadata: {exc}") from exc
+
+
+def prepare(
+    *, stream_id: str, first_version: int, prev_hash: str, events: Sequence[NewEvent], metadata_json: str, at: datetime
+) -> list[PreparedEvent]:
+    """Version, validate and hash-chain ``events`` (pure computation)."""
+    recorded = _string_json(timestamp(at))
+    stream_json = _STRING_JSON(stream_id)
+    prepared: list[PreparedEvent] = []
+    for offset, event in enumerate(events):
+        validate_event(event)
+        version = first_version + offset
+        try:
+            data_json = canonical_text(event.data)
+        except NotCanonical as exc:
+            raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
+        body = body_from_parts(
+            stream_json=stream_json,
+            version=version,
+            type_json=_string_json(event.type),
+            schema_version=event.schema_version,
+            data_json=data_json,
+            metadata_json=metadata_json,
+            recorded_json=recorded,
+        )
+        digest = hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()  # = chain_hash(prev_hash, body)
+        prepared.append(
+            PreparedEvent(
+                stream_id, version, event.type, event.schema_version, data_json, metadata_json, at, prev_hash, digest
+            )
+        )
+        prev_hash = digest
+    return prepared
+
+
+# A JSON string's canonical form is plain ``json`` output (no keys, no floats);
+# event types and the append time repeat, so they are cached.
+_STRING_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_string_json = functools.lru_cache(maxsize=1024)(_STRING_JSON)
+
+
+def validate_stream_id(stream_id: str) -> None:
+    if not stream_id or len(stream_id) > MAX_STREAM_ID:
+        raise InvalidEvent(f"stream id must be 1..{MAX_STREAM_ID} characters", stream_id=stream_id)
+
+
+def validate_event(event: NewEvent) -> None:
+    if not event.type or len(event.type) > MAX_TYPE:
+        raise InvalidEvent(f"event type must be 1..{MAX_TYPE} characters", event_type=event.type)
+    if not isinstance(event.schema_version, int) or event.schema_version < 1:
+        raise InvalidEvent("schema version must be a positive integer", event_type=event.type)
+    latest = current_version(event.type)
+    if latest is not None and event.schema_version > latest:
+        raise InvalidEvent(
+            f"{event.type} has no schema version {event.schema_version} (current {latest})", event_type=event.type
+        )
+    if not isinstance(event.data, Mapping):
+        raise InvalidEvent("event data must be a JSON object", event_type=event.type)
+
+
+def stream_head(cursor: Any, stream_id: str) -> tuple[int, str]:
+    """(version, hash) of the stream's last event; (0, genesis) for a new stream."""
+    cursor.execute(
+        "SELECT version, hash FROM ledger_event WHERE stream_id = %s ORDER BY version DESC LIMIT 1", [stream_id]
+    )
+    row = cursor.fetchone()
+    return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+
+def sqlite_txid(cursor: Any) -> int:
+    """SQLite runs one writer at a time, so a per-append counter above every
+    committed one orders the log by commit (PostgreSQL uses the transaction id)."""
+    cursor.execute("SELECT COALESCE(MAX(txid), 0) + 1 FROM ledger_event")
+    return int(cursor.fetchone()[0])
+
+
+_INSERT_COLUMNS = "stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
+
+
+def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tuple[int, int]]:
+    """Insert prepared events; return their (position, txid). A unique-key
+    violation means another writer took the version: ``StaleStreamVersion``."""
+    if not prepared:
+        return []
+    ops = connection.ops
+    if connection.vendor == "postgresql":
+        columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)"
+    else:
+        columns, extra, placeholder = (
+            _INSERT_COLUMNS + ", txid",
+            [sqlite_txid(cursor)],
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        )
+    params: list[Any] = []
+    for event in prepared:
+        params += [event.stream_id, event.version, event.type, event.schema_version, event.data_json]
+        params += [event.metadata_json, ops.adapt_datetimefield_value(event.recorded_at), event.prev_hash, event.hash]
+        params += extra
+    sql = f"INSERT INTO ledger_event ({columns}) VALUES {', '.join([placeholder] * len(prepared))} RETURNING id, txid"
+    try:
+        cursor.execute(sql, params)
+    except IntegrityError as exc:
+        first = prepared[0]
+        raise StaleStreamVersion(
+            f"stream {first.stream_id!r} already has version {first.version}",
+            stream_id=first.stream_id,
+            expected_version=first.version - 1,
+        ) from exc
+    return [(int(row[0]), int(row[1])) for row in cursor.fetchall()]
+
+
+def prepare_append(cursor: Any, append: StreamAppend, at: datetime) -> list[PreparedEvent]:
+    """Check the stream's version (reading its head unless it must be new)
+    and prepare the events; ``StaleStreamVersion`` when it moved on."""
+    validate_stream_id(append.stream_id)
+    if not append.events:
+        raise InvalidEvent("nothing to append", stream_id=append.stream_id)
+    metadata_json = check_metadata(append.metadata)
+    expected = append.expected_version
+    if expected == 0:
+        # A new stream needs no read: a concurrent creator trips the unique key.
+        head_version, head_hash = 0, GENESIS_HASH
+    else:
+        head_version, head_hash = stream_head(cursor, append.stream_id)
+        if expected is not None and head_version != expected:
+            raise StaleStreamVersion(
+                f"stream {append.stream_id!r} is at version {head_version}, not {expected}",
+                stream_id=append.stream_id,
+                expected_version=expected,
+                actual_version=head_version,
+            )
+    return prepare(
+        stream_id=append.stream_id,
+        first_version=head_version + 1,
+        prev_hash=head_hash,
+        events=append.events,
+        metadata_json=metadata_json,
+        at=at,
+    )
+
+
+def _append(cursor: Any, append: StreamAppend, at: datetime) -> list[RecordedEvent]:
+    prepared = prepare_append(cursor, append, at)
+    metadata_json = prepared[0].metadata_json
+    positions = insert_prepared(cursor, prepared)
+    metadata = json.loads(metadata_json)
+    return [
+        RecordedEvent(
+            position,
+            txid,
+            p.stream_id,
+            p.version,
+            p.type,
+            *upcast(p.type, p.schema_version, json.loads(p.data_json)),
+            metadata,
+            p.recorded_at,
+            p.prev_hash,
+            p.hash,
+        )
+        for p, (position, txid) in zip(prepared, positions, strict=True)
+    ]
+
+
+def append_events(
+    *,
+    stream_id: str,
+    expected_version: int | None,
+    events: Sequence[NewEvent],
+    metadata: Mapping[str, Any] | None = None,
+) -> list[RecordedEvent]:
+    """Append ``events`` to ``stream_id`` if it is at ``expected_version``.
+
+    Raises ``StaleStreamVersion`` (nothing written) when another writer got
+    there first, ``InvalidEvent`` for a bad type, schema version or data.
+    Metadata: actor, idempotency_key, causation_id, correlation_id (free-form).
+    """
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        return _append(cursor, StreamAppend(stream_id, expected_version, events, metadata or {}), now())
+
+
+def append_in_cursor(cursor: Any, append: StreamAppend) -> list[RecordedEvent]:
+    """``append_events`` for services that already hold a cursor in a transaction."""
+    return _append(cursor, append, now())
+
+
+_SELECT = (
+    "SELECT id, txid, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash "
+    "FROM ledger_event "
+)
+
+
+def _decode(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
+    """Envelopes from ``_SELECT`` rows, upcast where the type has a newer version.
+
+    PostgreSQL rows come from ``read_cursor`` (JSON text, aware datetimes);
+    SQLite rows carry JSON text and naive UTC datetimes.
+    """
+    current = CURRENT_VERSIONS
+    make = RecordedEvent._make
+    if connection.vendor == "postgresql":
+        loads = json.loads
+        events = [make((*r[:6], loads(r[6]), loads(r[7]), *r[8:])) for r in rows]
+    else:
+        events = [make((*r[:6], _decode(r[6]), _decode(r[7]), _aware(r[8]), r[9], r[10])) for r in rows]
+    for index, event in enumerate(events):
+        if event.type in current and event.schema_version < current[event.type]:
+            version, data = upcast(event.type, event.schema_version, event.data)
+            events[index] = event._replace(schema_version=version, data=data)
+    return events
+
+
+def _aware(value: Any) -> datetime:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+@contextmanager
+def read_cursor() -> Iterator[Any]:
+    """A cursor for bulk reads in the current transaction. On PostgreSQL it
+    is psycopg's own, with psycopg's C loaders for timestamptz and for jsonb
+    as text (decoded by ``json.loads``): Django's per-value Python loaders
+    would double a replay's cost."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.cursor() as cursor:
+        timestamptz = psycopg.adapters.types["timestamptz"].oid
+        cursor.adapters.register_loader("timestamptz", psycopg.adapters.get_loader(timestamptz, Format.TEXT))
+        cursor.adapters.register_loader(
+            "jsonb", psycopg.adapters.get_loader(psycopg.adapters.types["text"].oid, Format.TEXT)
+        )
+        yield cursor
+
+
+def read_stream(*, stream_id: str, after_version: int = 0, limit: int | None = None) -> list[RecordedEvent]:
+    """The stream's events with version > ``after_version``, in version order."""
+    sql = _SELECT + "WHERE stream_id = %s AND version > %s ORDER BY version"
+    params: list[Any] = [stream_id, after_version]
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    with read_cursor() as cursor:
+        cursor.execute(sql, params)
+        return rows_to_events(cursor.fetchall())
+
+
+def iter_stream(*, stream_id: str, batch: int = 5000) -> Iterator[RecordedEvent]:
+    """Every event of the stream in version order, fetched in batches."""
+    after = 0
+    while True:
+        events = read_stream(stream_id=stream_id, after_version=after, limit=batch)
+        yield from events
+        if len(events) < batch:
+            return
+        after = events[-1].version
+
+
+def replay(*, stream_id: str, apply: Callable[[S, RecordedEvent], S], initial: S) -> tuple[S, int]:
+    """Fold the stream through the aggregate's ``apply``: (state, stream version)."""
+    state, version = initial, 0
+    for event in iter_stream(stream_id=stream_id):
+        state = apply(state, event)
+        version = event.version
+    return state, version
+
+
+@dataclass(frozen=True, order=True)
+class GlobalPosition:
+    """A reader's place in the global log: the last (txid, position) it saw."""
+
+    txid: int = 0
+    position: int = 0
+
+
+def safe_txid_bound(cursor: Any) -> int:
+    """Every event with ``txid`` below this bound is committed (or rolled back),
+    and no event can ever be written below it.
+
+    PostgreSQL: the oldest transaction still running in this snapshot
+    (``pg_snapshot_xmin``); later transactions get larger ids. SQLite: one
+    writer at a time, so one above the largest committed counter.
+    """
+    if connection.vendor == "postgresql":
+        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+    else:
+        cursor.execute("SELECT COALESCE(MAX(txid), 0) + 1 FROM ledger_event")
+    return int(cursor.fetchone()[0])
+
+
+def read_global(*, after: GlobalPosition | None = None, limit: int = 1000) -> list[RecordedEvent]:
+    """The next committed events of the global log after ``after``, in
+    ``(txid, position)`` order, never past the safe bound: an event whose
+    transaction commits late is returned later, never skipped."""
+    after = after or GlobalPosition()
+    with read_cursor() as cursor:
+        bound = safe_txid_bound(cursor)
+        cursor.execute(
+            _SELECT + "WHERE txid < %s AND (txid, id) > (%s, %s) ORDER BY txid, id LIMIT %s",
+            [bound, after.txid, after.position, limit],
+        )
+        return rows_to_events(cursor.fetchall())
+
+
+def position_of(event: RecordedEvent) -> GlobalPosition:
+    return GlobalPosition(event.txid, event.position)

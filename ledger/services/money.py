@@ -1,0 +1,527 @@
+"""Money commands: accounts, transfers, two-phase holds, cashier deposits and
+withdrawals. Keyword-only, typed, run inside the caller's transaction.
+
+Every command carries an idempotency key (same key + same request: the first
+result; another request: ``IdempotencyKeyReused``) and names its causing
+event: either the position of an event the caller already appended, or a
+``StreamAppend`` the command appends first. A ``DomainError`` from a command
+marks the transaction for rollback, so nothing of it can commit.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import uuid
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, connection, transaction
+
+from ledger import event_types
+from ledger.currencies import check_currency
+from ledger.errors import (
+    CurrencyMismatch,
+    HoldAlreadyResolved,
+    InvalidAmount,
+    PostExceedsHold,
+    SameAccount,
+    StaleStreamVersion,
+    UnknownAccount,
+    UnknownEvent,
+    UnknownHold,
+)
+from ledger.models import MAY_GO_NEGATIVE, AccountKind
+from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
+from ledger.services.postings import (
+    Leg,
+    apply_deltas,
+    bulk_cursor,
+    cause_event,
+    check_amount,
+    check_kind,
+    claim,
+    insert_legs,
+    net_deltas,
+    record_result,
+    request_hash,
+    uuid_param,
+)
+from ledger.upcasting import CURRENT_VERSIONS
+
+Cause = int | StreamAppend
+
+
+# --- accounts -------------------------------------------------------------------
+
+
+def account_key(kind: str, owner: str, currency: str) -> str:
+    return f"{kind}:{owner}:{currency}"
+
+
+def ensure_account(*, kind: AccountKind | str, owner: str, currency: str) -> int:
+    """The id of the (kind, owner, currency) account, opened at zero if new."""
+    kind = AccountKind(kind)
+    check_currency(currency)
+    key = account_key(kind.value, owner, currency)
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO ledger_account (key, kind, owner, currency, may_go_negative, balance, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (key) DO NOTHING",
+            [
+                key,
+                kind.value,
+                owner,
+                currency,
+                kind in MAY_GO_NEGATIVE,
+                connection.ops.adapt_datetimefield_value(now()),
+            ],
+        )
+        cursor.execute("SELECT id FROM ledger_account WHERE key = %s", [key])
+        return int(cursor.fetchone()[0])
+
+
+@dataclass(frozen=True)
+class PlayerAccounts:
+    wallet: int
+    held: int
+
+
+def player_accounts(*, player_id: int | str, currency: str) -> PlayerAccounts:
+    """The player's wallet and stakes-in-play (escrow) accounts in ``currency``."""
+    owner = f"player:{player_id}"
+    return PlayerAccounts(
+        wallet=ensure_account(kind=AccountKind.WALLET, owner=owner, currency=currency),
+        held=ensure_account(kind=AccountKind.HELD, owner=owner, currency=currency),
+    )
+
+
+def house_account(*, table_id: int | str, currency: str) -> int:
+    return ensure_account(kind=AccountKind.HOUSE, owner=f"table:{table_id}", currency=currency)
+
+
+def cashier_account(*, currency: str) -> int:
+    return ensure_account(kind=AccountKind.CASHIER, owner="external", currency=currency)
+
+
+def balance_of(*, account_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT balance FROM ledger_account WHERE id = %s", [account_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise UnknownAccount(f"no account {account_id}", account_id=account_id)
+    return int(row[0])
+
+
+def _cause_request(cause: Cause) -> Any:
+    if isinstance(cause, StreamAppend):
+        return {
+            "stream_id": cause.stream_id,
+            "expected_version": cause.expected_version,
+            "events": [[e.type, e.schema_version, dict(e.data)] for e in cause.events],
+            "metadata": dict(cause.metadata),
+        }
+    return cause
+
+
+# --- transfers --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TransferResult:
+    transfer_id: int
+    event_id: int
+    debit_balance: int
+    credit_balance: int
+
+
+def transfer(
+    *,
+    debit_account: int,
+    credit_account: int,
+    amount: int,
+    currency: str,
+    idempotency_key: str,
+    cause: Cause,
+    kind: str = "transfer",
+) -> TransferResult:
+    """Move ``amount`` from ``debit_account`` to ``credit_account`` now."""
+    check_amount(amount)
+    check_currency(currency)
+    check_kind(kind)
+    if debit_account == credit_account:
+        raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
+    request: dict[str, Any] = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
+    request |= {"kind": kind, "cause": _cause_request(cause)}
+    at = now()
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        first = claim(cursor, key=idempotency_key, command="transfer", digest=request_hash("transfer", request), at=at)
+        if first is not None:
+            return TransferResult(**first)
+        event_id, _ = cause_event(cursor, cause)
+        leg = Leg(debit_account, credit_account, amount, currency, kind, event_id)
+        balances = apply_deltas(cursor, net_deltas([leg]), currency)
+        [transfer_id] = insert_legs(cursor, [leg], balances, at)
+        result = TransferResult(transfer_id, event_id, balances[debit_account], balances[credit_account])
+        record_result(cursor, key=idempotency_key, result=asdict(result))
+        return result
+
+
+# --- holds --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    hold_id: str
+    status: str
+    amount: int
+    posted_amount: int
+    event_id: int
+    transfer_ids: list[int]
+
+
+def open_hold(
+    *,
+    source: int,
+    escrow: int,
+    destination: int,
+    amount: int,
+    currency: str,
+    idempotency_key: str,
+    cause: Cause,
+    hold_id: UUID | None = None,
+) -> HoldResult:
+    """Hold ``amount`` of ``source`` (e.g. a stake: wallet -> the player's held
+    account): the money moves into ``escrow`` now, and a later ``post_hold``
+    sends it on to ``destination`` or ``void_hold`` returns it. Refused with
+    ``InsufficientFunds`` if ``source`` may not go negative and lacks it."""
+    check_amount(amount)
+    check_currency(currency)
+    if len({source, escrow, destination}) < 2 or source == escrow or escrow == destination:
+        raise SameAccount("a hold needs an escrow account distinct from source and destination")
+    hold_id = hold_id or uuid.uuid4()
+    request: dict[str, Any] = {"source": source, "escrow": escrow, "destination": destination, "amount": amount}
+    request |= {"currency": currency, "hold_id": str(hold_id), "cause": _cause_request(cause)}
+    at = now()
+    digest = request_hash("open_hold", request)
+    leg = Leg(source, escrow, amount, currency, "hold", 0, hold_id)
+    if connection.vendor == "postgresql":
+        with transaction.atomic(savepoint=False), bulk_cursor() as pg_cursor:
+            return _open_hold_postgres(pg_cursor, leg, destination, cause, idempotency_key, digest, at)
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        # The stored result names the hold; a retry rebuilds the first result
+        # from the hold and its opening transfer, which never change.
+        first = claim(cursor, key=idempotency_key, command="open_hold", digest=digest, at=at,
+                      result={"hold_id": str(hold_id)})  # fmt: skip
+        if first is not None:
+            return opened_hold(cursor, UUID(first["hold_id"]))
+        event_id, _ = cause_event(cursor, cause)
+        leg = replace(leg, event_id=event_id)
+        balances = apply_deltas(cursor, net_deltas([leg]), currency)
+        # The destination is checked by the insert itself (exists, same
+        # currency) without locking its row: no hot house row on the bet path.
+        try:
+            cursor.execute(
+                "INSERT INTO ledger_hold (id, source_id, escrow_id, destination_id, amount, currency, status, "
+                "opened_event_id) SELECT %s, %s, %s, id, %s, currency, 'pending', %s FROM ledger_account "
+                "WHERE id = %s AND currency = %s",
+                [uuid_param(hold_id), source, escrow, amount, event_id, destination, currency],
+            )
+        except IntegrityError as exc:
+            raise HoldAlreadyResolved(f"hold {hold_id} exists", code="hold_exists", hold_id=str(hold_id)) from exc
+        if cursor.rowcount != 1:
+            check_account(cursor, destination, currency)
+        transfer_ids = insert_legs(cursor, [leg], balances, at)
+        return HoldResult(str(hold_id), "pending", amount, 0, event_id, transfer_ids)
+
+
+def opened_hold(cursor: Any, hold_id: UUID) -> HoldResult:
+    """The result ``open_hold`` returned for this hold (its opening facts never change)."""
+    cursor.execute(
+        "SELECT h.amount, h.opened_event_id, t.id FROM ledger_hold h JOIN ledger_transfer t "
+        "ON t.hold_id = h.id AND t.kind = 'hold' WHERE h.id = %s",
+        [uuid_param(hold_id)],
+    )
+    amount, event_id, transfer_id = cursor.fetchone()
+    return HoldResult(str(hold_id), "pending", int(amount), 0, int(event_id), [int(transfer_id)])
+
+
+# One round trip on PostgreSQL for the bet path: claim the key, append the
+# cause, move the stake, record hold, transfer and statement lines. Every
+# step after the claim depends on the one before, so a refused step writes
+# nothing after it, and the Python side raises (rolling back what came before).
+_OPEN_HOLD_TEMPLATE = """
+WITH idem AS (
+    INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
+    VALUES (%(key)s, 'open_hold', %(digest)s, %(result)s::jsonb, %(at)s)
+    ON CONFLICT (key) DO NOTHING RETURNING 1
+), ev AS (
+    INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash)
+    SELECT e.* FROM ({events}) e WHERE EXISTS (SELECT 1 FROM idem)
+    RETURNING id, version
+), cause AS (
+    (SELECT id FROM ev ORDER BY version DESC LIMIT 1)
+    UNION ALL (SELECT id FROM ledger_event WHERE id = %(cause_id)s::bigint AND EXISTS (SELECT 1 FROM idem))
+), bal AS (
+    UPDATE ledger_account a SET balance = a.balance + v.delta
+    FROM (VALUES (%(source)s::bigint, -%(amount)s::bigint), (%(escrow)s::bigint, %(amount)s::bigint)) v(id, delta)
+    WHERE a.id = v.id AND a.currency = %(currency)s AND (a.may_go_negative OR a.balance + v.delta >= 0)
+      AND EXISTS (SELECT 1 FROM idem)
+    RETURNING a.id, a.balance
+), hold AS (
+    INSERT INTO ledger_hold (id, source_id, escrow_id, destination_id, amount, currency, status, opened_event_id)
+    SELECT %(hold_id)s::uuid, %(source)s, %(escrow)s, d.id, %(amount)s, d.currency, 'pending', cause.id
+    FROM ledger_account d, cause
+    WHERE d.id = %(destination)s AND d.currency = %(currency)s AND (SELECT count(*) FROM bal) = 2
+    RETURNING opened_event_id
+), tr AS (
+    INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, hold_id, event_id,
+                                 created_at)
+    SELECT %(source)s, %(escrow)s, %(amount)s, %(currency)s, 'hold', %(hold_id)s::uuid, opened_event_id, %(at)s
+    FROM hold RETURNING id, event_id
+), sl AS (
+    INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at)
+    SELECT b.id, tr.id, tr.event_id, CASE WHEN b.id = %(source)s THEN -%(amount)s ELSE %(amount)s END, b.balance,
+           %(at)s
+    FROM tr, bal b RETURNING 1
+)
+SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*) FROM hold),
+       (SELECT id FROM cause LIMIT 1), (SELECT id FROM tr), (SELECT count(*) FROM sl)
+"""
+_EVENT_ROW = (
+    "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::jsonb, %(m{i})s::jsonb, "
+    "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text"
+)
+
+
+@functools.lru_cache(maxsize=16)
+def open_hold_sql(events: int) -> str:
+    """The bet-path statement for a cause of ``events`` events (0: an existing
+    event). Scalar parameters: array parameters cost more to send than the
+    statement costs to run. Each variant is prepared once per connection."""
+    rows = " UNION ALL ".join(_EVENT_ROW.format(i=i) for i in range(events))
+    return _OPEN_HOLD_TEMPLATE.format(events=rows or _EVENT_ROW.format(i="x") + " WHERE false")
+
+
+def _open_hold_postgres(
+    cursor: Any, leg: Leg, destination: int, cause: Cause, key: str, digest: str, at: datetime
+) -> HoldResult:
+    assert leg.hold_id is not None
+    if isinstance(cause, StreamAppend):
+        prepared = prepare_append(cursor, cause, at)
+        cause_id = None
+    else:
+        prepared, cause_id = [], cause
+    params: dict[str, Any] = {
+        "key": key, "digest": digest, "result": json.dumps({"hold_id": str(leg.hold_id)}), "at": at,
+        "cause_id": cause_id, "source": leg.debit, "escrow": leg.credit, "amount": leg.amount,
+        "currency": leg.currency, "hold_id": leg.hold_id, "destination": destination,
+    }  # fmt: skip
+    for i, p in enumerate(prepared):
+        params |= {f"s{i}": p.stream_id, f"v{i}": p.version, f"t{i}": p.type, f"sv{i}": p.schema_version,
+                   f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash}  # fmt: skip
+    if not prepared:
+        params |= {"sx": None, "vx": None, "tx": None, "svx": None, "dx": None, "mx": None, "px": None, "hx": None}
+    sql = open_hold_sql(len(prepared))
+    try:
+        with connection.wrap_database_errors:
+            row = cursor.execute(sql, params, prepare=True).fetchone()
+    except IntegrityError as exc:
+        constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", "") or ""
+        if "hold" in constraint and "pkey" in constraint:
+            raise HoldAlreadyResolved(
+                f"hold {leg.hold_id} exists", code="hold_exists", hold_id=str(leg.hold_id)
+            ) from exc
+        if isinstance(cause, StreamAppend):
+            raise StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id) from exc
+        raise
+    assert row is not None  # the final SELECT always returns one row
+    claimed, updated, held, event_id, transfer_id, _ = row
+    if not claimed:
+        first = claim(cursor, key=key, command="open_hold", digest=digest, at=at)
+        assert first is not None
+        return opened_hold(cursor, UUID(first["hold_id"]))
+    if updated != 2:
+        apply_deltas(cursor, net_deltas([leg]), leg.currency)  # names the refusal
+    if not held:
+        check_account(cursor, destination, leg.currency)  # raises the reason
+        raise UnknownEvent(f"no event at position {cause_id}", event_id=cause_id)
+    return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
+
+
+def check_account(cursor: Any, account_id: int, currency: str) -> None:
+    cursor.execute("SELECT currency FROM ledger_account WHERE id = %s", [account_id])
+    row = cursor.fetchone()
+    if row is None:
+        raise UnknownAccount(f"no account {account_id}", account_id=account_id)
+    if row[0] != currency:
+        raise CurrencyMismatch(f"account {account_id} is in {row[0]}, not {currency}", account_id=account_id)
+
+
+def resolve_hold(cursor: Any, *, hold_id: UUID, post_amount: int, event_id: int) -> list[Leg]:
+    """Mark a pending hold posted (``post_amount`` > 0) or voided (0) by a
+    guarded UPDATE, so it resolves at most once even under races; return the
+    legs that move the escrowed money."""
+    status = "posted" if post_amount else "voided"
+    cursor.execute(
+        "UPDATE ledger_hold SET status = %s, posted_amount = %s, resolved_event_id = %s "
+        "WHERE id = %s AND status = 'pending' AND amount >= %s "
+        "RETURNING source_id, escrow_id, destination_id, amount, currency",
+        [status, post_amount, event_id, uuid_param(hold_id), post_amount],
+    )
+    row = cursor.fetchone()
+    if row is None:
+        cursor.execute("SELECT status, amount FROM ledger_hold WHERE id = %s", [uuid_param(hold_id)])
+        found = cursor.fetchone()
+        if found is None:
+            raise UnknownHold(f"no hold {hold_id}", hold_id=str(hold_id))
+        if found[0] != "pending":
+            raise HoldAlreadyResolved(f"hold {hold_id} is already {found[0]}", hold_id=str(hold_id), status=found[0])
+        raise PostExceedsHold(
+            f"post of {post_amount} exceeds hold of {found[1]}", hold_id=str(hold_id), amount=int(found[1])
+        )
+    source, escrow, destination, amount, currency = int(row[0]), int(row[1]), int(row[2]), int(row[3]), row[4]
+    legs = []
+    if post_amount:
+        legs.append(Leg(escrow, destination, post_amount, currency, "post", event_id, hold_id))
+    if amount - post_amount:
+        legs.append(
+            Leg(
+                escrow,
+                source,
+                amount - post_amount,
+                currency,
+                "void" if not post_amount else "release",
+                event_id,
+                hold_id,
+            )
+        )
+    return legs
+
+
+def _resolve(*, command: str, hold_id: UUID, post_amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
+    request: dict[str, Any] = {"hold_id": str(hold_id), "amount": post_amount, "cause": _cause_request(cause)}
+    at = now()
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
+        if first is not None:
+            return HoldResult(**first)
+        event_id, _ = cause_event(cursor, cause)
+        legs = resolve_hold(cursor, hold_id=hold_id, post_amount=post_amount, event_id=event_id)
+        balances = apply_deltas(cursor, net_deltas(legs), legs[0].currency)
+        transfer_ids = insert_legs(cursor, legs, balances, at)
+        amount = sum(leg.amount for leg in legs)
+        result = HoldResult(
+            str(hold_id), "posted" if post_amount else "voided", amount, post_amount, event_id, transfer_ids
+        )
+        record_result(cursor, key=idempotency_key, result=asdict(result))
+        return result
+
+
+def post_hold(*, hold_id: UUID, amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
+    """Send ``amount`` (1..held) of a pending hold to its destination and
+    release the rest to its source. ``HoldAlreadyResolved`` if not pending."""
+    check_amount(amount)
+    return _resolve(
+        command="post_hold", hold_id=hold_id, post_amount=amount, idempotency_key=idempotency_key, cause=cause
+    )
+
+
+def void_hold(*, hold_id: UUID, idempotency_key: str, cause: Cause) -> HoldResult:
+    """Return the whole held amount to the source. ``HoldAlreadyResolved`` if not pending."""
+    return _resolve(command="void_hold", hold_id=hold_id, post_amount=0, idempotency_key=idempotency_key, cause=cause)
+
+
+# --- cashier --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CashierResult:
+    transfer_id: int
+    event_id: int
+    balance: int
+
+
+def _cashier(
+    *,
+    command: str,
+    event_type: str,
+    wallet: int,
+    amount: int,
+    currency: str,
+    external_reference: str,
+    idempotency_key: str,
+    actor: str,
+) -> CashierResult:
+    check_amount(amount)
+    check_currency(currency)
+    if not external_reference:
+        raise InvalidAmount("a cashier movement needs its external reference", code="missing_external_reference")
+    cashier = cashier_account(currency=currency)
+    request: dict[str, Any] = {
+        "wallet": wallet,
+        "amount": amount,
+        "currency": currency,
+        "reference": external_reference,
+    }
+    request["actor"] = actor
+    at = now()
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
+        if first is not None:
+            return CashierResult(**first)
+        debit, credit = (cashier, wallet) if command == "deposit" else (wallet, cashier)
+        # Balances first: the wallet's row lock orders concurrent movements on
+        # it, so the wallet's stream head read next is the latest.
+        legs_deltas = {debit: -amount, credit: amount}
+        balances = apply_deltas(cursor, legs_deltas, currency)
+        data = {"account_id": wallet, "amount": amount, "currency": currency}
+        data |= {"external_reference": external_reference, "actor": actor}
+        append = StreamAppend(
+            f"account-{wallet}",
+            None,
+            [NewEvent(event_type, data, CURRENT_VERSIONS[event_type])],
+            {"actor": actor, "idempotency_key": idempotency_key},
+        )
+        event_id, _ = cause_event(cursor, append)
+        leg = Leg(debit, credit, amount, currency, command, event_id)
+        [transfer_id] = insert_legs(cursor, [leg], balances, at)
+        result = CashierResult(transfer_id, event_id, balances[wallet])
+        record_result(cursor, key=idempotency_key, result=asdict(result))
+        return result
+
+
+def deposit(
+    *, wallet: int, amount: int, currency: str, external_reference: str, idempotency_key: str, actor: str
+) -> CashierResult:
+    """Money arriving from outside (operator or payment-provider callback with
+    its reference): cashier -> wallet, recorded as ``cashier.deposited``."""
+    return _cashier(
+        command="deposit",
+        event_type=event_types.DEPOSITED,
+        wallet=wallet,
+        amount=amount,
+        currency=currency,
+        external_reference=external_reference,
+        idempotency_key=idempotency_key,
+        actor=actor,
+    )
+
+
+def withdraw(
+    *, wallet: int, amount: int, currency: str, external_reference: str, idempotency_key: str, actor: str
+) -> CashierResult:
+    """Money leaving to the outside: wallet -> cashier, recorded as
+    ``cashier.withdrawn``; ``InsufficientFunds`` if the wallet lacks it."""
+    return _cashier(
+        command="withdraw",
+        event_type=event_types.WITHDRAWN,
+        wallet=wallet,
+        amount=amount,
+        currency=currency,
+        external_reference=external_reference,
+        idempotency_key=idempotency_key,
+        actor=actor,
+    )

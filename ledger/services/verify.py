@@ -1,0 +1,202 @@
+"""``verify_ledger``: walk every stream's hash chain, every seal and the money
+invariants; report problems, the first bad event first."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
+from ledger.services.events import read_cursor, timestamp
+from ledger.services.projections import expected_projections
+from ledger.services.seals import sealed_hashes, sign, signed_message
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing that is wrong; ``event_id`` names the bad event where one is to blame."""
+
+    check: str
+    message: str
+    event_id: int | None = None
+
+    def __str__(self) -> str:
+        where = f"event {self.event_id}: " if self.event_id is not None else ""
+        return f"[{self.check}] {where}{self.message}"
+
+
+def _events_by_stream(cursor: Any, batch: int = 20000) -> Iterator[tuple[Any, ...]]:
+    after: tuple[str, int] = ("", 0)
+    while True:
+        cursor.execute(
+            "SELECT id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash "
+            "FROM ledger_event WHERE (stream_id, version) > (%s, %s) ORDER BY stream_id, version LIMIT %s",
+            [after[0], after[1], batch],
+        )
+        rows = cursor.fetchall()
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = (rows[-1][1], rows[-1][2])
+
+
+def _decode(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def check_chains(cursor: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    stream, version, last_hash = None, 0, GENESIS_HASH
+    for event_id, stream_id, ver, type_, schema, data, metadata, recorded_at, prev_hash, digest in _events_by_stream(
+        cursor
+    ):
+        if stream_id != stream:
+            stream, version, last_hash = stream_id, 0, GENESIS_HASH
+        if ver != version + 1:
+            problems.append(Problem("chain", f"{stream_id}: version {ver} follows {version}", event_id))
+        if prev_hash != last_hash:
+            problems.append(
+                Problem("chain", f"{stream_id}@{ver}: prev_hash does not match the previous hash", event_id)
+            )
+        try:
+            body = canonical_json(
+                event_body(
+                    stream_id=stream_id,
+                    version=ver,
+                    type=type_,
+                    schema_version=schema,
+                    data=_decode(data),
+                    metadata=_decode(metadata),
+                    recorded_at=timestamp(recorded_at),
+                )
+            )
+            if chain_hash(prev_hash, body) != digest:
+                problems.append(Problem("chain", f"{stream_id}@{ver}: hash does not match the content", event_id))
+        except (NotCanonical, ValueError) as exc:
+            problems.append(Problem("chain", f"{stream_id}@{ver}: not canonical: {exc}", event_id))
+        version, last_hash = ver, digest
+    return problems
+
+
+def check_seals(cursor: Any, key: bytes) -> list[Problem]:
+    problems: list[Problem] = []
+    cursor.execute(
+        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, signature "
+        "FROM ledger_seal ORDER BY id"
+    )
+    previous_to, previous_root = 0, GENESIS_HASH
+    for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature in cursor.fetchall():
+        if from_txid != previous_to or prev_root != previous_root:
+            problems.append(Problem("seal", f"seal {seal_id} does not follow the previous seal"))
+        message = signed_message(
+            from_txid=from_txid,
+            to_txid=to_txid,
+            event_count=count,
+            last_event_id=last_event_id,
+            merkle_root=root,
+            prev_root=prev_root,
+        )
+        if not hmac.compare_digest(sign(message, key), signature):
+            problems.append(Problem("seal", f"seal {seal_id}: signature does not verify"))
+        with connection.cursor() as events:
+            covered = list(sealed_hashes(events, from_txid, to_txid))
+        if len(covered) != count or merkle_root(h for _, h in covered) != root:
+            problems.append(
+                Problem("seal", f"seal {seal_id}: {len(covered)} events now, {count} sealed; Merkle root differs")
+            )
+        previous_to, previous_root = to_txid, root
+    return problems
+
+
+def check_money(cursor: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
+    for currency, total in cursor.fetchall():
+        if total != 0:
+            problems.append(Problem("money", f"{currency} balances sum to {total}, not 0"))
+    cursor.execute("SELECT id, kind, currency, balance, may_go_negative FROM ledger_account")
+    accounts = {row[0]: row[1:] for row in cursor.fetchall()}
+    expected, _ = expected_projections(cursor)
+    for account_id, (kind, _, balance, may_go_negative) in sorted(accounts.items()):
+        if balance != expected.get(account_id, 0):
+            problems.append(
+                Problem("money", f"account {account_id} balance {balance}, transfers say {expected.get(account_id, 0)}")
+            )
+        if balance < 0 and not may_go_negative:
+            problems.append(Problem("money", f"{kind} account {account_id} is negative ({balance})"))
+    # No foreign keys on the hot tables (see ledger.models): every reference is checked here.
+    cursor.execute(
+        "SELECT t.id, t.event_id, e.id IS NULL, d.id IS NULL OR c.id IS NULL FROM ledger_transfer t "
+        "LEFT JOIN ledger_event e ON e.id = t.event_id LEFT JOIN ledger_account d ON d.id = t.debit_account_id "
+        "LEFT JOIN ledger_account c ON c.id = t.credit_account_id "
+        "WHERE e.id IS NULL OR d.id IS NULL OR c.id IS NULL OR t.currency <> d.currency OR t.currency <> c.currency "
+        "OR t.amount <= 0"
+    )
+    for transfer_id, event_id, no_event, no_account in cursor.fetchall():
+        why = "names a missing event" if no_event else "names a missing account" if no_account else "bad currency"
+        problems.append(Problem("money", f"transfer {transfer_id} {why}", event_id))
+    cursor.execute(
+        "SELECT h.id, h.opened_event_id FROM ledger_hold h LEFT JOIN ledger_event e ON e.id = h.opened_event_id "
+        "LEFT JOIN ledger_event r ON r.id = h.resolved_event_id LEFT JOIN ledger_account s ON s.id = h.source_id "
+        "LEFT JOIN ledger_account w ON w.id = h.escrow_id LEFT JOIN ledger_account d ON d.id = h.destination_id "
+        "WHERE e.id IS NULL OR (h.resolved_event_id IS NOT NULL AND r.id IS NULL) OR s.id IS NULL OR w.id IS NULL "
+        "OR d.id IS NULL"
+    )
+    for hold_id, event_id in cursor.fetchall():
+        problems.append(Problem("money", f"hold {hold_id} names a missing event or account", event_id))
+    cursor.execute(
+        "SELECT l.id, l.event_id FROM ledger_statement_line l LEFT JOIN ledger_transfer t ON t.id = l.transfer_id "
+        "LEFT JOIN ledger_account a ON a.id = l.account_id WHERE t.id IS NULL OR a.id IS NULL"
+    )
+    for line_id, event_id in cursor.fetchall():
+        problems.append(Problem("money", f"statement line {line_id} names a missing transfer or account", event_id))
+    problems += _check_holds(cursor, accounts)
+    return problems
+
+
+def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Problem]:
+    problems: list[Problem] = []
+    cursor.execute(
+        "SELECT hold_id, kind, SUM(amount) FROM ledger_transfer WHERE hold_id IS NOT NULL GROUP BY hold_id, kind"
+    )
+    moved: dict[str, dict[str, int]] = defaultdict(dict)
+    for hold_id, kind, total in cursor.fetchall():
+        moved[str(hold_id).replace("-", "")][kind] = int(total)
+    cursor.execute("SELECT id, escrow_id, amount, status, posted_amount, opened_event_id FROM ledger_hold")
+    pending: dict[int, int] = defaultdict(int)
+    for hold_id, escrow, amount, status, posted, event_id in cursor.fetchall():
+        legs = moved.get(str(hold_id).replace("-", ""), {})
+        want = {"hold": amount}
+        if status == "pending":
+            pending[escrow] += amount
+        elif status == "posted":
+            want |= {"post": posted} | ({"release": amount - posted} if amount - posted else {})
+        else:
+            want["void"] = amount
+        if legs != want:
+            problems.append(Problem("money", f"hold {hold_id} ({status}) moved {legs}, expected {want}", event_id))
+    for account_id, (kind, _, balance, _) in accounts.items():
+        if kind == "held" and balance != pending.get(account_id, 0):
+            problems.append(
+                Problem(
+                    "money", f"held account {account_id} holds {balance}, pending holds {pending.get(account_id, 0)}"
+                )
+            )
+    return problems
+
+
+def verify_ledger(*, key: bytes) -> list[Problem]:
+    """Every problem found; events first, in event order (the first is the first bad event)."""
+    with read_cursor() as events:
+        problems = check_chains(events)
+    with connection.cursor() as cursor:
+        problems.sort(key=lambda p: p.event_id or 0)
+        problems += check_seals(cursor, key)
+        problems += check_money(cursor)
+    return problems

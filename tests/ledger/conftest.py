@@ -1,0 +1,95 @@
+"""Ledger fixtures: funded players, and a snapshot of everything the ledger stores."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from ledger.services import (
+    NewEvent,
+    PlayerAccounts,
+    StreamAppend,
+    cashier_account,
+    deposit,
+    house_account,
+    player_accounts,
+)
+
+CURRENCY = "EUR"
+_keys = itertools.count()
+
+
+def key(prefix: str = "k") -> str:
+    return f"{prefix}-{next(_keys)}"
+
+
+def bet_event(stream: str, amount: int, expected_version: int = 0) -> StreamAppend:
+    return StreamAppend(stream, expected_version, [NewEvent("test.bet_placed", {"amount": amount})], {"actor": "test"})
+
+
+def fund(player: int | str, amount: int, currency: str = CURRENCY) -> PlayerAccounts:
+    accounts = player_accounts(player_id=player, currency=currency)
+    if amount:
+        deposit(
+            wallet=accounts.wallet,
+            amount=amount,
+            currency=currency,
+            external_reference=key("ref"),
+            idempotency_key=key("dep"),
+            actor="test",
+        )
+    return accounts
+
+
+@dataclass(frozen=True)
+class World:
+    alice: PlayerAccounts
+    bob: PlayerAccounts
+    house: int
+    cashier: int
+
+
+@pytest.fixture
+def world(db: Any) -> World:
+    return World(
+        alice=fund("alice", 10_000),
+        bob=fund("bob", 5_000),
+        house=house_account(table_id="t1", currency=CURRENCY),
+        cashier=cashier_account(currency=CURRENCY),
+    )
+
+
+def snapshot() -> dict[str, Any]:
+    """Everything a refused command must leave exactly as it was."""
+    with connection.cursor() as cursor:
+        state: dict[str, Any] = {}
+        for table, order in [
+            ("ledger_event", "id"),
+            ("ledger_transfer", "id"),
+            ("ledger_statement_line", "id"),
+            ("ledger_hold", "id"),
+            ("ledger_idempotency", "key"),
+            ("ledger_account", "id"),
+        ]:
+            cursor.execute(f"SELECT * FROM {table} ORDER BY {order}")
+            state[table] = cursor.fetchall()
+    return state
+
+
+def balances(*account_ids: int) -> list[int]:
+    with connection.cursor() as cursor:
+        out = []
+        for account_id in account_ids:
+            cursor.execute("SELECT balance FROM ledger_account WHERE id = %s", [account_id])
+            out.append(cursor.fetchone()[0])
+    return out
+
+
+def currency_totals() -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
+        return {row[0]: int(row[1]) for row in cursor.fetchall()}

@@ -1,0 +1,145 @@
+"""The bulk settlement path: a round's events, holds, payouts and projections at once."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import connection, transaction
+
+from ledger.errors import HoldAlreadyResolved, IdempotencyKeyReused, InsufficientFunds, StaleStreamVersion
+from ledger.services import (
+    EventRef,
+    HoldOpening,
+    HoldSettlement,
+    NewEvent,
+    StreamAppend,
+    TransferSpec,
+    open_hold,
+    read_stream,
+    settle_batch,
+)
+from ledger.services.projections import expected_projections
+from ledger.services.verify import verify_ledger
+
+from .conftest import CURRENCY, balances, bet_event, currency_totals, fund, house_account, snapshot
+
+pytestmark = pytest.mark.django_db
+
+PLAYERS = 40
+
+
+@pytest.fixture
+def round_with_bets():
+    house = house_account(table_id="t1", currency=CURRENCY)
+    players = []
+    for n in range(PLAYERS):
+        accounts = fund(f"p{n}", 1_000)
+        opened = open_hold(
+            source=accounts.wallet,
+            escrow=accounts.held,
+            destination=house,
+            amount=100,
+            currency=CURRENCY,
+            idempotency_key=f"bet-{n}",
+            cause=bet_event(f"r1-p{n}", 100),
+        )
+        players.append((accounts, uuid.UUID(opened.hold_id)))
+    return house, players
+
+
+def settlement(house, players, *, winners=frozenset(range(0, PLAYERS, 4)), stream_version=1):
+    """Losers' stakes go to the house; winners get the stake back plus 1:1 from the house."""
+    appends, holds, transfers = [], [], []
+    for n, (accounts, hold_id) in enumerate(players):
+        won = n in winners
+        stream = f"r1-p{n}"
+        appends.append(
+            StreamAppend(stream, stream_version, [NewEvent("test.settled", {"won": won})], {"actor": "dealer"})
+        )
+        ref = EventRef(stream, stream_version + 1)
+        holds.append(HoldSettlement(hold_id, 0 if won else 100, ref))
+        if won:
+            transfers.append(TransferSpec(house, accounts.wallet, 100, ref))
+    return {"appends": appends, "holds": holds, "transfers": transfers}
+
+
+def test_settle_batch_moves_the_house_once_and_keeps_every_invariant(round_with_bets, settings):
+    house, players = round_with_bets
+    result = settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **settlement(house, players))
+    winners = len(range(0, PLAYERS, 4))
+    assert result.events == PLAYERS
+    assert result.transfers == PLAYERS + winners
+    assert balances(house) == [(PLAYERS - winners) * 100 - winners * 100]
+    for n, (accounts, _) in enumerate(players):
+        assert balances(accounts.wallet, accounts.held) == [1_100 if n % 4 == 0 else 900, 0]
+        assert [e.type for e in read_stream(stream_id=f"r1-p{n}")] == ["test.bet_placed", "test.settled"]
+    assert currency_totals() == {CURRENCY: 0}
+    with connection.cursor() as cursor:
+        expected_balances, expected_lines = expected_projections(cursor)
+        cursor.execute("SELECT account_id, transfer_id, event_id, amount, balance_after FROM ledger_statement_line")
+        live_lines = sorted(cursor.fetchall())
+        cursor.execute("SELECT id, balance FROM ledger_account WHERE balance <> 0")
+        assert dict(cursor.fetchall()) == {a: b for a, b in expected_balances.items() if b}
+    assert live_lines == sorted(line[:5] for line in expected_lines)
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+    # The same batch again is the first result; nothing moves twice.
+    before = snapshot()
+    again = settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **settlement(house, players))
+    assert again == result
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda h, p: settlement(h, p, stream_version=0), StaleStreamVersion),
+        (
+            lambda h, p: (
+                settlement(h, p)
+                | {"transfers": [TransferSpec(p[1][0].wallet, h, 5_000, EventRef("r1-p1", 2), "side_bet")]}
+            ),
+            InsufficientFunds,
+        ),
+    ],
+)
+def test_a_refused_batch_leaves_everything_as_it_was(round_with_bets, change, error):
+    house, players = round_with_bets
+    before = snapshot()
+    with pytest.raises(error), transaction.atomic():
+        settle_batch(idempotency_key="round-1-bad", currency=CURRENCY, **change(house, players))
+    assert snapshot() == before
+
+
+def test_a_batch_cannot_resolve_a_hold_twice_or_reuse_a_key(round_with_bets):
+    house, players = round_with_bets
+    settle_batch(idempotency_key="k1", currency=CURRENCY, **settlement(house, players[:5]))
+    before = snapshot()
+    with pytest.raises(HoldAlreadyResolved), transaction.atomic():
+        settle_batch(idempotency_key="k2", currency=CURRENCY, **settlement(house, players[:5], stream_version=2))
+    with pytest.raises(IdempotencyKeyReused), transaction.atomic():
+        settle_batch(idempotency_key="k1", currency=CURRENCY, **settlement(house, players[5:10]))
+    assert snapshot() == before
+
+
+def test_a_batch_can_open_holds_for_many_players(settings):
+    house = house_account(table_id="t2", currency=CURRENCY)
+    players = [fund(f"q{n}", 300) for n in range(10)]
+    appends = [StreamAppend(f"r2-q{n}", 0, [NewEvent("test.bet_placed", {"amount": 200})]) for n in range(10)]
+    openings = [
+        HoldOpening(uuid.UUID(int=1000 + n), p.wallet, p.held, house, 200, EventRef(f"r2-q{n}", 1))
+        for n, p in enumerate(players)
+    ]
+    settle_batch(idempotency_key="bets-r2", currency=CURRENCY, appends=appends, open_holds=openings)
+    assert [balances(p.wallet, p.held) for p in players] == [[100, 200]] * 10
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+    before = snapshot()
+    overdraw = [HoldOpening(uuid.uuid4(), players[0].wallet, players[0].held, house, 101, EventRef("r2-q0", 2))]
+    with pytest.raises(InsufficientFunds), transaction.atomic():
+        settle_batch(
+            idempotency_key="bets-r2b",
+            currency=CURRENCY,
+            appends=[StreamAppend("r2-q0", 1, [NewEvent("test.bet_placed", {"amount": 101})])],
+            open_holds=overdraw,
+        )
+    assert snapshot() == before

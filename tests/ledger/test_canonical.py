@@ -1,0 +1,74 @@
+"""Canonical JSON (RFC 8785 for integer-only data), the chain hash, Merkle roots."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ledger.canonical import (
+    GENESIS_HASH,
+    NotCanonical,
+    body_from_parts,
+    canonical_json,
+    canonical_text,
+    chain_hash,
+    event_body,
+    merkle_root,
+)
+
+
+def test_canonical_json_sorts_keys_without_whitespace_utf8():
+    # RFC 8785 section 3.2.3: keys sorted, no whitespace; non-ASCII kept as UTF-8.
+    value = {"b": [1, True, None], "a": {"z": "é€", "y": -5}, "": 0}
+    assert canonical_json(value) == '{"":0,"a":{"y":-5,"z":"é€"},"b":[1,true,null]}'.encode()
+
+
+def test_canonical_json_escapes_like_jcs():
+    assert canonical_json({"k": 'q"\\\n\u0001'}) == b'{"k":"q\\"\\\\\\n\\u0001"}'
+
+
+@pytest.mark.parametrize(
+    "bad", [{"x": 1.5}, {"x": [1, {"y": 2e3}]}, {"x": float("nan")}, {1: "a", "b": 2}, {"x": object()}]
+)
+def test_values_without_canonical_form_are_refused(bad):
+    with pytest.raises(NotCanonical):
+        canonical_json(bad)
+
+
+def test_chain_hash_is_sha256_of_previous_hash_bytes_then_body():
+    body = b'{"a":1}'
+    assert chain_hash(GENESIS_HASH, body) == hashlib.sha256(bytes(32) + body).hexdigest()
+
+
+def test_merkle_root_rfc6962_shape():
+    a, b, c = (hashlib.sha256(x).hexdigest() for x in (b"a", b"b", b"c"))
+
+    def leaf(h):
+        return hashlib.sha256(b"\x00" + bytes.fromhex(h)).digest()
+
+    def node(left, right):
+        return hashlib.sha256(b"\x01" + left + right).digest()
+
+    assert merkle_root([a]) == leaf(a).hex()
+    assert merkle_root([a, b]) == node(leaf(a), leaf(b)).hex()
+    assert merkle_root([a, b, c]) == node(node(leaf(a), leaf(b)), leaf(c)).hex()
+    assert merkle_root([b, a]) != merkle_root([a, b])
+
+
+def test_the_assembled_event_body_equals_the_canonical_encoding_of_the_envelope():
+    data, metadata = {"z": [1, 'é"q'], "a": None}, {"actor": "dealer\\1", "causation_id": "7"}
+    stream, kind, at = 'round-"7"-é', "round.dealt\t", "2026-11-22T03:00:00.000001Z"
+    assembled = body_from_parts(
+        stream_json=canonical_text(stream),
+        version=12,
+        type_json=canonical_text(kind),
+        schema_version=2,
+        data_json=canonical_text(data),
+        metadata_json=canonical_text(metadata),
+        recorded_json=canonical_text(at),
+    )
+    envelope = event_body(
+        stream_id=stream, version=12, type=kind, schema_version=2, data=data, metadata=metadata, recorded_at=at
+    )
+    assert assembled == canonical_json(envelope)
