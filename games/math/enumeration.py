@@ -1,0 +1,104 @@
+"""Exhaustive enumeration of card combinations for exact RTPs (NumPy).
+
+``outcome_counts(basis)`` counts every pay-table outcome of a basis over all its
+equally likely card sets: C(52,2) hole cards, C(52,5) five-card sets, C(52,7)
+seven-card hands (133,784,560, in chunks through the batch evaluator). The
+classifier is ``games.domain.outcomes``, the same as live settlement's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from functools import cache
+from math import comb
+
+import numpy as np
+import numpy.typing as npt
+
+from games.domain.batch import evaluate_batch
+from games.domain.outcomes import CARDS_PER_BASIS, OUTCOMES, outcome_codes
+from games.domain.paytables import CATEGORIES, Basis
+
+# The published 7-card category counts (royal flushes apart), e.g. Wikipedia
+# "Poker probability", 7-card poker hands; total C(52,7) = 133,784,560.
+SEVEN_CARD_COUNTS: dict[str, int] = {
+    "royal_flush": 4_324,
+    "straight_flush": 37_260,
+    "four_of_a_kind": 224_848,
+    "full_house": 3_473_184,
+    "flush": 4_047_644,
+    "straight": 6_180_020,
+    "three_of_a_kind": 6_461_620,
+    "two_pair": 31_433_400,
+    "pair": 58_627_800,
+    "high_card": 23_294_460,
+}
+
+# The 5-card counts, total C(52,5) = 2,598,960.
+FIVE_CARD_COUNTS: dict[str, int] = {
+    "royal_flush": 4,
+    "straight_flush": 36,
+    "four_of_a_kind": 624,
+    "full_house": 3_744,
+    "flush": 5_108,
+    "straight": 10_200,
+    "three_of_a_kind": 54_912,
+    "two_pair": 123_552,
+    "pair": 1_098_240,
+    "high_card": 1_302_540,
+}
+
+
+def combinations_array(n: int, k: int) -> npt.NDArray[np.uint8]:
+    """All C(n, k) k-subsets of range(n), lexicographic, as an (C(n,k), k) array."""
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)), dtype=np.uint8)
+    return flat.reshape(-1, k)
+
+
+def seven_card_chunks(deck: int = 52) -> Iterator[npt.NDArray[np.uint8]]:
+    """Every 7-card subset of range(deck), in chunks sharing their two lowest cards."""
+    rest = deck - 2
+    tails = combinations_array(rest, 5)  # lexicographic: subsets of the top m are the last C(m,5)
+    for a in range(deck - 6):
+        for b in range(a + 1, deck - 5):
+            m = deck - 1 - b  # cards above b
+            block = tails[len(tails) - comb(m, 5) :] + np.uint8(b + 1 - (rest - m))
+            chunk = np.empty((len(block), 7), dtype=np.uint8)
+            chunk[:, 0] = a
+            chunk[:, 1] = b
+            chunk[:, 2:] = block
+            yield chunk
+
+
+def count_codes(basis: Basis, hands: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """Outcome counts (indexed like ``OUTCOMES[basis]``, plus a last slot for none)."""
+    ranks = None if basis is Basis.HOLE_CARDS else np.asarray(evaluate_batch(hands), dtype=np.int64)
+    codes = outcome_codes(basis, ranks, hands.astype(np.int64))
+    size = len(OUTCOMES[basis])
+    return np.bincount(np.where(codes < 0, size, codes), minlength=size + 1)
+
+
+@cache
+def outcome_counts(basis: Basis) -> dict[str, int]:
+    """Exact count of every outcome of ``basis`` over all its card sets (cached);
+    ``"none"`` counts the sets with no listed outcome."""
+    size = len(OUTCOMES[basis])
+    totals = np.zeros(size + 1, dtype=np.int64)
+    k = CARDS_PER_BASIS[basis]
+    if k == 7:
+        for chunk in seven_card_chunks():
+            ranks = np.asarray(evaluate_batch(chunk), dtype=np.int64)
+            # PLAYER_SEVEN outcomes are the categories: no card lookups needed.
+            totals[:size] += np.bincount(outcome_codes(basis, ranks, chunk[:, :1].astype(np.int64)), minlength=size)
+    else:
+        totals += count_codes(basis, combinations_array(52, k))
+    result = {name: int(totals[i]) for i, name in enumerate(OUTCOMES[basis])}
+    result["none"] = int(totals[size])
+    assert sum(result.values()) == comb(52, k)
+    return result
+
+
+def category_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Only the ten categories of a count table (for checks against known tables)."""
+    return {c: counts[c] for c in CATEGORIES if c in counts}
