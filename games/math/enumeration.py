@@ -2,21 +2,19 @@
 
 ``outcome_counts(basis)`` counts every pay-table outcome of a basis over all its
 equally likely card sets: C(52,2) hole cards, C(52,5) five-card sets, C(52,7)
-seven-card hands (133,784,560, in chunks through the batch evaluator). The
+seven-card hands (133,784,560, through the batch module's enumeration). The
 classifier is ``games.domain.outcomes``, the same as live settlement's.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from functools import cache
 from math import comb
 
 import numpy as np
 import numpy.typing as npt
 
-from games.domain.batch import evaluate_batch
+from games.domain.batch import all_combinations, enumerate_ranks, evaluate_batch
 from games.domain.outcomes import CARDS_PER_BASIS, OUTCOMES, outcome_codes
 from games.domain.paytables import CATEGORIES, Basis
 
@@ -50,28 +48,7 @@ FIVE_CARD_COUNTS: dict[str, int] = {
 }
 
 
-def combinations_array(n: int, k: int) -> npt.NDArray[np.uint8]:
-    """All C(n, k) k-subsets of range(n), lexicographic, as an (C(n,k), k) array."""
-    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)), dtype=np.uint8)
-    return flat.reshape(-1, k)
-
-
-def seven_card_chunks(deck: int = 52) -> Iterator[npt.NDArray[np.uint8]]:
-    """Every 7-card subset of range(deck), in chunks sharing their two lowest cards."""
-    rest = deck - 2
-    tails = combinations_array(rest, 5)  # lexicographic: subsets of the top m are the last C(m,5)
-    for a in range(deck - 6):
-        for b in range(a + 1, deck - 5):
-            m = deck - 1 - b  # cards above b
-            block = tails[len(tails) - comb(m, 5) :] + np.uint8(b + 1 - (rest - m))
-            chunk = np.empty((len(block), 7), dtype=np.uint8)
-            chunk[:, 0] = a
-            chunk[:, 1] = b
-            chunk[:, 2:] = block
-            yield chunk
-
-
-def count_codes(basis: Basis, hands: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+def count_codes(basis: Basis, hands: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
     """Outcome counts (indexed like ``OUTCOMES[basis]``, plus a last slot for none)."""
     ranks = None if basis is Basis.HOLE_CARDS else np.asarray(evaluate_batch(hands), dtype=np.int64)
     codes = outcome_codes(basis, ranks, hands.astype(np.int64))
@@ -79,22 +56,29 @@ def count_codes(basis: Basis, hands: npt.NDArray[np.uint8]) -> npt.NDArray[np.in
     return np.bincount(np.where(codes < 0, size, codes), minlength=size + 1)
 
 
+def counts_from_rank_histogram(basis: Basis, histogram: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Outcome counts from a rank histogram, for bases whose outcome is the category alone."""
+    if basis not in (Basis.PLAYER_SEVEN, Basis.COMMUNITY_FIVE):
+        raise ValueError(f"{basis.value} outcomes need the cards, not only the rank")
+    size = len(OUTCOMES[basis])
+    ranks = np.arange(1, len(histogram), dtype=np.int64)
+    codes = outcome_codes(basis, ranks, np.zeros((len(ranks), 1), dtype=np.int64))
+    counts = np.bincount(codes, weights=histogram[1:], minlength=size).astype(np.int64)
+    return np.append(counts, 0)
+
+
 @cache
 def outcome_counts(basis: Basis) -> dict[str, int]:
     """Exact count of every outcome of ``basis`` over all its card sets (cached);
-    ``"none"`` counts the sets with no listed outcome."""
-    size = len(OUTCOMES[basis])
-    totals = np.zeros(size + 1, dtype=np.int64)
+    ``"none"`` counts the sets with no listed outcome. Seven-card hands go through
+    the batch module's exhaustive rank histogram (all 133,784,560 hands)."""
     k = CARDS_PER_BASIS[basis]
     if k == 7:
-        for chunk in seven_card_chunks():
-            ranks = np.asarray(evaluate_batch(chunk), dtype=np.int64)
-            # PLAYER_SEVEN outcomes are the categories: no card lookups needed.
-            totals[:size] += np.bincount(outcome_codes(basis, ranks, chunk[:, :1].astype(np.int64)), minlength=size)
+        totals = counts_from_rank_histogram(basis, enumerate_ranks(7))
     else:
-        totals += count_codes(basis, combinations_array(52, k))
+        totals = count_codes(basis, all_combinations(52, k))
     result = {name: int(totals[i]) for i, name in enumerate(OUTCOMES[basis])}
-    result["none"] = int(totals[size])
+    result["none"] = int(totals[len(OUTCOMES[basis])])
     assert sum(result.values()) == comb(52, k)
     return result
 
