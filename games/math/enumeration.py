@@ -48,10 +48,18 @@ FIVE_CARD_COUNTS: dict[str, int] = {
 }
 
 
-def count_codes(basis: Basis, hands: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+@cache
+def _all_hands(k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """Every k-card set of the deck (k = 2 or 5) and, for five, their ranks (shared by bases)."""
+    hands = all_combinations(52, k).astype(np.int64)
+    return hands, (np.asarray(evaluate_batch(hands), dtype=np.int64) if k >= 5 else None)
+
+
+def count_codes(
+    basis: Basis, hands: npt.NDArray[np.int64], ranks: npt.NDArray[np.int64] | None
+) -> npt.NDArray[np.int64]:
     """Outcome counts (indexed like ``OUTCOMES[basis]``, plus a last slot for none)."""
-    ranks = None if basis is Basis.HOLE_CARDS else np.asarray(evaluate_batch(hands), dtype=np.int64)
-    codes = outcome_codes(basis, ranks, hands.astype(np.int64))
+    codes = outcome_codes(basis, ranks, hands)
     size = len(OUTCOMES[basis])
     return np.bincount(np.where(codes < 0, size, codes), minlength=size + 1)
 
@@ -76,7 +84,7 @@ def outcome_counts(basis: Basis) -> dict[str, int]:
     if k == 7:
         totals = counts_from_rank_histogram(basis, enumerate_ranks(7))
     else:
-        totals = count_codes(basis, all_combinations(52, k))
+        totals = count_codes(basis, *_all_hands(k))
     result = {name: int(totals[i]) for i, name in enumerate(OUTCOMES[basis])}
     result["none"] = int(totals[len(OUTCOMES[basis])])
     assert sum(result.values()) == comb(52, k)
