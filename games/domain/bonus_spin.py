@@ -8,14 +8,16 @@ implementation returns it: a trigger returns stake + fixed award + wheel award,
 anything else loses the stake.
 
 The wheel is operator data: segments with an award as a multiple of the wager
-(so one wheel serves the 1, 2 and 5 unit wagers) and an integer weight. A spin is drawn from an injected ``RandomSource`` (the secure one
-in live play) with ``randbelow(total weight)``: no modulo bias, no float.
+(so one wheel serves the 1, 2 and 5 unit wagers) and an integer weight. A spin is
+drawn from an injected ``RandomSource`` (the secure one in live play) with
+``randbelow(total weight)``: no modulo bias, no float.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from casino.errors import DomainError
 from games.domain.paytables import BONUS_SPIN_FIXED_AWARDS, BONUS_SPIN_WAGER_UNITS
@@ -70,7 +72,7 @@ class Wheel:
         """Mean award per unit of wager over one spin."""
         return Fraction(sum(s.multiple * s.weight for s in self.segments), self.total_weight)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "version": self.version,

@@ -19,6 +19,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cache
 from types import MappingProxyType
+from typing import Any
 
 from casino.errors import DomainError
 from games.domain.bonus_spin import WheelSegment, fixed_award_units, wager_units
@@ -122,7 +123,8 @@ class MainRule:
     def action(self, result: str, qualified: bool) -> Action:
         if result == "fold":
             return self.fold
-        return getattr(self, f"{result}_{'qualified' if qualified else 'unqualified'}")  # type: ignore[no-any-return]
+        action: Action = getattr(self, f"{result}_{'qualified' if qualified else 'unqualified'}")
+        return action
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,7 @@ class GameDefinition:
         """Pay table 1 of every wager that needs one."""
         return {w.name: pay_table(self.code, w.name, 1) for w in self.wagers if w.needs_pay_table}
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "game": self.code,
             "rules_version": self.rules_version,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from types import MappingProxyType
+from typing import Any
 
 from casino.errors import DomainError
 
@@ -178,7 +179,7 @@ class PayTable:
     def outcomes(self) -> Iterator[str]:
         return (outcome for outcome, _ in self.lines)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, Any]:
         """What a round records so replay never depends on today's configuration."""
         return {
             "name": self.name,

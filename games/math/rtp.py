@@ -54,11 +54,11 @@ class MainGameWager(DomainError):
 # Documented defaults for the STAX pools, in multiples of the STAX stake: typical
 # reset (seed) levels, NOT operator data. Pass ``--pool NAME=MULTIPLE`` for real ones.
 DEFAULT_POOL_VALUES: dict[str, Fraction] = {
-    STAR: Fraction(50_000),
-    SPADE: Fraction(5_000),
-    HEART: Fraction(1_000),
-    DIAMOND: Fraction(200),
-    CLUB: Fraction(100),
+    STAR: Fraction(10_000),
+    SPADE: Fraction(1_000),
+    HEART: Fraction(250),
+    DIAMOND: Fraction(100),
+    CLUB: Fraction(50),
 }
 DEFAULT_CONTRIBUTION_RATE = Fraction(15, 100)
 

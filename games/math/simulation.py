@@ -103,10 +103,7 @@ def settle_batch(
         rule = wager.main_rule
         if rule is None:
             continue
-        if wager.kind is WagerKind.DECISION:
-            stake = multiplier.astype(np.float64)
-        else:
-            stake = np.ones(len(player_rank))
+        stake = multiplier.astype(np.float64) if wager.kind is WagerKind.DECISION else np.ones(len(player_rank))
         if wager.name in tables:
             lut = np.array([float(tables[wager.name].pay_for(c).return_multiple) for c in CATEGORIES])
             table_factor = lut[cats]
@@ -155,8 +152,8 @@ def simulate(
         dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
         multiplier, folded = decide(Deal(player, dealer, board, player_rank))
         settled = settle_batch(definition, tables, player_rank, dealer_rank, multiplier, folded)
-        staked = sum(s for s, _ in settled.values())
-        returned = sum(r for _, r in settled.values())
+        staked: FloatArray = np.sum([s for s, _ in settled.values()], axis=0)
+        returned: FloatArray = np.sum([r for _, r in settled.values()], axis=0)
         net = returned - staked
         sums["net"] += float(net.sum())
         sums["net2"] += float((net * net).sum())

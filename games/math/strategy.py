@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -113,10 +113,9 @@ def flop_raise(player: IntArray, flop: IntArray) -> BoolArray:
     return made | _hidden_pair(player, flop) | pocket | (four_flush & hidden_ten)
 
 
-def dealer_outs(player: IntArray, board: IntArray, player_rank: IntArray) -> IntArray:
-    """Per round, how many of the 45 unseen cards would give the dealer (board plus
-    that card) a hand that beats the player's: the UTH river "dealer outs". A card
-    that only ties is not an out (a tie pushes every main wager)."""
+def outs(player: IntArray, board: IntArray, player_rank: IntArray) -> tuple[IntArray, IntArray]:
+    """Per round, of the 45 unseen cards, how many would give the dealer (board plus
+    that card) a hand that beats the player's, and how many one that ties it."""
     n = len(player)
     known = np.zeros((n, 52), dtype=bool)
     rows = np.arange(n)[:, None]
@@ -127,7 +126,13 @@ def dealer_outs(player: IntArray, board: IntArray, player_rank: IntArray) -> Int
     six[:, :, :5] = board[:, None, :]
     six[:, :, 5] = unseen
     ranks = np.asarray(evaluate_batch(six.reshape(n * 45, 6)), dtype=np.int64).reshape(n, 45)
-    return (ranks > player_rank[:, None]).sum(axis=1)
+    return (ranks > player_rank[:, None]).sum(axis=1), (ranks == player_rank[:, None]).sum(axis=1)
+
+
+def dealer_outs(player: IntArray, board: IntArray, player_rank: IntArray) -> IntArray:
+    """The UTH river "dealer outs": unseen cards that, with the board, beat the
+    player. A card that only ties is not an out (a tie pushes every main wager)."""
+    return outs(player, board, player_rank)[0]
 
 
 def river_call(player: IntArray, board: IntArray, player_rank: IntArray) -> BoolArray:
@@ -190,9 +195,9 @@ def flush_draw(player: IntArray, five: IntArray) -> IntArray:
     return np.where(counts.max(axis=1) >= 4, 2, np.where(backdoor, 1, 0))
 
 
-CH_SUIT_CLASSES = 6
-CH_KEY_SIZE = 13**5 * CH_SUIT_CLASSES
-CH_COARSE_SIZE = 3 * 13 * 13 * 3 * 3
+SUIT_CLASSES = 6
+FLOP_KEY_SIZE = 13**5 * SUIT_CLASSES
+FLOP_COARSE_SIZE = 3 * 13 * 13 * 3 * 3
 
 
 def suit_class(player: IntArray, flop: IntArray) -> IntArray:
@@ -217,8 +222,8 @@ def suit_class(player: IntArray, flop: IntArray) -> IntArray:
     return best
 
 
-def ch_keys(player: IntArray, flop: IntArray) -> tuple[IntArray, IntArray]:
-    """Casino Hold'em flop classes: (fine, coarse) keys per round.
+def flop_keys(player: IntArray, flop: IntArray) -> tuple[IntArray, IntArray]:
+    """Flop classes (Casino Hold'em call, UTH 2x): (fine, coarse) keys per round.
 
     Fine: the exact ranks (two hole cards, sorted; three flop cards, sorted) and the
     flush picture (``suit_class``): pairs and straight draws follow from the ranks.
@@ -233,22 +238,22 @@ def ch_keys(player: IntArray, flop: IntArray) -> tuple[IntArray, IntArray]:
     coarse = (((made * 13 + hole[:, 1]) * 13 + hole[:, 0]) * 3 + flush_draw(player, five)) * 3 + straight_draw(five)
     shown = np.sort(_ranks(flop), axis=1) - 2
     ranks = (((hole[:, 1] * 13 + hole[:, 0]) * 13 + shown[:, 2]) * 13 + shown[:, 1]) * 13 + shown[:, 0]
-    return ranks * CH_SUIT_CLASSES + suit_class(player, flop), coarse
+    return ranks * SUIT_CLASSES + suit_class(player, flop), coarse
 
 
 @dataclass(frozen=True)
 class CallTable:
-    """Which Casino Hold'em flop classes call: per fine class, or per coarse class
-    where the fine class had too few training rounds."""
+    """Which flop classes call (raise): per fine class, or per coarse class where
+    the fine class had too few training rounds."""
 
-    fine: BoolArray  # CH_KEY_SIZE (calls where known)
+    fine: BoolArray  # FLOP_KEY_SIZE (calls where known)
     fine_known: BoolArray
-    coarse: BoolArray  # CH_COARSE_SIZE
+    coarse: BoolArray  # FLOP_COARSE_SIZE
     rounds: int
     seed: int
 
     def calls(self, player: IntArray, flop: IntArray) -> BoolArray:
-        fine, coarse = ch_keys(player, flop)
+        fine, coarse = flop_keys(player, flop)
         return np.where(self.fine_known[fine], self.fine[fine], self.coarse[coarse])
 
     def to_json(self) -> str:
@@ -257,7 +262,7 @@ class CallTable:
                 "description": "Casino Hold'em call table: see games.math.strategy.train_ch_call_table",
                 "rounds": self.rounds,
                 "seed": self.seed,
-                "min_fine_rounds": CH_MIN_FINE_ROUNDS,
+                "min_fine_rounds": MIN_CLASS_ROUNDS,
                 "fine_call": _bits(self.fine),
                 "fine_known": _bits(self.fine_known),
                 "coarse_call": _bits(self.coarse),
@@ -268,9 +273,9 @@ class CallTable:
     def from_json(text: str) -> CallTable:
         data = json.loads(text)
         return CallTable(
-            fine=_unbits(data["fine_call"], CH_KEY_SIZE),
-            fine_known=_unbits(data["fine_known"], CH_KEY_SIZE),
-            coarse=_unbits(data["coarse_call"], CH_COARSE_SIZE),
+            fine=_unbits(data["fine_call"], FLOP_KEY_SIZE),
+            fine_known=_unbits(data["fine_known"], FLOP_KEY_SIZE),
+            coarse=_unbits(data["coarse_call"], FLOP_COARSE_SIZE),
             rounds=int(data["rounds"]),
             seed=int(data["seed"]),
         )
@@ -285,8 +290,72 @@ def _unbits(text: str, size: int) -> BoolArray:
     return np.unpackbits(raw)[:size].astype(bool)
 
 
-CH_MIN_FINE_ROUNDS = 200
+MIN_CLASS_ROUNDS = 200
 CH_TABLE_PATH = Path(__file__).with_name("data") / "ch_call_table.json"
+
+
+class _ClassMeans:
+    """Running sums per class of a decision's gain (positive: take the action)."""
+
+    def __init__(self, size: int) -> None:
+        self.total = np.zeros(size)
+        self.count = np.zeros(size, dtype=np.int64)
+
+    def add(self, keys: IntArray, gain: npt.NDArray[np.float64]) -> None:
+        self.total += np.bincount(keys, weights=gain, minlength=len(self.total))
+        self.count += np.bincount(keys, minlength=len(self.count))
+
+    def decide(self, default: bool = True) -> BoolArray:
+        return np.where(self.count > 0, self.total > 0, default)
+
+
+class _FlopMeans:
+    def __init__(self) -> None:
+        self.fine = _ClassMeans(FLOP_KEY_SIZE)
+        self.coarse = _ClassMeans(FLOP_COARSE_SIZE)
+
+    def add(self, player: IntArray, flop: IntArray, gain: npt.NDArray[np.float64]) -> None:
+        fine, coarse = flop_keys(player, flop)
+        self.fine.add(fine, gain)
+        self.coarse.add(coarse, gain)
+
+    def table(self, rounds: int, seed: int) -> CallTable:
+        known = self.fine.count >= MIN_CLASS_ROUNDS
+        return CallTable(self.fine.decide() & known, known, self.coarse.decide(), rounds, seed)
+
+
+def _training_batches(
+    game_code: str, rounds: int, seed: int, batch: int, progress: Callable[[int], None] | None
+) -> Iterator[tuple[Deal, IntArray, Callable[[int], npt.NDArray[np.float64]]]]:
+    """Dealt batches with the dealer's ranks and ``net(multiplier)``: each round's net
+    (in antes) had the player called ``multiplier`` x ante, settled by the game's
+    own rule tables."""
+    from games.domain.house_games import game
+    from games.math.simulation import deal_batch, settle_batch
+
+    definition = game(game_code)
+    tables = definition.default_pay_tables()
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < rounds:
+        n = min(batch, rounds - done)
+        cards = deal_batch(rng, n)
+        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
+        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
+        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
+
+        def net(
+            multiplier: int, pr: IntArray = player_rank, dr: IntArray = dealer_rank, size: int = n
+        ) -> npt.NDArray[np.float64]:
+            settled = settle_batch(
+                definition, tables, pr, dr, np.full(size, multiplier, dtype=np.int64), np.zeros(size, dtype=bool)
+            )
+            return sum((r - s for s, r in settled.values()), start=np.zeros(size))
+
+        yield Deal(player, dealer, board, player_rank), dealer_rank, net
+        done += n
+        if progress is not None:
+            progress(done)
 
 
 def train_ch_call_table(
@@ -296,41 +365,192 @@ def train_ch_call_table(
 
     Every round is played as a call; per flop class the mean net of calling (in
     antes) is compared with folding's -1 and the class calls when calling is
-    better. Classes with fewer than ``CH_MIN_FINE_ROUNDS`` rounds fall back to
+    better. Classes with fewer than ``MIN_CLASS_ROUNDS`` rounds fall back to
     their coarse class. Settlement is the game definition's own (``settle_batch``)."""
-    from games.domain.house_games import CASINO_HOLDEM
-    from games.math.simulation import deal_batch, settle_batch
+    means = _FlopMeans()
+    for deal, _, net in _training_batches("casino_holdem", rounds, seed, batch, progress):
+        means.add(deal.player, deal.board[:, :3], net(2) + 1.0)
+    return means.table(rounds, seed)
 
-    tables = CASINO_HOLDEM.default_pay_tables()
-    rng = np.random.default_rng(seed)
-    fine_sum = np.zeros(CH_KEY_SIZE)
-    fine_n = np.zeros(CH_KEY_SIZE, dtype=np.int64)
-    coarse_sum = np.zeros(CH_COARSE_SIZE)
-    coarse_n = np.zeros(CH_COARSE_SIZE, dtype=np.int64)
-    done = 0
-    while done < rounds:
-        n = min(batch, rounds - done)
-        cards = deal_batch(rng, n)
-        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
-        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
-        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
-        settled = settle_batch(
-            CASINO_HOLDEM, tables, player_rank, dealer_rank, np.full(n, 2, dtype=np.int64), np.zeros(n, dtype=bool)
+
+RIVER_TIE_CAP = 15
+RIVER_KEY_SIZE = 46 * (RIVER_TIE_CAP + 1) * len(CATEGORIES) * 2
+PREFLOP_KEY_SIZE = 13 * 13 * 2
+UTH_TABLE_PATH = Path(__file__).with_name("data") / "uth_table.json"
+
+
+def river_keys(player: IntArray, board: IntArray, player_rank: IntArray) -> IntArray:
+    """UTH river classes: dealer outs that beat the player, outs that tie (capped),
+    the player's category and whether the board alone holds a pair (the dealer then
+    qualifies for sure)."""
+    beat, tie = outs(player, board, player_rank)
+    paired = (_board_category(board) != HIGH_CARD).astype(np.int64)
+    return (
+        (beat * (RIVER_TIE_CAP + 1) + np.minimum(tie, RIVER_TIE_CAP)) * len(CATEGORIES) + categories(player_rank)
+    ) * 2 + paired
+
+
+def preflop_keys(player: IntArray) -> IntArray:
+    ranks = np.sort(_ranks(player), axis=1) - 2
+    suits = _suit_codes(player)
+    return (ranks[:, 1] * 13 + ranks[:, 0]) * 2 + (suits[:, 0] == suits[:, 1])
+
+
+@dataclass(frozen=True)
+class UthTable:
+    """The ``uth_table`` strategy: 4x per preflop class, 2x per flop class, 1x per
+    river class (unknown river classes: the basic rule)."""
+
+    preflop: BoolArray
+    flop: CallTable
+    river: BoolArray
+    river_known: BoolArray
+    rounds: tuple[int, int, int]
+    seed: int
+
+    def decide(self, deal: Deal) -> tuple[IntArray, BoolArray]:
+        n = len(deal.player)
+        multiplier = np.zeros(n, dtype=np.int64)
+        pre = self.preflop[preflop_keys(deal.player)]
+        multiplier[pre] = 4
+        rest = np.nonzero(~pre)[0]
+        flop = self.flop.calls(deal.player[rest], deal.board[rest, :3])
+        multiplier[rest[flop]] = 2
+        rest = rest[~flop]
+        river = np.zeros(len(rest), dtype=bool)
+        for start in range(0, len(rest), OUTS_CHUNK):
+            index = rest[start : start + OUTS_CHUNK]
+            river[start : start + len(index)] = self.river_call(
+                deal.player[index], deal.board[index], deal.player_rank[index]
+            )
+        multiplier[rest[river]] = 1
+        folded = np.zeros(n, dtype=bool)
+        folded[rest[~river]] = True
+        return multiplier, folded
+
+    def river_call(self, player: IntArray, board: IntArray, player_rank: IntArray) -> BoolArray:
+        keys = river_keys(player, board, player_rank)
+        known = self.river_known[keys]
+        call = self.river[keys]
+        if not known.all():
+            call[~known] = river_call(player[~known], board[~known], player_rank[~known])
+        return call
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "description": "UTH strategy table: see games.math.strategy.train_uth_table",
+                "rounds": list(self.rounds),
+                "seed": self.seed,
+                "preflop_raise": _bits(self.preflop),
+                "flop": json.loads(self.flop.to_json()),
+                "river_call": _bits(self.river),
+                "river_known": _bits(self.river_known),
+            }
         )
-        net = sum(r - s for s, r in settled.values())
-        fine, coarse = ch_keys(player, board[:, :3])
-        fine_sum += np.bincount(fine, weights=net, minlength=CH_KEY_SIZE)
-        fine_n += np.bincount(fine, minlength=CH_KEY_SIZE)
-        coarse_sum += np.bincount(coarse, weights=net, minlength=CH_COARSE_SIZE)
-        coarse_n += np.bincount(coarse, minlength=CH_COARSE_SIZE)
-        done += n
-        if progress is not None:
-            progress(done)
-    fold_value = -1.0
-    fine_known = fine_n >= CH_MIN_FINE_ROUNDS
-    fine_call = fine_sum > fold_value * fine_n
-    coarse_call = (coarse_sum > fold_value * coarse_n) | (coarse_n == 0)
-    return CallTable(fine_call & fine_known, fine_known, coarse_call, rounds, seed)
+
+    @staticmethod
+    def from_json(text: str) -> UthTable:
+        data = json.loads(text)
+        rounds = data["rounds"]
+        return UthTable(
+            preflop=_unbits(data["preflop_raise"], PREFLOP_KEY_SIZE),
+            flop=CallTable.from_json(json.dumps(data["flop"])),
+            river=_unbits(data["river_call"], RIVER_KEY_SIZE),
+            river_known=_unbits(data["river_known"], RIVER_KEY_SIZE),
+            rounds=(int(rounds[0]), int(rounds[1]), int(rounds[2])),
+            seed=int(data["seed"]),
+        )
+
+
+def train_uth_table(
+    rounds: tuple[int, int, int],
+    seed: int,
+    *,
+    batch: int = 200_000,
+    progress: Callable[[str, int], None] | None = None,
+) -> UthTable:
+    """Derive the ``uth_table`` strategy from simulated rounds, street by street from
+    the river back (each pass on fresh rounds from ``seed``, ``seed + 1``, ``seed + 2``):
+
+    1. river: rounds the basic rules would check twice; a class calls 1x when the
+       mean of (net of calling 1x) + 2 (folding loses ante and ante plus) is positive;
+    2. flop: rounds the basic rules would check preflop; a class calls 2x when the
+       mean of (net of 2x) - (value of the learned river decision) is positive;
+    3. preflop: every round; a class calls 4x when the mean of (net of 4x) - (value
+       of the learned flop and river decisions) is positive.
+
+    Settlement is the game definition's own (``settle_batch``)."""
+
+    def report(stage: str) -> Callable[[int], None] | None:
+        return None if progress is None else (lambda done: progress(stage, done))
+
+    def river_value(
+        deal: Deal, index: IntArray, table: UthTable | None, one: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        value = np.full(len(index), -2.0)
+        for start in range(0, len(index), OUTS_CHUNK):
+            chunk = index[start : start + OUTS_CHUNK]
+            assert table is not None
+            call = table.river_call(deal.player[chunk], deal.board[chunk], deal.player_rank[chunk])
+            value[start : start + len(chunk)] = np.where(call, one[chunk], -2.0)
+        return value
+
+    river = _ClassMeans(RIVER_KEY_SIZE)
+    for deal, _, net in _training_batches("uth", rounds[0], seed, batch, report("river")):
+        reach = np.nonzero(~preflop_raise(deal.player) & ~flop_raise(deal.player, deal.board[:, :3]))[0]
+        gain = net(1)[reach] + 2.0
+        for start in range(0, len(reach), OUTS_CHUNK):
+            chunk = reach[start : start + OUTS_CHUNK]
+            river.add(
+                river_keys(deal.player[chunk], deal.board[chunk], deal.player_rank[chunk]),
+                gain[start : start + len(chunk)],
+            )
+    river_known = river.count >= MIN_CLASS_ROUNDS
+    empty_flop = CallTable(
+        np.zeros(FLOP_KEY_SIZE, dtype=bool),
+        np.zeros(FLOP_KEY_SIZE, dtype=bool),
+        np.zeros(FLOP_COARSE_SIZE, dtype=bool),
+        0,
+        seed,
+    )
+    table = UthTable(
+        np.zeros(PREFLOP_KEY_SIZE, dtype=bool),
+        empty_flop,
+        river.decide() & river_known,
+        river_known,
+        (rounds[0], 0, 0),
+        seed,
+    )
+
+    flop = _FlopMeans()
+    for deal, _, net in _training_batches("uth", rounds[1], seed + 1, batch, report("flop")):
+        reach = np.nonzero(~preflop_raise(deal.player))[0]
+        gain = net(2)[reach] - river_value(deal, reach, table, net(1))
+        flop.add(deal.player[reach], deal.board[reach, :3], gain)
+    table = UthTable(
+        table.preflop, flop.table(rounds[1], seed + 1), table.river, table.river_known, (rounds[0], rounds[1], 0), seed
+    )
+
+    preflop = _ClassMeans(PREFLOP_KEY_SIZE)
+    for deal, _, net in _training_batches("uth", rounds[2], seed + 2, batch, report("preflop")):
+        everyone = np.arange(len(deal.player))
+        two, one = net(2), net(1)
+        flop_call = table.flop.calls(deal.player, deal.board[:, :3])
+        checked = np.nonzero(~flop_call)[0]
+        value = two.copy()
+        value[checked] = river_value(deal, checked, table, one)
+        preflop.add(preflop_keys(deal.player[everyone]), net(4) - value)
+    return UthTable(preflop.decide(default=False), table.flop, table.river, table.river_known, rounds, seed)
+
+
+@cache
+def uth_strategy_table() -> UthTable:
+    return UthTable.from_json(UTH_TABLE_PATH.read_text())
+
+
+def uth_table(deal: Deal) -> tuple[IntArray, BoolArray]:
+    return uth_strategy_table().decide(deal)
 
 
 @cache
@@ -376,8 +596,8 @@ def always_call(deal: Deal) -> tuple[IntArray, BoolArray]:
 
 
 STRATEGIES: dict[str, dict[str, Strategy]] = {
-    "uth": {"uth_basic": uth_basic, "always_max": always_max},
-    "xtreme": {"uth_basic": uth_basic, "always_max": always_max},
+    "uth": {"uth_table": uth_table, "uth_basic": uth_basic, "always_max": always_max},
+    "xtreme": {"uth_table": uth_table, "uth_basic": uth_basic, "always_max": always_max},
     "casino_holdem": {"ch_table": ch_table, "ch_basic": ch_basic, "always_call": always_call},
 }
 DEFAULT_STRATEGY = {"uth": "uth_basic", "xtreme": "uth_basic", "casino_holdem": "ch_table"}

@@ -20,7 +20,15 @@ def test_full_deck_is_52_distinct_cards_in_index_order():
 
 @pytest.mark.parametrize(
     ("text", "rank", "suit"),
-    [("As", 14, "s"), ("Kh", 13, "h"), ("Qd", 12, "d"), ("Jc", 11, "c"), ("Td", 10, "d"), ("9c", 9, "c"), ("2s", 2, "s")],
+    [
+        ("As", 14, "s"),
+        ("Kh", 13, "h"),
+        ("Qd", 12, "d"),
+        ("Jc", 11, "c"),
+        ("Td", 10, "d"),
+        ("9c", 9, "c"),
+        ("2s", 2, "s"),
+    ],
 )
 def test_parse_and_print_round_trip(text, rank, suit):
     card = parse_card(text)
@@ -30,7 +38,9 @@ def test_parse_and_print_round_trip(text, rank, suit):
     assert Card(rank, suit) is card
 
 
-@pytest.mark.parametrize(("text", "canonical"), [("as", "As"), ("AS", "As"), ("10h", "Th"), ("tD", "Td"), (" 9c ", "9c")])
+@pytest.mark.parametrize(
+    ("text", "canonical"), [("as", "As"), ("AS", "As"), ("10h", "Th"), ("tD", "Td"), (" 9c ", "9c")]
+)
 def test_lenient_input_prints_canonically(text, canonical):
     assert str(parse_card(text)) == canonical
 

@@ -31,7 +31,8 @@ def test_call_is_twice_the_ante_and_fold_is_the_timeout_default():
     s = settle("As Ad", "Kc Kd", "Ah 7d 9s 2c 4h", CALL, ante=100)
     assert s.wager("call").stake == 200
     play = resolve_decisions(CASINO_HOLDEM, {})
-    assert play.folded and play.decisions[0].auto
+    assert play.folded
+    assert play.decisions[0].auto
     with pytest.raises(OptionNotOffered):
         resolve_decisions(CASINO_HOLDEM, {"flop": "check"})
 
@@ -100,7 +101,8 @@ def test_every_ante_line_against_a_qualified_dealer(player, board, category, ant
     dealer = next(d for d in ("4s 4c", "6c 6d", "7d 7s") if not set(d.split()) & set((player + " " + board).split()))
     s = settle(player, dealer, board, CALL, ante=100)
     assert s.player.category.value == category
-    assert s.result == "win" and s.dealer_qualifies
+    assert s.result == "win"
+    assert s.dealer_qualifies
     assert s.wager("ante").returned == ante_returned
     assert s.wager("call").returned == 400
 

@@ -55,7 +55,8 @@ def test_amounts_never_negative_push_returns_stake_loss_returns_nothing(args):
         result = settle(game, cards, stakes, tables, play)
         for wager in result.wagers:
             assert wager.returned >= 0
-            assert wager.rounding_kept >= 0 and wager.rounding_kept < 1
+            assert wager.rounding_kept >= 0
+            assert wager.rounding_kept < 1
             if wager.outcome == "push":
                 assert wager.returned == wager.stake
             if wager.outcome == "lose":

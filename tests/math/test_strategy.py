@@ -10,8 +10,8 @@ from games.domain.evaluator import rank_of
 from games.math.strategy import (
     ch_call,
     ch_call_table,
-    ch_keys,
     dealer_outs,
+    flop_keys,
     flop_raise,
     preflop_raise,
     river_call,
@@ -118,5 +118,6 @@ def test_casino_holdem_table_calls_the_obvious_and_folds_the_hopeless():
     assert table.calls(idx("As Ad"), idx("Ah 7d 2c"))[0]
     assert table.calls(idx("Kc Kd"), idx("Ah 7d 2c"))[0]
     assert not table.calls(idx("3c 2d"), idx("Ah Kd 9s"))[0]
-    fine, coarse = ch_keys(idx("3c 2d"), idx("Ah Kd 9s"))
-    assert 0 <= fine[0] < len(table.fine) and 0 <= coarse[0] < len(table.coarse)
+    fine, coarse = flop_keys(idx("3c 2d"), idx("Ah Kd 9s"))
+    assert 0 <= fine[0] < len(table.fine)
+    assert 0 <= coarse[0] < len(table.coarse)
