@@ -81,10 +81,7 @@ def outcome_counts(basis: Basis) -> dict[str, int]:
     ``"none"`` counts the sets with no listed outcome. Seven-card hands go through
     the batch module's exhaustive rank histogram (all 133,784,560 hands)."""
     k = CARDS_PER_BASIS[basis]
-    if k == 7:
-        totals = counts_from_rank_histogram(basis, enumerate_ranks(7))
-    else:
-        totals = count_codes(basis, *_all_hands(k))
+    totals = counts_from_rank_histogram(basis, enumerate_ranks(7)) if k == 7 else count_codes(basis, *_all_hands(k))
     result = {name: int(totals[i]) for i, name in enumerate(OUTCOMES[basis])}
     result["none"] = int(totals[len(OUTCOMES[basis])])
     assert sum(result.values()) == comb(52, k)
