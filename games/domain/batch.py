@@ -13,7 +13,7 @@ cards above c2, which is a contiguous tail of the precomputed list of all
 
 from __future__ import annotations
 
-import itertools
+import functools
 from collections.abc import Callable
 from math import comb
 
@@ -50,6 +50,27 @@ def evaluate_batch(hands: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     return ranks
 
 
+def random_hands(rng: np.random.Generator, count: int, k: int = 7) -> npt.NDArray[np.int8]:
+    """``count`` hands of ``k`` distinct cards, each uniformly random (for simulations and checks).
+
+    Draws k independent uniform cards per row and redraws the rows that repeat a
+    card: the kept rows are uniform over ordered k-tuples of distinct cards. For
+    k > 12 (where most rows would be redrawn) each row is a random permutation's prefix.
+    """
+    if not 0 <= k <= 52:
+        raise ValueError("k must be in 0..52")
+    if k > 12:
+        return np.argsort(rng.random((count, 52)), axis=1)[:, :k].astype(np.int8)
+    hands = rng.integers(0, 52, size=(count, k), dtype=np.int8)
+    redo = np.arange(count)
+    while True:
+        ordered = np.sort(hands[redo], axis=1)
+        redo = redo[np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)]
+        if redo.size == 0:
+            return hands
+        hands[redo] = rng.integers(0, 52, size=(redo.size, k), dtype=np.int8)
+
+
 def validate_hands(hands: npt.ArrayLike) -> None:
     """Raise ``ValueError`` if any row repeats a card."""
     array = np.sort(np.asarray(hands), axis=1)
@@ -70,10 +91,27 @@ def category_counts(rank_counts: npt.ArrayLike) -> dict[Category, int]:
 
 
 def all_combinations(n_cards: int, k: int) -> npt.NDArray[np.int8]:
-    """Every k-subset of 0..n_cards-1 in lexicographic order, as an (C(n, k), k) int8 array."""
-    count = comb(n_cards, k)
-    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n_cards), k)), np.int8, count * k)
-    return flat.reshape(count, k)
+    """Every k-subset of 0..n_cards-1 in lexicographic order, as a read-only (C(n, k), k) int8 array."""
+    if not 0 <= k <= n_cards <= 127:
+        raise ValueError("need 0 <= k <= n_cards <= 127")
+    return _combinations(n_cards, k)
+
+
+@functools.lru_cache(maxsize=8)
+def _combinations(n: int, k: int) -> npt.NDArray[np.int8]:
+    # Extend every (j)-subset, in order, by each larger element, in order: the result stays lexicographic.
+    result = np.zeros((1, 0), dtype=np.int8)
+    last = np.full(1, -1, dtype=np.int32)
+    for j in range(k):
+        extensions = (n - (k - j - 1)) - (last + 1)  # leave room for the elements still to come
+        keep = extensions > 0
+        result, last, extensions = result[keep], last[keep], extensions[keep]
+        rows = np.repeat(np.arange(len(result), dtype=np.int32), extensions)
+        offsets = np.arange(len(rows), dtype=np.int32) - np.repeat(np.cumsum(extensions) - extensions, extensions)
+        last = last[rows] + 1 + offsets
+        result = np.concatenate([result[rows], last[:, None].astype(np.int8)], axis=1)
+    result.flags.writeable = False
+    return result
 
 
 def enumerate_ranks(
@@ -90,13 +128,17 @@ def enumerate_ranks(
     t = tables()
     tail_k = k - 2
     tails = all_combinations(52, tail_k)
-    tail_idx = tails.astype(np.intp)
-    tail_rank_key = t.card_rank_key[tail_idx].sum(axis=1, dtype=np.int32)
-    tail_suit_key = t.card_suit_key[tail_idx].sum(axis=1, dtype=np.int16)
-    # Per suit, the rank bits of the tail's cards of that suit (for flush hands only).
-    tail_suit_mask = np.stack(
-        [np.where(t.card_suit[tail_idx] == s, t.card_bit[tail_idx], 0).sum(axis=1) for s in range(4)]
-    ).astype(np.int16)
+    # Column by column, so the temporaries stay one column wide (the tails are 2.6 M rows for k = 7).
+    tail_rank_key = np.zeros(len(tails), dtype=np.int32)
+    tail_suit_key = np.zeros(len(tails), dtype=np.int16)
+    tail_suit_mask = np.zeros((4, len(tails)), dtype=np.int16)  # per suit, the rank bits of the tail's cards
+    suit_bits = np.zeros((4, 52), dtype=np.int16)
+    suit_bits[t.card_suit, np.arange(52)] = t.card_bit
+    for column in tails.T:
+        tail_rank_key += t.card_rank_key[column]
+        tail_suit_key += t.card_suit_key[column].astype(np.int16)
+        for suit in range(4):
+            tail_suit_mask[suit] |= suit_bits[suit][column]
     # Start row of the tails whose lowest card is c (tails are in lexicographic order).
     starts = np.searchsorted(tails[:, 0], np.arange(53))
     table = t.nonflush[k]
@@ -130,7 +172,37 @@ def expected_hand_count(k: int) -> int:
     return comb(52, k)
 
 
+# The published counts (e.g. Wikipedia, "Poker probability"), used only to check enumerations.
+PUBLISHED_CATEGORY_COUNTS: dict[int, dict[Category, int]] = {
+    5: {
+        Category.ROYAL_FLUSH: 4,
+        Category.STRAIGHT_FLUSH: 36,
+        Category.FOUR_OF_A_KIND: 624,
+        Category.FULL_HOUSE: 3_744,
+        Category.FLUSH: 5_108,
+        Category.STRAIGHT: 10_200,
+        Category.THREE_OF_A_KIND: 54_912,
+        Category.TWO_PAIR: 123_552,
+        Category.PAIR: 1_098_240,
+        Category.HIGH_CARD: 1_302_540,
+    },
+    7: {
+        Category.ROYAL_FLUSH: 4_324,
+        Category.STRAIGHT_FLUSH: 37_260,
+        Category.FOUR_OF_A_KIND: 224_848,
+        Category.FULL_HOUSE: 3_473_184,
+        Category.FLUSH: 4_047_644,
+        Category.STRAIGHT: 6_180_020,
+        Category.THREE_OF_A_KIND: 6_461_620,
+        Category.TWO_PAIR: 31_433_400,
+        Category.PAIR: 58_627_800,
+        Category.HIGH_CARD: 23_294_460,
+    },
+}
+
+
 __all__ = [
+    "PUBLISHED_CATEGORY_COUNTS",
     "Tables",
     "all_combinations",
     "categories_of",
@@ -138,5 +210,6 @@ __all__ = [
     "enumerate_ranks",
     "evaluate_batch",
     "expected_hand_count",
+    "random_hands",
     "validate_hands",
 ]

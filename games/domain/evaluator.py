@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations, combinations_with_replacement
+from itertools import combinations_with_replacement
 from typing import Final
 
 import numpy as np
@@ -199,12 +200,13 @@ class Tables:
 
 def _multisets(n: int) -> npt.NDArray[np.int64]:
     """Rank counts (rows of 13, by rank - 2) of every multiset of n ranks with at most four of each."""
-    rows = [
-        np.bincount(np.array(combo), minlength=13)
-        for combo in combinations_with_replacement(range(13), n)
-        if max(Counter(combo).values()) <= 4
-    ]
-    return np.array(rows, dtype=np.int64)
+    counts = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(13):
+        totals = counts.sum(axis=1)
+        counts = np.concatenate(
+            [np.column_stack([counts[totals + c <= n], np.full((totals + c <= n).sum(), c)]) for c in range(5)]
+        )
+    return counts[counts.sum(axis=1) == n]
 
 
 @functools.cache
@@ -362,8 +364,10 @@ def category_of_rank(rank: int) -> Category:
 
 
 def _significance_order(five: Sequence[Card], category: Category) -> tuple[Card, ...]:
-    counts = Counter(card.rank for card in five)
-    ordered = sorted(five, key=lambda card: (counts[card.rank], card.rank, -card.index), reverse=True)
+    counts: dict[int, int] = {}
+    for card in five:
+        counts[card.rank] = counts.get(card.rank, 0) + 1
+    ordered = sorted(five, key=lambda card: (counts[card._rank], card._rank, -card._index), reverse=True)
     if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH) and ordered[0].rank == 14 and ordered[1].rank == 5:
         ordered = [*ordered[1:], ordered[0]]  # the wheel: 5-4-3-2-A
     return tuple(ordered)
@@ -381,12 +385,29 @@ def evaluate(cards: Iterable[Card | str] | str) -> HandValue:
         raise ValueError(f"a hand has 5, 6 or 7 cards, not {len(hand)}")
     rank = rank_of(hand)
     category = category_of_rank(rank)
-    if len(hand) == 5:
-        five: tuple[Card, ...] = hand
-    else:
-        ordered = sorted(hand, key=lambda card: (-card.rank, card.index))
-        five = next(combo for combo in combinations(ordered, 5) if rank_indices([c.index for c in combo]) == rank)
+    five = hand if len(hand) == 5 else _cards_of_class(hand, rank)
     return HandValue(category=category, rank=rank, best_five=_significance_order(five, category))
+
+
+_BY_INDEX = operator.attrgetter("_index")
+
+
+def _cards_of_class(hand: Sequence[Card], rank: int) -> tuple[Card, ...]:
+    """Five cards of ``hand`` whose value is ``rank`` (the hand's best), lower suit positions first.
+
+    A suited class takes its ranks from the flush suit. An unsuited class can take
+    any cards of its ranks: if they happened to share a suit the hand would hold a
+    flush, which beats every unsuited class a 7-card hand with a flush can make.
+    """
+    class_ranks, suited = five_card_classes()[rank - 1]
+    if suited:
+        suit = Counter(card.suit for card in hand).most_common(1)[0][0]
+        by_rank = {card.rank: card for card in hand if card.suit == suit}
+        return tuple(by_rank[r] for r in class_ranks)
+    pools: dict[int, list[Card]] = {}
+    for card in sorted(hand, key=_BY_INDEX):
+        pools.setdefault(card.rank, []).append(card)
+    return tuple(pools[r].pop(0) for r in class_ranks)
 
 
 # Module-level fast references, filled on first use (keeps import cheap; builds in about a second).

@@ -229,3 +229,19 @@ def test_bad_input_is_refused():
     for size in ("As Ks Qs Js", "As Ks Qs Js Ts 9s 8s 7s"):
         with pytest.raises(ValueError, match="5, 6 or 7"):
             evaluate(size)
+
+
+def test_best_five_of_random_hands_make_the_hand_value():
+    from itertools import combinations
+
+    from games.domain.shuffle import SeededRandomSource, shuffled_deck
+
+    source = SeededRandomSource(99)
+    for _ in range(3000):
+        for size in (6, 7):
+            hand = shuffled_deck(source)[:size]
+            result = evaluate(hand)
+            assert len(set(result.best_five)) == 5
+            assert set(result.best_five) <= set(hand)
+            assert rank_of(result.best_five) == result.rank
+            assert result.rank == max(rank_of(five) for five in combinations(hand, 5))
