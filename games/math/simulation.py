@@ -14,7 +14,7 @@ approximation on the per-round net (per ante) and the delta method (per total).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,21 @@ def deal_batch(rng: np.random.Generator, n: int) -> IntArray:
     return deck[:, :9]
 
 
+def dealt_rounds(rounds: int, seed: int, batch: int) -> Iterator[tuple[Deal, IntArray]]:
+    """``rounds`` dealt rounds in batches from a seeded generator: the ``Deal`` (with
+    the player's 7-card ranks) and the dealer's 7-card ranks."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < rounds:
+        n = min(batch, rounds - done)
+        cards = deal_batch(rng, n)
+        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
+        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
+        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
+        yield Deal(player, dealer, board, player_rank), dealer_rank
+        done += n
+
+
 def _action_factor(action: Action, table_factor: FloatArray) -> FloatArray:
     if action is Action.TABLE:
         return table_factor
@@ -138,20 +153,14 @@ def simulate(
     except KeyError:
         raise ValueError(f"unknown strategy {name!r} for {game_code}; known: {sorted(STRATEGIES[game_code])}") from None
     tables = definition.default_pay_tables()
-    rng = np.random.default_rng(seed)
     started = time.perf_counter()
     sums = {"net": 0.0, "net2": 0.0, "staked": 0.0, "staked2": 0.0, "returned": 0.0, "cross": 0.0, "returned2": 0.0}
     per_wager: dict[str, float] = {}
     decision_counts: dict[str, int] = {}
     done = 0
-    while done < rounds:
-        n = min(batch, rounds - done)
-        cards = deal_batch(rng, n)
-        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
-        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
-        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
-        multiplier, folded = decide(Deal(player, dealer, board, player_rank))
-        settled = settle_batch(definition, tables, player_rank, dealer_rank, multiplier, folded)
+    for deal, dealer_rank in dealt_rounds(rounds, seed, batch):
+        multiplier, folded = decide(deal)
+        settled = settle_batch(definition, tables, deal.player_rank, dealer_rank, multiplier, folded)
         staked: FloatArray = np.sum([s for s, _ in settled.values()], axis=0)
         returned: FloatArray = np.sum([r for _, r in settled.values()], axis=0)
         net = returned - staked
@@ -167,7 +176,7 @@ def simulate(
         for m in (4, 3, 2, 1):
             decision_counts[f"{m}x"] = decision_counts.get(f"{m}x", 0) + int((multiplier == m).sum())
         decision_counts["fold"] = decision_counts.get("fold", 0) + int(folded.sum())
-        done += n
+        done += len(deal.player)
         if progress is not None:
             progress(done)
     return _result(game_code, name, rounds, seed, sums, per_wager, decision_counts, time.perf_counter() - started)

@@ -331,28 +331,23 @@ def _training_batches(
     (in antes) had the player called ``multiplier`` x ante, settled by the game's
     own rule tables."""
     from games.domain.house_games import game
-    from games.math.simulation import deal_batch, settle_batch
+    from games.math.simulation import dealt_rounds, settle_batch
 
     definition = game(game_code)
     tables = definition.default_pay_tables()
-    rng = np.random.default_rng(seed)
     done = 0
-    while done < rounds:
-        n = min(batch, rounds - done)
-        cards = deal_batch(rng, n)
-        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
-        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
-        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
+    for deal, dealer_rank in dealt_rounds(rounds, seed, batch):
+        n = len(deal.player)
 
         def net(
-            multiplier: int, pr: IntArray = player_rank, dr: IntArray = dealer_rank, size: int = n
+            multiplier: int, pr: IntArray = deal.player_rank, dr: IntArray = dealer_rank, size: int = n
         ) -> npt.NDArray[np.float64]:
             settled = settle_batch(
                 definition, tables, pr, dr, np.full(size, multiplier, dtype=np.int64), np.zeros(size, dtype=bool)
             )
             return sum((r - s for s, r in settled.values()), start=np.zeros(size))
 
-        yield Deal(player, dealer, board, player_rank), dealer_rank, net
+        yield deal, dealer_rank, net
         done += n
         if progress is not None:
             progress(done)
