@@ -4,9 +4,12 @@ A strategy takes a ``Deal`` (arrays of card indices) and returns, per round, the
 call/play multiplier of the ante (4, 3, 2, 1 or 0) and whether the player folded.
 The rules and their sources are in ``docs/game-math.md`` (section "Strategies").
 
-- ``uth_basic`` (UTH and Xtreme Hold'em, whose main games are the same): the
-  widely published Wizard of Odds basic strategy for Ultimate Texas Hold'em.
-- ``ch_basic`` (Casino Hold'em): the commonly published simple call/fold rules.
+- ``uth_table`` (UTH and Xtreme Hold'em, whose main games are the same; default):
+  derived by the project from simulated rounds, street by street from the river
+  back (``train_uth_table``); ``uth_basic``: the widely published Wizard of Odds
+  basic strategy (``uth_table`` agrees with its preflop rules on 168 of 169 hands).
+- ``ch_table`` (Casino Hold'em; default): derived per flop class
+  (``train_ch_call_table``); ``ch_basic``: the commonly quoted simple call/fold rules.
 - ``always_max`` / ``always_call``: raise 4x before the flop / always call: a
   baseline, not a recommendation.
 """
@@ -262,7 +265,7 @@ class CallTable:
                 "description": "Casino Hold'em call table: see games.math.strategy.train_ch_call_table",
                 "rounds": self.rounds,
                 "seed": self.seed,
-                "min_fine_rounds": MIN_CLASS_ROUNDS,
+                "shrink": FLOP_SHRINK,
                 "fine_call": _bits(self.fine),
                 "fine_known": _bits(self.fine_known),
                 "coarse_call": _bits(self.coarse),
@@ -310,18 +313,29 @@ class _ClassMeans:
 
 
 class _FlopMeans:
+    """Flop-class means, a fine class shrunk toward its coarse class: the class acts
+    when (fine total + SHRINK x coarse mean) > 0, so rare classes lean on the coarse
+    estimate instead of their own noise."""
+
     def __init__(self) -> None:
         self.fine = _ClassMeans(FLOP_KEY_SIZE)
         self.coarse = _ClassMeans(FLOP_COARSE_SIZE)
+        self.parent = np.zeros(FLOP_KEY_SIZE, dtype=np.int64)
 
     def add(self, player: IntArray, flop: IntArray, gain: npt.NDArray[np.float64]) -> None:
         fine, coarse = flop_keys(player, flop)
         self.fine.add(fine, gain)
         self.coarse.add(coarse, gain)
+        self.parent[fine] = coarse  # a fine class always has the same coarse class
 
     def table(self, rounds: int, seed: int) -> CallTable:
-        known = self.fine.count >= MIN_CLASS_ROUNDS
-        return CallTable(self.fine.decide() & known, known, self.coarse.decide(), rounds, seed)
+        coarse_mean = self.coarse.total / np.maximum(self.coarse.count, 1)
+        known = self.fine.count > 0
+        score = self.fine.total + FLOP_SHRINK * coarse_mean[self.parent]
+        return CallTable(known & (score > 0), known, self.coarse.decide(), rounds, seed)
+
+
+FLOP_SHRINK = 300.0
 
 
 def _training_batches(
@@ -360,8 +374,9 @@ def train_ch_call_table(
 
     Every round is played as a call; per flop class the mean net of calling (in
     antes) is compared with folding's -1 and the class calls when calling is
-    better. Classes with fewer than ``MIN_CLASS_ROUNDS`` rounds fall back to
-    their coarse class. Settlement is the game definition's own (``settle_batch``)."""
+    better (shrunk toward the coarse class, ``_FlopMeans``); classes never seen
+    fall back to their coarse class. Settlement is the game definition's own
+    (``settle_batch``)."""
     means = _FlopMeans()
     for deal, _, net in _training_batches("casino_holdem", rounds, seed, batch, progress):
         means.add(deal.player, deal.board[:, :3], net(2) + 1.0)
@@ -595,4 +610,4 @@ STRATEGIES: dict[str, dict[str, Strategy]] = {
     "xtreme": {"uth_table": uth_table, "uth_basic": uth_basic, "always_max": always_max},
     "casino_holdem": {"ch_table": ch_table, "ch_basic": ch_basic, "always_call": always_call},
 }
-DEFAULT_STRATEGY = {"uth": "uth_basic", "xtreme": "uth_basic", "casino_holdem": "ch_table"}
+DEFAULT_STRATEGY = {"uth": "uth_table", "xtreme": "uth_table", "casino_holdem": "ch_table"}
