@@ -56,15 +56,17 @@ def _rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-# ---------------------------------------------------------------------------------------------
-# simulate_uth_10m_seconds: PLACE RESERVED FOR THE `math` HELPER.
-# `math` provides games.math.simulation and replaces the body of this function so that it
-# times 10 million simulated Ultimate Texas Hold'em rounds and returns the seconds.
-# Until then it returns None and the figure is reported as null.
-# ---------------------------------------------------------------------------------------------
 def simulate_uth_10m_seconds(*, out: Writer, seed: int) -> float | None:
-    """Seconds to simulate 10 million rounds of Ultimate Texas Hold'em (provided by `math`)."""
-    return None
+    """Seconds to simulate 10 million rounds of Ultimate Texas Hold'em with the default
+    strategy, through ``games.math.simulation.simulate`` (what ``manage.py simulate`` runs)."""
+    from games.math.simulation import simulate
+
+    result = simulate("uth", rounds=10_000_000, seed=seed)
+    out.write(
+        f"simulate uth 10M ({result.strategy}): {result.seconds:.1f} s, RTP per ante {result.rtp_per_ante:.4%}, "
+        f"per total wagered {result.rtp_per_total_wagered:.4%}\n"
+    )
+    return result.seconds
 
 
 @benchmark("evaluator")
