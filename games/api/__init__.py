@@ -1,0 +1,1 @@
+"""Player REST API for play: tables, bets, decisions, histories."""

@@ -1,0 +1,1 @@
+"""Ledger-side REST API: wallet, cashier, compliance exports and reports."""
