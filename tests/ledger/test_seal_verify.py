@@ -166,3 +166,15 @@ def test_verify_ledger_exits_non_zero_from_the_command_line():
     )
     assert done.returncode != 0
     assert f"first bad event: {events[2].position};" in done.stderr
+
+
+def test_the_seal_task_runs_in_a_real_worker(celery_worker_process):
+    populate()
+    wait_until_readable()
+    seal_id = seal_ledger.delay().get(timeout=60)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT event_count FROM ledger_seal WHERE id = %s", [seal_id])
+        (count,) = cursor.fetchone()
+        cursor.execute("SELECT COUNT(*) FROM ledger_event")
+        assert cursor.fetchone() == (count,)
+    call_command("verify_ledger")
