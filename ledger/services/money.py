@@ -43,6 +43,7 @@ from ledger.services.postings import (
     check_amount,
     check_kind,
     claim,
+    diagnose_refusal,
     insert_legs,
     net_deltas,
     record_result,
@@ -344,7 +345,7 @@ def _open_hold_postgres(
         assert first is not None
         return opened_hold(cursor, UUID(first["hold_id"]))
     if updated != 2:
-        apply_deltas(cursor, net_deltas([leg]), leg.currency)  # names the refusal
+        diagnose_refusal(cursor, [leg.debit, leg.credit], net_deltas([leg]), leg.currency)
     if not held:
         check_account(cursor, destination, leg.currency)  # raises the reason
         raise UnknownEvent(f"no event at position {cause_id}", event_id=cause_id)

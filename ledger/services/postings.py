@@ -172,12 +172,13 @@ def apply_deltas(cursor: Any, deltas: Mapping[int, int], currency: str) -> dict[
             if row is not None:
                 balances[account_id] = int(row[0])
     if len(balances) != len(ids):
-        _diagnose(cursor, [i for i in ids if i not in balances], deltas, currency)
+        diagnose_refusal(cursor, [i for i in ids if i not in balances], deltas, currency)
     return balances
 
 
-def _diagnose(cursor: Any, refused: Sequence[int], deltas: Mapping[int, int], currency: str) -> None:
-    """Name why the first refused account was refused (error path only)."""
+def diagnose_refusal(cursor: Any, refused: Sequence[int], deltas: Mapping[int, int], currency: str) -> None:
+    """Raise the reason the first refused account was refused: unknown,
+    other currency, or not enough money (error path only; reads, never writes)."""
     cursor.execute(
         "SELECT id, currency, balance FROM ledger_account WHERE id IN ({})".format(", ".join(["%s"] * len(refused))),
         list(refused),

@@ -17,6 +17,7 @@ from ledger.errors import (
     InvalidTransferKind,
     PostExceedsHold,
     SameAccount,
+    StaleStreamVersion,
     UnknownAccount,
     UnknownCurrency,
     UnknownEvent,
@@ -25,6 +26,8 @@ from ledger.errors import (
 from ledger.event_types import DEPOSITED, WITHDRAWN
 from ledger.models import AccountKind
 from ledger.services import (
+    NewEvent,
+    append_events,
     deposit,
     ensure_account,
     open_hold,
@@ -364,3 +367,19 @@ def test_rebuilt_projections_equal_the_live_ones(world: World):
     written = rebuild_projections()
     assert projections() == live
     assert written == len(live[1])
+
+
+def test_a_hold_can_name_an_event_appended_before_it_or_extend_a_stream(world: World):
+    [placed] = append_events(stream_id="r9-alice", expected_version=0, events=[NewEvent("test.bet_placed", {"n": 1})])
+    first = hold(world, 100, cause=placed.position)
+    assert first.event_id == placed.position
+    second = hold(world, 200, cause=bet_event("r9-alice", 200, expected_version=1))
+    events = read_stream(stream_id="r9-alice")
+    assert [e.version for e in events] == [1, 2]
+    assert events[1].prev_hash == events[0].hash
+    assert second.event_id == events[1].position
+    before = snapshot()
+    with pytest.raises(StaleStreamVersion), transaction.atomic():
+        hold(world, 300, cause=bet_event("r9-alice", 300, expected_version=1))
+    assert snapshot() == before
+    assert balances(world.alice.wallet, world.alice.held) == [9_700, 300]

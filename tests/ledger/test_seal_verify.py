@@ -21,7 +21,7 @@ from ledger.services.seals import seal, sign, signed_message
 from ledger.tasks import seal_ledger
 from tests.conftest import ROOT, _database_url_for_subprocess
 
-from .conftest import CURRENCY, bet_event, fund, house_account
+from .conftest import CURRENCY, bet_event, fund, house_account, wait_until_readable
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -88,6 +88,7 @@ def verify_fails_naming(event_id: int | None, text: str) -> str:
 
 def test_seal_covers_committed_events_and_chains_to_the_previous_seal():
     events = populate()
+    wait_until_readable()
     first = seal()
     assert first is not None
     with connection.cursor() as cursor:
@@ -109,6 +110,7 @@ def test_seal_covers_committed_events_and_chains_to_the_previous_seal():
     )
     assert seal() is None  # nothing new
     append_events(stream_id="later", expected_version=0, events=[NewEvent("x.e", {})])
+    wait_until_readable()
     second = seal_ledger.apply().get()  # the beat task's body
     assert second == first.id + 1
     with connection.cursor() as cursor:
@@ -120,6 +122,7 @@ def test_seal_covers_committed_events_and_chains_to_the_previous_seal():
 
 def test_verify_names_an_event_whose_data_was_altered():
     events = populate()
+    wait_until_readable()
     seal()
     call_command("verify_ledger")
     victim = events[3]
@@ -138,6 +141,7 @@ def test_verify_names_the_event_after_a_deleted_one():
 
 def test_verify_catches_an_altered_transfer_and_a_forged_seal():
     populate()
+    wait_until_readable()
     seal()
     tamper("UPDATE ledger_transfer SET amount = amount + 1 WHERE id = (SELECT MAX(id) FROM ledger_transfer)")
     verify_fails_naming(None, "money")
@@ -162,3 +166,15 @@ def test_verify_ledger_exits_non_zero_from_the_command_line():
     )
     assert done.returncode != 0
     assert f"first bad event: {events[2].position};" in done.stderr
+
+
+def test_the_seal_task_runs_in_a_real_worker(celery_worker_process):
+    populate()
+    wait_until_readable()
+    seal_id = seal_ledger.delay().get(timeout=60)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT event_count FROM ledger_seal WHERE id = %s", [seal_id])
+        (count,) = cursor.fetchone()
+        cursor.execute("SELECT COUNT(*) FROM ledger_event")
+        assert cursor.fetchone() == (count,)
+    call_command("verify_ledger")

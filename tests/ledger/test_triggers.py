@@ -11,7 +11,7 @@ from ledger import triggers
 from ledger.services import NewEvent, append_events, transfer
 from ledger.services.seals import seal
 
-from .conftest import CURRENCY, World, bet_event, key
+from .conftest import CURRENCY, World, bet_event, key, wait_until_readable
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +52,7 @@ def test_update_delete_truncate_of_events_and_transfers_are_rejected(world: Worl
 @pytest.mark.django_db(transaction=True)
 def test_seals_are_append_only(world: World):
     append_events(stream_id="t", expected_version=0, events=[NewEvent("t.e", {})])
+    wait_until_readable()
     assert seal() is not None
     _rejected("UPDATE ledger_seal SET merkle_root = 'x'")
     _rejected("DELETE FROM ledger_seal")
