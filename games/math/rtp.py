@@ -116,6 +116,8 @@ def rtp_from_counts(
     lines: list[OutcomeLine] = []
     returned = Fraction(0)
     for outcome, count in counts.items():
+        if outcome == "none" and count == 0:
+            continue
         if outcome == "none":
             pay_label, multiple = "lose", Fraction(0)
         else:

@@ -40,7 +40,7 @@ PAIR = CATEGORIES.index("pair")
 HIGH_CARD = CATEGORIES.index("high_card")
 
 OUTS_LIMIT = 21  # UTH river: call with fewer than 21 dealer outs
-OUTS_CHUNK = 50_000
+OUTS_CHUNK = 10_000  # 450,000 six-card hands per evaluate_batch call: bounded memory
 
 
 @dataclass(frozen=True)
