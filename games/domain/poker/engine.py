@@ -1,0 +1,782 @@
+"""Texas hold'em hand aggregate: ``decide(state, command) -> [events]`` and
+``apply(state, event) -> state``, both pure.
+
+Positions: a hand's players are kept in *position order*, clockwise from the
+first player left of the button (position 0) to the button (last). With three
+or more players position 0 posts the small blind and 1 the big blind;
+heads-up the button posts the small blind and acts first before the flop,
+position 0 posts the big blind and acts first after it. Seat numbers grow
+clockwise ("left").
+
+``decide`` validates a command against the state and returns the events it
+causes, including everything that follows automatically (closing a betting
+round, returning an uncalled bet, the showdown, rake and pots); it raises a
+``PokerError`` subclass and returns nothing when the command is refused.
+Cards come in through commands (``DealHoleCards``, ``DealBoard``): the
+shuffle is the caller's (``next_deal`` deals from a shuffled deck).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from games.domain.poker import errors
+from games.domain.poker.events import (
+    ActionTaken,
+    AntePosted,
+    BettingRoundEnded,
+    BlindPosted,
+    BoardDealt,
+    Event,
+    HandEnded,
+    HandMucked,
+    HandShown,
+    HandStarted,
+    HoleCardsDealt,
+    PotAwarded,
+    RakeTaken,
+    UncalledBetReturned,
+)
+from games.domain.poker.rules import HandConfig, RakeRule, Variant, allocate_rake
+
+Strength = Callable[[Sequence[str]], int]
+"""Hand strength of hole + board cards; higher is better, equal ties."""
+
+RANKS = "23456789TJQKA"
+SUITS = "shdc"
+STREET_NAMES = ("preflop", "flop", "turn", "river")
+
+
+def default_strength(cards: Sequence[str]) -> int:
+    """The project's evaluator (``games.domain.evaluator.rank_of``)."""
+    return _evaluator()(cards)
+
+
+_EVALUATOR: list[Strength] = []
+
+
+def _evaluator() -> Strength:
+    if not _EVALUATOR:
+        from games.domain.cards import FULL_DECK
+        from games.domain.evaluator import rank_of
+
+        by_name = {f"{RANKS[card.rank - 2]}{card.suit}": card for card in FULL_DECK}
+
+        def strength(cards: Sequence[str]) -> int:
+            return rank_of([by_name[card] for card in cards])
+
+        _EVALUATOR.append(strength)
+    return _EVALUATOR[0]
+
+
+class Phase(StrEnum):
+    DEALING = "dealing"  # blinds are in; waiting for the hole cards
+    BETTING = "betting"
+    BOARD = "board"  # waiting for the next board cards
+    SHOWDOWN = "showdown"  # betting is over; settlement events follow
+    COMPLETE = "complete"
+
+
+class Action(StrEnum):
+    FOLD = "fold"
+    CHECK = "check"
+    CALL = "call"
+    BET = "bet"
+    RAISE = "raise"
+    ALL_IN = "all_in"
+
+
+class Player(NamedTuple):
+    seat: int
+    player_id: str
+    stack: int
+    bet: int = 0  # this betting round
+    committed: int = 0  # blinds and bets this hand, antes excluded, net of returns
+    ante: int = 0
+    folded: bool = False
+    hole: tuple[str | None, ...] = ()
+    acted_at: int = -1  # the round's high bet right after this player last acted; -1: not yet
+    shown: bool = False
+    won: int = 0
+
+
+class HandState(NamedTuple):
+    hand_id: str
+    config: HandConfig
+    button: int
+    players: tuple[Player, ...]
+    phase: Phase = Phase.DEALING
+    street: int = 0
+    board: tuple[str, ...] = ()
+    to_act: int = -1  # position, -1 when nobody is to act
+    max_bet: int = 0
+    full_raise: int = 0  # the last full bet/raise increment of the round
+    raise_count: int = 0  # bets and raises this round (fixed-limit cap)
+    last_aggressor: int = -1
+    pots: tuple[int, ...] = ()
+    rake: int = 0
+    split_pots: int = 0  # pots shared by tied winners
+    version: int = 0
+
+    def position_of(self, seat: int) -> int:
+        for index, player in enumerate(self.players):
+            if player.seat == seat:
+                return index
+        raise errors.UnknownSeat(f"no player in seat {seat}", seat=seat)
+
+    @property
+    def pot_total(self) -> int:
+        """Every chip put in this hand (antes, blinds, bets, current bets)."""
+        return sum(p.committed + p.ante for p in self.players)
+
+    @property
+    def stacks(self) -> tuple[int, ...]:
+        return tuple(p.stack for p in self.players)
+
+    @property
+    def flop_seen(self) -> bool:
+        return len(self.board) >= 3
+
+    @property
+    def acting_seat(self) -> int | None:
+        return self.players[self.to_act].seat if self.to_act >= 0 else None
+
+
+class SeatSpec(NamedTuple):
+    seat: int
+    player_id: str
+    stack: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartHand:
+    hand_id: str
+    config: HandConfig
+    seats: tuple[SeatSpec, ...]
+    button: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealHoleCards:
+    """Two cards per seat (``None`` for a card an imported history hides)."""
+
+    cards: Mapping[int, tuple[str | None, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class DealBoard:
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """``amount`` is the player's total bet for the round after a bet or
+    raise ("raise to"); ignored for the other actions."""
+
+    seat: int
+    action: Action
+    amount: int | None = None
+
+
+Command = StartHand | DealHoleCards | DealBoard | Act
+
+
+class LegalActions(NamedTuple):
+    seat: int
+    call_amount: int  # 0: may check
+    can_raise: bool
+    min_to: int  # minimum bet/raise-to (all-in if smaller); 0 when no raise
+    max_to: int
+    refusal: type[errors.PokerError] | None  # why raising is refused
+
+
+# ---------------------------------------------------------------- apply
+
+
+def apply(state: HandState | None, event: Event) -> HandState:
+    """The state after ``event``. Pure; never validates (``decide`` did)."""
+    if isinstance(event, HandStarted):
+        return _started(event)
+    assert state is not None, "the first event of a hand is HandStarted"
+    version = state.version + 1
+    players = state.players
+    if isinstance(event, ActionTaken):
+        i = state.position_of(event.seat)
+        p = players[i]
+        if event.action == Action.FOLD:
+            p = p._replace(folded=True)
+            max_bet, full_raise, raise_count, aggressor = (
+                state.max_bet,
+                state.full_raise,
+                state.raise_count,
+                state.last_aggressor,
+            )
+        else:
+            max_bet, full_raise, raise_count, aggressor = (
+                state.max_bet,
+                state.full_raise,
+                state.raise_count,
+                state.last_aggressor,
+            )
+            if event.total > max_bet:
+                increment = event.total - max_bet
+                if increment >= max(full_raise, state.config.street_min_bet(state.street)):
+                    full_raise = increment
+                raise_count += 1
+                aggressor = i
+                max_bet = event.total
+            p = p._replace(
+                stack=p.stack - event.amount,
+                bet=event.total,
+                committed=p.committed + event.amount,
+                acted_at=max_bet,
+            )
+        players = _put(players, i, p)
+        to_act = _next_actor(players, max_bet, i + 1)
+        return state._replace(
+            players=players,
+            max_bet=max_bet,
+            full_raise=full_raise,
+            raise_count=raise_count,
+            last_aggressor=aggressor,
+            to_act=to_act,
+            version=version,
+        )
+    if isinstance(event, AntePosted):
+        i = state.position_of(event.seat)
+        p = players[i]
+        p = p._replace(stack=p.stack - event.amount, ante=p.ante + event.amount)
+        return state._replace(players=_put(players, i, p), version=version)
+    if isinstance(event, BlindPosted):
+        i = state.position_of(event.seat)
+        p = players[i]
+        p = p._replace(stack=p.stack - event.amount, bet=p.bet + event.amount, committed=p.committed + event.amount)
+        return state._replace(players=_put(players, i, p), max_bet=max(state.max_bet, p.bet), version=version)
+    if isinstance(event, HoleCardsDealt):
+        i = state.position_of(event.seat)
+        players = _put(players, i, players[i]._replace(hole=tuple(event.cards)))
+        if all(p.hole for p in players):
+            # Preflop the player after the largest blind or straddle opens.
+            opener = max(range(len(players)), key=lambda k: (players[k].bet, k)) + 1
+            fixed = state.config.variant is Variant.FIXED_LIMIT
+            return state._replace(
+                players=players,
+                phase=Phase.BETTING,
+                to_act=_next_actor(players, state.max_bet, opener),
+                raise_count=1 if fixed else 0,  # the big blind is the round's bet
+                version=version,
+            )
+        return state._replace(players=players, version=version)
+    if isinstance(event, UncalledBetReturned):
+        i = state.position_of(event.seat)
+        p = players[i]
+        p = p._replace(stack=p.stack + event.amount, bet=p.bet - event.amount, committed=p.committed - event.amount)
+        return state._replace(players=_put(players, i, p), version=version)
+    if isinstance(event, BettingRoundEnded):
+        players = tuple(p._replace(bet=0, acted_at=-1) for p in players)
+        alive = sum(1 for p in players if not p.folded)
+        phase = Phase.BOARD if event.street < 3 and alive > 1 else Phase.SHOWDOWN
+        return state._replace(
+            players=players,
+            phase=phase,
+            to_act=-1,
+            max_bet=0,
+            full_raise=0,
+            raise_count=0,
+            version=version,
+        )
+    if isinstance(event, BoardDealt):
+        return state._replace(
+            board=state.board + tuple(event.cards),
+            street=event.street,
+            phase=Phase.BETTING,
+            to_act=_next_actor(players, 0, 0),
+            last_aggressor=-1,
+            version=version,
+        )
+    if isinstance(event, HandShown):
+        i = state.position_of(event.seat)
+        players = _put(players, i, players[i]._replace(shown=True, hole=tuple(event.cards)))
+        return state._replace(players=players, phase=Phase.SHOWDOWN, version=version)
+    if isinstance(event, HandMucked):
+        return state._replace(phase=Phase.SHOWDOWN, version=version)
+    if isinstance(event, RakeTaken):
+        return state._replace(rake=event.amount, phase=Phase.SHOWDOWN, version=version)
+    if isinstance(event, PotAwarded):
+        for seat, chips in event.winners:
+            i = state.position_of(seat)
+            p = players[i]
+            players = _put(players, i, p._replace(stack=p.stack + chips, won=p.won + chips))
+        split = state.split_pots + (len(event.winners) > 1)
+        return state._replace(players=players, pots=(*state.pots, event.amount), split_pots=split, version=version)
+    if isinstance(event, HandEnded):
+        return state._replace(phase=Phase.COMPLETE, to_act=-1, version=version)
+    raise TypeError(f"unknown event {event!r}")
+
+
+def _started(event: HandStarted) -> HandState:
+    rake = RakeRule(*event.rake) if event.rake is not None else None
+    config = HandConfig(
+        variant=Variant(event.variant),
+        blinds_or_straddles=tuple(event.blinds_or_straddles),
+        antes=tuple(event.antes),
+        ante=event.ante,
+        min_bet=event.min_bet,
+        small_bet=event.small_bet,
+        big_bet=event.big_bet,
+        rake=rake,
+        raise_cap=event.raise_cap,
+    )
+    players = tuple(Player(seat, player_id, stack) for seat, player_id, stack in event.seats)
+    return HandState(event.hand_id, config, event.button, players, version=1)
+
+
+def _put(players: tuple[Player, ...], i: int, player: Player) -> tuple[Player, ...]:
+    return (*players[:i], player, *players[i + 1 :])
+
+
+def _needs_action(players: tuple[Player, ...], max_bet: int, i: int) -> bool:
+    p = players[i]
+    if p.folded or p.stack == 0:
+        return False
+    if p.bet < max_bet:
+        return True
+    if p.acted_at >= 0:
+        return False
+    # Not acted yet and matched: act only if someone else can still bet.
+    return any(not q.folded and q.stack > 0 for j, q in enumerate(players) if j != i)
+
+
+def _next_actor(players: tuple[Player, ...], max_bet: int, start: int) -> int:
+    n = len(players)
+    if sum(1 for p in players if not p.folded) < 2:
+        return -1
+    for k in range(n):
+        i = (start + k) % n
+        if _needs_action(players, max_bet, i):
+            return i
+    return -1
+
+
+# ---------------------------------------------------------------- queries
+
+
+def legal_actions(state: HandState) -> LegalActions | None:
+    """What the player to act may do, or ``None`` when nobody is to act."""
+    if state.phase is not Phase.BETTING or state.to_act < 0:
+        return None
+    i = state.to_act
+    p = state.players[i]
+    call = min(state.max_bet - p.bet, p.stack)
+    refusal = _raise_refusal(state, i)
+    if refusal is not None:
+        return LegalActions(p.seat, call, False, 0, 0, refusal)
+    min_to, max_to = _raise_bounds(state, i)
+    return LegalActions(p.seat, call, True, min_to, max_to, None)
+
+
+def _raise_refusal(state: HandState, i: int) -> type[errors.PokerError] | None:
+    p = state.players[i]
+    if p.stack <= state.max_bet - p.bet:
+        return errors.NoOneToRaise  # the player can only call (all-in) or fold
+    if not any(j != i and not q.folded and q.stack + q.bet > state.max_bet for j, q in enumerate(state.players)):
+        return errors.NoOneToRaise
+    config = state.config
+    if config.variant is Variant.FIXED_LIMIT and state.raise_count >= config.raise_cap:
+        return errors.RaiseCapReached
+    full = max(state.full_raise, config.street_min_bet(state.street))
+    if p.acted_at >= 0 and state.max_bet - p.acted_at < full:
+        return errors.BettingNotReopened
+    return None
+
+
+def _raise_bounds(state: HandState, i: int) -> tuple[int, int]:
+    p = state.players[i]
+    config = state.config
+    everything = p.stack + p.bet
+    min_to = min(state.max_bet + max(state.full_raise, config.street_min_bet(state.street)), everything)
+    if config.variant is Variant.FIXED_LIMIT:
+        return min_to, min_to
+    if config.variant is Variant.POT_LIMIT:
+        pot_to = 2 * state.max_bet - p.bet + state.pot_total
+        return min_to, min(everything, max(min_to, pot_to))
+    return min_to, everything
+
+
+# ---------------------------------------------------------------- decide
+
+
+def decide(state: HandState | None, command: Command, *, strength: Strength = default_strength) -> list[Event]:
+    """The events ``command`` causes. Raises a ``PokerError`` (and changes
+    nothing) when it is refused."""
+    if isinstance(command, StartHand):
+        if state is not None:
+            raise errors.HandAlreadyStarted()
+        return _start(command)
+    if state is None:
+        raise errors.HandNotStarted()
+    if state.phase is Phase.COMPLETE:
+        raise errors.HandComplete()
+    events: list[Event] = []
+    if isinstance(command, Act):
+        state = _emit(state, events, _act(state, command))
+    elif isinstance(command, DealHoleCards):
+        for event in _deal_hole(state, command):
+            state = _emit(state, events, event)
+    elif isinstance(command, DealBoard):
+        state = _emit(state, events, _deal_board(state, command))
+    else:
+        raise TypeError(f"unknown command {command!r}")
+    _advance(state, events, strength)
+    return events
+
+
+def _emit(state: HandState, events: list[Event], event: Event) -> HandState:
+    events.append(event)
+    return apply(state, event)
+
+
+def _start(command: StartHand) -> list[Event]:
+    config = command.config
+    seats = sorted(command.seats, key=lambda s: s.seat)
+    n = len(seats)
+    if not 2 <= n <= 10:
+        raise errors.InvalidHandSetup("a hand needs 2 to 10 players", code="poker_player_count")
+    if len({s.seat for s in seats}) != n or len({s.player_id for s in seats}) != n:
+        raise errors.InvalidHandSetup("seats and players must be distinct", code="poker_duplicate_seat")
+    if any(s.stack <= 0 for s in seats):
+        raise errors.InvalidHandSetup("every player dealt in needs chips", code="poker_empty_stack")
+    if command.button not in {s.seat for s in seats}:
+        raise errors.InvalidHandSetup("the button must be on a player dealt in", code="poker_button_seat")
+    # Position order: left of the button first, the button last.
+    cut = next((k for k, s in enumerate(seats) if s.seat > command.button), 0)
+    ordered = seats[cut:] + seats[:cut]
+    rake = config.rake
+    started = HandStarted(
+        hand_id=command.hand_id,
+        variant=config.variant.value,
+        button=command.button,
+        seats=tuple((s.seat, s.player_id, s.stack) for s in ordered),
+        blinds_or_straddles=config.blinds_or_straddles,
+        antes=config.antes,
+        ante=config.ante,
+        min_bet=config.min_bet,
+        small_bet=config.small_bet,
+        big_bet=config.big_bet,
+        raise_cap=config.raise_cap,
+        rake=None if rake is None else (rake.percent_bp, rake.minimum, rake.cap, rake.no_flop_no_drop),
+    )
+    events: list[Event] = [started]
+    state = apply(None, started)
+    for position in range(n):
+        ante = _conventional(config.antes, position, n) if config.antes else config.ante
+        p = state.players[position]
+        amount = min(ante, p.stack)
+        if amount:
+            state = _emit(state, events, AntePosted(p.seat, amount, amount == p.stack))
+    kinds = ("small", "big")
+    for index, blind in enumerate(config.blinds_or_straddles):
+        poster = _position_of_conventional(index, n)
+        if poster is None or blind <= 0:
+            continue
+        p = state.players[poster]
+        amount = min(blind, p.stack)
+        if amount:
+            kind = kinds[index] if index < 2 else "straddle"
+            state = _emit(state, events, BlindPosted(p.seat, kind, amount, amount == p.stack))
+    return events
+
+
+def _conventional(values: tuple[int, ...], position: int, n: int) -> int:
+    """The entry of a (small blind, big blind, ...) ordered list for a position."""
+    index = position if n > 2 else 1 - position
+    return values[index] if index < len(values) else 0
+
+
+def _position_of_conventional(index: int, n: int) -> int | None:
+    if n == 2:
+        return (1, 0)[index] if index < 2 else None
+    return index if index < n else None
+
+
+def _check_card(card: str | None) -> None:
+    if card is None:
+        return
+    if not isinstance(card, str) or len(card) != 2 or card[0] not in RANKS or card[1] not in SUITS:
+        raise errors.InvalidCards(f"not a card: {card!r}", card=str(card))
+
+
+def _known_cards(state: HandState) -> set[str]:
+    seen = {card for p in state.players for card in p.hole if card is not None}
+    seen.update(state.board)
+    return seen
+
+
+def _deal_hole(state: HandState, command: DealHoleCards) -> list[Event]:
+    if state.phase is not Phase.DEALING:
+        raise errors.WrongPhase("hole cards are dealt once, after the blinds")
+    seats = {p.seat for p in state.players}
+    if set(command.cards) != seats:
+        raise errors.InvalidCards("hole cards are needed for exactly the players dealt in")
+    seen: set[str] = set()
+    events: list[Event] = []
+    for p in state.players:  # dealing starts left of the button
+        cards = tuple(command.cards[p.seat])
+        if len(cards) != 2:
+            raise errors.InvalidCards("hold'em deals two hole cards", seat=p.seat)
+        for card in cards:
+            _check_card(card)
+            if card is not None:
+                if card in seen:
+                    raise errors.InvalidCards(f"card {card} dealt twice", card=card)
+                seen.add(card)
+        events.append(HoleCardsDealt(p.seat, cards))
+    return events
+
+
+def _deal_board(state: HandState, command: DealBoard) -> Event:
+    if state.phase is not Phase.BOARD:
+        raise errors.WrongPhase("the board is dealt when a betting round has ended")
+    cards = tuple(command.cards)
+    street = state.street + 1
+    if len(cards) != (3 if street == 1 else 1):
+        raise errors.InvalidCards(f"the {STREET_NAMES[street]} is {3 if street == 1 else 1} card(s)")
+    seen = _known_cards(state)
+    for card in cards:
+        _check_card(card)
+        if card in seen:
+            raise errors.InvalidCards(f"card {card} is already out", card=card)
+        seen.add(card)
+    return BoardDealt(street, cards)
+
+
+def _act(state: HandState, command: Act) -> Event:
+    if state.phase is not Phase.BETTING:
+        raise errors.WrongPhase("no betting round is open")
+    i = state.position_of(command.seat)
+    p = state.players[i]
+    if p.folded:
+        raise errors.PlayerFolded(seat=p.seat)
+    if p.stack == 0:
+        raise errors.PlayerAllIn(seat=p.seat)
+    if i != state.to_act:
+        raise errors.NotYourTurn(seat=p.seat, to_act=state.acting_seat)
+    action = Action(command.action)
+    to_call = state.max_bet - p.bet
+    if action is Action.FOLD:
+        return ActionTaken(p.seat, "fold", 0, p.bet, False)
+    if action is Action.CHECK:
+        if to_call > 0:
+            raise errors.CannotCheck(to_call=to_call)
+        return ActionTaken(p.seat, "check", 0, p.bet, False)
+    if action is Action.CALL:
+        if to_call <= 0:
+            raise errors.NothingToCall()
+        amount = min(to_call, p.stack)
+        return ActionTaken(p.seat, "call", amount, p.bet + amount, amount == p.stack)
+    if action is Action.ALL_IN:
+        to = p.stack + p.bet
+        if to <= state.max_bet:
+            return ActionTaken(p.seat, "all_in", p.stack, to, True)
+        _check_raise(state, i, to)
+        return ActionTaken(p.seat, "all_in", p.stack, to, True)
+    if action is Action.BET and state.max_bet > 0:
+        raise errors.BetNotAllowed()
+    if action is Action.RAISE and state.max_bet == 0:
+        raise errors.RaiseNotAllowed()
+    if command.amount is None:
+        raise errors.AmountRequired()
+    to = int(command.amount)
+    _check_raise(state, i, to)
+    return ActionTaken(p.seat, action.value, to - p.bet, to, to == p.stack + p.bet)
+
+
+def _check_raise(state: HandState, i: int, to: int) -> None:
+    p = state.players[i]
+    everything = p.stack + p.bet
+    if to > everything:
+        raise errors.OverStack(amount=to, available=everything)
+    refusal = _raise_refusal(state, i)
+    if refusal is not None:
+        raise refusal()
+    min_to, max_to = _raise_bounds(state, i)
+    if state.config.variant is Variant.FIXED_LIMIT:
+        if to != min_to:
+            raise errors.NotFixedLimitSize(amount=to, required=min_to)
+        return
+    if to < min_to:
+        raise errors.BelowMinimumBet(amount=to, minimum=min_to)
+    if to > max_to:
+        raise errors.OverPotLimit(amount=to, maximum=max_to)
+
+
+def _advance(state: HandState, events: list[Event], strength: Strength) -> None:
+    """Run what follows by itself: close finished betting rounds, settle."""
+    while state.phase is Phase.BETTING and state.to_act < 0:
+        state = _close_round(state, events)
+        if state.phase is Phase.SHOWDOWN:
+            _settle(state, events, strength)
+            return
+
+
+def _close_round(state: HandState, events: list[Event]) -> HandState:
+    players = state.players
+    top = max(range(len(players)), key=lambda k: players[k].bet)
+    second = max((q.bet for j, q in enumerate(players) if j != top), default=0)
+    excess = players[top].bet - second
+    if excess > 0:
+        state = _emit(state, events, UncalledBetReturned(players[top].seat, excess))
+    return _emit(state, events, BettingRoundEnded(state.street))
+
+
+class Pot(NamedTuple):
+    amount: int
+    eligible: tuple[int, ...]  # positions
+
+
+def compute_pots(players: Sequence[Player]) -> list[Pot]:
+    """Main pot then side pots from what each player put in. Antes are dead
+    money in the main pot; pots with the same eligible players merge."""
+    contributions = [p.committed for p in players]
+    amount = sum(p.ante for p in players)
+    previous = 0
+    pots: list[Pot] = []
+    for level in sorted(set(contributions)):
+        amount += sum(level - previous for c in contributions if c >= level)
+        eligible = tuple(i for i, p in enumerate(players) if not p.folded and p.committed >= level)
+        while pots and pots[-1].eligible == eligible:
+            amount += pots.pop().amount
+        if amount:
+            pots.append(Pot(amount, eligible))
+        amount = 0
+        previous = level
+    return pots
+
+
+def _settle(state: HandState, events: list[Event], strength: Strength) -> None:
+    players = state.players
+    alive = [i for i, p in enumerate(players) if not p.folded]
+    pots = compute_pots(players)
+    strengths: dict[int, int] = {}
+    if len(alive) > 1:
+        for i in alive:
+            hole = players[i].hole
+            if all(card is not None for card in hole):
+                strengths[i] = strength([*hole, *state.board])  # type: ignore[list-item]
+        shown = _showdown_order(state, alive, pots, strengths)
+        for i in alive:
+            if i in shown:
+                state = _emit(state, events, HandShown(players[i].seat, players[i].hole, strengths[i]))
+            else:
+                state = _emit(state, events, HandMucked(players[i].seat))
+        contenders = shown
+    else:
+        contenders = set(alive)
+    amounts = [pot.amount for pot in pots]
+    rule = state.config.rake
+    rake_total = rule.amount(sum(amounts), flop_seen=state.flop_seen) if rule is not None else 0
+    per_pot = allocate_rake(rake_total, amounts)
+    if rule is not None:
+        state = _emit(state, events, RakeTaken(rake_total, per_pot))
+    for index, pot in enumerate(pots):
+        winners = [i for i in pot.eligible if i in contenders]
+        if len(winners) > 1:
+            best = max(strengths[i] for i in winners)
+            winners = [i for i in winners if strengths[i] == best]
+        if not winners:  # only unknown hands left (imported history): share among the eligible
+            winners = list(pot.eligible)
+        net = pot.amount - per_pot[index]
+        share, odd = divmod(net, len(winners))
+        # Odd chips to the first winner left of the button (positions start there).
+        paid = tuple((players[w].seat, share + (odd if k == 0 else 0)) for k, w in enumerate(winners))
+        state = _emit(
+            state,
+            events,
+            PotAwarded(index, pot.amount, per_pot[index], tuple(players[i].seat for i in pot.eligible), paid),
+        )
+    _emit(state, events, HandEnded(tuple((p.seat, p.stack) for p in state.players), rake_total))
+
+
+def _showdown_order(state: HandState, alive: list[int], pots: list[Pot], strengths: dict[int, int]) -> set[int]:
+    """Who shows: all hands when someone is all-in; otherwise the river's
+    last aggressor (or the first player left of the button) shows first and
+    each later player shows only a hand that can still win or tie a pot they
+    are in (the rest muck)."""
+    if any(state.players[i].stack == 0 for i in alive):
+        return {i for i in alive if i in strengths}
+    n = len(state.players)
+    start = state.last_aggressor if state.last_aggressor >= 0 else 0
+    shown: set[int] = set()
+    for k in range(n):
+        i = (start + k) % n
+        if i not in strengths or state.players[i].folded:
+            continue
+        for pot in pots:
+            if i not in pot.eligible:
+                continue
+            rivals = [strengths[j] for j in pot.eligible if j in shown]
+            if not rivals or strengths[i] >= max(rivals):
+                shown.add(i)
+                break
+    return shown
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def replay(events: Iterable[Event]) -> list[HandState]:
+    """The state after each event, in order (the "Replay" button)."""
+    states: list[HandState] = []
+    state: HandState | None = None
+    for event in events:
+        state = apply(state, event)
+        states.append(state)
+    return states
+
+
+def fold_events(events: Iterable[Event]) -> HandState:
+    state: HandState | None = None
+    for event in events:
+        state = apply(state, event)
+    if state is None:
+        raise errors.HandNotStarted()
+    return state
+
+
+def next_deal(state: HandState, deck: Sequence[str]) -> DealHoleCards | DealBoard | None:
+    """The deal a dealer makes next from a shuffled ``deck``, as a real table
+    does: one card at a time round the table from position 0, twice; then a
+    burn card before the flop, the turn and the river."""
+    n = len(state.players)
+    if state.phase is Phase.DEALING:
+        return DealHoleCards({p.seat: (deck[i], deck[n + i]) for i, p in enumerate(state.players)})
+    if state.phase is Phase.BOARD:
+        base = 2 * n
+        if state.street == 0:
+            return DealBoard(tuple(deck[base + 1 : base + 4]))
+        if state.street == 1:
+            return DealBoard((deck[base + 5],))
+        return DealBoard((deck[base + 7],))
+    return None
+
+
+def run(
+    state: HandState | None,
+    commands: Iterable[Command],
+    *,
+    strength: Strength = default_strength,
+    events: list[Event] | None = None,
+) -> HandState:
+    """Decide and apply each command in turn (a convenience for callers that
+    hold the state in memory); the events are appended to ``events``."""
+    for command in commands:
+        new = decide(state, command, strength=strength)
+        for event in new:
+            state = apply(state, event)
+        if events is not None:
+            events.extend(new)
+    assert state is not None
+    return state
