@@ -239,9 +239,7 @@ def _close(ours: tuple[int, ...], theirs: tuple[int, ...], pots: int) -> bool:
     return all(abs(a - b) <= pots for a, b in zip(ours, theirs, strict=True))
 
 
-def _compare_end(
-    st: HandState, pk: object, hook: SeedRake, spec: Spec, pk_pots: list[int], report: DiffReport
-) -> None:
+def _compare_end(st: HandState, pk: object, hook: SeedRake, spec: Spec, pk_pots: list[int], report: DiffReport) -> None:
     from pokerkit import State
 
     assert isinstance(pk, State)

@@ -61,12 +61,15 @@ _EVALUATOR: list[Strength] = []
 def _evaluator() -> Strength:
     if not _EVALUATOR:
         from games.domain.cards import FULL_DECK
-        from games.domain.evaluator import rank_of
+        from games.domain.evaluator import rank7_indices, rank_indices
 
-        by_name = {f"{RANKS[card.rank - 2]}{card.suit}": card for card in FULL_DECK}
+        index = {str(card): card.index for card in FULL_DECK}
 
         def strength(cards: Sequence[str]) -> int:
-            return rank_of([by_name[card] for card in cards])
+            if len(cards) == 7:
+                a, b, c, d, e, f, g = cards
+                return rank7_indices(index[a], index[b], index[c], index[d], index[e], index[f], index[g])
+            return rank_indices([index[card] for card in cards])
 
         _EVALUATOR.append(strength)
     return _EVALUATOR[0]
