@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from games.domain.poker import errors
 from games.domain.poker.events import (
@@ -83,6 +83,9 @@ class Phase(StrEnum):
     COMPLETE = "complete"
 
 
+_BETTING, _SHOWDOWN, _COMPLETE = Phase.BETTING, Phase.SHOWDOWN, Phase.COMPLETE
+
+
 class Action(StrEnum):
     FOLD = "fold"
     CHECK = "check"
@@ -123,12 +126,13 @@ class HandState(NamedTuple):
     rake: int = 0
     split_pots: int = 0  # pots shared by tied winners
     version: int = 0
+    positions: Mapping[int, int] = {}  # seat -> position (never mutated)
 
     def position_of(self, seat: int) -> int:
-        for index, player in enumerate(self.players):
-            if player.seat == seat:
-                return index
-        raise errors.UnknownSeat(f"no player in seat {seat}", seat=seat)
+        try:
+            return self.positions[seat]
+        except KeyError:
+            raise errors.UnknownSeat(f"no player in seat {seat}", seat=seat) from None
 
     @property
     def pot_total(self) -> int:
@@ -201,123 +205,181 @@ class LegalActions(NamedTuple):
 
 def apply(state: HandState | None, event: Event) -> HandState:
     """The state after ``event``. Pure; never validates (``decide`` did)."""
-    if isinstance(event, HandStarted):
+    if state is None:
+        if not isinstance(event, HandStarted):
+            raise TypeError("the first event of a hand is HandStarted")
         return _started(event)
-    assert state is not None, "the first event of a hand is HandStarted"
-    version = state.version + 1
-    players = state.players
-    if isinstance(event, ActionTaken):
-        i = state.position_of(event.seat)
+    handler = _APPLY.get(type(event))
+    if handler is None:
+        raise TypeError(f"unknown event {event!r}")
+    return handler(state, event)
+
+
+# The handlers build states positionally: NamedTuple._replace is several
+# times slower, and ``apply`` is the engine's hot path.
+
+
+_tuple_new = tuple.__new__  # NamedTuple.__new__ without its Python-level frame
+
+
+def _player(*fields: Any) -> Player:
+    return _tuple_new(Player, fields)
+
+
+def _evolve(
+    s: HandState,
+    players: tuple[Player, ...],
+    phase: Phase,
+    to_act: int,
+    max_bet: int,
+    full_raise: int,
+    raise_count: int,
+    last_aggressor: int,
+) -> HandState:
+    return _tuple_new(HandState, (
+        s.hand_id, s.config, s.button, players, phase, s.street, s.board, to_act, max_bet, full_raise,
+        raise_count, last_aggressor, s.pots, s.rake, s.split_pots, s.version + 1, s.positions,
+    ))  # fmt: skip
+
+
+def _apply_action(s: HandState, e: ActionTaken) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    max_bet, full_raise, raise_count, aggressor = s.max_bet, s.full_raise, s.raise_count, s.last_aggressor
+    if e.action == "fold":
+        p = _player(p.seat, p.player_id, p.stack, p.bet, p.committed, p.ante, True, p.hole, p.acted_at, p.shown, p.won)
+    else:
+        if e.total > max_bet:
+            increment = e.total - max_bet
+            if increment >= max(full_raise, s.config.street_min_bet(s.street)):
+                full_raise = increment
+            raise_count += 1
+            aggressor = i
+            max_bet = e.total
+        p = _player(
+            p.seat, p.player_id, p.stack - e.amount, e.total, p.committed + e.amount, p.ante, False, p.hole,
+            max_bet, p.shown, p.won,
+        )  # fmt: skip
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    to_act = _next_actor(players, max_bet, i + 1)
+    return _evolve(s, players, s.phase, to_act, max_bet, full_raise, raise_count, aggressor)
+
+
+def _apply_ante(s: HandState, e: AntePosted) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    p = p._replace(stack=p.stack - e.amount, ante=p.ante + e.amount)
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    return _evolve(s, players, s.phase, s.to_act, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
+
+
+def _apply_blind(s: HandState, e: BlindPosted) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    p = p._replace(stack=p.stack - e.amount, bet=p.bet + e.amount, committed=p.committed + e.amount)
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    max_bet = max(s.max_bet, p.bet)
+    return _evolve(s, players, s.phase, s.to_act, max_bet, s.full_raise, s.raise_count, s.last_aggressor)
+
+
+def _apply_hole(s: HandState, e: HoleCardsDealt) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    p = Player(p.seat, p.player_id, p.stack, p.bet, p.committed, p.ante, p.folded, tuple(e.cards), p.acted_at)
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    if i == len(players) - 1 and all(q.hole for q in players):
+        # Preflop the player after the largest blind or straddle opens.
+        opener = max(range(len(players)), key=lambda k: (players[k].bet, k)) + 1
+        raise_count = 1 if s.config.variant is Variant.FIXED_LIMIT else 0  # the big blind is the round's bet
+        to_act = _next_actor(players, s.max_bet, opener)
+        return _evolve(s, players, Phase.BETTING, to_act, s.max_bet, s.full_raise, raise_count, s.last_aggressor)
+    return _evolve(s, players, s.phase, s.to_act, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
+
+
+def _holes_dealt(s: HandState, events: list[Event]) -> HandState:
+    """The state after all the HoleCardsDealt ``events`` at once (equal to
+    applying them one by one, without the states in between)."""
+    dealt = [e for e in events if isinstance(e, HoleCardsDealt)]
+    players = tuple(
+        _player(p.seat, p.player_id, p.stack, p.bet, p.committed, p.ante, p.folded, e.cards, p.acted_at, p.shown, p.won)
+        for p, e in zip(s.players, dealt, strict=True)
+    )
+    interim = s._replace(players=players[:-1] + s.players[-1:], version=s.version + len(dealt) - 1)
+    return _apply_hole(interim, dealt[-1])
+
+
+def _apply_uncalled(s: HandState, e: UncalledBetReturned) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    p = p._replace(stack=p.stack + e.amount, bet=p.bet - e.amount, committed=p.committed - e.amount)
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    return _evolve(s, players, s.phase, s.to_act, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
+
+
+def _apply_round_ended(s: HandState, e: BettingRoundEnded) -> HandState:
+    players = tuple([
+        _player(p.seat, p.player_id, p.stack, 0, p.committed, p.ante, p.folded, p.hole, -1, p.shown, p.won)
+        for p in s.players
+    ])  # fmt: skip
+    alive = sum(1 for p in players if not p.folded)
+    phase = Phase.BOARD if e.street < 3 and alive > 1 else Phase.SHOWDOWN
+    return _evolve(s, players, phase, -1, 0, 0, 0, s.last_aggressor)
+
+
+def _apply_board(s: HandState, e: BoardDealt) -> HandState:
+    players = s.players
+    return _tuple_new(HandState, (
+        s.hand_id, s.config, s.button, players, Phase.BETTING, e.street, s.board + tuple(e.cards),
+        _next_actor(players, 0, 0), 0, 0, 0, -1, s.pots, s.rake, s.split_pots, s.version + 1, s.positions,
+    ))  # fmt: skip
+
+
+def _apply_shown(s: HandState, e: HandShown) -> HandState:
+    i = s.positions[e.seat]
+    p = s.players[i]
+    p = Player(
+        p.seat, p.player_id, p.stack, p.bet, p.committed, p.ante, p.folded, tuple(e.cards), p.acted_at, True, p.won
+    )
+    players = (*s.players[:i], p, *s.players[i + 1 :])
+    return _evolve(s, players, Phase.SHOWDOWN, -1, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
+
+
+def _apply_mucked(s: HandState, e: HandMucked) -> HandState:
+    return s._replace(phase=Phase.SHOWDOWN, version=s.version + 1)
+
+
+def _apply_rake(s: HandState, e: RakeTaken) -> HandState:
+    return s._replace(rake=e.amount, phase=Phase.SHOWDOWN, version=s.version + 1)
+
+
+def _apply_pot(s: HandState, e: PotAwarded) -> HandState:
+    players = s.players
+    for seat, chips in e.winners:
+        i = s.positions[seat]
         p = players[i]
-        if event.action == Action.FOLD:
-            p = p._replace(folded=True)
-            max_bet, full_raise, raise_count, aggressor = (
-                state.max_bet,
-                state.full_raise,
-                state.raise_count,
-                state.last_aggressor,
-            )
-        else:
-            max_bet, full_raise, raise_count, aggressor = (
-                state.max_bet,
-                state.full_raise,
-                state.raise_count,
-                state.last_aggressor,
-            )
-            if event.total > max_bet:
-                increment = event.total - max_bet
-                if increment >= max(full_raise, state.config.street_min_bet(state.street)):
-                    full_raise = increment
-                raise_count += 1
-                aggressor = i
-                max_bet = event.total
-            p = p._replace(
-                stack=p.stack - event.amount,
-                bet=event.total,
-                committed=p.committed + event.amount,
-                acted_at=max_bet,
-            )
-        players = _put(players, i, p)
-        to_act = _next_actor(players, max_bet, i + 1)
-        return state._replace(
-            players=players,
-            max_bet=max_bet,
-            full_raise=full_raise,
-            raise_count=raise_count,
-            last_aggressor=aggressor,
-            to_act=to_act,
-            version=version,
-        )
-    if isinstance(event, AntePosted):
-        i = state.position_of(event.seat)
-        p = players[i]
-        p = p._replace(stack=p.stack - event.amount, ante=p.ante + event.amount)
-        return state._replace(players=_put(players, i, p), version=version)
-    if isinstance(event, BlindPosted):
-        i = state.position_of(event.seat)
-        p = players[i]
-        p = p._replace(stack=p.stack - event.amount, bet=p.bet + event.amount, committed=p.committed + event.amount)
-        return state._replace(players=_put(players, i, p), max_bet=max(state.max_bet, p.bet), version=version)
-    if isinstance(event, HoleCardsDealt):
-        i = state.position_of(event.seat)
-        players = _put(players, i, players[i]._replace(hole=tuple(event.cards)))
-        if all(p.hole for p in players):
-            # Preflop the player after the largest blind or straddle opens.
-            opener = max(range(len(players)), key=lambda k: (players[k].bet, k)) + 1
-            fixed = state.config.variant is Variant.FIXED_LIMIT
-            return state._replace(
-                players=players,
-                phase=Phase.BETTING,
-                to_act=_next_actor(players, state.max_bet, opener),
-                raise_count=1 if fixed else 0,  # the big blind is the round's bet
-                version=version,
-            )
-        return state._replace(players=players, version=version)
-    if isinstance(event, UncalledBetReturned):
-        i = state.position_of(event.seat)
-        p = players[i]
-        p = p._replace(stack=p.stack + event.amount, bet=p.bet - event.amount, committed=p.committed - event.amount)
-        return state._replace(players=_put(players, i, p), version=version)
-    if isinstance(event, BettingRoundEnded):
-        players = tuple(p._replace(bet=0, acted_at=-1) for p in players)
-        alive = sum(1 for p in players if not p.folded)
-        phase = Phase.BOARD if event.street < 3 and alive > 1 else Phase.SHOWDOWN
-        return state._replace(
-            players=players,
-            phase=phase,
-            to_act=-1,
-            max_bet=0,
-            full_raise=0,
-            raise_count=0,
-            version=version,
-        )
-    if isinstance(event, BoardDealt):
-        return state._replace(
-            board=state.board + tuple(event.cards),
-            street=event.street,
-            phase=Phase.BETTING,
-            to_act=_next_actor(players, 0, 0),
-            last_aggressor=-1,
-            version=version,
-        )
-    if isinstance(event, HandShown):
-        i = state.position_of(event.seat)
-        players = _put(players, i, players[i]._replace(shown=True, hole=tuple(event.cards)))
-        return state._replace(players=players, phase=Phase.SHOWDOWN, version=version)
-    if isinstance(event, HandMucked):
-        return state._replace(phase=Phase.SHOWDOWN, version=version)
-    if isinstance(event, RakeTaken):
-        return state._replace(rake=event.amount, phase=Phase.SHOWDOWN, version=version)
-    if isinstance(event, PotAwarded):
-        for seat, chips in event.winners:
-            i = state.position_of(seat)
-            p = players[i]
-            players = _put(players, i, p._replace(stack=p.stack + chips, won=p.won + chips))
-        split = state.split_pots + (len(event.winners) > 1)
-        return state._replace(players=players, pots=(*state.pots, event.amount), split_pots=split, version=version)
-    if isinstance(event, HandEnded):
-        return state._replace(phase=Phase.COMPLETE, to_act=-1, version=version)
-    raise TypeError(f"unknown event {event!r}")
+        players = (*players[:i], p._replace(stack=p.stack + chips, won=p.won + chips), *players[i + 1 :])
+    split = s.split_pots + (len(e.winners) > 1)
+    return s._replace(players=players, pots=(*s.pots, e.amount), split_pots=split, version=s.version + 1)
+
+
+def _apply_ended(s: HandState, e: HandEnded) -> HandState:
+    return s._replace(phase=Phase.COMPLETE, to_act=-1, version=s.version + 1)
+
+
+_APPLY: dict[type[Event], Callable[[HandState, Any], HandState]] = {
+    ActionTaken: _apply_action,
+    AntePosted: _apply_ante,
+    BlindPosted: _apply_blind,
+    HoleCardsDealt: _apply_hole,
+    UncalledBetReturned: _apply_uncalled,
+    BettingRoundEnded: _apply_round_ended,
+    BoardDealt: _apply_board,
+    HandShown: _apply_shown,
+    HandMucked: _apply_mucked,
+    RakeTaken: _apply_rake,
+    PotAwarded: _apply_pot,
+    HandEnded: _apply_ended,
+}
 
 
 def _started(event: HandStarted) -> HandState:
@@ -334,32 +396,30 @@ def _started(event: HandStarted) -> HandState:
         raise_cap=event.raise_cap,
     )
     players = tuple(Player(seat, player_id, stack) for seat, player_id, stack in event.seats)
-    return HandState(event.hand_id, config, event.button, players, version=1)
-
-
-def _put(players: tuple[Player, ...], i: int, player: Player) -> tuple[Player, ...]:
-    return (*players[:i], player, *players[i + 1 :])
-
-
-def _needs_action(players: tuple[Player, ...], max_bet: int, i: int) -> bool:
-    p = players[i]
-    if p.folded or p.stack == 0:
-        return False
-    if p.bet < max_bet:
-        return True
-    if p.acted_at >= 0:
-        return False
-    # Not acted yet and matched: act only if someone else can still bet.
-    return any(not q.folded and q.stack > 0 for j, q in enumerate(players) if j != i)
+    positions = {p.seat: i for i, p in enumerate(players)}
+    return HandState(event.hand_id, config, event.button, players, version=1, positions=positions)
 
 
 def _next_actor(players: tuple[Player, ...], max_bet: int, start: int) -> int:
+    """The next position from ``start`` that has to act, or -1. A player acts
+    who is in the hand with chips and owes chips, or who has not acted this
+    round while someone else with chips could still bet against them (the
+    big blind's option included)."""
     n = len(players)
-    if sum(1 for p in players if not p.folded) < 2:
+    alive = able = 0
+    for p in players:
+        if not p.folded:
+            alive += 1
+            if p.stack:
+                able += 1
+    if alive < 2:
         return -1
-    for k in range(n):
-        i = (start + k) % n
-        if _needs_action(players, max_bet, i):
+    for k in range(start, start + n):
+        i = k % n
+        p = players[i]
+        if p.folded or not p.stack:
+            continue
+        if p.bet < max_bet or (p.acted_at < 0 and able > 1):
             return i
     return -1
 
@@ -415,6 +475,19 @@ def _raise_bounds(state: HandState, i: int) -> tuple[int, int]:
 def decide(state: HandState | None, command: Command, *, strength: Strength = default_strength) -> list[Event]:
     """The events ``command`` causes. Raises a ``PokerError`` (and changes
     nothing) when it is refused."""
+    return step(state, command, strength=strength)[1]
+
+
+def step(
+    state: HandState | None, command: Command, *, strength: Strength = default_strength
+) -> tuple[HandState, list[Event]]:
+    """``decide`` and the state its events lead to (``decide`` has to apply
+    them to find what follows, so this saves applying them twice)."""
+    events: list[Event] = []
+    if state is not None and state.phase is not _COMPLETE and isinstance(command, Act):
+        action = _act(state, command)
+        events.append(action)
+        return _advance(_apply_action(state, action), events, strength), events
     if isinstance(command, StartHand):
         if state is not None:
             raise errors.HandAlreadyStarted()
@@ -423,18 +496,16 @@ def decide(state: HandState | None, command: Command, *, strength: Strength = de
         raise errors.HandNotStarted()
     if state.phase is Phase.COMPLETE:
         raise errors.HandComplete()
-    events: list[Event] = []
     if isinstance(command, Act):
         state = _emit(state, events, _act(state, command))
     elif isinstance(command, DealHoleCards):
-        for event in _deal_hole(state, command):
-            state = _emit(state, events, event)
+        events.extend(_deal_hole(state, command))
+        state = _holes_dealt(state, events)
     elif isinstance(command, DealBoard):
         state = _emit(state, events, _deal_board(state, command))
     else:
         raise TypeError(f"unknown command {command!r}")
-    _advance(state, events, strength)
-    return events
+    return _advance(state, events, strength), events
 
 
 def _emit(state: HandState, events: list[Event], event: Event) -> HandState:
@@ -442,7 +513,7 @@ def _emit(state: HandState, events: list[Event], event: Event) -> HandState:
     return apply(state, event)
 
 
-def _start(command: StartHand) -> list[Event]:
+def _start(command: StartHand) -> tuple[HandState, list[Event]]:
     config = command.config
     seats = sorted(command.seats, key=lambda s: s.seat)
     n = len(seats)
@@ -473,7 +544,9 @@ def _start(command: StartHand) -> list[Event]:
         rake=None if rake is None else (rake.percent_bp, rake.minimum, rake.cap, rake.no_flop_no_drop),
     )
     events: list[Event] = [started]
-    state = apply(None, started)
+    players = tuple(Player(s.seat, s.player_id, s.stack) for s in ordered)
+    positions = {p.seat: i for i, p in enumerate(players)}
+    state = HandState(command.hand_id, config, command.button, players, version=1, positions=positions)
     for position in range(n):
         ante = _conventional(config.antes, position, n) if config.antes else config.ante
         p = state.players[position]
@@ -490,7 +563,7 @@ def _start(command: StartHand) -> list[Event]:
         if amount:
             kind = kinds[index] if index < 2 else "straddle"
             state = _emit(state, events, BlindPosted(p.seat, kind, amount, amount == p.stack))
-    return events
+    return state, events
 
 
 def _conventional(values: tuple[int, ...], position: int, n: int) -> int:
@@ -505,10 +578,11 @@ def _position_of_conventional(index: int, n: int) -> int | None:
     return index if index < n else None
 
 
+_CARDS = frozenset(rank + suit for rank in RANKS for suit in SUITS)
+
+
 def _check_card(card: str | None) -> None:
-    if card is None:
-        return
-    if not isinstance(card, str) or len(card) != 2 or card[0] not in RANKS or card[1] not in SUITS:
+    if card is not None and card not in _CARDS:
         raise errors.InvalidCards(f"not a card: {card!r}", card=str(card))
 
 
@@ -556,10 +630,12 @@ def _deal_board(state: HandState, command: DealBoard) -> Event:
     return BoardDealt(street, cards)
 
 
-def _act(state: HandState, command: Act) -> Event:
+def _act(state: HandState, command: Act) -> ActionTaken:
     if state.phase is not Phase.BETTING:
         raise errors.WrongPhase("no betting round is open")
-    i = state.position_of(command.seat)
+    i = state.positions.get(command.seat, -1)
+    if i < 0:
+        raise errors.UnknownSeat(f"no player in seat {command.seat}", seat=command.seat)
     p = state.players[i]
     if p.folded:
         raise errors.PlayerFolded(seat=p.seat)
@@ -567,19 +643,20 @@ def _act(state: HandState, command: Act) -> Event:
         raise errors.PlayerAllIn(seat=p.seat)
     if i != state.to_act:
         raise errors.NotYourTurn(seat=p.seat, to_act=state.acting_seat)
-    action = Action(command.action)
+    action = command.action  # an Action (a str enum): compared as a string
     to_call = state.max_bet - p.bet
-    if action is Action.FOLD:
-        return ActionTaken(p.seat, "fold", 0, p.bet, False)
-    if action is Action.CHECK:
+    if action == "check":
         if to_call > 0:
             raise errors.CannotCheck(to_call=to_call)
         return ActionTaken(p.seat, "check", 0, p.bet, False)
-    if action is Action.CALL:
+    if action == "call":
         if to_call <= 0:
             raise errors.NothingToCall()
         amount = min(to_call, p.stack)
         return ActionTaken(p.seat, "call", amount, p.bet + amount, amount == p.stack)
+    action = Action(action)
+    if action is Action.FOLD:
+        return ActionTaken(p.seat, "fold", 0, p.bet, False)
     if action is Action.ALL_IN:
         to = p.stack + p.bet
         if to <= state.max_bet:
@@ -616,23 +693,27 @@ def _check_raise(state: HandState, i: int, to: int) -> None:
         raise errors.OverPotLimit(amount=to, maximum=max_to)
 
 
-def _advance(state: HandState, events: list[Event], strength: Strength) -> None:
+def _advance(state: HandState, events: list[Event], strength: Strength) -> HandState:
     """Run what follows by itself: close finished betting rounds, settle."""
-    while state.phase is Phase.BETTING and state.to_act < 0:
+    while state.to_act < 0 and state.phase is _BETTING:
         state = _close_round(state, events)
-        if state.phase is Phase.SHOWDOWN:
-            _settle(state, events, strength)
-            return
+        if state.phase is _SHOWDOWN:
+            return _settle(state, events, strength)
+    return state
 
 
 def _close_round(state: HandState, events: list[Event]) -> HandState:
-    players = state.players
-    top = max(range(len(players)), key=lambda k: players[k].bet)
-    second = max((q.bet for j, q in enumerate(players) if j != top), default=0)
-    excess = players[top].bet - second
-    if excess > 0:
-        state = _emit(state, events, UncalledBetReturned(players[top].seat, excess))
-    return _emit(state, events, BettingRoundEnded(state.street))
+    top, high, second = 0, -1, 0
+    for i, p in enumerate(state.players):
+        if p.bet > high:
+            top, high, second = i, p.bet, max(second, high)
+        elif p.bet > second:
+            second = p.bet
+    if high > second:
+        state = _emit(state, events, UncalledBetReturned(state.players[top].seat, high - second))
+    event = BettingRoundEnded(state.street)
+    events.append(event)
+    return _apply_round_ended(state, event)
 
 
 class Pot(NamedTuple):
@@ -659,31 +740,39 @@ def compute_pots(players: Sequence[Player]) -> list[Pot]:
     return pots
 
 
-def _settle(state: HandState, events: list[Event], strength: Strength) -> None:
+def _settle(state: HandState, events: list[Event], strength: Strength) -> HandState:
+    """Showdown, rake and pots. The events are what ``apply`` replays; the
+    state returned is built in one go and equals applying them one by one
+    (a test holds it to that)."""
+    if strength is default_strength:
+        strength = _evaluator()
     players = state.players
     alive = [i for i, p in enumerate(players) if not p.folded]
     pots = compute_pots(players)
     strengths: dict[int, int] = {}
+    shown: set[int] = set()
+    first = len(events)
     if len(alive) > 1:
+        board = state.board
         for i in alive:
             hole = players[i].hole
-            if all(card is not None for card in hole):
-                strengths[i] = strength([*hole, *state.board])  # type: ignore[list-item]
+            if None not in hole:
+                strengths[i] = strength((*hole, *board))  # type: ignore[arg-type]
         shown = _showdown_order(state, alive, pots, strengths)
         for i in alive:
-            if i in shown:
-                state = _emit(state, events, HandShown(players[i].seat, players[i].hole, strengths[i]))
-            else:
-                state = _emit(state, events, HandMucked(players[i].seat))
+            p = players[i]
+            events.append(HandShown(p.seat, p.hole, strengths[i]) if i in shown else HandMucked(p.seat))
         contenders = shown
     else:
         contenders = set(alive)
     amounts = [pot.amount for pot in pots]
     rule = state.config.rake
-    rake_total = rule.amount(sum(amounts), flop_seen=state.flop_seen) if rule is not None else 0
-    per_pot = allocate_rake(rake_total, amounts)
+    rake_total = rule.amount(sum(amounts), flop_seen=len(state.board) >= 3) if rule is not None else 0
+    per_pot = allocate_rake(rake_total, amounts) if rake_total else (0,) * len(pots)
     if rule is not None:
-        state = _emit(state, events, RakeTaken(rake_total, per_pot))
+        events.append(RakeTaken(rake_total, per_pot))
+    won = [0] * len(players)
+    split = 0
     for index, pot in enumerate(pots):
         winners = [i for i in pot.eligible if i in contenders]
         if len(winners) > 1:
@@ -694,13 +783,31 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> None:
         net = pot.amount - per_pot[index]
         share, odd = divmod(net, len(winners))
         # Odd chips to the first winner left of the button (positions start there).
-        paid = tuple((players[w].seat, share + (odd if k == 0 else 0)) for k, w in enumerate(winners))
-        state = _emit(
-            state,
-            events,
-            PotAwarded(index, pot.amount, per_pot[index], tuple(players[i].seat for i in pot.eligible), paid),
+        paid = []
+        for k, w in enumerate(winners):
+            chips = share + odd if k == 0 else share
+            won[w] += chips
+            paid.append((players[w].seat, chips))
+        split += len(winners) > 1
+        eligible = tuple(players[i].seat for i in pot.eligible)
+        events.append(PotAwarded(index, pot.amount, per_pot[index], eligible, tuple(paid)))
+    final = tuple(
+        _player(
+            p.seat, p.player_id, p.stack + won[i], p.bet, p.committed, p.ante, p.folded, p.hole, p.acted_at,
+            p.shown or i in shown, p.won + won[i],
         )
-    _emit(state, events, HandEnded(tuple((p.seat, p.stack) for p in state.players), rake_total))
+        for i, p in enumerate(players)
+    )  # fmt: skip
+    events.append(HandEnded(tuple((p.seat, p.stack) for p in final), rake_total))
+    return state._replace(
+        players=final,
+        phase=Phase.COMPLETE,
+        to_act=-1,
+        pots=(*state.pots, *amounts),
+        rake=rake_total if rule is not None else state.rake,
+        split_pots=state.split_pots + split,
+        version=state.version + len(events) - first,
+    )
 
 
 def _showdown_order(state: HandState, alive: list[int], pots: list[Pot], strengths: dict[int, int]) -> set[int]:
@@ -776,9 +883,7 @@ def run(
     """Decide and apply each command in turn (a convenience for callers that
     hold the state in memory); the events are appended to ``events``."""
     for command in commands:
-        new = decide(state, command, strength=strength)
-        for event in new:
-            state = apply(state, event)
+        state, new = step(state, command, strength=strength)
         if events is not None:
             events.extend(new)
     assert state is not None
