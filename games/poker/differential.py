@@ -34,6 +34,7 @@ from games.domain.poker.engine import (
     legal_actions,
     next_deal,
 )
+from games.domain.poker.events import Event
 from games.domain.poker.rules import HandConfig, RakeRule, Variant, seed_rake_rule
 from games.poker.pokerkit_bridge import SeedRake, create_state, deal_hole, taken
 
@@ -111,8 +112,10 @@ def play(
     *,
     strength: Strength = default_strength,
     report: DiffReport | None = None,
+    events: list[Event] | None = None,
 ) -> HandState:
-    """Play one random hand through both engines; raise on disagreement."""
+    """Play one random hand through both engines; raise on disagreement.
+    Our events are appended to ``events`` when given."""
     report = report if report is not None else DiffReport()
     config = spec.config
     n = len(spec.stacks)
@@ -126,8 +129,11 @@ def play(
 
     def run(command: StartHand | DealHoleCards | DealBoard | Act) -> HandState:
         nonlocal state
-        for event in decide(state, command, strength=strength):
+        new = decide(state, command, strength=strength)
+        for event in new:
             state = apply(state, event)
+        if events is not None:
+            events.extend(new)
         assert state is not None
         return state
 

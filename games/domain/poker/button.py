@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from games.domain.poker.errors import InvalidCards, InvalidHandSetup
 
 RANKS = "23456789TJQKA"
-SUIT_ORDER = "chds"  # clubs lowest, spades highest
+SUIT_ORDER = "cdhs"  # clubs < diamonds < hearts < spades
 
 
 def card_order(card: str) -> tuple[int, int]:
