@@ -8,13 +8,17 @@ same sequence for both), burn the same cards and evaluate the showdown; the
 final stacks are checked equal. Ours runs ``step`` (``decide`` and the state
 its events lead to; the events are built and kept) for every command; pokerkit runs with its automations (all but the
 hole dealing, which is one call per card so that it deals from our deck).
-Options (``-o KEY=VALUE``): ``hands`` (ours, default 3000), ``pokerkit_hands``
-(default 100), ``seed`` (2026).
+Both run in ``rounds`` alternating rounds (default 7) of ``hands`` (ours,
+default 1000) and ``pokerkit_hands`` (default 20); each side's figure is its
+best round, as ``timeit`` reports, and the medians are shown too. Option
+``seed`` (2026) picks the decks.
 """
 
 from __future__ import annotations
 
+import gc
 import random
+import statistics
 import time
 from typing import Any
 
@@ -86,7 +90,13 @@ def _decks(count: int, seed: int) -> list[tuple[str, ...]]:
 
 @benchmark("poker")
 def bench_poker(
-    *, out: Writer, hands: int = 3000, pokerkit_hands: int = 100, seed: int = 2026, **options: Any
+    *,
+    out: Writer,
+    hands: int = 1000,
+    pokerkit_hands: int = 20,
+    rounds: int = 7,
+    seed: int = 2026,
+    **options: Any,
 ) -> BenchResult:
     """Hold'em engine vs pokerkit: a scripted 6-handed no-limit hand (hands/s)."""
     decks = _decks(max(hands, pokerkit_hands), seed)
@@ -94,33 +104,48 @@ def bench_poker(
     for deck in decks[:20]:  # the same hands, same results
         if play_engine(deck).stacks != play_pokerkit(deck):
             raise AssertionError("engine and pokerkit disagree on the scripted hand")
-    out.write(f"engine: {hands} hands ...\n")
-    started = time.perf_counter()
-    for deck in decks[:hands]:
-        play_engine(deck)
-    engine_seconds = time.perf_counter() - started
-    out.write(f"pokerkit: {pokerkit_hands} hands ...\n")
-    started = time.perf_counter()
-    for deck in decks[:pokerkit_hands]:
-        play_pokerkit(deck)
-    pokerkit_seconds = time.perf_counter() - started
-    engine_rate = hands / engine_seconds
-    pokerkit_rate = pokerkit_hands / pokerkit_seconds
+    # Objects from start-up (Django, pokerkit, the evaluator tables) are moved
+    # out of the collector's way: the garbage collector stays on for what
+    # the hands allocate, for both engines alike.
+    gc.collect()
+    gc.freeze()
+    engine_cpu: list[float] = []
+    engine_wall: list[float] = []
+    pokerkit_cpu: list[float] = []
+    pokerkit_wall: list[float] = []
+    # Rounds alternate between the two so that a busy moment of a shared
+    # machine hits both; each side's best round is its figure (as timeit).
+    # Rates are per second of this process's CPU time (the machine is shared
+    # by other work); the wall-clock rates are reported alongside.
+    for round_no in range(rounds):
+        for play, count, cpu, wall in (
+            (play_engine, hands, engine_cpu, engine_wall),
+            (play_pokerkit, pokerkit_hands, pokerkit_cpu, pokerkit_wall),
+        ):
+            cpu_started, wall_started = time.process_time(), time.perf_counter()
+            for deck in decks[:count]:
+                play(deck)
+            cpu.append(count / max(time.process_time() - cpu_started, 1e-9))
+            wall.append(count / (time.perf_counter() - wall_started))
+        out.write(f"round {round_no + 1}: engine {engine_cpu[-1]:,.0f}/s, pokerkit {pokerkit_cpu[-1]:,.1f}/s (CPU)\n")
+    engine_rate, pokerkit_rate = max(engine_cpu), max(pokerkit_cpu)
     ratio = engine_rate / pokerkit_rate
     rows = [
-        ["engine (step)", hands, engine_seconds, engine_rate],
-        ["pokerkit 0.7.7", pokerkit_hands, pokerkit_seconds, pokerkit_rate],
+        ["engine (step)", hands * rounds, engine_rate, statistics.median(engine_cpu), max(engine_wall)],
+        ["pokerkit 0.7.7", pokerkit_hands * rounds, pokerkit_rate, statistics.median(pokerkit_cpu), max(pokerkit_wall)],
     ]
     figures = {
         "engine_hands_per_s": round(engine_rate, 1),
         "pokerkit_hands_per_s": round(pokerkit_rate, 1),
         "ratio": round(ratio, 1),
+        "median_ratio": round(statistics.median(engine_cpu) / statistics.median(pokerkit_cpu), 1),
+        "wall_ratio": round(max(engine_wall) / max(pokerkit_wall), 1),
         "target_ratio": 50,
     }
     return BenchResult(
-        "Scripted 6-handed no-limit hand: all call preflop, check to showdown",
-        ["engine", "hands", "seconds", "hands_per_s"],
+        "Scripted 6-handed no-limit hand: all call preflop, check to showdown (hands per CPU second)",
+        ["engine", "hands", "best_per_s", "median_per_s", "best_wall_per_s"],
         rows,
         figures,
-        notes=[f"ratio {ratio:.1f}x (target >= 50x); machine shared with other work"],
+        notes=[f"ratio {ratio:.1f}x of the best rounds (target >= 50x); machine shared with other work"],
     )

@@ -243,40 +243,47 @@ def _evolve(
 
 
 def _apply_action(s: HandState, e: ActionTaken) -> HandState:
-    i = s.positions[e.seat]
-    p = s.players[i]
-    max_bet, full_raise, raise_count, aggressor = s.max_bet, s.full_raise, s.raise_count, s.last_aggressor
+    (hand_id, config, button, players, phase, street, board, _, max_bet, full_raise, raise_count, aggressor,
+     pots, rake, split, version, positions) = s  # fmt: skip
+    i = positions[e.seat]
+    seat, player_id, stack, bet, committed, ante, _, hole, acted_at, shown, won = players[i]
     if e.action == "fold":
-        p = _player(p.seat, p.player_id, p.stack, p.bet, p.committed, p.ante, True, p.hole, p.acted_at, p.shown, p.won)
+        p = _tuple_new(Player, (seat, player_id, stack, bet, committed, ante, True, hole, acted_at, shown, won))
     else:
-        if e.total > max_bet:
-            increment = e.total - max_bet
-            if increment >= max(full_raise, s.config.street_min_bet(s.street)):
+        total = e.total
+        if total > max_bet:
+            increment = total - max_bet
+            if increment >= max(full_raise, config.street_min_bet(street)):
                 full_raise = increment
             raise_count += 1
             aggressor = i
-            max_bet = e.total
-        p = _player(
-            p.seat, p.player_id, p.stack - e.amount, e.total, p.committed + e.amount, p.ante, False, p.hole,
-            max_bet, p.shown, p.won,
-        )  # fmt: skip
-    players = (*s.players[:i], p, *s.players[i + 1 :])
-    to_act = _next_actor(players, max_bet, i + 1)
-    return _evolve(s, players, s.phase, to_act, max_bet, full_raise, raise_count, aggressor)
+            max_bet = total
+        amount = e.amount
+        p = _tuple_new(
+            Player, (seat, player_id, stack - amount, total, committed + amount, ante, False, hole, max_bet, shown, won)
+        )
+    players = (*players[:i], p, *players[i + 1 :])
+    return _tuple_new(HandState, (
+        hand_id, config, button, players, phase, street, board, _next_actor(players, max_bet, i + 1), max_bet,
+        full_raise, raise_count, aggressor, pots, rake, split, version + 1, positions,
+    ))  # fmt: skip
 
 
 def _apply_ante(s: HandState, e: AntePosted) -> HandState:
     i = s.positions[e.seat]
-    p = s.players[i]
-    p = p._replace(stack=p.stack - e.amount, ante=p.ante + e.amount)
+    seat, player_id, stack, bet, committed, ante, folded, hole, acted_at, shown, won = s.players[i]
+    p = _tuple_new(Player, (seat, player_id, stack - e.amount, bet, committed, ante + e.amount, folded, hole,
+                            acted_at, shown, won))  # fmt: skip
     players = (*s.players[:i], p, *s.players[i + 1 :])
     return _evolve(s, players, s.phase, s.to_act, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
 
 
 def _apply_blind(s: HandState, e: BlindPosted) -> HandState:
     i = s.positions[e.seat]
-    p = s.players[i]
-    p = p._replace(stack=p.stack - e.amount, bet=p.bet + e.amount, committed=p.committed + e.amount)
+    seat, player_id, stack, bet, committed, ante, folded, hole, acted_at, shown, won = s.players[i]
+    amount = e.amount
+    p = _tuple_new(Player, (seat, player_id, stack - amount, bet + amount, committed + amount, ante, folded, hole,
+                            acted_at, shown, won))  # fmt: skip
     players = (*s.players[:i], p, *s.players[i + 1 :])
     max_bet = max(s.max_bet, p.bet)
     return _evolve(s, players, s.phase, s.to_act, max_bet, s.full_raise, s.raise_count, s.last_aggressor)
@@ -405,21 +412,21 @@ def _next_actor(players: tuple[Player, ...], max_bet: int, start: int) -> int:
     who is in the hand with chips and owes chips, or who has not acted this
     round while someone else with chips could still bet against them (the
     big blind's option included)."""
-    n = len(players)
     alive = able = 0
     for p in players:
-        if not p.folded:
+        if not p[6]:  # folded
             alive += 1
-            if p.stack:
+            if p[2]:  # stack
                 able += 1
     if alive < 2:
         return -1
+    n = len(players)
     for k in range(start, start + n):
         i = k % n
         p = players[i]
-        if p.folded or not p.stack:
+        if p[6] or not p[2]:  # folded, or all-in
             continue
-        if p.bet < max_bet or (p.acted_at < 0 and able > 1):
+        if p[3] < max_bet or (p[8] < 0 and able > 1):  # owes chips, or has not acted
             return i
     return -1
 
@@ -483,11 +490,14 @@ def step(
 ) -> tuple[HandState, list[Event]]:
     """``decide`` and the state its events lead to (``decide`` has to apply
     them to find what follows, so this saves applying them twice)."""
-    events: list[Event] = []
-    if state is not None and state.phase is not _COMPLETE and isinstance(command, Act):
+    if type(command) is Act and state is not None and state.phase is _BETTING:  # the hot path
         action = _act(state, command)
-        events.append(action)
-        return _advance(_apply_action(state, action), events, strength), events
+        events: list[Event] = [action]
+        state = _apply_action(state, action)
+        if state.to_act < 0:
+            state = _advance(state, events, strength)
+        return state, events
+    events = []
     if isinstance(command, StartHand):
         if state is not None:
             raise errors.HandAlreadyStarted()
@@ -515,7 +525,7 @@ def _emit(state: HandState, events: list[Event], event: Event) -> HandState:
 
 def _start(command: StartHand) -> tuple[HandState, list[Event]]:
     config = command.config
-    seats = sorted(command.seats, key=lambda s: s.seat)
+    seats = sorted(command.seats)  # by seat number (the first field)
     n = len(seats)
     if not 2 <= n <= 10:
         raise errors.InvalidHandSetup("a hand needs 2 to 10 players", code="poker_player_count")
@@ -547,7 +557,7 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
     players = tuple(Player(s.seat, s.player_id, s.stack) for s in ordered)
     positions = {p.seat: i for i, p in enumerate(players)}
     state = HandState(command.hand_id, config, command.button, players, version=1, positions=positions)
-    for position in range(n):
+    for position in range(n if config.antes or config.ante else 0):
         ante = _conventional(config.antes, position, n) if config.antes else config.ante
         p = state.players[position]
         amount = min(ante, p.stack)
@@ -631,18 +641,18 @@ def _deal_board(state: HandState, command: DealBoard) -> Event:
 
 
 def _act(state: HandState, command: Act) -> ActionTaken:
-    if state.phase is not Phase.BETTING:
+    if state.phase is not _BETTING:
         raise errors.WrongPhase("no betting round is open")
     i = state.positions.get(command.seat, -1)
-    if i < 0:
-        raise errors.UnknownSeat(f"no player in seat {command.seat}", seat=command.seat)
+    if i != state.to_act:  # the player to act is never folded nor all-in
+        if i < 0:
+            raise errors.UnknownSeat(f"no player in seat {command.seat}", seat=command.seat)
+        if state.players[i].folded:
+            raise errors.PlayerFolded(seat=command.seat)
+        if state.players[i].stack == 0:
+            raise errors.PlayerAllIn(seat=command.seat)
+        raise errors.NotYourTurn(seat=command.seat, to_act=state.acting_seat)
     p = state.players[i]
-    if p.folded:
-        raise errors.PlayerFolded(seat=p.seat)
-    if p.stack == 0:
-        raise errors.PlayerAllIn(seat=p.seat)
-    if i != state.to_act:
-        raise errors.NotYourTurn(seat=p.seat, to_act=state.acting_seat)
     action = command.action  # an Action (a str enum): compared as a string
     to_call = state.max_bet - p.bet
     if action == "check":
