@@ -605,22 +605,25 @@ def _known_cards(state: HandState) -> set[str]:
 def _deal_hole(state: HandState, command: DealHoleCards) -> list[Event]:
     if state.phase is not Phase.DEALING:
         raise errors.WrongPhase("hole cards are dealt once, after the blinds")
-    seats = {p.seat for p in state.players}
-    if set(command.cards) != seats:
+    by_seat = command.cards
+    if len(by_seat) != len(state.players):
         raise errors.InvalidCards("hole cards are needed for exactly the players dealt in")
     seen: set[str] = set()
     events: list[Event] = []
     for p in state.players:  # dealing starts left of the button
-        cards = tuple(command.cards[p.seat])
+        cards = by_seat.get(p.seat)
+        if cards is None:
+            raise errors.InvalidCards("hole cards are needed for exactly the players dealt in", seat=p.seat)
         if len(cards) != 2:
             raise errors.InvalidCards("hold'em deals two hole cards", seat=p.seat)
         for card in cards:
-            _check_card(card)
             if card is not None:
+                if card not in _CARDS:
+                    raise errors.InvalidCards(f"not a card: {card!r}", card=str(card))
                 if card in seen:
                     raise errors.InvalidCards(f"card {card} dealt twice", card=card)
                 seen.add(card)
-        events.append(HoleCardsDealt(p.seat, cards))
+        events.append(HoleCardsDealt(p.seat, tuple(cards)))
     return events
 
 
