@@ -299,36 +299,34 @@ def test_fold_to_a_raise_returns_the_uncalled_part_and_no_flop_no_drop() -> None
     assert h.stack(3) == 10_150 - 6
 
 
-def test_rake_after_the_flop_is_two_and_a_half_percent_rounded_down_and_capped() -> None:
-    rule = seed_rake_rule(Variant.NO_LIMIT, players=3, small_blind=50)
-    assert rule == RakeRule(250, 0, 100, True)
+def _flop_bet_called(rule: RakeRule, bet: int) -> Hand:
+    """Three players limp, seat 1 bets ``bet`` on the flop, seat 2 calls."""
     h = Hand(config(blinds=(50, 100), rake=rule), {1: 10_000, 2: 10_000, 3: 10_000}, button=3)
     h.deal({1: "AsAh", 2: "KsKh", 3: "2c3d"})
     h.act(3, "call")
     h.act(1, "call")
     h.act(2, "check")
     h.board("7c8d9h")
-    h.act(1, "bet", 300)
+    h.act(1, "bet", bet)
     h.act(2, "call")
     h.act(3, "fold")
+    return h
+
+
+def test_rake_after_the_flop_is_two_and_a_half_percent_rounded_down_and_capped() -> None:
+    rule = seed_rake_rule(Variant.NO_LIMIT, players=3, small_blind=50)
+    assert rule == RakeRule(250, 0, 100, True)
+    h = _flop_bet_called(rule, 300)
     for cards in ("Js", "4h"):
         h.board(cards)
         h.act(1, "check")
         h.act(2, "check")
     assert h.s.rake == 22  # 900 * 2.5 % = 22.5
     assert h.stack(1) == 10_000 - 400 + 900 - 22
-    h2 = Hand(config(blinds=(50, 100), rake=rule), {1: 10_000, 2: 10_000, 3: 10_000}, button=3)
-    h2.deal({1: "AsAh", 2: "KsKh", 3: "2c3d"})
-    h2.act(3, "call")
-    h2.act(1, "call")
-    h2.act(2, "check")
-    h2.board("7c8d9h")
-    h2.act(1, "bet", 9_900)
-    h2.act(2, "call")
-    h2.act(3, "fold")
-    h2.board("Js")
-    h2.board("4h")
-    assert h2.s.rake == 100  # capped at 1 euro for 2-3 players
+    h = _flop_bet_called(rule, 9_900)  # both all-in
+    h.board("Js")
+    h.board("4h")
+    assert h.s.rake == 100  # capped at 1 euro for 2-3 players
 
 
 def test_antes_and_straddle() -> None:
