@@ -50,7 +50,7 @@ CHECKS = {seat.seat: Act(seat.seat, Action.CHECK) for seat in SEATS}
 def play_engine(deck: tuple[str, ...]) -> HandState:
     """The scripted hand through ``step`` (commands are immutable, so the
     client's call and check commands are built once)."""
-    state, _ = step(None, StartHand("bench", CONFIG, SEATS, PLAYERS), strength=default_strength)
+    state, _ = step(None, StartHand("bench", CONFIG, SEATS, PLAYERS))
     complete, betting = Phase.COMPLETE, Phase.BETTING
     while state.phase is not complete:
         if state.phase is betting:
@@ -58,7 +58,7 @@ def play_engine(deck: tuple[str, ...]) -> HandState:
             command: Any = (CALLS if player.bet < state.max_bet else CHECKS)[player.seat]
         else:
             command = next_deal(state, deck)
-        state, _ = step(state, command, strength=default_strength)
+        state, _ = step(state, command)
     return state
 
 

@@ -833,6 +833,14 @@ def _showdown_order(state: HandState, alive: list[int], pots: list[Pot], strengt
     n = len(state.players)
     start = state.last_aggressor if state.last_aggressor >= 0 else 0
     shown: set[int] = set()
+    if len(pots) == 1:  # the usual case: show what beats or ties the best so far
+        best = -1
+        for k in range(start, start + n):
+            i = k % n
+            if i in strengths and strengths[i] >= best:
+                best = strengths[i]
+                shown.add(i)
+        return shown
     for k in range(n):
         i = (start + k) % n
         if i not in strengths or state.players[i].folded:

@@ -6,7 +6,25 @@ unknown to an imported history. Seats are table seat numbers."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+_T = TypeVar("_T")
+
+
+def _fast_init(cls: type[_T]) -> type[_T]:
+    """Give a frozen dataclass a quicker ``__init__`` (the same signature).
+
+    The generated one looks ``object.__setattr__`` up for every field; this
+    one binds it once. Events are built on the engine's hot path (about 50
+    per hand), where this halves their cost."""
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    body = "".join(f"    _set(self, {name!r}, {name})\n" for name in names)
+    source = f"def __init__(self, {', '.join(names)}, *, _set=_object_setattr):\n{body}"
+    namespace: dict[str, Any] = {"_object_setattr": object.__setattr__}
+    exec(source, namespace)  # the technique dataclasses itself uses
+    namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    setattr(cls, "__init__", namespace["__init__"])  # noqa: B010
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +43,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class HandStarted(Event):
     """Seats (seat, player id, stack) in position order: the first is the
@@ -45,6 +64,7 @@ class HandStarted(Event):
     rake: tuple[int, int, int, bool] | None  # percent_bp, minimum, cap, no_flop_no_drop
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class AntePosted(Event):
     type: ClassVar[str] = "poker.ante_posted"
@@ -53,6 +73,7 @@ class AntePosted(Event):
     all_in: bool
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class BlindPosted(Event):
     """``kind`` is ``small``, ``big`` or ``straddle``."""
@@ -64,6 +85,7 @@ class BlindPosted(Event):
     all_in: bool
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class HoleCardsDealt(Event):
     type: ClassVar[str] = "poker.hole_cards_dealt"
@@ -71,6 +93,7 @@ class HoleCardsDealt(Event):
     cards: tuple[str | None, ...]
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class ActionTaken(Event):
     """``action`` is fold, check, call, bet, raise or all_in; ``amount`` is
@@ -84,6 +107,7 @@ class ActionTaken(Event):
     all_in: bool
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class UncalledBetReturned(Event):
     type: ClassVar[str] = "poker.uncalled_bet_returned"
@@ -91,6 +115,7 @@ class UncalledBetReturned(Event):
     amount: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class BettingRoundEnded(Event):
     """Bets of the round (street 0 preflop .. 3 river) go into the pot."""
@@ -99,6 +124,7 @@ class BettingRoundEnded(Event):
     street: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class BoardDealt(Event):
     """``street`` 1 flop (three cards), 2 turn, 3 river (one card)."""
@@ -108,6 +134,7 @@ class BoardDealt(Event):
     cards: tuple[str, ...]
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class HandShown(Event):
     type: ClassVar[str] = "poker.hand_shown"
@@ -116,12 +143,14 @@ class HandShown(Event):
     strength: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class HandMucked(Event):
     type: ClassVar[str] = "poker.hand_mucked"
     seat: int
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class RakeTaken(Event):
     """``amount`` in total, ``per_pot`` split over the pots (main first)."""
@@ -131,6 +160,7 @@ class RakeTaken(Event):
     per_pot: tuple[int, ...]
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class PotAwarded(Event):
     """Pot ``index`` (0 = main) of ``amount`` chips before rake, ``rake``
@@ -144,6 +174,7 @@ class PotAwarded(Event):
     winners: tuple[tuple[int, int], ...]
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True)
 class HandEnded(Event):
     """Final stacks as (seat, stack) in position order."""
