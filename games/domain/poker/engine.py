@@ -263,8 +263,12 @@ def _apply_action(s: HandState, e: ActionTaken) -> HandState:
             Player, (seat, player_id, stack - amount, total, committed + amount, ante, False, hole, max_bet, shown, won)
         )
     players = (*players[:i], p, *players[i + 1 :])
+    if e.action == "fold" and sum(1 for q in players if not q.folded) < 2:
+        to_act = -1
+    else:
+        to_act = _next_actor(players, max_bet, i + 1)
     return _tuple_new(HandState, (
-        hand_id, config, button, players, phase, street, board, _next_actor(players, max_bet, i + 1), max_bet,
+        hand_id, config, button, players, phase, street, board, to_act, max_bet,
         full_raise, raise_count, aggressor, pots, rake, split, version + 1, positions,
     ))  # fmt: skip
 
@@ -411,23 +415,19 @@ def _next_actor(players: tuple[Player, ...], max_bet: int, start: int) -> int:
     """The next position from ``start`` that has to act, or -1. A player acts
     who is in the hand with chips and owes chips, or who has not acted this
     round while someone else with chips could still bet against them (the
-    big blind's option included)."""
-    alive = able = 0
-    for p in players:
-        if not p[6]:  # folded
-            alive += 1
-            if p[2]:  # stack
-                able += 1
-    if alive < 2:
-        return -1
+    big blind's option included). Callers make sure two or more players are
+    still in the hand (after a fold, ``_apply_action`` checks)."""
     n = len(players)
     for k in range(start, start + n):
-        i = k % n
-        p = players[i]
+        p = players[k % n]
         if p[6] or not p[2]:  # folded, or all-in
             continue
-        if p[3] < max_bet or (p[8] < 0 and able > 1):  # owes chips, or has not acted
-            return i
+        if p[3] < max_bet:  # owes chips
+            return k % n
+        if p[8] < 0:  # has not acted: only if someone else could still bet
+            for q in players:
+                if q is not p and not q[6] and q[2]:
+                    return k % n
     return -1
 
 
