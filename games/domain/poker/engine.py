@@ -329,8 +329,7 @@ def _apply_uncalled(s: HandState, e: UncalledBetReturned) -> HandState:
 
 def _apply_round_ended(s: HandState, e: BettingRoundEnded) -> HandState:
     players = tuple([
-        _player(p.seat, p.player_id, p.stack, 0, p.committed, p.ante, p.folded, p.hole, -1, p.shown, p.won)
-        for p in s.players
+        _tuple_new(Player, (p[0], p[1], p[2], 0, p[4], p[5], p[6], p[7], -1, p[9], p[10])) for p in s.players
     ])  # fmt: skip
     alive = sum(1 for p in players if not p.folded)
     phase = Phase.BOARD if e.street < 3 and alive > 1 else Phase.SHOWDOWN
@@ -554,9 +553,12 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
         rake=None if rake is None else (rake.percent_bp, rake.minimum, rake.cap, rake.no_flop_no_drop),
     )
     events: list[Event] = [started]
-    players = tuple(Player(s.seat, s.player_id, s.stack) for s in ordered)
+    players = tuple([_tuple_new(Player, (s.seat, s.player_id, s.stack, 0, 0, 0, False, (), -1, False, 0))
+                     for s in ordered])  # fmt: skip
     positions = {p.seat: i for i, p in enumerate(players)}
-    state = HandState(command.hand_id, config, command.button, players, version=1, positions=positions)
+    state = _tuple_new(HandState, (
+        command.hand_id, config, command.button, players, Phase.DEALING, 0, (), -1, 0, 0, 0, -1, (), 0, 0, 1, positions,
+    ))  # fmt: skip
     for position in range(n if config.antes or config.ante else 0):
         ante = _conventional(config.antes, position, n) if config.antes else config.ante
         p = state.players[position]
@@ -571,8 +573,9 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
         p = state.players[poster]
         amount = min(blind, p.stack)
         if amount:
-            kind = kinds[index] if index < 2 else "straddle"
-            state = _emit(state, events, BlindPosted(p.seat, kind, amount, amount == p.stack))
+            posted = BlindPosted(p.seat, kinds[index] if index < 2 else "straddle", amount, amount == p.stack)
+            events.append(posted)
+            state = _apply_blind(state, posted)
     return state, events
 
 
@@ -804,13 +807,13 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> HandSt
         split += len(winners) > 1
         eligible = tuple(players[i].seat for i in pot.eligible)
         events.append(PotAwarded(index, pot.amount, per_pot[index], eligible, tuple(paid)))
-    final = tuple(
-        _player(
+    final = tuple([
+        _tuple_new(Player, (
             p.seat, p.player_id, p.stack + won[i], p.bet, p.committed, p.ante, p.folded, p.hole, p.acted_at,
             p.shown or i in shown, p.won + won[i],
-        )
+        ))
         for i, p in enumerate(players)
-    )  # fmt: skip
+    ])  # fmt: skip
     events.append(HandEnded(tuple((p.seat, p.stack) for p in final), rake_total))
     return state._replace(
         players=final,
