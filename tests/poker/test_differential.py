@@ -16,3 +16,17 @@ def test_random_hands_agree_with_pokerkit() -> None:
     assert report.showdowns > hands // 2
     assert report.raked > hands // 4
     assert set(report.known) <= set(KNOWN_DIFFERENCES)
+
+
+def test_poker_differential_command_reports_the_run() -> None:
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("poker_differential", "--hands", "60", "--seed", "3", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert summary["hands"] == 60
+    assert sum(summary["by_variant"].values()) == 60
+    assert set(summary["known_differences"]) <= set(KNOWN_DIFFERENCES)
