@@ -43,6 +43,8 @@ KNOWN_DIFFERENCES = {
     "fixed_limit_preflop_cap": "fixed limit preflop: the big blind is the bet, so three raises cap it (pokerkit: four)",
     "short_all_in_reopen": "a short all-in does not reopen betting to a player who acted (pokerkit reopens in "
     "some cases: an opening short all-in under the minimum bet, or short all-ins adding up after a call)",
+    "short_all_ins_add_up": "a player who acted may raise when the short all-ins since then add up to a full "
+    "raise (pokerkit counts them only since its last full-raise total, so it can refuse)",
     "lone_player_check": "pokerkit asks the only player with chips left to check; we skip that no-op turn",
     "split_of_merged_pots": "pokerkit merges side pots left with the same players once it kills the losing "
     "hands and splits a tie once; we split each pot on its own, so odd chips can land elsewhere",
@@ -213,6 +215,8 @@ def _choose(st: HandState, pk: object, rng: random.Random, report: DiffReport) -
             report.known["fixed_limit_preflop_cap"] += 1
         elif legal.refusal is errors.BettingNotReopened and pk_raise:
             report.known["short_all_in_reopen"] += 1
+        elif can_raise and _pokerkit_short_all_in_refusal(pk):
+            report.known["short_all_ins_add_up"] += 1
         else:
             raise DifferentialMismatch(f"may raise: ours {can_raise} ({legal.refusal}), pokerkit {pk_raise}")
         can_raise = False
@@ -243,6 +247,20 @@ def _tied(st: HandState) -> bool:
 
 def _close(ours: tuple[int, ...], theirs: tuple[int, ...], pots: int) -> bool:
     return all(abs(a - b) <= pots for a, b in zip(ours, theirs, strict=True))
+
+
+def _pokerkit_short_all_in_refusal(pk: object) -> bool:
+    """pokerkit refuses because the actor acted before short all-ins that,
+    counted since its last reset, fall short of a full raise."""
+    from pokerkit import State
+
+    assert isinstance(pk, State)
+    shorts = pk.consecutive_short_all_in_amounts
+    return (
+        pk.actor_index in pk.acted_player_indices
+        and bool(shorts)
+        and sum(shorts) < pk.completion_betting_or_raising_amount
+    )
 
 
 def _compare_end(st: HandState, pk: object, hook: SeedRake, spec: Spec, pk_pots: list[int], report: DiffReport) -> None:
