@@ -1,0 +1,78 @@
+"""``manage.py poker_replay FILE.phh [--rake ...]``: replay a PHH hand
+through the engine. The last line is JSON ``{"finishing_stacks", "pots",
+"rake"}`` (stacks in PHH player order, pots main first before rake)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from casino.errors import DomainError
+from games.domain.poker.phh import read_phh, replay_phh
+from games.domain.poker.rules import RakeRule, seed_rake_rule
+
+
+def parse_rake(spec: str, *, text: str, currency: str) -> RakeRule:
+    """``seed001`` (seed 001's table for the hand's pot type, player count
+    and small blind) or ``percent_bp=250,min=0,cap=300[,no_flop_no_drop=0]``
+    (amounts in the file's chips = minor units)."""
+    if spec == "seed001":
+        hand = read_phh(text)
+        return seed_rake_rule(
+            hand.config.variant,
+            players=len(hand.starting_stacks),
+            small_blind=hand.config.small_blind,
+            currency=currency,
+        )
+    values: dict[str, int] = {}
+    for part in spec.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in {"percent_bp", "min", "cap", "no_flop_no_drop"}:
+            raise CommandError(f"bad --rake part {part!r}")
+        try:
+            values[key.strip()] = int(value)
+        except ValueError as exc:
+            raise CommandError(f"bad --rake value {part!r}") from exc
+    return RakeRule(
+        percent_bp=values.get("percent_bp", 250),
+        minimum=values.get("min", 0),
+        cap=values.get("cap", 300),
+        no_flop_no_drop=bool(values.get("no_flop_no_drop", 1)),
+    )
+
+
+class Command(BaseCommand):
+    help = "Replay a PHH (Poker Hand History) file through the hold'em engine."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="a .phh file (one hand)")
+        parser.add_argument(
+            "--rake",
+            default=None,
+            help="rake the hand: 'seed001' or 'percent_bp=250,min=0,cap=300,no_flop_no_drop=1' (default: none)",
+        )
+        parser.add_argument("--currency", default="EUR", help="currency of the chips for --rake seed001")
+        parser.add_argument("--events", action="store_true", help="print every event before the result")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc}") from exc
+        try:
+            rake = parse_rake(options["rake"], text=text, currency=options["currency"]) if options["rake"] else None
+            events, state = replay_phh(text, rake=rake)
+        except DomainError as exc:
+            raise CommandError(f"{exc.code}: {exc.message}") from exc
+        if options["events"]:
+            for event in events:
+                self.stdout.write(json.dumps(event.to_dict()))
+        self.stdout.write(f"board: {' '.join(state.board) or '-'}")
+        for player in state.players:
+            self.stdout.write(f"{player.player_id}: {player.stack} (won {player.won})")
+        result = {"finishing_stacks": list(state.stacks), "pots": list(state.pots), "rake": state.rake}
+        self.stdout.write(json.dumps(result))

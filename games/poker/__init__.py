@@ -1,0 +1,1 @@
+"""Poker tooling around the pure engine (pokerkit bridge, differential play)."""

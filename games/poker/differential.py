@@ -1,0 +1,306 @@
+"""Random legal hands played through our engine and pokerkit side by side.
+
+Each hand gets random stakes (no-limit, pot-limit or fixed-limit; 2-10
+players; antes, big-blind antes and straddles sometimes), random stacks (many
+short, so all-ins and side pots are common), a shuffled deck and the seed's
+rake, and a random legal action at every turn. At each turn the two engines
+must agree on who acts, the amount to call and the raise bounds; at the end
+on the final stacks, the pots and the rake. Where a rule differs on purpose
+(see docs/poker.md) the driver picks an action both allow and counts the
+difference by name; any other disagreement is a failure.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from games.domain.poker import errors
+from games.domain.poker.engine import (
+    Act,
+    Action,
+    DealBoard,
+    DealHoleCards,
+    HandState,
+    Phase,
+    SeatSpec,
+    StartHand,
+    Strength,
+    apply,
+    decide,
+    default_strength,
+    legal_actions,
+    next_deal,
+)
+from games.domain.poker.events import Event
+from games.domain.poker.rules import HandConfig, RakeRule, Variant, seed_rake_rule
+from games.poker.pokerkit_bridge import SeedRake, create_state, deal_hole, taken
+
+DECK = tuple(r + s for r in "23456789TJQKA" for s in "shdc")
+KNOWN_DIFFERENCES = {
+    "fixed_limit_preflop_cap": "fixed limit preflop: the big blind is the bet, so three raises cap it (pokerkit: four)",
+    "short_all_in_reopen": "a short all-in does not reopen betting to a player who acted (pokerkit reopens in "
+    "some cases: an opening short all-in under the minimum bet, or short all-ins adding up after a call)",
+    "short_all_ins_add_up": "a player who acted may raise when the short all-ins since then add up to a full "
+    "raise (pokerkit counts them only since its last full-raise total, so it can refuse)",
+    "lone_player_check": "pokerkit asks the only player with chips left to check; we skip that no-op turn",
+    "split_of_merged_pots": "pokerkit merges side pots left with the same players once it kills the losing "
+    "hands and splits a tie once; we split each pot on its own, so odd chips can land elsewhere",
+}
+
+
+class DifferentialMismatch(AssertionError):
+    pass
+
+
+@dataclass
+class Spec:
+    config: HandConfig
+    stacks: tuple[int, ...]
+    deck: tuple[str, ...]
+
+
+@dataclass
+class DiffReport:
+    hands: int = 0
+    by_variant: Counter[str] = field(default_factory=Counter)
+    known: Counter[str] = field(default_factory=Counter)
+    showdowns: int = 0
+    side_pots: int = 0
+    all_ins: int = 0
+    raked: int = 0
+
+
+def random_spec(rng: random.Random) -> Spec:
+    variant = rng.choice(list(Variant))
+    n = rng.randint(2, 10)
+    big = rng.choice([2, 4, 10, 20, 50, 100, 200, 1000])
+    small = rng.choice([big // 2, big // 2, big // 4, 0]) if big >= 4 else 1
+    blinds: tuple[int, ...] = (small, big)
+    ante = 0
+    antes: tuple[int, ...] = ()
+    roll = rng.random()
+    if roll < 0.15:
+        ante = max(1, big // rng.choice([5, 10]))
+    elif roll < 0.22:
+        antes = (0, big)  # big-blind ante
+    if n >= 4 and rng.random() < 0.12:
+        blinds = (small, big, 2 * big)
+    stacks = tuple(_stack(rng, big) for _ in range(n))
+    rake: RakeRule | None = None
+    if rng.random() < 0.7:
+        rule = seed_rake_rule(variant, players=n, small_blind=small)
+        rake = RakeRule(rule.percent_bp, rule.minimum, rule.cap, rng.random() < 0.8)
+    config = HandConfig(variant=variant, blinds_or_straddles=blinds, antes=antes, ante=ante, rake=rake)
+    deck = list(DECK)
+    rng.shuffle(deck)
+    return Spec(config, stacks, tuple(deck))
+
+
+def _stack(rng: random.Random, big: int) -> int:
+    roll = rng.random()
+    if roll < 0.25:
+        return rng.randint(1, 3 * big)
+    if roll < 0.6:
+        return rng.randint(3 * big, 30 * big)
+    return rng.randint(30 * big, 250 * big)
+
+
+def play(
+    spec: Spec,
+    rng: random.Random,
+    *,
+    strength: Strength = default_strength,
+    report: DiffReport | None = None,
+    events: list[Event] | None = None,
+) -> HandState:
+    """Play one random hand through both engines; raise on disagreement.
+    Our events are appended to ``events`` when given."""
+    report = report if report is not None else DiffReport()
+    config = spec.config
+    n = len(spec.stacks)
+    seats = tuple(SeatSpec(seat, f"p{seat}", stack) for seat, stack in enumerate(spec.stacks, start=1))
+    button = n  # position order is then seat order: p1 is left of the button
+    pk_pots: list[int] = []
+    hook = SeedRake(config.rake or RakeRule(0, 0, 0, False), pk_pots)
+    pk = create_state(config, spec.stacks, rake=hook)
+
+    state: HandState | None = None
+
+    def run(command: StartHand | DealHoleCards | DealBoard | Act) -> HandState:
+        nonlocal state
+        new = decide(state, command, strength=strength)
+        for event in new:
+            state = apply(state, event)
+        if events is not None:
+            events.extend(new)
+        assert state is not None
+        return state
+
+    st = run(StartHand("diff", config, seats, button))
+    while st.phase is not Phase.COMPLETE:
+        if st.phase in (Phase.DEALING, Phase.BOARD):
+            _pk_catch_up(pk, report, pk_pots)
+            deal = next_deal(st, spec.deck)
+            assert deal is not None
+            if isinstance(deal, DealHoleCards):
+                deal_hole(pk, [deal.cards[p.seat] for p in st.players])  # type: ignore[misc]
+            else:
+                burn = spec.deck[2 * n + {0: 0, 1: 4, 2: 6}[st.street]]
+                pk.burn_card(burn)
+                pk.deal_board("".join(deal.cards))
+            st = run(deal)
+            continue
+        assert st.phase is Phase.BETTING
+        st = run(_choose(st, pk, rng, report))
+    _pk_catch_up(pk, report, pk_pots)
+    if pk.status:
+        raise DifferentialMismatch(f"pokerkit hand still running after ours ended: {pk.operations[-3:]}")
+    _compare_end(st, pk, hook, spec, pk_pots, report)
+    report.hands += 1
+    report.by_variant[config.variant.value] += 1
+    report.showdowns += int(sum(1 for p in st.players if not p.folded) > 1)
+    report.side_pots += int(len(st.pots) > 1)
+    report.all_ins += int(any(p.stack == 0 for p in st.players if not p.folded) or len(st.pots) > 1)
+    report.raked += int(st.rake > 0)
+    return st
+
+
+def _pk_catch_up(pk: object, report: DiffReport, pots: list[int] | None = None) -> None:
+    """Let pokerkit do the turns our engine skips or automates; ``pots``
+    gets pokerkit's pots as they stand before it kills losing hands (killing
+    merges pots that keep the same eligible players)."""
+    from pokerkit import State
+
+    assert isinstance(pk, State)
+    killed = False
+    while True:
+        if pots is not None and pk.status and pk._pots is None and not killed:
+            pots[:] = [pot.amount for pot in pk.pots]
+        if pk.actor_index is not None:
+            if pk.checking_or_calling_amount != 0:
+                raise DifferentialMismatch(f"pokerkit expects player {pk.actor_index} to act; we do not")
+            pk.check_or_call()
+            report.known["lone_player_check"] += 1
+        elif pk.can_show_or_muck_hole_cards():
+            pk.show_or_muck_hole_cards(True)
+        elif pk.can_kill_hand():
+            pk.kill_hand()
+            killed = True
+        else:
+            return
+
+
+def _choose(st: HandState, pk: object, rng: random.Random, report: DiffReport) -> Act:
+    from pokerkit import State
+
+    assert isinstance(pk, State)
+    legal = legal_actions(st)
+    assert legal is not None
+    if pk.actor_index != st.to_act:
+        raise DifferentialMismatch(f"actor: ours position {st.to_act}, pokerkit {pk.actor_index}")
+    if pk.checking_or_calling_amount != legal.call_amount:
+        raise DifferentialMismatch(f"call amount: ours {legal.call_amount}, pokerkit {pk.checking_or_calling_amount}")
+    pk_raise = pk.can_complete_bet_or_raise_to()
+    can_raise = legal.can_raise
+    if pk_raise and can_raise:
+        bounds = (pk.min_completion_betting_or_raising_to_amount, pk.max_completion_betting_or_raising_to_amount)
+        if bounds != (legal.min_to, legal.max_to):
+            raise DifferentialMismatch(f"raise bounds: ours {(legal.min_to, legal.max_to)}, pokerkit {bounds}")
+    elif pk_raise != can_raise:
+        fixed_preflop = st.config.variant is Variant.FIXED_LIMIT and st.street == 0
+        if legal.refusal is errors.RaiseCapReached and fixed_preflop and pk_raise:
+            report.known["fixed_limit_preflop_cap"] += 1
+        elif legal.refusal is errors.BettingNotReopened and pk_raise:
+            report.known["short_all_in_reopen"] += 1
+        elif can_raise and _pokerkit_short_all_in_refusal(pk):
+            report.known["short_all_ins_add_up"] += 1
+        else:
+            raise DifferentialMismatch(f"may raise: ours {can_raise} ({legal.refusal}), pokerkit {pk_raise}")
+        can_raise = False
+    seat = legal.seat
+    roll = rng.random()
+    if legal.call_amount > 0 and roll < 0.18:
+        pk.fold()
+        return Act(seat, Action.FOLD)
+    if can_raise and roll > 0.62:
+        pick = rng.random()
+        if pick < 0.45:
+            to = legal.min_to
+        elif pick < 0.65:
+            to = legal.max_to
+        else:
+            to = rng.randint(legal.min_to, legal.max_to)
+        pk.complete_bet_or_raise_to(to)
+        if to == st.players[st.to_act].stack + st.players[st.to_act].bet and rng.random() < 0.5:
+            return Act(seat, Action.ALL_IN)
+        return Act(seat, Action.BET if st.max_bet == 0 else Action.RAISE, to)
+    pk.check_or_call()
+    return Act(seat, Action.CALL if legal.call_amount > 0 else Action.CHECK)
+
+
+def _tied(st: HandState) -> bool:
+    return st.split_pots > 0
+
+
+def _close(ours: tuple[int, ...], theirs: tuple[int, ...], pots: int) -> bool:
+    return all(abs(a - b) <= pots for a, b in zip(ours, theirs, strict=True))
+
+
+def _pokerkit_short_all_in_refusal(pk: object) -> bool:
+    """pokerkit refuses because the actor acted before short all-ins that,
+    counted since its last reset, fall short of a full raise."""
+    from pokerkit import State
+
+    assert isinstance(pk, State)
+    shorts = pk.consecutive_short_all_in_amounts
+    return (
+        pk.actor_index in pk.acted_player_indices
+        and bool(shorts)
+        and sum(shorts) < pk.completion_betting_or_raising_amount
+    )
+
+
+def _compare_end(st: HandState, pk: object, hook: SeedRake, spec: Spec, pk_pots: list[int], report: DiffReport) -> None:
+    from pokerkit import State
+
+    assert isinstance(pk, State)
+    ours = st.stacks
+    theirs = tuple(pk.stacks)
+    if ours != theirs:
+        merged = len(pk._pots or ()) < len(pk_pots)
+        if not (merged and sum(ours) == sum(theirs) and _tied(st) and _close(ours, theirs, len(st.pots))):
+            raise DifferentialMismatch(f"final stacks: ours {ours}, pokerkit {theirs}")
+        report.known["split_of_merged_pots"] += 1
+    if sum(ours) + st.rake != sum(spec.stacks):
+        raise DifferentialMismatch("chips not conserved")
+    if st.rake != taken(pk):
+        raise DifferentialMismatch(f"rake: ours {st.rake}, pokerkit {taken(pk)}")
+    alive = sum(1 for p in st.players if not p.folded)
+    if alive > 1 and list(st.pots) != pk_pots:
+        raise DifferentialMismatch(f"pots: ours {st.pots}, pokerkit {pk_pots}")
+    if alive == 1 and sum(st.pots) != hook.total:
+        raise DifferentialMismatch(f"pot: ours {st.pots}, pokerkit {hook.pots} + the winner's matched bet")
+
+
+def run_differential(
+    hands: int,
+    *,
+    seed: int = 0,
+    strength: Strength = default_strength,
+    progress: Callable[[int], None] | None = None,
+) -> DiffReport:
+    """Play ``hands`` random hands (reproducible from ``seed``)."""
+    rng = random.Random(seed)
+    report = DiffReport()
+    for index in range(hands):
+        spec = random_spec(rng)
+        try:
+            play(spec, rng, strength=strength, report=report)
+        except DifferentialMismatch as exc:
+            raise DifferentialMismatch(f"hand {index} (seed {seed}): {exc}; spec {spec}") from exc
+        if progress is not None and (index + 1) % 1000 == 0:
+            progress(index + 1)
+    return report
