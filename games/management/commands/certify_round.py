@@ -182,9 +182,15 @@ class Command(BaseCommand):
             user, _ = users.get_or_create(username=f"certification-seat-{n}")
             accounts = player_accounts(player_id=user.pk, currency="EUR")
             if balance_of(account_id=accounts.wallet) < CERT_FUNDS // 2:
-                deposit(wallet=accounts.wallet, amount=CERT_FUNDS, currency="EUR",
-                        external_reference=f"certification-{user.pk}-{datetime.now(UTC).timestamp()}",
-                        idempotency_key=f"cert-fund:{user.pk}:{datetime.now(UTC).timestamp()}", actor="certify_round")  # fmt: skip
+                stamp = datetime.now(UTC).timestamp()
+                deposit(
+                    wallet=accounts.wallet,
+                    amount=CERT_FUNDS,
+                    currency="EUR",
+                    external_reference=f"certification-{user.pk}-{stamp}",
+                    idempotency_key=f"cert-fund:{user.pk}:{stamp}",
+                    actor="certify_round",
+                )
             TableSeat.objects.filter(player=user).exclude(table=table).delete()
             join_table(table_id=table.pk, player_id=user.pk)
             players.append(int(user.pk))
