@@ -599,8 +599,10 @@ def decide_advance(state: RoundState, players: Mapping[int, PlayerState], *, now
 
 
 def needs_showdown(state: RoundState, players: Mapping[int, PlayerState]) -> bool:
-    """All decisions taken and every board card revealed: settle next."""
-    return bool(state.participants) and state.board_revealed == 5 and not state.settled and not state.voided
+    """Every board card revealed and no decision window still waiting for anyone: settle next."""
+    if not state.participants or state.board_revealed < 5 or state.settled or state.voided or state.paused:
+        return False
+    return all_decided(state, players)
 
 
 @dataclass(frozen=True)

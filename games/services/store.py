@@ -159,6 +159,8 @@ def commit(
             refs[id(event)] = EventRef(stream, row.stream_version + 1 + i)
             player = apply_player(player, event)
         new_players[pid] = player
+    if not appends and money.empty():
+        return new_state, new_players
     settle_batch(
         idempotency_key=f"{idempotency_key}:ledger",
         currency=round_row.currency,
