@@ -1023,13 +1023,13 @@ def decide_decision(
     config = _config(state)
     if state.paused:
         raise RoundPaused()
+    streets = {p.street for p in config.definition.decision_points}
+    if state.phase not in streets or not _before(now, state.deadline):
+        raise NoDecisionWindow(phase=state.phase)
     if player.player_id not in state.participants:
         raise NotInRound()
     if player.done_deciding:
         raise _decision_after_call(state.phase, option)
-    streets = {p.street for p in config.definition.decision_points}
-    if state.phase not in streets or not _before(now, state.deadline):
-        raise NoDecisionWindow(phase=state.phase)
     point = config.definition.decision_point(state.phase)
     chosen = point.option(option)
     if player.decided(point.street):
