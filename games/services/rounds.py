@@ -34,6 +34,7 @@ from games.domain.house_round import (
     needs_showdown,
 )
 from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
+from games.event_types import POOL_SEEDED
 from games.models import HouseRound, HouseTable, PlayerRound
 from games.services.store import Money, commit, iso, load_players, load_round, state_from_json
 from ledger.currencies import MINOR_UNITS
@@ -158,7 +159,7 @@ def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None
                 cause=StreamAppend(
                     f"table-{table.pk}-stax-{pool}",
                     None,
-                    [NewEvent("house_pool.seeded", {"pool": pool, "amount": int(reset), "at": iso(now)})],
+                    [NewEvent(POOL_SEEDED, {"pool": pool, "amount": int(reset), "at": iso(now)})],
                     {"actor": "dealer"},
                 ),
             )
