@@ -273,14 +273,15 @@ def _showdown(
             money.settle_holds.append((player.call_hold_id, player.call_amount, cause))
         shares = sum(showdown.hits.get(pool, {}).get(pid, 0) for pool in showdown.hits)
         wallet = player_accounts(player_id=pid, currency=currency).wallet
-        rows[pid].balance_before = balance_of(account_id=wallet) + player.staked
+        before = balance_of(account_id=wallet) + player.staked
+        rows[pid].balance_before = before
         from_house = settlement.returned - shares
         if from_house:
             money.transfers.append((house, wallet, from_house, "payout", cause))
         for pool, hits in showdown.hits.items():
             if hits.get(pid):
                 money.transfers.append((pools[pool], wallet, hits[pid], "jackpot", cause))
-        rows[pid].balance_after = rows[pid].balance_before - player.staked + settlement.returned
+        rows[pid].balance_after = before - player.staked + settlement.returned
     for pool, amount in showdown.contributions.items():
         money.transfers.append((house, pools[pool], amount, "contribution", round_closed))
     for pool, amount in showdown.resets.items():

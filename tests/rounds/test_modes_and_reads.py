@@ -81,9 +81,13 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
     for p in (a, b):
         events = read_stream(stream_id=player_stream(tick.round_id, p))
         stax = next(e.data for e in events if e.type == "house_wager.settled" and e.data["wager"] == "stax")
-        assert stax["returned"] == 50_000 and stax["progressive"] == "star"
-    hit = next(e.data for e in read_stream(stream_id=round_stream(tick.round_id)) if e.type == "house_round.progressive_hit")
-    assert hit["remainder_kept"] == 1 and hit["reset_added"] == 100_001
+        assert stax["returned"] == 50_000
+        assert stax["progressive"] == "star"
+    hit = next(
+        e.data for e in read_stream(stream_id=round_stream(tick.round_id)) if e.type == "house_round.progressive_hit"
+    )
+    assert hit["remainder_kept"] == 1
+    assert hit["reset_added"] == 100_001
     assert balance_of(account_id=star) == 1 + 100_001
     assert ledger_sums() == {"EUR": 0}
 
