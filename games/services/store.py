@@ -188,6 +188,8 @@ def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> Non
         totals[decision_wager] = player.call_amount
     row.totals = totals
     row.staked = player.staked
+    row.last_street = player.decisions[-1].street if player.decisions else ""
+    row.done_deciding = player.done_deciding
     if player.settled or player.voided:
         row.returned = player.returned
         row.net = player.returned - player.staked
