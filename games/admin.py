@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import admin
-
 from django.http import HttpRequest
 
 from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
