@@ -6,88 +6,146 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0001_initial'),
+        ("games", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='housetable',
-            name='public_seq',
-            field=models.PositiveBigIntegerField(default=0, help_text='Gap-free count of public round events at this table (realtime ordering).'),
+            model_name="housetable",
+            name="public_seq",
+            field=models.PositiveBigIntegerField(
+                default=0, help_text="Gap-free count of public round events at this table (realtime ordering)."
+            ),
         ),
         migrations.CreateModel(
-            name='HouseRound',
+            name="HouseRound",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round_id', models.CharField(max_length=64, unique=True)),
-                ('game_number', models.CharField(max_length=40, unique=True)),
-                ('game', models.CharField(choices=[('uth', "Ultimate Texas Hold'em"), ('casino_holdem', "Casino Hold'em"), ('xtreme', "Xtreme Hold'em")], max_length=20)),
-                ('hand_mode', models.CharField(choices=[('shared', 'Shared hand (one player hand for everyone)'), ('per_seat', 'Per seat (own cards per seat)')], max_length=10)),
-                ('currency', models.CharField(max_length=3)),
-                ('rules_version', models.CharField(max_length=20)),
-                ('pay_tables', models.JSONField(default=dict)),
-                ('phase', models.CharField(default='betting', max_length=32)),
-                ('phase_seq', models.PositiveIntegerField(default=0)),
-                ('deadline', models.DateTimeField(blank=True, null=True)),
-                ('stream_version', models.PositiveIntegerField(default=0)),
-                ('participants', models.PositiveIntegerField(default=0)),
-                ('staked', models.BigIntegerField(default=0)),
-                ('returned', models.BigIntegerField(default=0)),
-                ('status', models.CharField(default='open', max_length=12)),
-                ('summary', models.JSONField(blank=True, default=dict)),
-                ('opened_at', models.DateTimeField()),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='rounds', to='games.housetable')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("round_id", models.CharField(max_length=64, unique=True)),
+                ("game_number", models.CharField(max_length=40, unique=True)),
+                (
+                    "game",
+                    models.CharField(
+                        choices=[
+                            ("uth", "Ultimate Texas Hold'em"),
+                            ("casino_holdem", "Casino Hold'em"),
+                            ("xtreme", "Xtreme Hold'em"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "hand_mode",
+                    models.CharField(
+                        choices=[
+                            ("shared", "Shared hand (one player hand for everyone)"),
+                            ("per_seat", "Per seat (own cards per seat)"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("currency", models.CharField(max_length=3)),
+                ("rules_version", models.CharField(max_length=20)),
+                ("pay_tables", models.JSONField(default=dict)),
+                ("phase", models.CharField(default="betting", max_length=32)),
+                ("phase_seq", models.PositiveIntegerField(default=0)),
+                ("deadline", models.DateTimeField(blank=True, null=True)),
+                ("stream_version", models.PositiveIntegerField(default=0)),
+                ("participants", models.PositiveIntegerField(default=0)),
+                ("staked", models.BigIntegerField(default=0)),
+                ("returned", models.BigIntegerField(default=0)),
+                ("status", models.CharField(default="open", max_length=12)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                ("opened_at", models.DateTimeField()),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="rounds", to="games.housetable"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-opened_at'],
+                "ordering": ["-opened_at"],
             },
         ),
         migrations.CreateModel(
-            name='PlayerRound',
+            name="PlayerRound",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('game_number', models.CharField(max_length=40)),
-                ('game', models.CharField(choices=[('uth', "Ultimate Texas Hold'em"), ('casino_holdem', "Casino Hold'em"), ('xtreme', "Xtreme Hold'em")], max_length=20)),
-                ('currency', models.CharField(max_length=3)),
-                ('stream_version', models.PositiveIntegerField(default=0)),
-                ('state', models.JSONField(default=dict)),
-                ('totals', models.JSONField(default=dict)),
-                ('staked', models.BigIntegerField(default=0)),
-                ('returned', models.BigIntegerField(default=0)),
-                ('net', models.BigIntegerField(default=0)),
-                ('status', models.CharField(default='betting', max_length=12)),
-                ('last_street', models.CharField(blank=True, default='', help_text='Street of the last decision.', max_length=12)),
-                ('done_deciding', models.BooleanField(default=False, help_text='Called/played or folded: no more decisions.')),
-                ('balance_before', models.BigIntegerField(blank=True, null=True)),
-                ('balance_after', models.BigIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
-                ('settled_at', models.DateTimeField(blank=True, null=True)),
-                ('player', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='house_rounds', to=settings.AUTH_USER_MODEL)),
-                ('round', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='players', to='games.houseround')),
-                ('table', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='player_rounds', to='games.housetable')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("game_number", models.CharField(max_length=40)),
+                (
+                    "game",
+                    models.CharField(
+                        choices=[
+                            ("uth", "Ultimate Texas Hold'em"),
+                            ("casino_holdem", "Casino Hold'em"),
+                            ("xtreme", "Xtreme Hold'em"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("currency", models.CharField(max_length=3)),
+                ("stream_version", models.PositiveIntegerField(default=0)),
+                ("state", models.JSONField(default=dict)),
+                ("totals", models.JSONField(default=dict)),
+                ("staked", models.BigIntegerField(default=0)),
+                ("returned", models.BigIntegerField(default=0)),
+                ("net", models.BigIntegerField(default=0)),
+                ("status", models.CharField(default="betting", max_length=12)),
+                (
+                    "last_street",
+                    models.CharField(blank=True, default="", help_text="Street of the last decision.", max_length=12),
+                ),
+                (
+                    "done_deciding",
+                    models.BooleanField(default=False, help_text="Called/played or folded: no more decisions."),
+                ),
+                ("balance_before", models.BigIntegerField(blank=True, null=True)),
+                ("balance_after", models.BigIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
+                ("settled_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "player",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="house_rounds",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "round",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="players", to="games.houseround"
+                    ),
+                ),
+                (
+                    "table",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="player_rounds", to="games.housetable"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddIndex(
-            model_name='houseround',
-            index=models.Index(fields=['table', 'opened_at'], name='round_table_opened'),
+            model_name="houseround",
+            index=models.Index(fields=["table", "opened_at"], name="round_table_opened"),
         ),
         migrations.AddIndex(
-            model_name='playerround',
-            index=models.Index(fields=['player', 'created_at'], name='player_round_history'),
+            model_name="playerround",
+            index=models.Index(fields=["player", "created_at"], name="player_round_history"),
         ),
         migrations.AddIndex(
-            model_name='playerround',
-            index=models.Index(fields=['table', 'player', 'created_at'], name='player_round_table'),
+            model_name="playerround",
+            index=models.Index(fields=["table", "player", "created_at"], name="player_round_table"),
         ),
         migrations.AddConstraint(
-            model_name='playerround',
-            constraint=models.UniqueConstraint(fields=('round', 'player'), name='one_player_round'),
+            model_name="playerround",
+            constraint=models.UniqueConstraint(fields=("round", "player"), name="one_player_round"),
         ),
     ]

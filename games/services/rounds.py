@@ -15,7 +15,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 
+from casino.errors import DomainError
 from games.domain.bonus_spin import Wheel, WheelSegment
+from games.domain.house_games import WagerKind, game
+from games.domain.paytables import pay_table
 from games.domain.cards import Card
 from games.domain.house_round import (
     BETTING,
@@ -78,7 +81,43 @@ def game_number_for(table: HouseTable, now: datetime) -> str:
     return number
 
 
+class TableMisconfigured(DomainError):
+    """The table's configuration cannot run a round (pay table, wheel or limits missing)."""
+
+    code = "table_misconfigured"
+
+
+def check_table_config(table: HouseTable) -> None:
+    """Refuse a configuration a round could not settle: every offered spot is a
+    placeable wager with ``0 < min <= max``, every wager that needs a pay table has
+    an existing one, and Bonus Spin Xtreme has a wheel."""
+    definition = game(table.game)
+    if "ante" not in table.limits:
+        raise TableMisconfigured("the Ante must be offered", table=table.code)
+    for spot, limit in table.limits.items():
+        wager = definition.wager(spot)
+        if wager.kind not in (WagerKind.REQUIRED, WagerKind.OPTIONAL):
+            raise TableMisconfigured(f"{spot} is not a betting spot", table=table.code, spot=spot)
+        if not 0 < int(limit["min"]) <= int(limit["max"]):
+            raise TableMisconfigured(f"{spot} limits must satisfy 0 < min <= max", table=table.code, spot=spot)
+    needed = [w for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals == "ante")]
+    for wager in needed:
+        number = table.pay_tables.get(wager.name)
+        if number is None:
+            raise TableMisconfigured(f"no pay table chosen for {wager.name}", table=table.code, wager=wager.name)
+        pay_table(table.game, wager.name, int(number))
+    if "bonus_spin" in table.limits and not table.wheel.get("segments"):
+        raise TableMisconfigured("Bonus Spin Xtreme needs a wheel", table=table.code)
+
+
+def _priced(table: HouseTable) -> set[str]:
+    """Wagers of the table that have a pay table in force (offered spots and automatic wagers)."""
+    definition = game(table.game)
+    return {w.name for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals)}
+
+
 def _config(table: HouseTable, game_number: str) -> RoundConfig:
+    check_table_config(table)
     return RoundConfig(
         round_id=game_number,
         table_id=table.pk,
@@ -89,7 +128,7 @@ def _config(table: HouseTable, game_number: str) -> RoundConfig:
         currency=table.currency,
         currency_unit=10 ** MINOR_UNITS[table.currency],
         limits=table.limits,
-        pay_tables={w: int(n) for w, n in table.pay_tables.items()},
+        pay_tables={w: int(n) for w, n in table.pay_tables.items() if w in _priced(table)},
         wheel=table.wheel,
         progressives=table.progressives,
         betting_seconds=table.betting_seconds,

@@ -239,3 +239,31 @@ def test_pause_keeps_the_remaining_time_and_resume_restores_it() -> None:
     resumed = resume_round(table_id=table.pk, actor="op", now=T0 + timedelta(hours=1))
     assert resumed.phase == "betting"
     assert resumed.deadline == T0 + timedelta(hours=1, seconds=5)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"limits": {"best_five": {"min": 100, "max": 500}}},  # no Ante
+        {"limits": {"ante": {"min": 100, "max": 50}}},  # min above max
+        {"limits": {"ante": {"min": 100, "max": 500}, "ante_plus": {"min": 1, "max": 5}}},  # automatic, not a spot
+        {"pay_tables": {"best_five": 1}},  # Ante Plus has no pay table
+        {"pay_tables": {"ante_plus": 1, "best_five": 99}},  # no such table
+    ],
+)
+def test_a_misconfigured_table_opens_no_round(change: dict) -> None:
+    table = make_table("uth", limits=LIMITS)
+    for field, value in change.items():
+        setattr(table, field, value)
+    table.save()
+    refused_code = "unknown_pay_table" if change.get("pay_tables", {}).get("best_five") == 99 else "table_misconfigured"
+    from games.services import start_table
+
+    refused(refused_code, start_table, table_id=table.pk, now=T0)
+
+
+def test_bonus_spin_needs_a_wheel() -> None:
+    from games.services import start_table
+
+    table = make_table("xtreme", wheel={})
+    refused("table_misconfigured", start_table, table_id=table.pk, now=T0)
