@@ -17,9 +17,8 @@ from django.db import transaction
 
 from casino.errors import DomainError
 from games.domain.bonus_spin import Wheel, WheelSegment
-from games.domain.house_games import WagerKind, game
-from games.domain.paytables import pay_table
 from games.domain.cards import Card
+from games.domain.house_games import WagerKind, game
 from games.domain.house_round import (
     BETTING,
     PER_SEAT_MAX,
@@ -36,13 +35,14 @@ from games.domain.house_round import (
     decide_void,
     needs_showdown,
 )
+from games.domain.paytables import pay_table
 from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.event_types import POOL_SEEDED
 from games.models import HouseRound, HouseTable, PlayerRound
-from games.services.store import Money, commit, iso, load_players, load_round, state_from_json
+from games.services.store import Money, commit, iso, load_players, load_round, state_from_json, wallets
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
-from ledger.services import balance_of, ensure_account, house_account, player_accounts
+from ledger.services import balance_of, ensure_account, house_account
 
 IDLE = "idle"
 BETWEEN = "between"
@@ -302,6 +302,7 @@ def _showdown(
     house = house_account(table_id=table.pk, currency=currency)
     money = Money()
     settled_events = {int(e.stream): e for e in showdown.events if e.type == "house_player.settled"}
+    accounts = wallets(list(showdown.settlements), currency) if showdown.settlements else {}
     round_closed = showdown.events[-1]
     for pid, settlement in showdown.settlements.items():
         player = players[pid]
@@ -311,8 +312,8 @@ def _showdown(
         if player.call_hold_id:
             money.settle_holds.append((player.call_hold_id, player.call_amount, cause))
         shares = sum(showdown.hits.get(pool, {}).get(pid, 0) for pool in showdown.hits)
-        wallet = player_accounts(player_id=pid, currency=currency).wallet
-        before = balance_of(account_id=wallet) + player.staked
+        wallet, balance = accounts[pid]
+        before = balance + player.staked
         rows[pid].balance_before = before
         from_house = settlement.returned - shares
         if from_house:

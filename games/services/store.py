@@ -172,14 +172,31 @@ def commit(
         holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
         transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
     )
-    for pid, player in new_players.items():
-        _project_player(players[pid], player, now)
+    touched = [_project_player(players[pid], player, now) for pid, player in new_players.items()]
+    if touched:
+        PlayerRound.objects.bulk_update(touched, PROJECTED_FIELDS, batch_size=1000)
     if round_events:
         _project_round(round_row, new_state, round_events, now)
     return new_state, new_players
 
 
-def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> None:
+PROJECTED_FIELDS = [
+    "state",
+    "stream_version",
+    "totals",
+    "staked",
+    "last_street",
+    "done_deciding",
+    "returned",
+    "net",
+    "status",
+    "settled_at",
+    "balance_before",
+    "balance_after",
+]
+
+
+def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> PlayerRound:
     row.state = state_to_json(player)
     row.stream_version = player.version
     totals = player.totals()
@@ -195,7 +212,18 @@ def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> Non
         row.net = player.returned - player.staked
         row.status = "voided" if player.voided else "settled"
         row.settled_at = now
-    row.save()
+    return row
+
+
+def wallets(player_ids: Sequence[int], currency: str) -> dict[int, tuple[int, int]]:
+    """Each player's wallet account id and balance, in one query (accounts exist once they bet)."""
+    keys = {f"wallet:player:{pid}:{currency}": pid for pid in player_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT key, id, balance FROM ledger_account WHERE key IN (%s)" % ", ".join(["%s"] * len(keys)),  # noqa: UP031
+            list(keys),
+        )
+        return {keys[key]: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
 
 
 def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], now: datetime) -> None:
