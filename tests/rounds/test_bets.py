@@ -267,3 +267,26 @@ def test_bonus_spin_needs_a_wheel() -> None:
 
     table = make_table("xtreme", wheel={})
     refused("table_misconfigured", start_table, table_id=table.pk, now=T0)
+
+
+def test_one_decision_per_street_and_seat_limits() -> None:
+    from django.test import override_settings
+
+    from games.services import join_table
+
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    tick = step(table, tick)
+    make_decision(table_id=table.pk, player_id=p, option="check", idempotency_key=key(), now=later(tick))
+    refused("already_decided", make_decision, table_id=table.pk, player_id=p, option="call3x", idempotency_key=key(),
+            now=later(tick))  # fmt: skip
+    seats = make_table("xtreme", hand_mode="per_seat")
+    seats.max_seats = 1
+    seats.save()
+    make_player(seats)
+    late = make_player(None)
+    refused("table_full", join_table, table_id=seats.pk, player_id=late)
+    with override_settings(CASINO_MAX_TABLES_PER_PLAYER=1):
+        refused("too_many_tables", join_table, table_id=seats.pk, player_id=p)

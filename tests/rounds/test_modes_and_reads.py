@@ -142,3 +142,23 @@ def test_game_numbers_are_unique_within_one_second() -> None:
     tick = open_round(table)
     assert tick.game_number == "UTH1-20261122-134501"
     assert game_number_for(table, T0) == "UTH1-20261122-134501-2"
+
+
+def test_the_round_records_the_pay_tables_whose_rtp_is_published() -> None:
+    from fractions import Fraction
+
+    from games.domain.paytables import pay_table
+    from games.math.enumeration import SEVEN_CARD_COUNTS
+    from games.math.rtp import rtp_from_counts
+
+    table = make_table("uth", pay_tables={"ante_plus": 1, "best_five": 1})
+    tick = open_round(table)
+    opened = read_stream(stream_id=round_stream(tick.round_id))[0].data
+    recorded = opened["pay_tables"]["best_five"]["table"]
+    assert recorded == pay_table("uth", "best_five", 1).as_dict()
+    # Best Five (seed 000) / Trips (seed 004): RTP 96.50 % (RULES.md), exactly from the recorded lines.
+    lines = {line["outcome"]: Fraction(line["ratio"]) for line in recorded["lines"]}
+    assert lines == {"royal_flush": 50, "straight_flush": 40, "four_of_a_kind": 30, "full_house": 8, "flush": 7,
+                     "straight": 4, "three_of_a_kind": 3}  # fmt: skip
+    rtp, _, _ = rtp_from_counts(pay_table("uth", "best_five", 1), SEVEN_CARD_COUNTS)
+    assert round(float(rtp) * 100, 2) == 96.50
