@@ -381,7 +381,7 @@ def apply_round(state: RoundState, event: Event | Any) -> RoundState:
             deadline=data["betting_deadline"],
         )
     if kind == BETTING_CLOSED:
-        seats = {int(k): v for k, v in data.get("seats", {}).items()}
+        seats = {int(k): v for k, v in data.get("seats", {}).items() if v is not None}
         return replace(state, participants=tuple(data["participants"]), seats=seats, deadline=None)
     if kind == CARDS_DEALT:
         hands = dict(state.hands)
@@ -488,14 +488,20 @@ def decide_open(config: RoundConfig, *, now: str) -> list[Event]:
 
 
 def decide_close_betting(
-    state: RoundState, players: Mapping[int, PlayerState], *, now: str, deck: Sequence[Card]
+    state: RoundState,
+    players: Mapping[int, PlayerState],
+    *,
+    now: str,
+    deck: Sequence[Card],
+    seats: Mapping[int, int | None] | None = None,
 ) -> list[Event]:
     """Betting window over: record the participants (players with bets), deal every
     card of the round, and open the first decision window (or close an empty round)."""
     _require(state, BETTING)
     config = _config(state)
     participants = sorted(pid for pid, p in players.items() if p.chips)
-    events = [Event(BETTING_CLOSED, {"at": now, "participants": participants})]
+    seat_numbers = {str(pid): (seats or {}).get(pid) for pid in participants}
+    events = [Event(BETTING_CLOSED, {"at": now, "participants": participants, "seats": seat_numbers})]
     if not participants:
         return [*events, Event(ROUND_CLOSED, {"at": now, "reason": "no_bets"})]
     if config.hand_mode == "per_seat" and len(participants) > PER_SEAT_MAX:

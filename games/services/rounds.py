@@ -38,7 +38,7 @@ from games.domain.house_round import (
 from games.domain.paytables import pay_table
 from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.event_types import POOL_SEEDED
-from games.models import HouseRound, HouseTable, PlayerRound
+from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.services.store import Money, commit, iso, load_players, load_round, state_from_json, wallets
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
@@ -256,7 +256,8 @@ def advance_table(
         key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
         if state.phase == BETTING:
             deck = list(shoe) if shoe is not None else shuffled_deck(rng)
-            events = decide_close_betting(state, players, now=iso(now), deck=deck)
+            seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
+            events = decide_close_betting(state, players, now=iso(now), deck=deck, seats=seats)
         else:
             events = decide_advance(state, players, now=iso(now))
         state, changed = commit(

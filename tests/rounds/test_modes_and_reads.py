@@ -31,6 +31,7 @@ def test_per_seat_mode_deals_each_player_their_own_cards() -> None:
     assert view_a["round"]["cards"]["player"] == ["Ah", "5h"]
     assert view_b["round"]["cards"]["player"] == ["4c", "5d"]
     assert view_b["round"]["cards"]["seats"][str(a)] == [None, None]  # not someone else's cards
+    assert view_a["round"]["cards"]["seat_numbers"] == {str(a): 1, str(b): 2}
     for p in (a, b):
         make_decision(table_id=table.pk, player_id=p, option="play4x", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
