@@ -290,3 +290,18 @@ def test_one_decision_per_street_and_seat_limits() -> None:
     refused("table_full", join_table, table_id=seats.pk, player_id=late)
     with override_settings(CASINO_MAX_TABLES_PER_PLAYER=1):
         refused("too_many_tables", join_table, table_id=seats.pk, player_id=p)
+
+
+def test_a_retried_bet_is_not_placed_twice() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    first = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    before = snapshot()
+    again = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    assert again == first
+    assert snapshot() == before
+    refused("idempotency_key_reused", place_chip, table_id=table.pk, player_id=p, spot="ante", amount=200,
+            idempotency_key="bet-1", now=later(tick))  # fmt: skip
