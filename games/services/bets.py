@@ -239,7 +239,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         )  # fmt: skip
         # Without loading every player: is anyone still to decide on this street?
         waiting = (
-            PlayerRound.objects.filter(round=round_row, player_id__in=state.participants, done_deciding=False)
+            PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
             .exclude(last_street=state.phase)
             .exists()
         )
