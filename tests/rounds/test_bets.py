@@ -142,6 +142,10 @@ def test_betting_window_is_closed_by_the_server_clock() -> None:
     p = make_player(table, funds=10_000)
     tick = open_round(table)
     assert tick.deadline is not None
+    from games.presenters import table_view
+
+    light = table_view(table_id=table.pk, viewer_id=p)["round"]
+    assert light["warning_at"] == (tick.deadline - timedelta(seconds=table.warning_seconds)).isoformat()
     refused("betting_closed", chip, table=table, player=p, spot="ante", amount=100, now=tick.deadline)
 
 
