@@ -309,3 +309,22 @@ def test_a_retried_bet_is_not_placed_twice() -> None:
     assert snapshot() == before
     refused("idempotency_key_reused", place_chip, table_id=table.pk, player_id=p, spot="ante", amount=200,
             idempotency_key="bet-1", now=later(tick))  # fmt: skip
+
+
+def test_a_round_whose_dealer_is_gone_is_voided_automatically() -> None:
+    from games.services import void_overdue_rounds
+    from ledger.services import read_stream
+
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    tick = step(table, tick)  # cards dealt, decision window open; then no dealer task ever comes
+    assert tick.deadline is not None
+    assert void_overdue_rounds(now=tick.deadline + timedelta(seconds=10), grace_seconds=30) == []
+    [voided] = void_overdue_rounds(now=tick.deadline + timedelta(seconds=31), grace_seconds=30)
+    assert voided.phase == "between"
+    assert wallet(p) == 10_000
+    void = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}") if e.type == "house_round.voided"]
+    assert void[0]["automatic"] is True
+    assert void[0]["reason"] == "dealer_gone"
