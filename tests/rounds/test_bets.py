@@ -328,3 +328,17 @@ def test_a_round_whose_dealer_is_gone_is_voided_automatically() -> None:
     void = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}") if e.type == "house_round.voided"]
     assert void[0]["automatic"] is True
     assert void[0]["reason"] == "dealer_gone"
+
+
+def test_bonus_spin_is_exactly_one_two_or_five_units() -> None:
+    table = make_table("xtreme")
+    p = make_player(table, funds=100_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    refused("invalid_bonus_spin_wager", chip, table=table, player=p, spot="bonus_spin", amount=150, now=later(tick))
+    assert chip(table, p, "bonus_spin", 100, later(tick)).totals["bonus_spin"] == 100
+    assert chip(table, p, "bonus_spin", 100, later(tick)).totals["bonus_spin"] == 200  # 2 units
+    refused("invalid_bonus_spin_wager", chip, table=table, player=p, spot="bonus_spin", amount=200, now=later(tick))
+    assert chip(table, p, "bonus_spin", 300, later(tick)).totals["bonus_spin"] == 500  # 5 units, the maximum
+    result = chip(table, p, "ante", 100, later(tick))
+    assert result.totals["xtra_bonus"] == result.totals["ante"] == 200  # X-tra Bonus follows the Ante
