@@ -96,15 +96,6 @@ def load_players(round_row: HouseRound) -> dict[int, PlayerRound]:
     return {row.player_id: row for row in PlayerRound.objects.filter(round=round_row)}
 
 
-def lock_for_share(round_row_id: int) -> None:
-    """Bet path: a shared lock on the round row, so the dealer's close-betting
-    update waits for bets in flight and no bet commits after it (no writer
-    contention among bettors: shared locks do not block each other)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM games_houseround WHERE id = %s FOR SHARE", [round_row_id])
-
-
 @dataclass
 class Money:
     """Ledger legs for one commit (see ``ledger.services.batch``)."""
