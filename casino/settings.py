@@ -224,6 +224,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Seal the ledger's events (Merkle root + HMAC) every minute.
     "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
+    # Responsible gaming: reality-check reminders to players whose interval has passed.
+    "reality-check": {"task": "casino.reality_check", "schedule": 60.0},
 }
 
 if REDIS_URL:

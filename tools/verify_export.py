@@ -26,7 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ledger.canonical import (  # noqa: E402
+from ledger.canonical import (
     GENESIS_HASH,
     NotCanonical,
     canonical_json,

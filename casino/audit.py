@@ -1,0 +1,64 @@
+"""Operator actions as events: every change made from the admin (or any
+operator tool) is recorded in the ledger's event store with who did it.
+
+Call ``record_operator_action`` inside the transaction that makes the change,
+so the change and its record commit together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from ledger.services import NewEvent, RecordedEvent, append_events
+from ledger.upcasting import register_event_type
+
+OPERATOR_ACTION = "operator.action"
+register_event_type(OPERATOR_ACTION, 1)
+
+
+def operator_actor(user: AbstractBaseUser | AnonymousUser) -> str:
+    """The actor string of a staff user, e.g. ``user:3``."""
+    if not user.is_authenticated:
+        raise ValueError("an operator action needs an authenticated operator")
+    return f"user:{user.pk}"
+
+
+def record_operator_action(
+    *,
+    operator: AbstractBaseUser | AnonymousUser,
+    action: str,
+    target: str,
+    reason: str = "",
+    details: Mapping[str, Any] | None = None,
+) -> RecordedEvent:
+    """Append ``operator.action`` to the operator's stream ``operator-{id}``.
+
+    ``action`` names what was done (``cashier.approve``, ``round.void`` ...),
+    ``target`` what it was done to (``cashier:<id>``, ``round:<game number>``).
+    Data: ``{action, target, reason, details, operator_id, operator_username}``;
+    metadata ``actor`` is the operator.
+    """
+    actor = operator_actor(operator)
+    username = operator.get_username() if hasattr(operator, "get_username") else ""
+    [event] = append_events(
+        stream_id=f"operator-{operator.pk}",
+        expected_version=None,
+        events=[
+            NewEvent(
+                OPERATOR_ACTION,
+                {
+                    "action": action,
+                    "target": target,
+                    "reason": reason,
+                    "details": dict(details or {}),
+                    "operator_id": operator.pk,
+                    "operator_username": username,
+                },
+            )
+        ],
+        metadata={"actor": actor},
+    )
+    return event
