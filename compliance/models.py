@@ -15,3 +15,6 @@ class ComplianceAccess(models.Model):
             ("export_audit", "Can export and verify audit data"),
             ("view_reports", "Can view regulator reports"),
         ]
+
+    def __str__(self) -> str:
+        return "compliance access"

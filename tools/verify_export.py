@@ -84,10 +84,9 @@ def encode_rows(kind: str, rows: Sequence[dict[str, Any]], file_format: str) -> 
         cells = []
         for column in columns:
             value = row[column]
+            text = "" if value is None else str(value)
             if column in JSON_COLUMNS:
                 text = canonical_json(value).decode()
-            else:
-                text = "" if value is None else str(value)
             cells.append(_csv_cell(text))
         lines.append(",".join(cells))
     return ("\r\n".join(lines) + "\r\n").encode()
