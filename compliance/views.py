@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,10 @@ class ExportKeyView(APIView):
         return Response({"algorithm": "Ed25519", "public_key": public_key_hex()})
 
 
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def report_arguments(name: str, params: Any) -> dict[str, Any]:
     """Arguments of a report from query parameters (``day``; ``from``/``to``; ``days``; filters)."""
     args: dict[str, Any] = {}
@@ -83,8 +87,8 @@ def report_arguments(name: str, params: Any) -> dict[str, Any]:
             args["start"] = date.fromisoformat(params["from"])
             args["days"] = int(params.get("days", "30"))
         else:
-            args["start"] = datetime.fromisoformat(params["from"])
-            args["end"] = datetime.fromisoformat(params["to"])
+            args["start"] = _aware(datetime.fromisoformat(params["from"]))
+            args["end"] = _aware(datetime.fromisoformat(params["to"]))
     except (KeyError, ValueError) as exc:
         raise serializers.ValidationError({"params": f"missing or bad parameter: {exc}"}) from None
     if params.get("currency"):
@@ -93,7 +97,7 @@ def report_arguments(name: str, params: Any) -> dict[str, Any]:
 
 
 class ReportView(APIView):
-    """A regulator report as JSON (default) or CSV (``?format=csv``)."""
+    """A regulator report as JSON (default) or CSV (``?output=csv``; ``format`` is DRF's own)."""
 
     permission_classes = [IsAuthenticated, has_perm("compliance.view_reports")]
 
@@ -102,7 +106,7 @@ class ReportView(APIView):
             raise UnknownReport(f"no report {name!r}", known=sorted(REPORTS))
         params = request.query_params
         report = REPORTS[name](**report_arguments(name, params))
-        if params.get("format") == "csv":
+        if params.get("output") == "csv":
             response = HttpResponse(report.as_csv(), content_type="text/csv")
             response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
             return response

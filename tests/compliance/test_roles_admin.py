@@ -85,7 +85,8 @@ def test_a_wallet_page_shows_its_statement_and_holds(roles, funded_player):
     request_withdrawal(player_id=player.pk, amount=1_200, currency=EUR, request_key="w", now=timezone.now())
     _, client = staff("o1", OPERATOR)
     page = client.get(f"/admin/ledger/account/{accounts.wallet}/change/").content.decode()
-    assert "+5000" in page and "-1200" in page
+    assert "+5000" in page
+    assert "-1200" in page
     assert "1200 EUR" in page
 
 
@@ -122,7 +123,7 @@ def test_a_non_staff_player_gets_no_admin(roles):
 
 
 def test_operator_rejects_a_withdrawal_in_the_admin_with_a_reason_recorded_as_event(roles, funded_player):
-    player, accounts = funded_player
+    player, _accounts = funded_player
     request_withdrawal(player_id=player.pk, amount=2_000, currency=EUR, request_key="w", now=timezone.now())
     operator, client = staff("o3", OPERATOR)
     txn = CashierTransaction.objects.get()
@@ -147,7 +148,7 @@ def test_operator_rejects_a_withdrawal_in_the_admin_with_a_reason_recorded_as_ev
 def test_operator_approves_in_the_admin(roles, funded_player):
     player, _ = funded_player
     request_withdrawal(player_id=player.pk, amount=10, currency=EUR, request_key="w", now=timezone.now())
-    operator, client = staff("o4", OPERATOR)
+    _, client = staff("o4", OPERATOR)
     txn = CashierTransaction.objects.get()
     client.post("/admin/casino/cashiertransaction/", {"action": "approve", "_selected_action": [str(txn.pk)]})
     txn.refresh_from_db()
