@@ -56,3 +56,6 @@ class ComplianceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             "can_export": request.user.has_perm("compliance.export_audit"),
         }
         return TemplateResponse(request, "admin/compliance/reports.html", context)
+
+
+from compliance import round_admin  # noqa: E402,F401  (registers the rounds' admin)

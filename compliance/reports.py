@@ -273,7 +273,115 @@ def house_days(*, start: date, days: int, currency: str | None = None) -> Report
     )
 
 
+def table_performance(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Per table and game, rounds opened in the period: rounds, handle (staked),
+    payouts (returned), hold and hold %, voided rounds, rake (from the ledger's
+    rake accounts of the table). Voided rounds' stakes are refunded, so they
+    count in ``voids`` but not in handle or payouts."""
+    from django.db.models import Count, Q, Sum
+
+    from games.models import HouseRound
+
+    rounds = HouseRound.objects.filter(opened_at__gte=start, opened_at__lt=end)
+    if currency is not None:
+        rounds = rounds.filter(currency=currency)
+    grouped = (
+        rounds.values("table_id", "table__code", "game", "currency")
+        .annotate(
+            rounds=Count("id"),
+            voids=Count("id", filter=Q(status="voided")),
+            handle=Sum("staked", filter=~Q(status="voided")),
+            payouts=Sum("returned", filter=~Q(status="voided")),
+        )
+        .order_by("table__code", "game", "currency")
+    )
+    rows = []
+    for g in grouped:
+        handle, payouts = int(g["handle"] or 0), int(g["payouts"] or 0)
+        rake_ids = list(_accounts("rake", f"table:{g['table_id']}", g["currency"]))
+        rake = sum(flow for _, flow in _credits(rake_ids, start, end).items())
+        rows.append(
+            {
+                "table": g["table__code"], "game": g["game"], "currency": g["currency"], "rounds": g["rounds"],
+                "handle": handle, "payouts": payouts, "hold": handle - payouts,
+                "hold_pct": f"{100 * (handle - payouts) / handle:.2f}" if handle else "", "voids": g["voids"],
+                "rake": rake,
+            }
+        )  # fmt: skip
+    return Report(
+        title="Table and game performance",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=["table", "game", "currency", "rounds", "handle", "payouts", "hold", "hold_pct", "voids", "rake"],
+        rows=rows,
+    )
+
+
+def _credits(ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT credit_account_id, SUM(amount) FROM ledger_transfer WHERE credit_account_id = ANY(%s) "
+            "AND created_at >= %s AND created_at < %s GROUP BY 1",
+            [ids, start, end],
+        )
+        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+
+
+def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Every round voided in the period: game number, table, when, who and why
+    (from its ``house_round.voided`` event), players and stakes refunded."""
+    from django.db.models import Count, Sum
+
+    from games.models import HouseRound
+    from ledger.models import Event
+
+    rounds = HouseRound.objects.filter(status="voided", closed_at__gte=start, closed_at__lt=end)
+    if currency is not None:
+        rounds = rounds.filter(currency=currency)
+    rows = []
+    for r in rounds.select_related("table").order_by("closed_at", "id"):
+        voided = Event.objects.filter(stream_id=f"round-{r.round_id}", type="house_round.voided").first()
+        staked = r.players.filter(staked__gt=0).aggregate(total=Sum("staked"), players=Count("id"))
+        data = voided.data if voided is not None else {}
+        rows.append(
+            {
+                "game_number": r.game_number, "table": r.table.code, "game": r.game, "currency": r.currency,
+                "opened_at": timestamp(r.opened_at), "voided_at": timestamp(r.closed_at) if r.closed_at else "",
+                "actor": data.get("actor", ""), "reason": data.get("reason", ""),
+                "automatic": bool(data.get("automatic", False)), "players": staked["players"],
+                "refunded": int(staked["total"] or 0),
+                "event": voided.pk if voided is not None else "",
+            }
+        )  # fmt: skip
+    return Report(
+        title="Voided rounds",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=[
+            "game_number",
+            "table",
+            "game",
+            "currency",
+            "opened_at",
+            "voided_at",
+            "actor",
+            "reason",
+            "automatic",
+            "players",
+            "refunded",
+            "event",
+        ],  # fmt: skip
+        rows=rows,
+    )
+
+
 REPORTS: dict[str, Callable[..., Report]] = {
+    "table-performance": table_performance,
+    "voided-rounds": voided_rounds,
     "player-account-summary": player_account_summary,
     "progressive-pools": progressive_pool_report,
     "house-days": house_days,

@@ -111,3 +111,17 @@ class ReportView(APIView):
             response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
             return response
         return Response(report.as_json())
+
+
+class GameRecallView(APIView):
+    """Support's game recall: a round as the player saw it plus every card dealt."""
+
+    permission_classes = [IsAuthenticated, has_perm("games.view_houseround")]
+
+    def get(self, request: Request, game_number: str) -> Response:
+        from compliance.recall import recall
+
+        player = request.query_params.get("player")
+        if player is not None and not player.isdigit():
+            raise serializers.ValidationError({"player": "a player id"})
+        return Response(recall(game_number=game_number, player_id=int(player) if player else None))

@@ -15,7 +15,7 @@ from casino.cashier_views import (
     ProviderCallbackView,
     WithdrawalRequestView,
 )
-from compliance.views import ExportKeyView, ExportView, ReportView
+from compliance.views import ExportKeyView, ExportView, GameRecallView, ReportView
 
 urlpatterns: list[Any] = [
     path("cashier/deposits/", DepositRequestView.as_view(), name="cashier-deposit"),
@@ -27,4 +27,5 @@ urlpatterns: list[Any] = [
     path("compliance/exports/", ExportView.as_view(), name="compliance-export"),
     path("compliance/export-key/", ExportKeyView.as_view(), name="compliance-export-key"),
     path("compliance/reports/<str:name>/", ReportView.as_view(), name="compliance-report"),
+    path("compliance/game-recall/<str:game_number>/", GameRecallView.as_view(), name="compliance-game-recall"),
 ]
