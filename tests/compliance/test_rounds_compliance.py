@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils import timezone
 
 from compliance.exports import ExportFilters, export_audit, public_key_hex
-from compliance.reports import table_performance, voided_rounds
+from compliance.reports import progressive_pool_report, table_performance, voided_rounds
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.models import HouseRound
 from games.services import make_decision, place_chip
@@ -93,14 +93,31 @@ def test_operator_voids_a_round_in_the_admin_and_reports_show_it(tmp_path: Path)
     assert recall["as_seen"]["player"]["player_id"] == alice
     assert recall["dealt"] is not None
 
-    # The day's export (with the void) verifies with the standalone script.
+    # A STAX progressive hit the same day (a royal flush on the Star pool).
+    xtreme = make_table(
+        "xtreme", code="XTR1", progressives={"reset": {"star": 100_000}, "contribution_bp": {"star": 0}}
+    )
+    bob = make_player(xtreme)
+    tick = open_round(xtreme)
+    for spot in ("ante", "stax"):
+        place_chip(table_id=xtreme.pk, player_id=bob, spot=spot, amount=100, idempotency_key=key(), now=later(tick))
+    tick = step(xtreme, tick, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
+    while tick.phase != "between":
+        tick = step(xtreme, tick)
+    assert Event.objects.filter(type="house_round.progressive_hit").exists()
+    pools = progressive_pool_report(start=timezone.now() - timedelta(hours=1), end=timezone.now() + timedelta(hours=1))
+    star = next(r for r in pools.rows if r["pool"] == f"table:{xtreme.pk}:stax:star")
+    assert (star["contributions"], star["payouts"], star["closing_balance"]) == (200_000, 100_000, 100_000)
+
+    # The day's export (with the void and the hit) verifies with the standalone script.
     out = tmp_path / "day"
     export_audit(start=timezone.now() - timedelta(hours=1), end=timezone.now() + timedelta(seconds=1),
                  filters=ExportFilters(), file_format="jsonl", out=out)  # fmt: skip
     run = subprocess.run([sys.executable, "-I", str(ROOT / "tools" / "verify_export.py"), str(out),
                           "--public-key", public_key_hex()], capture_output=True, text=True, cwd="/", env={})  # fmt: skip
     assert run.returncode == 0, run.stdout
-    assert "house_round.voided" in (out / "events.jsonl").read_text()
+    exported = (out / "events.jsonl").read_text()
+    assert "house_round.voided" in exported and "house_round.progressive_hit" in exported
     table_only = tmp_path / "table"
     export_audit(start=timezone.now() - timedelta(hours=1), end=timezone.now() + timedelta(seconds=1),
                  filters=ExportFilters(table=str(table.pk)), file_format="csv", out=table_only)  # fmt: skip
