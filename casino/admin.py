@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -97,5 +98,5 @@ class CashierTransactionAdmin(admin.ModelAdmin):
             request,
             "admin/casino/reject_cashier.html",
             {**self.admin_site.each_context(request), "form": form, "transactions": queryset,
-             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "title": "Reject cashier transactions"},
+             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Reject cashier transactions"},
         )  # fmt: skip

@@ -78,16 +78,17 @@ def effective_limit(entry: dict[str, Any] | None, now: datetime) -> int | None:
         return None
     pending_from = entry.get("pending_from")
     if pending_from is not None and datetime.fromisoformat(pending_from) <= now:
-        return entry.get("pending")  # type: ignore[no-any-return]
-    return entry.get("amount")  # type: ignore[no-any-return]
+        return entry.get("pending")
+    return entry.get("amount")
 
 
 def _row(player_id: int) -> dict[str, Any] | None:
-    return (
+    row = (
         ResponsibleGaming.objects.filter(pk=player_id)
         .values("currency", "limits", "session_limit_minutes", "session_started_at", "exclusion", "excluded_until")
         .first()
     )
+    return dict(row) if row is not None else None
 
 
 def _check_exclusion(row: dict[str, Any], now: datetime) -> None:

@@ -17,7 +17,7 @@ from compliance.reports import house_days
 
 
 @admin.register(ComplianceAccess)
-class ComplianceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ComplianceAdmin(admin.ModelAdmin):
     """Not a table: its list page is the reports page."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:

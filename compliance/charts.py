@@ -18,7 +18,7 @@ def handle_hold_svg(rows: Sequence[dict[str, Any]]) -> SafeString:
     top = max(max(r["handle"], abs(r["hold"])) for r in rows) or 1
     slot = (WIDTH - 2 * PAD) / len(rows)
     bar = max(1.0, slot / 2 - 2)
-    axis = HEIGHT - PAD
+    axis: float = HEIGHT - PAD
     scale = (HEIGHT - 2 * PAD) / top / 2 if any(r["hold"] < 0 for r in rows) else (HEIGHT - 2 * PAD) / top
     if any(r["hold"] < 0 for r in rows):
         axis = PAD + (HEIGHT - 2 * PAD) / 2

@@ -62,7 +62,7 @@ def state_summary(state: hr.RoundState) -> dict[str, Any]:
     }
 
 
-class HouseRoundAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class HouseRoundAdmin(admin.ModelAdmin):
     list_display = ["game_number", "table", "game", "status", "phase", "participants", "staked", "returned",
                     "opened_at"]  # fmt: skip
     list_filter = ["status", "game", "table"]
@@ -80,7 +80,7 @@ class HouseRoundAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return list(self.fields)
+        return [str(name) for name in self.fields or ()]
 
     def has_control_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("games.change_houseround"))

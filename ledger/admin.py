@@ -17,7 +17,7 @@ from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 STATEMENT_ROWS = 100
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ReadOnlyAdmin(admin.ModelAdmin):
     """View and search only; no bulk actions."""
 
     actions = None

@@ -13,6 +13,7 @@ printed), 2 on bad usage. What each check proves: docs/compliance.md.
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import hashlib
 import hmac
@@ -260,12 +261,14 @@ def _check_seals(
         report.problem(f"seal_leaves: leaves of seal {sid}, which is not in seals")
     leaf_at = {(leaf["seal_id"], leaf["position"]): leaf["hash"] for leaf in leaves}
     exported = {event["position"] for event in events}
+    starts = [s["from_txid"] for s in seals]  # ascending: the seal chain was checked above
     for event in events:
-        seal = next((s for s in seals if s["from_txid"] <= event["txid"] < s["to_txid"]), None)
-        if seal is None:
+        index = bisect.bisect_right(starts, event["txid"]) - 1
+        covering = seals[index] if index >= 0 and event["txid"] < seals[index]["to_txid"] else None
+        if covering is None:
             report.problem(f"event {event['position']}: no exported seal covers its txid {event['txid']}")
-        elif leaf_at.get((seal["id"], event["position"])) != event["hash"]:
-            report.problem(f"event {event['position']}: its hash is not the one seal {seal['id']} sealed")
+        elif leaf_at.get((covering["id"], event["position"])) != event["hash"]:
+            report.problem(f"event {event['position']}: its hash is not the one seal {covering['id']} sealed")
     if complete:
         for leaf in leaves:
             if leaf["position"] not in exported:
