@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -155,12 +156,13 @@ class LimitsView(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         user = request_user(request)
         row = responsible_gaming.settings_of(player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY)
         return Response(render_limits(row))
 
-    @extend_schema(request=LimitsSerializer)
+    @extend_schema(request=LimitsSerializer, responses={200: OpenApiTypes.OBJECT})
     def put(self, request: Request) -> Response:
         user = request_user(request)
         body = LimitsSerializer(data=request.data)
@@ -184,7 +186,7 @@ class ExclusionView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=ExclusionSerializer)
+    @extend_schema(request=ExclusionSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         user = request_user(request)
         body = ExclusionSerializer(data=request.data)

@@ -374,7 +374,7 @@ def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None
             "players",
             "refunded",
             "event",
-        ],  # fmt: skip
+        ],
         rows=rows,
     )
 

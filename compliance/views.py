@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -43,6 +45,7 @@ class ExportView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
 
+    @extend_schema(request=ExportSerializer, responses={(200, "application/zip"): OpenApiTypes.BINARY})
     def post(self, request: Request) -> HttpResponse:
         body = ExportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -67,6 +70,7 @@ class ExportKeyView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         return Response({"algorithm": "Ed25519", "public_key": public_key_hex()})
 
@@ -101,6 +105,7 @@ class ReportView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.view_reports")]
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR})
     def get(self, request: Request, name: str) -> HttpResponse:
         if name not in REPORTS:
             raise UnknownReport(f"no report {name!r}", known=sorted(REPORTS))
@@ -118,6 +123,7 @@ class GameRecallView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("games.view_houseround")]
 
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, game_number: str) -> Response:
         from compliance.recall import recall
 

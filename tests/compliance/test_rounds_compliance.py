@@ -59,10 +59,12 @@ def test_operator_voids_a_round_in_the_admin_and_reports_show_it(tmp_path: Path)
     current = HouseRound.objects.get(status="open")
     operator, client = staff("op", OPERATOR)
     page = client.get(f"/admin/games/houseround/{current.pk}/change/").content.decode()
-    assert "house_round.opened" in page and "round-timeline" in page
+    assert "house_round.opened" in page
+    assert "round-timeline" in page
     control = f"/admin/games/houseround/{current.pk}/control/void/"
     unconfirmed = client.post(control, {"reason": "card misdealt"})
-    assert unconfirmed.status_code == 200 and b"confirmation" in unconfirmed.content
+    assert unconfirmed.status_code == 200
+    assert b"confirmation" in unconfirmed.content
     assert HouseRound.objects.get(pk=current.pk).status == "open"
     done = client.post(control, {"reason": "card misdealt", "confirm": "on"})
     assert done.status_code == 302
@@ -113,11 +115,13 @@ def test_operator_voids_a_round_in_the_admin_and_reports_show_it(tmp_path: Path)
     out = tmp_path / "day"
     export_audit(start=timezone.now() - timedelta(hours=1), end=timezone.now() + timedelta(seconds=1),
                  filters=ExportFilters(), file_format="jsonl", out=out)  # fmt: skip
-    run = subprocess.run([sys.executable, "-I", str(ROOT / "tools" / "verify_export.py"), str(out),
-                          "--public-key", public_key_hex()], capture_output=True, text=True, cwd="/", env={})  # fmt: skip
+    script = str(ROOT / "tools" / "verify_export.py")
+    run = subprocess.run([sys.executable, "-I", script, str(out), "--public-key", public_key_hex()],
+                         capture_output=True, text=True, cwd="/", env={})  # fmt: skip
     assert run.returncode == 0, run.stdout
     exported = (out / "events.jsonl").read_text()
-    assert "house_round.voided" in exported and "house_round.progressive_hit" in exported
+    assert "house_round.voided" in exported
+    assert "house_round.progressive_hit" in exported
     table_only = tmp_path / "table"
     export_audit(start=timezone.now() - timedelta(hours=1), end=timezone.now() + timedelta(seconds=1),
                  filters=ExportFilters(table=str(table.pk)), file_format="csv", out=table_only)  # fmt: skip
