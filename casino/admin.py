@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -13,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from casino.admin_base import ReadOnlyAdmin
 from casino.cashier import operator_decide
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
@@ -26,20 +25,11 @@ class PlayerProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResponsibleGaming)
-class ResponsibleGamingAdmin(admin.ModelAdmin):
+class ResponsibleGamingAdmin(ReadOnlyAdmin):
     """Players' own limits: operators see them; only the player sets them (API)."""
 
     list_display = ["user", "currency", "exclusion", "excluded_until", "session_limit_minutes", "updated_at"]
     search_fields = ["user__username"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class RejectForm(forms.Form):
@@ -47,7 +37,7 @@ class RejectForm(forms.Form):
 
 
 @admin.register(CashierTransaction)
-class CashierTransactionAdmin(admin.ModelAdmin):
+class CashierTransactionAdmin(ReadOnlyAdmin):
     """Deposits and withdrawals. Operators approve or reject (recorded as
     ``operator.action`` events with their identity); payment is the provider's."""
 
@@ -56,15 +46,6 @@ class CashierTransactionAdmin(admin.ModelAdmin):
     search_fields = ["=id", "external_reference", "player__username"]
     actions = ["approve", "reject"]
     date_hierarchy = "created_at"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("casino.decide_cashiertransaction"))

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from casino.admin_base import ReadOnlyAdmin
 from compliance.charts import handle_hold_svg
 from compliance.exports import public_key_hex
 from compliance.models import ComplianceAccess
@@ -17,7 +18,7 @@ from compliance.reports import house_days
 
 
 @admin.register(ComplianceAccess)
-class ComplianceAdmin(admin.ModelAdmin):
+class ComplianceAdmin(ReadOnlyAdmin):
     """Not a table: its list page is the reports page."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -25,15 +26,6 @@ class ComplianceAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return bool(request.user.has_perm("compliance.view_reports"))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if not self.has_view_permission(request):

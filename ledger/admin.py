@@ -5,34 +5,15 @@ change or delete a ledger row here (the database's triggers refuse it too)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from casino.admin_base import ReadOnlyAdmin
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 
 STATEMENT_ROWS = 100
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """View and search only; no bulk actions."""
-
-    actions = None
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
 
 
 @admin.register(Event)

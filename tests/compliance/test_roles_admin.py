@@ -4,6 +4,8 @@ scopes, admin changes recorded as events with the operator's identity."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -19,7 +21,7 @@ from ledger.services.seals import seal
 
 pytestmark = pytest.mark.django_db
 EUR = "EUR"
-LEDGER_MODELS = {"event": Event, "transfer": Transfer, "hold": Hold, "account": Account,
+LEDGER_MODELS: dict[str, Any] = {"event": Event, "transfer": Transfer, "hold": Hold, "account": Account,
                  "statementline": StatementLine, "seal": Seal}  # fmt: skip
 
 

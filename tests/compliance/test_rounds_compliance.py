@@ -9,6 +9,7 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -28,7 +29,7 @@ from tests.rounds.conftest import T0, key, later, make_player, make_table, open_
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
-def staff(name: str, group: str) -> tuple[object, Client]:
+def staff(name: str, group: str) -> tuple[Any, Client]:
     user = get_user_model().objects.create_user(name, password=f"pw-{name}-1", is_staff=True)
     user.groups.add(Group.objects.get(name=group))
     client = Client()
