@@ -62,3 +62,24 @@ def record_operator_action(
         metadata={"actor": actor},
     )
     return event
+
+
+_ADMIN_ACTIONS = {1: "admin.add", 2: "admin.change", 3: "admin.delete"}
+
+
+def record_admin_log_entry(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    """``post_save`` receiver for Django admin's ``LogEntry``: every add, change
+    or delete made through any ModelAdmin also becomes an ``operator.action``
+    event, in the admin view's transaction. (Django writes one ``LogEntry`` per
+    object with ``save()``; only multi-object bulk actions use ``bulk_create``,
+    which sends no signal: no role here may bulk-delete.)"""
+    if not created:
+        return
+    content_type = instance.content_type
+    target = f"{content_type.app_label}.{content_type.model}:{instance.object_id}" if content_type else "?"
+    record_operator_action(
+        operator=instance.user,
+        action=_ADMIN_ACTIONS.get(instance.action_flag, f"admin.{instance.action_flag}"),
+        target=target,
+        details={"object": instance.object_repr, "change": instance.get_change_message()},
+    )

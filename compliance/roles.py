@@ -1,9 +1,9 @@
 """Roles with least privilege, as Django groups (docs/compliance.md, "Roles").
 
 - ``operator``: tables, rounds (pause, resume, void) and every other model of
-  the ``games`` app (add, change, view; never delete), players (view users
-  and profiles, change responsible-gaming settings' view only), cashier
-  decisions; ledger rows view only.
+  the ``games`` app (add, change, view; never delete); players (view users,
+  view and change profiles, view responsible-gaming settings); cashier
+  transactions (view, approve, reject); ledger rows view only.
 - ``compliance``: view everything, exports and reports; changes nothing.
 - superuser: Django's flag; even superusers cannot change ledger rows in the
   admin (the ledger's admin refuses add, change and delete for everyone).

@@ -168,3 +168,34 @@ def test_an_empty_period_exports_and_verifies(tmp_path: Path):
     start = timezone.now() - timedelta(days=400)
     export_audit(start=start, end=start + timedelta(days=1), filters=ExportFilters(), file_format="jsonl", out=out)
     assert problems(out) == []
+
+
+def test_the_export_api_is_for_the_compliance_role_and_its_zip_verifies(tmp_path: Path):
+    import io
+    import zipfile
+
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from rest_framework.test import APIClient
+
+    from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
+
+    setup_roles()
+    start = timezone.now() - timedelta(minutes=1)
+    play(3, 9, 400, 0, 1)
+    clients = {}
+    for name in (COMPLIANCE, OPERATOR):
+        user = get_user_model().objects.create_user(f"{name}-user", password="pw-123-abc", is_staff=True)
+        user.groups.add(Group.objects.get(name=name))
+        clients[name] = APIClient()
+        clients[name].force_authenticate(user)
+    body = {"start": start.isoformat(), "end": (timezone.now() + timedelta(seconds=1)).isoformat(), "format": "csv"}
+    assert clients[OPERATOR].post("/api/compliance/exports/", body, format="json").status_code == 403
+    response = clients[COMPLIANCE].post("/api/compliance/exports/", body, format="json")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    out = tmp_path / "unzipped"
+    zipfile.ZipFile(io.BytesIO(response.content)).extractall(out)
+    key = clients[COMPLIANCE].get("/api/compliance/export-key/").json()["public_key"]
+    assert verify_export(out, public_key=key).problems == []
+    assert json.loads((out / "manifest.json").read_text())["file_format"] == "csv"

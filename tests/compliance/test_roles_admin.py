@@ -4,6 +4,7 @@ scopes, admin changes recorded as events with the operator's identity."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -156,3 +157,29 @@ def test_operator_approves_in_the_admin(roles, funded_player):
     txn.refresh_from_db()
     assert txn.state == "approved"
     assert Event.objects.get(type="operator.action").data["action"] == "cashier.approve"
+
+
+def test_an_admin_change_to_a_table_is_an_event_with_the_operators_identity(roles):
+    from games.models import HouseTable
+
+    table = HouseTable.objects.create(code="T9", name="nine", game="uth", hand_mode="shared", currency="EUR",
+                                      limits={"ante": {"min": 100, "max": 1000}}, pay_tables={"ante_plus": 1},
+                                      wheel={}, progressives={})  # fmt: skip
+    operator, client = staff("o5", OPERATOR)
+    page = client.get(f"/admin/games/housetable/{table.pk}/change/")
+    assert page.status_code == 200
+    form = page.context["adminform"].form
+    data = {name: form.initial.get(name, field.initial) for name, field in form.fields.items()}
+    data = {k: ("" if v is None else v) for k, v in data.items()}
+    for name in ("limits", "pay_tables", "wheel", "progressives", "rules"):
+        if name in data and not isinstance(data[name], str):
+            data[name] = json.dumps(data[name])
+    data["name"] = "renamed"
+    data = {k: v for k, v in data.items() if v is not False}
+    response = client.post(f"/admin/games/housetable/{table.pk}/change/", data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    action = Event.objects.get(type="operator.action")
+    assert action.data["action"] == "admin.change"
+    assert action.data["target"] == f"games.housetable:{table.pk}"
+    assert action.metadata["actor"] == f"user:{operator.pk}"
+    assert "name" in json.dumps(action.data["details"]["change"]).lower()
