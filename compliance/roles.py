@@ -48,12 +48,16 @@ def operator_permissions() -> list[Permission]:
     return list(Permission.objects.filter(query))
 
 
+# Credentials are not "everything" a reviewer reads: API tokens and sessions would let them act as others.
+_SECRET_APPS = ("authtoken", "sessions")
+
+
 def compliance_permissions() -> list[Permission]:
     return list(
         Permission.objects.filter(
             Q(codename__startswith="view_") | Q(content_type__app_label="compliance", codename__in=["export_audit",
                                                                                                    "view_reports"])
-        )
+        ).exclude(content_type__app_label__in=_SECRET_APPS)
     )  # fmt: skip
 
 

@@ -59,6 +59,7 @@ def test_setup_roles_is_idempotent(roles):
     assert not any(c.startswith(("add_", "change_", "delete_")) for c in first[COMPLIANCE])
     assert not any(c.startswith("delete_") for c in first[OPERATOR])
     assert "decide_cashiertransaction" in first[OPERATOR]
+    assert "view_token" not in first[COMPLIANCE]  # API tokens would let a reviewer act as anyone
     assert "export_audit" not in first[OPERATOR]
 
 
