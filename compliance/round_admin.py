@@ -62,7 +62,7 @@ def state_summary(state: hr.RoundState) -> dict[str, Any]:
     }
 
 
-class HouseRoundAdmin(admin.ModelAdmin):
+class RoundControlAdmin(admin.ModelAdmin):
     list_display = ["game_number", "table", "game", "status", "phase", "participants", "staked", "returned",
                     "opened_at"]  # fmt: skip
     list_filter = ["status", "game", "table"]
@@ -78,6 +78,9 @@ class HouseRoundAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a projection of the events; rounds change only through the controls below
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [str(name) for name in self.fields or ()]
@@ -172,4 +175,8 @@ class HouseRoundAdmin(admin.ModelAdmin):
             )  # fmt: skip
 
 
-admin.site.register(HouseRound, HouseRoundAdmin)
+# games/admin.py registers a plain read-only list of rounds; this one adds the
+# timeline and the operator controls, so it takes the place of that one.
+if admin.site.is_registered(HouseRound):
+    admin.site.unregister(HouseRound)
+admin.site.register(HouseRound, RoundControlAdmin)

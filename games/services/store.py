@@ -7,10 +7,12 @@ Shared by the dealer-side (``games.services.rounds``) and player-side
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from django.db import connection
 
@@ -33,6 +35,8 @@ from ledger.services import (
     NewEvent,
     StreamAppend,
     TransferSpec,
+    append_events,
+    open_hold,
     read_stream,
     settle_batch,
 )
@@ -126,8 +130,6 @@ def commit(
 ) -> tuple[RoundState, dict[int, PlayerState]]:
     """Append ``events`` to their streams with the money legs (one ``settle_batch``)
     and update the projections. Returns the new round and touched player states."""
-    from uuid import UUID
-
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}
@@ -161,6 +163,32 @@ def commit(
         new_players[pid] = player
     if not appends and money.empty():
         return new_state, new_players
+    single = len(appends) == 1 and not (money.settle_holds or money.transfers)
+    if single and len(money.open_holds) == 1:
+        # One stake: the ledger's one-statement bet path (event, hold and transfer together).
+        hold, source, escrow, destination, amount, _ = money.open_holds[0]
+        open_hold(source=source, escrow=escrow, destination=destination, amount=amount,
+                  currency=round_row.currency, idempotency_key=f"{idempotency_key}:ledger", cause=appends[0],
+                  hold_id=UUID(hold))  # fmt: skip
+    elif single and not money.open_holds:
+        append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
+                      events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
+    else:
+        _settle(round_row, appends, money, refs, idempotency_key)
+    touched = [_project_player(players[pid], player, now) for pid, player in new_players.items()]
+    _save_rows(touched)
+    if round_events:
+        _project_round(round_row, new_state, round_events, now)
+    return new_state, new_players
+
+
+def _settle(
+    round_row: HouseRound,
+    appends: list[StreamAppend],
+    money: Money,
+    refs: Mapping[int, EventRef],
+    idempotency_key: str,
+) -> None:
     settle_batch(
         idempotency_key=f"{idempotency_key}:ledger",
         currency=round_row.currency,
@@ -172,14 +200,25 @@ def commit(
         holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
         transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
     )
-    for pid, player in new_players.items():
-        _project_player(players[pid], player, now)
-    if round_events:
-        _project_round(round_row, new_state, round_events, now)
-    return new_state, new_players
 
 
-def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> None:
+PROJECTED_FIELDS = [
+    "state",
+    "stream_version",
+    "totals",
+    "staked",
+    "last_street",
+    "done_deciding",
+    "returned",
+    "net",
+    "status",
+    "settled_at",
+    "balance_before",
+    "balance_after",
+]
+
+
+def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> PlayerRound:
     row.state = state_to_json(player)
     row.stream_version = player.version
     totals = player.totals()
@@ -188,12 +227,53 @@ def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> Non
         totals[decision_wager] = player.call_amount
     row.totals = totals
     row.staked = player.staked
+    row.last_street = player.decisions[-1].street if player.decisions else ""
+    row.done_deciding = player.done_deciding
     if player.settled or player.voided:
         row.returned = player.returned
         row.net = player.returned - player.staked
         row.status = "voided" if player.voided else "settled"
         row.settled_at = now
-    row.save()
+    return row
+
+
+_JSON_FIELDS = {"state", "totals"}
+
+
+def _save_rows(rows: Sequence[PlayerRound]) -> None:
+    """Write the projected fields of ``rows``: one pipelined ``executemany``
+    (Django's ``bulk_update`` builds a CASE per field and row, far slower)."""
+    if not rows:
+        return
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    assignments = ", ".join(f"{name} = %s{cast if name in _JSON_FIELDS else ''}" for name in PROJECTED_FIELDS)
+    params = [
+        [
+            *(
+                json.dumps(getattr(row, name)) if name in _JSON_FIELDS else _adapt(getattr(row, name))
+                for name in PROJECTED_FIELDS
+            ),
+            row.pk,
+        ]
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE games_playerround SET {assignments} WHERE id = %s", params)
+
+
+def _adapt(value: Any) -> Any:
+    return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
+
+
+def wallets(player_ids: Sequence[int], currency: str) -> dict[int, tuple[int, int]]:
+    """Each player's wallet account id and balance, in one query (accounts exist once they bet)."""
+    keys = {f"wallet:player:{pid}:{currency}": pid for pid in player_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT key, id, balance FROM ledger_account WHERE key IN (%s)" % ", ".join(["%s"] * len(keys)),  # noqa: UP031
+            list(keys),
+        )
+        return {keys[key]: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
 
 
 def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], now: datetime) -> None:

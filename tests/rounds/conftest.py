@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +26,7 @@ def key(prefix: str = "k") -> str:
 
 
 WIDE = {"min": 100, "max": 1_000_000}
+TEST_WHEEL = {"name": "test-wheel", "version": "1", "segments": [{"label": "2x", "multiple": 2, "weight": 1}]}
 
 
 def make_table(
@@ -53,7 +54,7 @@ def make_table(
         currency="EUR",
         limits=limits or default_limits,
         pay_tables=pay_tables or tables,
-        wheel=wheel or {},
+        wheel=wheel if wheel is not None else (TEST_WHEEL if "bonus_spin" in (limits or default_limits) else {}),
         progressives=progressives or {},
         is_open=True,
     )

@@ -60,10 +60,14 @@ def test_chip_is_capped_at_the_spot_maximum_and_the_cap_is_reported() -> None:
     tick = open_round(table)
     assert not chip(table, p, "ante", 600, later(tick)).capped
     result = chip(table, p, "ante", 600, later(tick))
-    assert result.capped and result.totals["ante"] == 1000 and result.totals["ante_plus"] == 1000
+    assert result.capped
+    assert result.totals["ante"] == 1000
+    assert result.totals["ante_plus"] == 1000
     assert result.balance == 10_000 - 2000 == wallet(p)
     full = chip(table, p, "ante", 100, later(tick))
-    assert full.capped and full.totals["ante"] == 1000 and wallet(p) == 8000
+    assert full.capped
+    assert full.totals["ante"] == 1000
+    assert wallet(p) == 8000
 
 
 def test_undo_removes_chips_in_reverse_order_and_clear_removes_all() -> None:
@@ -79,7 +83,8 @@ def test_undo_removes_chips_in_reverse_order_and_clear_removes_all() -> None:
     assert u.totals == {"ante": 100, "ante_plus": 100}
     chip(table, p, "best_five", 100, later(tick))
     c = clear_bets(table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
-    assert c.totals == {} and wallet(p) == 10_000
+    assert c.totals == {}
+    assert wallet(p) == 10_000
     refused("nothing_to_undo", undo_bet, table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
 
 
@@ -91,7 +96,8 @@ def test_double_in_placing_order_until_the_balance_runs_out_and_only_once() -> N
     chip(table, p, "best_five", 100, later(tick))  # balance now 500
     d = double_bets(table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
     # Doubling the ante needs 400 (ante plus follows): done; best five needs 100 more: 100 left, done too.
-    assert d.doubled == ["ante", "best_five"] and d.totals == {"ante": 400, "ante_plus": 400, "best_five": 200}
+    assert d.doubled == ["ante", "best_five"]
+    assert d.totals == {"ante": 400, "ante_plus": 400, "best_five": 200}
     assert wallet(p) == 0
     refused("already_doubled", double_bets, table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
 
@@ -113,7 +119,8 @@ def test_double_stops_when_the_balance_runs_out() -> None:
     d = double_bets(table_id=table2.pk, player_id=q, idempotency_key=key(), now=later(tick2))
     # The ante (first placed) doubles for 200; the best five would need 200 more with 100 left.
     assert d.doubled == ["ante"]
-    assert d.totals == {"ante": 200, "ante_plus": 200, "best_five": 200} and wallet(q) == 100
+    assert d.totals == {"ante": 200, "ante_plus": 200, "best_five": 200}
+    assert wallet(q) == 100
 
 
 def test_repeat_places_the_previous_rounds_bets() -> None:
@@ -172,7 +179,9 @@ def test_decision_refusals() -> None:
             now=now)  # fmt: skip
     refused("betting_closed", chip, table=table, player=p, spot="ante", amount=100, now=now)
     d = decide(table_id=table.pk, player_id=p, option="call3x", idempotency_key="dec-1", now=now)
-    assert d.amount == 300 and d.balance == 0 and d.all_decided
+    assert d.amount == 300
+    assert d.balance == 0
+    assert d.all_decided
     again = decide(table_id=table.pk, player_id=p, option="call3x", idempotency_key="dec-1", now=now)
     assert again == d  # a retry returns the first result
     refused("decision_after_call", decide, table_id=table.pk, player_id=p, option="check", idempotency_key=key(),
@@ -190,9 +199,11 @@ def test_early_advance_when_everyone_decided_and_stale_ticks_change_nothing() ->
     assert advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=later(dealt, 60)) is None  # stale
     assert snapshot() == before
     d = make_decision(table_id=table.pk, player_id=p, option="check", idempotency_key=key(), now=later(dealt))
-    assert d.all_decided and d.tick is not None
+    assert d.all_decided
+    assert d.tick is not None
     nxt = advance_table(table_id=table.pk, expected_seq=d.tick.phase_seq, now=later(dealt))
-    assert nxt is not None and nxt.phase == "flop"
+    assert nxt is not None
+    assert nxt.phase == "flop"
 
 
 def test_void_returns_every_wager_including_the_call() -> None:
@@ -211,7 +222,8 @@ def test_void_returns_every_wager_including_the_call() -> None:
             now=later(tick))  # fmt: skip
     void = void_round(table_id=table.pk, actor="operator:1", reason="malfunction", now=later(tick))
     assert void.phase == "between"
-    assert wallet(p) == 10_000 and wallet(q) == 10_000
+    assert wallet(p) == 10_000
+    assert wallet(q) == 10_000
     assert ledger_sums() == {"EUR": 0}
 
 
@@ -221,8 +233,75 @@ def test_pause_keeps_the_remaining_time_and_resume_restores_it() -> None:
     tick = open_round(table)
     chip(table, p, "ante", 100, later(tick))
     paused = pause_round(table_id=table.pk, actor="op", reason="check", now=later(tick, -5))
-    assert paused.phase == "paused" and paused.deadline is None
+    assert paused.phase == "paused"
+    assert paused.deadline is None
     refused("round_paused", chip, table=table, player=p, spot="ante", amount=100, now=later(tick, -5))
     resumed = resume_round(table_id=table.pk, actor="op", now=T0 + timedelta(hours=1))
     assert resumed.phase == "betting"
     assert resumed.deadline == T0 + timedelta(hours=1, seconds=5)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"limits": {"best_five": {"min": 100, "max": 500}}},  # no Ante
+        {"limits": {"ante": {"min": 100, "max": 50}}},  # min above max
+        {"limits": {"ante": {"min": 100, "max": 500}, "ante_plus": {"min": 1, "max": 5}}},  # automatic, not a spot
+        {"pay_tables": {"best_five": 1}},  # Ante Plus has no pay table
+        {"pay_tables": {"ante_plus": 1, "best_five": 99}},  # no such table
+    ],
+)
+def test_a_misconfigured_table_opens_no_round(change: dict) -> None:
+    table = make_table("uth", limits=LIMITS)
+    for field, value in change.items():
+        setattr(table, field, value)
+    table.save()
+    refused_code = "unknown_pay_table" if change.get("pay_tables", {}).get("best_five") == 99 else "table_misconfigured"
+    from games.services import start_table
+
+    refused(refused_code, start_table, table_id=table.pk, now=T0)
+
+
+def test_bonus_spin_needs_a_wheel() -> None:
+    from games.services import start_table
+
+    table = make_table("xtreme", wheel={})
+    refused("table_misconfigured", start_table, table_id=table.pk, now=T0)
+
+
+def test_one_decision_per_street_and_seat_limits() -> None:
+    from django.test import override_settings
+
+    from games.services import join_table
+
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    tick = step(table, tick)
+    make_decision(table_id=table.pk, player_id=p, option="check", idempotency_key=key(), now=later(tick))
+    refused("already_decided", make_decision, table_id=table.pk, player_id=p, option="call3x", idempotency_key=key(),
+            now=later(tick))  # fmt: skip
+    seats = make_table("xtreme", hand_mode="per_seat")
+    seats.max_seats = 1
+    seats.save()
+    make_player(seats)
+    late = make_player(None)
+    refused("table_full", join_table, table_id=seats.pk, player_id=late)
+    with override_settings(CASINO_MAX_TABLES_PER_PLAYER=1):
+        refused("too_many_tables", join_table, table_id=seats.pk, player_id=p)
+
+
+def test_a_retried_bet_is_not_placed_twice() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    first = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    before = snapshot()
+    again = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    assert again == first
+    assert snapshot() == before
+    refused("idempotency_key_reused", place_chip, table_id=table.pk, player_id=p, spot="ante", amount=200,
+            idempotency_key="bet-1", now=later(tick))  # fmt: skip

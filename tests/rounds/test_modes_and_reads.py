@@ -31,6 +31,7 @@ def test_per_seat_mode_deals_each_player_their_own_cards() -> None:
     assert view_a["round"]["cards"]["player"] == ["Ah", "5h"]
     assert view_b["round"]["cards"]["player"] == ["4c", "5d"]
     assert view_b["round"]["cards"]["seats"][str(a)] == [None, None]  # not someone else's cards
+    assert view_a["round"]["cards"]["seat_numbers"] == {str(a): 1, str(b): 2}
     for p in (a, b):
         make_decision(table_id=table.pk, player_id=p, option="play4x", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
@@ -81,9 +82,13 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
     for p in (a, b):
         events = read_stream(stream_id=player_stream(tick.round_id, p))
         stax = next(e.data for e in events if e.type == "house_wager.settled" and e.data["wager"] == "stax")
-        assert stax["returned"] == 50_000 and stax["progressive"] == "star"
-    hit = next(e.data for e in read_stream(stream_id=round_stream(tick.round_id)) if e.type == "house_round.progressive_hit")
-    assert hit["remainder_kept"] == 1 and hit["reset_added"] == 100_001
+        assert stax["returned"] == 50_000
+        assert stax["progressive"] == "star"
+    hit = next(
+        e.data for e in read_stream(stream_id=round_stream(tick.round_id)) if e.type == "house_round.progressive_hit"
+    )
+    assert hit["remainder_kept"] == 1
+    assert hit["reset_added"] == 100_001
     assert balance_of(account_id=star) == 1 + 100_001
     assert ledger_sums() == {"EUR": 0}
 
@@ -138,3 +143,23 @@ def test_game_numbers_are_unique_within_one_second() -> None:
     tick = open_round(table)
     assert tick.game_number == "UTH1-20261122-134501"
     assert game_number_for(table, T0) == "UTH1-20261122-134501-2"
+
+
+def test_the_round_records_the_pay_tables_whose_rtp_is_published() -> None:
+    from fractions import Fraction
+
+    from games.domain.paytables import pay_table
+    from games.math.enumeration import SEVEN_CARD_COUNTS
+    from games.math.rtp import rtp_from_counts
+
+    table = make_table("uth", pay_tables={"ante_plus": 1, "best_five": 1})
+    tick = open_round(table)
+    opened = read_stream(stream_id=round_stream(tick.round_id))[0].data
+    recorded = opened["pay_tables"]["best_five"]["table"]
+    assert recorded == pay_table("uth", "best_five", 1).as_dict()
+    # Best Five (seed 000) / Trips (seed 004): RTP 96.50 % (RULES.md), exactly from the recorded lines.
+    lines = {line["outcome"]: Fraction(line["ratio"]) for line in recorded["lines"]}
+    assert lines == {"royal_flush": 50, "straight_flush": 40, "four_of_a_kind": 30, "full_house": 8, "flush": 7,
+                     "straight": 4, "three_of_a_kind": 3}  # fmt: skip
+    rtp, _, _ = rtp_from_counts(pay_table("uth", "best_five", 1), SEVEN_CARD_COUNTS)
+    assert round(float(rtp) * 100, 2) == 96.50
