@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench venv clean
+.PHONY: run test lint format bench venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ format: $(DEPS)
 ## make bench: every benchmark, one after the other (see docs/benchmarks.md).
 bench: $(DEPS)
 	$(BIN)/python manage.py bench all
+
+## make browser-deps: Debian's chromium and chromedriver for the real-browser admin test (root, apt).
+browser-deps:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
 
-from casino.models import PlayerProfile
+from casino.admin_base import ReadOnlyAdmin
+from casino.cashier import operator_decide
+from casino.errors import DomainError
+from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
 
 
 @admin.register(PlayerProfile)
@@ -12,3 +22,62 @@ class PlayerProfileAdmin(admin.ModelAdmin):
     list_display = ["user", "hide_chat", "show_side_bets", "sound_on", "updated_at"]
     search_fields = ["user__username"]
     readonly_fields = ["created_at", "updated_at"]
+
+
+@admin.register(ResponsibleGaming)
+class ResponsibleGamingAdmin(ReadOnlyAdmin):
+    """Players' own limits: operators see them; only the player sets them (API)."""
+
+    list_display = ["user", "currency", "exclusion", "excluded_until", "session_limit_minutes", "updated_at"]
+    search_fields = ["user__username"]
+
+
+class RejectForm(forms.Form):
+    reason = forms.CharField(max_length=200, help_text="Told to the player and recorded with your identity.")
+
+
+@admin.register(CashierTransaction)
+class CashierTransactionAdmin(ReadOnlyAdmin):
+    """Deposits and withdrawals. Operators approve or reject (recorded as
+    ``operator.action`` events with their identity); payment is the provider's."""
+
+    list_display = ["id", "player", "kind", "amount", "currency", "state", "external_reference", "created_at"]
+    list_filter = ["state", "kind", "currency"]
+    search_fields = ["=id", "external_reference", "player__username"]
+    actions = ["approve", "reject"]
+    date_hierarchy = "created_at"
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("casino.decide_cashiertransaction"))
+
+    def _decide(
+        self, request: HttpRequest, queryset: QuerySet[CashierTransaction], *, approve: bool, reason: str
+    ) -> None:
+        done = 0
+        for txn_id in queryset.values_list("pk", flat=True):
+            try:
+                with transaction.atomic():
+                    operator_decide(
+                        transaction_id=txn_id, approve=approve, operator=request.user, reason=reason, now=timezone.now()
+                    )
+                done += 1
+            except DomainError as exc:
+                self.message_user(request, f"{txn_id}: {exc.code}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{'approved' if approve else 'rejected'} {done} transaction(s)")
+
+    @admin.action(description="Approve selected transactions", permissions=["decide"])
+    def approve(self, request: HttpRequest, queryset: QuerySet[CashierTransaction]) -> None:
+        self._decide(request, queryset, approve=True, reason="")
+
+    @admin.action(description="Reject selected transactions (asks for a reason)", permissions=["decide"])
+    def reject(self, request: HttpRequest, queryset: QuerySet[CashierTransaction]) -> HttpResponse | None:
+        form = RejectForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            self._decide(request, queryset, approve=False, reason=form.cleaned_data["reason"])
+            return None
+        return render(
+            request,
+            "admin/casino/reject_cashier.html",
+            {**self.admin_site.each_context(request), "form": form, "transactions": queryset,
+             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Reject cashier transactions"},
+        )  # fmt: skip

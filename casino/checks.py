@@ -39,4 +39,8 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
         errors.append(Error("Production needs Redis for Celery and Channels (REDIS_URL).", id="casino.E004"))
     if not settings.CASINO_SEAL_KEY or len(settings.CASINO_SEAL_KEY) < 32:
         errors.append(Error("CASINO_SEAL_KEY must be set to at least 32 characters.", id="casino.E005"))
+    if len(settings.CASINO_EXPORT_SIGNING_KEY) != 64:
+        errors.append(Error("CASINO_EXPORT_SIGNING_KEY must be an Ed25519 seed of 64 hex digits.", id="casino.E006"))
+    if len(settings.CASINO_PSP_CALLBACK_KEY) < 32:
+        errors.append(Error("CASINO_PSP_CALLBACK_KEY must be set to at least 32 characters.", id="casino.E007"))
     return errors

@@ -9,6 +9,7 @@ README.md for the full list.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
@@ -120,6 +121,7 @@ INSTALLED_APPS = [
     "casino",
     "ledger",
     "games",
+    "compliance",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +224,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Seal the ledger's events (Merkle root + HMAC) every minute.
     "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
+    # Responsible gaming: reality-check reminders to players whose interval has passed.
+    "reality-check": {"task": "casino.reality_check", "schedule": 60.0},
 }
 
 if REDIS_URL:
@@ -274,6 +278,13 @@ CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", 
 CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_SECONDS", "120"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
+# Ed25519 seed (64 hex digits) signing compliance export manifests; regulators
+# pin its public key (docs/compliance.md). Production must set it.
+CASINO_EXPORT_SIGNING_KEY = os.environ.get("CASINO_EXPORT_SIGNING_KEY") or (
+    "" if PRODUCTION else hashlib.sha256(f"export-dev-only:{SECRET_KEY}".encode()).hexdigest()
+)
+# Shared secret of the payment provider's HMAC-signed cashier callbacks.
+CASINO_PSP_CALLBACK_KEY = os.environ.get("CASINO_PSP_CALLBACK_KEY") or ("" if PRODUCTION else f"psp-dev:{SECRET_KEY}")
 
 # --- Production hardening -------------------------------------------------------
 

@@ -1,63 +1,95 @@
-"""Read-only operator views of the ledger: history is changed by no one, here
-least of all (money moves through the services, with their events)."""
+"""Read-only admin for the ledger: events, transfers (entries), holds,
+accounts with their statements, seals. Nobody, superusers included, can add,
+change or delete a ledger row here (the database's triggers refuse it too)."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
+from casino.admin_base import ReadOnlyAdmin
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+STATEMENT_ROWS = 100
 
 
 @admin.register(Event)
 class EventAdmin(ReadOnlyAdmin):
-    list_display = ["id", "stream_id", "version", "type", "schema_version", "recorded_at"]
+    list_display = ["id", "stream_id", "version", "type", "actor", "recorded_at"]
     list_filter = ["type"]
-    search_fields = ["stream_id", "type"]
-    ordering = ["-id"]
+    search_fields = ["=id", "stream_id", "type", "hash"]
+    date_hierarchy = "recorded_at"
+    show_full_result_count = False
 
+    @admin.display(description="actor")
+    def actor(self, obj: Event) -> str:
+        return str((obj.metadata or {}).get("actor", ""))
 
-@admin.register(Account)
-class AccountAdmin(ReadOnlyAdmin):
-    list_display = ["id", "key", "kind", "owner", "currency", "balance"]
-    list_filter = ["kind", "currency"]
-    search_fields = ["key", "owner"]
+    @admin.display(description="data (JSON)")
+    def pretty_data(self, obj: Event) -> SafeString:
+        return format_html("<pre>{}</pre>", json.dumps(obj.data, indent=2, sort_keys=True))
+
+    readonly_fields = ["pretty_data"]
 
 
 @admin.register(Transfer)
 class TransferAdmin(ReadOnlyAdmin):
-    list_display = ["id", "debit_account_id", "credit_account_id", "amount", "currency", "kind", "event_id"]
+    list_display = ["id", "debit_account", "credit_account", "amount", "currency", "kind", "event_id", "created_at"]
     list_filter = ["kind", "currency"]
-    ordering = ["-id"]
+    search_fields = ["=id", "=event__id", "debit_account__key", "credit_account__key", "=hold_id"]
+    list_select_related = ["debit_account", "credit_account"]
+    show_full_result_count = False
 
 
 @admin.register(Hold)
 class HoldAdmin(ReadOnlyAdmin):
-    list_display = ["id", "source_id", "destination_id", "amount", "currency", "status", "posted_amount"]
-    list_filter = ["status"]
+    list_display = ["id", "source", "destination", "amount", "currency", "status", "posted_amount"]
+    list_filter = ["status", "currency"]
+    search_fields = ["=id", "source__key", "destination__key"]
+    list_select_related = ["source", "destination"]
+
+
+@admin.register(Account)
+class AccountAdmin(ReadOnlyAdmin):
+    """Accounts; a wallet's page shows its recent statement and pending holds."""
+
+    list_display = ["key", "kind", "owner", "currency", "balance"]
+    list_filter = ["kind", "currency"]
+    search_fields = ["key", "owner"]
+    readonly_fields = ["statement", "pending_holds"]
+
+    @admin.display(description=f"statement (latest {STATEMENT_ROWS} lines)")
+    def statement(self, obj: Account) -> SafeString:
+        lines = StatementLine.objects.filter(account_id=obj.pk).order_by("-id")[:STATEMENT_ROWS]
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((ln.created_at, ln.transfer_id, ln.event_id, f"{ln.amount:+d}", ln.balance_after) for ln in lines),
+        )
+        return format_html(
+            "<table><tr><th>at</th><th>transfer</th><th>event</th><th>amount</th><th>balance</th></tr>{}</table>", rows
+        )
+
+    @admin.display(description="pending holds")
+    def pending_holds(self, obj: Account) -> SafeString:
+        holds = Hold.objects.filter(source_id=obj.pk, status="pending").order_by("id")[:STATEMENT_ROWS]
+        rows = format_html_join("", "<li>{} {} {} → {}</li>", ((h.id, h.amount, h.currency, h.destination_id)
+                                                                for h in holds))  # fmt: skip
+        return format_html("<ul>{}</ul>", rows) if holds else format_html("{}", "none")
 
 
 @admin.register(StatementLine)
 class StatementLineAdmin(ReadOnlyAdmin):
-    list_display = ["id", "account_id", "transfer_id", "event_id", "amount", "balance_after"]
-    search_fields = ["account__key"]
-    ordering = ["-id"]
+    list_display = ["id", "account", "amount", "balance_after", "transfer_id", "event_id", "created_at"]
+    search_fields = ["account__key", "=transfer__id", "=event__id"]
+    list_select_related = ["account"]
+    show_full_result_count = False
 
 
 @admin.register(Seal)
 class SealAdmin(ReadOnlyAdmin):
-    list_display = ["id", "from_txid", "to_txid", "event_count", "merkle_root", "created_at"]
-    ordering = ["-id"]
+    list_display = ["id", "from_txid", "to_txid", "event_count", "last_event_id", "merkle_root", "created_at"]
+    search_fields = ["=id", "merkle_root"]

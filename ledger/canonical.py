@@ -120,3 +120,23 @@ def merkle_root(leaves: Iterable[str]) -> str:
             nxt.append(level[-1])
         level = nxt
     return level[0].hex()
+
+
+SEAL_ALGORITHM = "HMAC-SHA256"
+
+
+def seal_message(
+    *, from_txid: int, to_txid: int, event_count: int, last_event_id: int | None, merkle_root: str, prev_root: str
+) -> bytes:
+    """The bytes a seal's HMAC signs (shared by the ledger and the offline export verifier)."""
+    return canonical_json(
+        {
+            "algorithm": SEAL_ALGORITHM,
+            "from_txid": from_txid,
+            "to_txid": to_txid,
+            "event_count": event_count,
+            "last_event_id": last_event_id,
+            "merkle_root": merkle_root,
+            "prev_root": prev_root,
+        }
+    )

@@ -14,10 +14,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
-from ledger.canonical import GENESIS_HASH, canonical_json, merkle_root
+from ledger.canonical import GENESIS_HASH, SEAL_ALGORITHM, merkle_root, seal_message
 from ledger.services.events import now, safe_txid_bound
 
-ALGORITHM = "HMAC-SHA256"
+ALGORITHM = SEAL_ALGORITHM
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,7 @@ def seal_key() -> bytes:
     return key.encode()
 
 
-def signed_message(
-    *, from_txid: int, to_txid: int, event_count: int, last_event_id: int | None, merkle_root: str, prev_root: str
-) -> bytes:
-    return canonical_json(
-        {
-            "algorithm": ALGORITHM,
-            "from_txid": from_txid,
-            "to_txid": to_txid,
-            "event_count": event_count,
-            "last_event_id": last_event_id,
-            "merkle_root": merkle_root,
-            "prev_root": prev_root,
-        }
-    )
+signed_message = seal_message
 
 
 def record_message(record: SealRecord) -> bytes:

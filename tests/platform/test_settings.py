@@ -62,6 +62,8 @@ PRODUCTION_ENV = {
     "CASINO_PRODUCTION": "true",
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
     "CASINO_SEAL_KEY": secrets.token_hex(32),
+    "CASINO_EXPORT_SIGNING_KEY": secrets.token_hex(32),
+    "CASINO_PSP_CALLBACK_KEY": secrets.token_hex(32),
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/casino",
     "REDIS_URL": "redis://127.0.0.1:6379/1",
     "ALLOWED_HOSTS": "casino.example.com",

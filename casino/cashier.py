@@ -1,0 +1,260 @@
+"""Cashier: deposits and withdrawals through a payment provider, on the
+ledger's cashier account (docs/cashier-and-responsible-gaming.md).
+
+States: requested -> approved -> paid; requested/approved -> rejected.
+Every state change is an event in the stream ``cashier-<transaction id>``
+(``cashier.requested|approved|paid|rejected``) with its actor. A withdrawal
+holds the player's funds from its request (ledger hold: wallet -> held,
+destination the cashier account) until it is paid (the hold is posted) or
+rejected (voided). Deposits pass ``assert_may_deposit`` at request and again
+when paid. Provider callbacks are idempotent by external reference.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+
+from casino.audit import record_operator_action
+from casino.errors import Conflict, DomainError, NotFound
+from casino.models import CashierKind, CashierState, CashierTransaction
+from casino.responsible_gaming import assert_may_deposit
+from ledger.currencies import check_currency
+from ledger.services import (
+    NewEvent,
+    StreamAppend,
+    append_events,
+    cashier_account,
+    deposit,
+    open_hold,
+    player_accounts,
+    post_hold,
+    void_hold,
+)
+from ledger.upcasting import register_event_type
+
+EVENT_TYPES = {state: f"cashier.{state}" for state in CashierState.values}
+for _type in EVENT_TYPES.values():
+    register_event_type(_type, 1)
+
+# Which state may follow which; a repeat of the current state is a no-op.
+TRANSITIONS: dict[str, set[str]] = {
+    CashierState.REQUESTED: {CashierState.APPROVED, CashierState.PAID, CashierState.REJECTED},
+    CashierState.APPROVED: {CashierState.PAID, CashierState.REJECTED},
+    CashierState.PAID: set(),
+    CashierState.REJECTED: set(),
+}
+_NAMESPACE = uuid.UUID("7f0c5a8e-6b1d-4c53-9a52-0d7d3a3c4a11")
+
+
+class CashierStateConflict(Conflict):
+    """The transaction is not in a state that allows this."""
+
+    code = "cashier_state_conflict"
+
+
+class CallbackMismatch(DomainError):
+    """The callback's amount or currency differs from the transaction's."""
+
+    code = "callback_mismatch"
+    http_status = 400
+
+
+class InvalidCashierRequest(DomainError):
+    """The cashier request is invalid."""
+
+    code = "invalid_cashier_request"
+    http_status = 400
+
+
+@dataclass(frozen=True)
+class Decision:
+    state: str
+    actor: str
+    reason: str = ""
+
+
+def _data(txn: CashierTransaction, actor: str, reason: str) -> dict[str, Any]:
+    return {
+        "transaction_id": str(txn.id),
+        "kind": txn.kind,
+        "player_id": txn.player_id,
+        "amount": txn.amount,
+        "currency": txn.currency,
+        "external_reference": txn.external_reference,
+        "state": txn.state,
+        "actor": actor,
+        "reason": reason,
+    }
+
+
+def _event(txn: CashierTransaction, actor: str, reason: str, expected: int | None) -> StreamAppend:
+    return StreamAppend(
+        f"cashier-{txn.id}",
+        expected,
+        [NewEvent(EVENT_TYPES[txn.state], _data(txn, actor, reason))],
+        {"actor": actor, "correlation_id": f"cashier-{txn.id}", "player_id": txn.player_id},
+    )
+
+
+def _request(
+    *, player_id: int, kind: str, amount: int, currency: str, request_key: str, now: datetime
+) -> tuple[CashierTransaction, bool]:
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise InvalidCashierRequest("the amount is a positive integer in minor units", amount=amount)
+    check_currency(currency)
+    if not request_key or len(request_key) > 100:
+        raise InvalidCashierRequest("a request key of 1 to 100 characters is required")
+    txn_id = uuid.uuid5(_NAMESPACE, f"{player_id}:{kind}:{request_key}")
+    existing = CashierTransaction.objects.filter(pk=txn_id).first()
+    if existing is not None:
+        if (existing.amount, existing.currency) != (amount, currency):
+            raise InvalidCashierRequest("the request key was used for another request", request_key=request_key)
+        return existing, False
+    prefix = "dep" if kind == CashierKind.DEPOSIT else "wdr"
+    txn = CashierTransaction.objects.create(
+        id=txn_id, player_id=player_id, kind=kind, amount=amount, currency=currency,
+        external_reference=f"{prefix}-{txn_id.hex}", created_at=now, updated_at=now,
+    )  # fmt: skip
+    return txn, True
+
+
+@transaction.atomic
+def request_deposit(
+    *, player_id: int, amount: int, currency: str, request_key: str, now: datetime
+) -> CashierTransaction:
+    """A player asks to deposit; refused by self-exclusion, cool-off or a deposit limit.
+    The same ``request_key`` returns the same transaction."""
+    assert_may_deposit(player_id=player_id, amount=amount, currency=currency, now=now)
+    txn, created = _request(
+        player_id=player_id, kind=CashierKind.DEPOSIT, amount=amount, currency=currency,
+        request_key=request_key, now=now,
+    )  # fmt: skip
+    if created:
+        append_events(**_append_kwargs(_event(txn, f"user:{player_id}", "", 0)))
+    return txn
+
+
+def _append_kwargs(append: StreamAppend) -> dict[str, Any]:
+    return {
+        "stream_id": append.stream_id,
+        "expected_version": append.expected_version,
+        "events": append.events,
+        "metadata": append.metadata,
+    }
+
+
+@transaction.atomic
+def request_withdrawal(
+    *, player_id: int, amount: int, currency: str, request_key: str, now: datetime
+) -> CashierTransaction:
+    """A player asks to withdraw: the amount is held at once (``insufficient_funds``
+    if the wallet lacks it) until the withdrawal is paid or rejected."""
+    txn, created = _request(
+        player_id=player_id, kind=CashierKind.WITHDRAWAL, amount=amount, currency=currency,
+        request_key=request_key, now=now,
+    )  # fmt: skip
+    if created:
+        accounts = player_accounts(player_id=player_id, currency=currency)
+        hold = open_hold(
+            source=accounts.wallet, escrow=accounts.held, destination=cashier_account(currency=currency),
+            amount=amount, currency=currency, idempotency_key=f"cashier:{txn.id}:hold", hold_id=txn.id,
+            cause=_event(txn, f"user:{player_id}", "", 0),
+        )  # fmt: skip
+        txn.hold_id = uuid.UUID(hold.hold_id)
+        txn.save(update_fields=["hold_id"])
+    return txn
+
+
+def _transition(txn: CashierTransaction, decision: Decision, now: datetime) -> CashierTransaction:
+    """Move ``txn`` (locked) to ``decision.state`` with its money and event."""
+    if txn.state == decision.state:
+        return txn  # a retried callback or a double click: nothing more to do
+    if decision.state not in TRANSITIONS[txn.state]:
+        raise CashierStateConflict(
+            f"a {txn.state} {txn.kind} cannot become {decision.state}", state=txn.state, wanted=decision.state
+        )
+    if decision.state == CashierState.PAID and txn.kind == CashierKind.WITHDRAWAL and txn.state != "approved":
+        raise CashierStateConflict("a withdrawal is paid only after an operator approved it", state=txn.state)
+    if decision.state == CashierState.PAID and txn.kind == CashierKind.DEPOSIT:
+        # The money arrives now: the limits and exclusions of now apply, less this request itself.
+        assert_may_deposit(
+            player_id=txn.player_id, amount=txn.amount, currency=txn.currency, now=now, request_id=txn.pk
+        )
+    txn.state = decision.state
+    txn.updated_at = now
+    if decision.state in (CashierState.APPROVED, CashierState.REJECTED):
+        txn.decided_by = decision.actor
+        txn.reason = decision.reason
+    txn.save()
+    append = _event(txn, decision.actor, decision.reason, None)
+    key = f"cashier:{txn.id}:{txn.state}"
+    if txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.PAID:
+        post_hold(hold_id=txn.hold_id, amount=txn.amount, idempotency_key=key, cause=append)
+    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.REJECTED:
+        void_hold(hold_id=txn.hold_id, idempotency_key=key, cause=append)
+    else:
+        append_events(**_append_kwargs(append))
+        if txn.kind == CashierKind.DEPOSIT and txn.state == CashierState.PAID:
+            accounts = player_accounts(player_id=txn.player_id, currency=txn.currency)
+            deposit(
+                wallet=accounts.wallet, amount=txn.amount, currency=txn.currency,
+                external_reference=txn.external_reference, idempotency_key=key, actor=decision.actor,
+            )  # fmt: skip
+    return txn
+
+
+def _locked(**lookup: Any) -> CashierTransaction:
+    txn = CashierTransaction.objects.select_for_update().filter(**lookup).first()
+    if txn is None:
+        raise NotFound("no such cashier transaction", **{k: str(v) for k, v in lookup.items()})
+    return txn
+
+
+@transaction.atomic
+def provider_callback(
+    *, external_reference: str, status: str, amount: int, currency: str, provider: str, now: datetime
+) -> CashierTransaction:
+    """The payment provider's word on a transaction (``approved``, ``paid`` or
+    ``rejected``). Idempotent: a retried callback changes nothing more."""
+    if status not in (CashierState.APPROVED, CashierState.PAID, CashierState.REJECTED):
+        raise InvalidCashierRequest(f"unknown status {status!r}", status=status)
+    txn = _locked(external_reference=external_reference)
+    if (txn.amount, txn.currency) != (amount, currency):
+        raise CallbackMismatch(
+            "the callback's amount or currency differs from the transaction's",
+            expected={"amount": txn.amount, "currency": txn.currency}, got={"amount": amount, "currency": currency},
+        )  # fmt: skip
+    if status == CashierState.APPROVED and txn.kind == CashierKind.WITHDRAWAL:
+        raise CashierStateConflict("withdrawals are approved by an operator, not by the provider")
+    return _transition(txn, Decision(status, f"psp:{provider}"), now)
+
+
+@transaction.atomic
+def operator_decide(
+    *,
+    transaction_id: uuid.UUID,
+    approve: bool,
+    operator: AbstractBaseUser | AnonymousUser,
+    reason: str,
+    now: datetime,
+) -> CashierTransaction:
+    """An operator approves or rejects a requested (or approved) transaction;
+    the decision is recorded as an ``operator.action`` event with their identity."""
+    if not approve and not reason.strip():
+        raise InvalidCashierRequest("a rejection needs a reason")
+    txn = _locked(pk=transaction_id)
+    state = CashierState.APPROVED if approve else CashierState.REJECTED
+    before = txn.state
+    txn = _transition(txn, Decision(state, f"user:{operator.pk}", reason), now)
+    if before != txn.state:
+        record_operator_action(
+            operator=operator, action=f"cashier.{'approve' if approve else 'reject'}", target=f"cashier:{txn.id}",
+            reason=reason, details={"kind": txn.kind, "amount": txn.amount, "currency": txn.currency},
+        )  # fmt: skip
+    return txn

@@ -1,0 +1,198 @@
+"""Player cashier and responsible-gaming endpoints, and the payment provider's
+signed callback (thin: validate, call a service, render)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino import cashier, responsible_gaming
+from casino.api import request_user
+from casino.errors import DomainError
+from casino.models import CashierTransaction, ResponsibleGaming
+
+SIGNATURE_HEADER = "X-PSP-Signature"
+
+
+class CashierRequestSerializer(serializers.Serializer[Any]):
+    amount = serializers.IntegerField(min_value=1)
+    currency = serializers.CharField(max_length=3, required=False)
+    request_key = serializers.CharField(max_length=100)
+
+
+class CashierTransactionSerializer(serializers.ModelSerializer[CashierTransaction]):
+    class Meta:
+        model = CashierTransaction
+        fields = ["id", "kind", "amount", "currency", "state", "external_reference", "reason", "created_at",
+                  "updated_at"]  # fmt: skip
+
+
+class CallbackSerializer(serializers.Serializer[Any]):
+    external_reference = serializers.CharField(max_length=100)
+    status = serializers.ChoiceField(choices=["approved", "paid", "rejected"])
+    amount = serializers.IntegerField(min_value=1)
+    currency = serializers.CharField(max_length=3)
+    provider = serializers.CharField(max_length=50)
+
+
+class _CashierRequestView(APIView):
+    permission_classes = [IsAuthenticated]
+    service: Any = None
+
+    @extend_schema(request=CashierRequestSerializer, responses={201: CashierTransactionSerializer})
+    def post(self, request: Request) -> Response:
+        user = request_user(request)
+        body = CashierRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        txn = type(self).service(
+            player_id=user.pk,
+            amount=body.validated_data["amount"],
+            currency=body.validated_data.get("currency", settings.CASINO_DEFAULT_CURRENCY),
+            request_key=body.validated_data["request_key"],
+            now=timezone.now(),
+        )
+        return Response(CashierTransactionSerializer(txn).data, status=status.HTTP_201_CREATED)
+
+
+class DepositRequestView(_CashierRequestView):
+    """Ask to deposit; the payment provider confirms with a signed callback."""
+
+    service = staticmethod(cashier.request_deposit)
+
+
+class WithdrawalRequestView(_CashierRequestView):
+    """Ask to withdraw; the amount is held until the withdrawal is paid or rejected."""
+
+    service = staticmethod(cashier.request_withdrawal)
+
+
+class CashierTransactionsView(APIView):
+    """The caller's own deposits and withdrawals, newest first."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: CashierTransactionSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        rows = CashierTransaction.objects.filter(player=request_user(request)).order_by("-created_at")[:200]
+        return Response(CashierTransactionSerializer(rows, many=True).data)
+
+
+class BadSignature(DomainError):
+    """The callback's signature is missing or wrong."""
+
+    code = "bad_signature"
+    http_status = 401
+
+
+def callback_signature(body: bytes) -> str:
+    """HMAC-SHA256 (hex) of the raw request body with ``CASINO_PSP_CALLBACK_KEY``."""
+    return hmac.new(settings.CASINO_PSP_CALLBACK_KEY.encode(), body, hashlib.sha256).hexdigest()
+
+
+class ProviderCallbackView(APIView):
+    """The payment provider's status callback, signed with a shared key
+    (header ``X-PSP-Signature``: HMAC-SHA256 hex of the raw body). Idempotent by
+    external reference: a retry returns the transaction as it is."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema(request=CallbackSerializer, responses={200: CashierTransactionSerializer})
+    def post(self, request: Request) -> Response:
+        raw = request.body
+        given = request.headers.get(SIGNATURE_HEADER, "")
+        if not settings.CASINO_PSP_CALLBACK_KEY or not hmac.compare_digest(given, callback_signature(raw)):
+            raise BadSignature()
+        body = CallbackSerializer(data=json.loads(raw or b"{}"))
+        body.is_valid(raise_exception=True)
+        txn = cashier.provider_callback(**body.validated_data, now=timezone.now())
+        return Response(CashierTransactionSerializer(txn).data)
+
+
+class LimitsSerializer(serializers.Serializer[Any]):
+    limits = serializers.DictField(child=serializers.IntegerField(min_value=0, allow_null=True), required=False)
+    session_limit_minutes = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    reality_check_minutes = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+
+
+class ExclusionSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=["cool_off", "self_exclusion"])
+    days = serializers.IntegerField(min_value=1, allow_null=True)
+
+
+def render_limits(row: ResponsibleGaming) -> dict[str, Any]:
+    now = timezone.now()
+    return {
+        "currency": row.currency,
+        "limits": {
+            kind: {
+                "in_force": responsible_gaming.effective_limit(row.limits.get(kind), now),
+                "pending": (row.limits.get(kind) or {}).get("pending"),
+                "pending_from": (row.limits.get(kind) or {}).get("pending_from"),
+            }
+            for kind in responsible_gaming.LIMIT_KINDS
+        },
+        "session_limit_minutes": row.session_limit_minutes,
+        "reality_check_minutes": row.reality_check_minutes,
+        "exclusion": row.exclusion if row.excluded_until and row.excluded_until > now else "",
+        "excluded_until": row.excluded_until.isoformat() if row.excluded_until and row.excluded_until > now else None,
+    }
+
+
+class LimitsView(APIView):
+    """The caller's responsible-gaming limits: a decrease applies at once, an increase after 24 hours."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        user = request_user(request)
+        row = responsible_gaming.settings_of(player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY)
+        return Response(render_limits(row))
+
+    @extend_schema(request=LimitsSerializer, responses={200: OpenApiTypes.OBJECT})
+    def put(self, request: Request) -> Response:
+        user = request_user(request)
+        body = LimitsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        now, currency = timezone.now(), settings.CASINO_DEFAULT_CURRENCY
+        row = responsible_gaming.settings_of(player_id=user.pk, currency=currency)
+        for kind, amount in body.validated_data.get("limits", {}).items():
+            row = responsible_gaming.set_limit(player_id=user.pk, kind=kind, amount=amount, currency=currency, now=now)
+        if "session_limit_minutes" in body.validated_data or "reality_check_minutes" in body.validated_data:
+            row = responsible_gaming.set_session_limits(
+                player_id=user.pk,
+                currency=currency,
+                session_limit_minutes=body.validated_data.get("session_limit_minutes", row.session_limit_minutes),
+                reality_check_minutes=body.validated_data.get("reality_check_minutes", row.reality_check_minutes),
+            )
+        return Response(render_limits(row))
+
+
+class ExclusionView(APIView):
+    """Start a cool-off (1-42 days) or a self-exclusion (180+ days, or permanent with ``days: null``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ExclusionSerializer, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        user = request_user(request)
+        body = ExclusionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        row = responsible_gaming.exclude(
+            player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY, kind=body.validated_data["kind"],
+            days=body.validated_data["days"], now=timezone.now(),
+        )  # fmt: skip
+        return Response(render_limits(row))

@@ -1,0 +1,1 @@
+"""Compliance: roles, audit exports and their verification, regulator reports."""

@@ -1,0 +1,388 @@
+"""Regulator reports from the ledger (docs/compliance.md, "Reports").
+
+Every report has the header regulators expect: title, period, generated at,
+filters, software version; an empty report says "No Activity". Rendered as
+JSON (``as_json``) or CSV (``as_csv``, header lines then the table).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from casino.errors import DomainError
+from ledger.services.events import now, timestamp
+
+NO_ACTIVITY = "No Activity"
+
+
+class UnknownReport(DomainError):
+    """No report of that name."""
+
+    code = "unknown_report"
+    http_status = 404
+
+
+@dataclass
+class Report:
+    title: str
+    start: datetime
+    end: datetime
+    filters: dict[str, Any]
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    generated_at: datetime = field(default_factory=now)
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "period": {"from": timestamp(self.start), "to": timestamp(self.end)},
+            "generated_at": timestamp(self.generated_at),
+            "filters": self.filters,
+            "software_version": settings.CASINO_VERSION,
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        body = self.header()
+        body["columns"] = self.columns
+        body["rows"] = self.rows
+        if not self.rows:
+            body["status"] = NO_ACTIVITY
+        return body
+
+    def as_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        head = self.header()
+        writer.writerow(["Title", head["title"]])
+        writer.writerow(["Period", head["period"]["from"], head["period"]["to"]])
+        writer.writerow(["Generated at", head["generated_at"]])
+        writer.writerow(["Filters", *(f"{k}={v}" for k, v in sorted(self.filters.items()) if v is not None)])
+        writer.writerow(["Software version", head["software_version"]])
+        writer.writerow([])
+        if not self.rows:
+            writer.writerow([NO_ACTIVITY])
+            return out.getvalue()
+        writer.writerow(self.columns)
+        for row in self.rows:
+            writer.writerow([row[c] for c in self.columns])
+        return out.getvalue()
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time.min, tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+_TRANSFERS = """
+SELECT t.debit_account_id, t.credit_account_id, t.amount, t.kind, da.kind, ca.kind, hd.kind
+FROM ledger_transfer t
+JOIN ledger_account da ON da.id = t.debit_account_id
+JOIN ledger_account ca ON ca.id = t.credit_account_id
+LEFT JOIN ledger_hold h ON h.id = t.hold_id
+LEFT JOIN ledger_account hd ON hd.id = h.destination_id
+WHERE t.created_at >= %s AND t.created_at < %s AND (t.debit_account_id = ANY(%s) OR t.credit_account_id = ANY(%s))
+"""
+
+
+def _accounts(kind: str, owner: str | None, currency: str | None) -> dict[int, tuple[str, str]]:
+    sql = "SELECT id, owner, currency FROM ledger_account WHERE kind = %s"
+    params: list[Any] = [kind]
+    if owner is not None:
+        sql += " AND owner = %s"
+        params.append(owner)
+    if currency is not None:
+        sql += " AND currency = %s"
+        params.append(currency)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {int(r[0]): (r[1], r[2]) for r in cursor.fetchall()}
+
+
+def _balances_before(ids: list[int], moment: datetime) -> dict[int, int]:
+    """Each account's balance from its transfers before ``moment`` (credits - debits)."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT a, SUM(d) FROM (SELECT credit_account_id a, amount d FROM ledger_transfer "
+            "WHERE created_at < %s AND credit_account_id = ANY(%s) UNION ALL SELECT debit_account_id, -amount "
+            "FROM ledger_transfer WHERE created_at < %s AND debit_account_id = ANY(%s)) x GROUP BY a",
+            [moment, ids, moment, ids],
+        )
+        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+
+
+def _projected_before(ids: list[int], moment: datetime) -> dict[int, int]:
+    """The ledger's statement projection: each account's last running balance before ``moment``."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT ON (account_id) account_id, balance_after FROM ledger_statement_line "
+            "WHERE account_id = ANY(%s) AND created_at < %s ORDER BY account_id, id DESC",
+            [ids, moment],
+        )
+        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+
+
+def _movements(ids: list[int], start: datetime, end: datetime) -> list[tuple[Any, ...]]:
+    if not ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_TRANSFERS, [start, end, ids, ids])
+        return cursor.fetchall()
+
+
+def player_account_summary(*, day: date, player: str | None = None, currency: str | None = None) -> Report:
+    """Daily player account summary: per wallet, opening balance, deposits,
+    withdrawals, stakes, returns, adjustments, closing balance, and whether it
+    reconciles with the ledger's own statement projection."""
+    start, end = day_bounds(day)
+    wallets = _accounts("wallet", None if player is None else f"player:{player}", currency)
+    ids = list(wallets)
+    sums: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(_FLOWS + _INTERNAL, 0))
+    for debit, credit, amount, kind, debit_kind, credit_kind, hold_dest_kind in _movements(ids, start, end):
+        for account, sign, other_kind in ((debit, -1, credit_kind), (credit, 1, debit_kind)):
+            if account in wallets:
+                sums[account][_classify(sign, kind, other_kind, hold_dest_kind)] += amount
+    opening = _balances_before(ids, start)
+    closing = _balances_before(ids, end)
+    projected = _projected_before(ids, end)
+    rows = []
+    for account in sorted(sums, key=lambda a: (wallets[a][0], wallets[a][1])):
+        flow = sums[account]
+        flow["withdrawals"] -= flow.pop("withdrawals_reversed")
+        expected = opening.get(account, 0) + flow["deposits"] - flow["withdrawals"] - flow["stakes"]
+        expected += flow["returns"] + flow["adjustments"]
+        close = closing.get(account, 0)
+        rows.append(
+            {
+                "player": wallets[account][0].removeprefix("player:"),
+                "currency": wallets[account][1],
+                "opening_balance": opening.get(account, 0),
+                **flow,
+                "closing_balance": close,
+                "reconciled": expected == close == projected.get(account, 0),
+            }
+        )
+    return Report(
+        title="Daily player account summary",
+        start=start,
+        end=end,
+        filters={"player": player, "currency": currency},
+        columns=["player", "currency", "opening_balance", *_FLOWS, "closing_balance", "reconciled"],
+        rows=rows,
+    )
+
+
+_FLOWS = ("deposits", "withdrawals", "stakes", "returns", "adjustments")
+# A rejected withdrawal's void lands here and is netted into withdrawals.
+_INTERNAL = ("withdrawals_reversed",)
+_GAME_KINDS = frozenset({"house", "pool", "poker_seat", "poker_pot", "rake"})
+
+
+def _classify(sign: int, kind: str, other_kind: str, hold_dest_kind: str | None) -> str:
+    """Which column a wallet's movement belongs to (amounts are shown positive;
+    a reversal is netted into its column with the opposite sign)."""
+    if other_kind == "cashier":
+        return "deposits" if sign > 0 else "withdrawals"
+    if other_kind == "held":  # a hold, its release or its void
+        if hold_dest_kind == "cashier":
+            return "withdrawals" if sign < 0 else "withdrawals_reversed"
+        return "stakes" if sign < 0 else "returns"
+    if other_kind in _GAME_KINDS:
+        return "stakes" if sign < 0 else "returns"
+    return "adjustments"
+
+
+def progressive_pool_report(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Per progressive pool account: opening balance, contributions, payouts, closing balance."""
+    pools = _accounts("pool", None, currency)
+    ids = list(pools)
+    flows: dict[int, dict[str, int]] = defaultdict(lambda: {"contributions": 0, "payouts": 0})
+    for debit, credit, amount, *_ in _movements(ids, start, end):
+        if credit in pools:
+            flows[credit]["contributions"] += amount
+        if debit in pools:
+            flows[debit]["payouts"] += amount
+    opening = _balances_before(ids, start)
+    closing = _balances_before(ids, end)
+    rows = [
+        {
+            "pool": pools[a][0],
+            "currency": pools[a][1],
+            "opening_balance": opening.get(a, 0),
+            "contributions": flows[a]["contributions"],
+            "payouts": flows[a]["payouts"],
+            "closing_balance": closing.get(a, 0),
+        }
+        for a in sorted(flows, key=lambda a: pools[a])
+    ]
+    return Report(
+        title="Progressive pool report",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=["pool", "currency", "opening_balance", "contributions", "payouts", "closing_balance"],
+        rows=rows,
+    )
+
+
+def house_days(*, start: date, days: int, currency: str | None = None) -> Report:
+    """Handle and hold per day over every table's house account: handle = stakes
+    the house took (posted holds and direct stakes), payouts = what it paid back,
+    hold = handle - payouts, hold % of handle."""
+    first, _ = day_bounds(start)
+    last = first + timedelta(days=days)
+    houses = _accounts("house", None, currency)
+    ids = list(houses)
+    rows: dict[tuple[date, str], dict[str, int]] = defaultdict(lambda: {"handle": 0, "payouts": 0})
+    if ids:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT (created_at AT TIME ZONE 'UTC')::date, currency, "
+                "SUM(CASE WHEN credit_account_id = ANY(%s) THEN amount ELSE 0 END), "
+                "SUM(CASE WHEN debit_account_id = ANY(%s) THEN amount ELSE 0 END) FROM ledger_transfer "
+                "WHERE created_at >= %s AND created_at < %s AND (credit_account_id = ANY(%s) OR debit_account_id = "
+                "ANY(%s)) GROUP BY 1, 2 ORDER BY 1, 2",
+                [ids, ids, first, last, ids, ids],
+            )
+            for day, cur, handle, payouts in cursor.fetchall():
+                rows[(day, cur)] = {"handle": int(handle), "payouts": int(payouts)}
+    out = []
+    for (day, cur), value in sorted(rows.items()):
+        hold = value["handle"] - value["payouts"]
+        pct = f"{100 * hold / value['handle']:.2f}" if value["handle"] else ""
+        out.append({"day": day.isoformat(), "currency": cur, **value, "hold": hold, "hold_pct": pct})
+    return Report(
+        title="House handle and hold per day",
+        start=first,
+        end=last,
+        filters={"currency": currency},
+        columns=["day", "currency", "handle", "payouts", "hold", "hold_pct"],
+        rows=out,
+    )
+
+
+def table_performance(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Per table and game, rounds opened in the period: rounds, handle (staked),
+    payouts (returned), hold and hold %, voided rounds, rake (from the ledger's
+    rake accounts of the table). Voided rounds' stakes are refunded, so they
+    count in ``voids`` but not in handle or payouts."""
+    from django.db.models import Count, Q, Sum
+
+    from games.models import HouseRound
+
+    rounds = HouseRound.objects.filter(opened_at__gte=start, opened_at__lt=end)
+    if currency is not None:
+        rounds = rounds.filter(currency=currency)
+    grouped = (
+        rounds.values("table_id", "table__code", "game", "currency")
+        .annotate(
+            rounds=Count("id"),
+            voids=Count("id", filter=Q(status="voided")),
+            handle=Sum("staked", filter=~Q(status="voided")),
+            payouts=Sum("returned", filter=~Q(status="voided")),
+        )
+        .order_by("table__code", "game", "currency")
+    )
+    rows = []
+    for g in grouped:
+        handle, payouts = int(g["handle"] or 0), int(g["payouts"] or 0)
+        rake_ids = list(_accounts("rake", f"table:{g['table_id']}", g["currency"]))
+        rake = sum(flow for _, flow in _credits(rake_ids, start, end).items())
+        rows.append(
+            {
+                "table": g["table__code"], "game": g["game"], "currency": g["currency"], "rounds": g["rounds"],
+                "handle": handle, "payouts": payouts, "hold": handle - payouts,
+                "hold_pct": f"{100 * (handle - payouts) / handle:.2f}" if handle else "", "voids": g["voids"],
+                "rake": rake,
+            }
+        )  # fmt: skip
+    return Report(
+        title="Table and game performance",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=["table", "game", "currency", "rounds", "handle", "payouts", "hold", "hold_pct", "voids", "rake"],
+        rows=rows,
+    )
+
+
+def _credits(ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT credit_account_id, SUM(amount) FROM ledger_transfer WHERE credit_account_id = ANY(%s) "
+            "AND created_at >= %s AND created_at < %s GROUP BY 1",
+            [ids, start, end],
+        )
+        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+
+
+def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Every round voided in the period: game number, table, when, who and why
+    (from its ``house_round.voided`` event), players and stakes refunded."""
+    from django.db.models import Count, Sum
+
+    from games.models import HouseRound
+    from ledger.models import Event
+
+    rounds = HouseRound.objects.filter(status="voided", closed_at__gte=start, closed_at__lt=end)
+    if currency is not None:
+        rounds = rounds.filter(currency=currency)
+    rows = []
+    for r in rounds.select_related("table").order_by("closed_at", "id"):
+        voided = Event.objects.filter(stream_id=f"round-{r.round_id}", type="house_round.voided").first()
+        staked = r.players.filter(staked__gt=0).aggregate(total=Sum("staked"), players=Count("id"))
+        data = voided.data if voided is not None else {}
+        rows.append(
+            {
+                "game_number": r.game_number, "table": r.table.code, "game": r.game, "currency": r.currency,
+                "opened_at": timestamp(r.opened_at), "voided_at": timestamp(r.closed_at) if r.closed_at else "",
+                "actor": data.get("actor", ""), "reason": data.get("reason", ""),
+                "automatic": bool(data.get("automatic", False)), "players": staked["players"],
+                "refunded": int(staked["total"] or 0),
+                "event": voided.pk if voided is not None else "",
+            }
+        )  # fmt: skip
+    return Report(
+        title="Voided rounds",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=[
+            "game_number",
+            "table",
+            "game",
+            "currency",
+            "opened_at",
+            "voided_at",
+            "actor",
+            "reason",
+            "automatic",
+            "players",
+            "refunded",
+            "event",
+        ],
+        rows=rows,
+    )
+
+
+REPORTS: dict[str, Callable[..., Report]] = {
+    "table-performance": table_performance,
+    "voided-rounds": voided_rounds,
+    "player-account-summary": player_account_summary,
+    "progressive-pools": progressive_pool_report,
+    "house-days": house_days,
+}

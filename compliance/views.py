@@ -1,0 +1,133 @@
+"""Compliance API: audit exports (zip) and reports, for the compliance role."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from compliance.exports import ExportFilters, export_audit, public_key_hex
+from compliance.reports import REPORTS, UnknownReport
+
+
+def has_perm(perm: str) -> type[BasePermission]:
+    class HasPerm(BasePermission):
+        def has_permission(self, request: Request, view: Any) -> bool:
+            return bool(request.user and request.user.is_authenticated and request.user.has_perm(perm))
+
+    HasPerm.__name__ = f"Has_{perm.replace('.', '_')}"
+    return HasPerm
+
+
+class ExportSerializer(serializers.Serializer[Any]):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    table = serializers.CharField(required=False, allow_null=True, default=None)
+    player = serializers.CharField(required=False, allow_null=True, default=None)
+    format = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")
+
+
+class ExportView(APIView):
+    """Export a period (``start``, ``end``, optional ``table``/``player``, ``format``)
+    as a zip of the export directory: manifest.json and the signed files."""
+
+    permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
+
+    @extend_schema(request=ExportSerializer, responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def post(self, request: Request) -> HttpResponse:
+        body = ExportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "export"
+            export_audit(
+                start=data["start"], end=data["end"], filters=ExportFilters(table=data["table"], player=data["player"]),
+                file_format=data["format"], out=out,
+            )  # fmt: skip
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(out.iterdir()):
+                    archive.write(path, path.name)
+        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+        response["Content-Disposition"] = 'attachment; filename="audit-export.zip"'
+        return response
+
+
+class ExportKeyView(APIView):
+    """The Ed25519 public key (hex) export manifests are signed with: pin it when verifying."""
+
+    permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        return Response({"algorithm": "Ed25519", "public_key": public_key_hex()})
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def report_arguments(name: str, params: Any) -> dict[str, Any]:
+    """Arguments of a report from query parameters (``day``; ``from``/``to``; ``days``; filters)."""
+    args: dict[str, Any] = {}
+    try:
+        if name == "player-account-summary":
+            args["day"] = date.fromisoformat(params["day"])
+            if params.get("player"):
+                args["player"] = params["player"]
+        elif name == "house-days":
+            args["start"] = date.fromisoformat(params["from"])
+            args["days"] = int(params.get("days", "30"))
+        else:
+            args["start"] = _aware(datetime.fromisoformat(params["from"]))
+            args["end"] = _aware(datetime.fromisoformat(params["to"]))
+    except (KeyError, ValueError) as exc:
+        raise serializers.ValidationError({"params": f"missing or bad parameter: {exc}"}) from None
+    if params.get("currency"):
+        args["currency"] = params["currency"]
+    return args
+
+
+class ReportView(APIView):
+    """A regulator report as JSON (default) or CSV (``?output=csv``; ``format`` is DRF's own)."""
+
+    permission_classes = [IsAuthenticated, has_perm("compliance.view_reports")]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request: Request, name: str) -> HttpResponse:
+        if name not in REPORTS:
+            raise UnknownReport(f"no report {name!r}", known=sorted(REPORTS))
+        params = request.query_params
+        report = REPORTS[name](**report_arguments(name, params))
+        if params.get("output") == "csv":
+            response = HttpResponse(report.as_csv(), content_type="text/csv")
+            response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+            return response
+        return Response(report.as_json())
+
+
+class GameRecallView(APIView):
+    """Support's game recall: a round as the player saw it plus every card dealt."""
+
+    permission_classes = [IsAuthenticated, has_perm("games.view_houseround")]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, game_number: str) -> Response:
+        from compliance.recall import recall
+
+        player = request.query_params.get("player")
+        if player is not None and not player.isdigit():
+            raise serializers.ValidationError({"player": "a player id"})
+        return Response(recall(game_number=game_number, player_id=int(player) if player else None))

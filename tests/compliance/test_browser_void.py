@@ -1,0 +1,94 @@
+"""The admin void flow once in a real browser: Debian's chromium, headless,
+driven by Selenium through the system chromedriver (``make browser-deps``).
+
+Outside CI the test is skipped when chromium or chromedriver is absent; in CI
+(``CI=true``) it must run, so a missing browser fails it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from compliance.roles import OPERATOR, setup_roles
+from games.models import HouseRound
+from games.services import place_chip
+from ledger.models import Event
+from tests.rounds.conftest import key, later, make_player, make_table, open_round, wallet
+
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
+    pytest.mark.skipif(
+        not IN_CI and not (CHROMIUM and CHROMEDRIVER), reason="no chromium/chromedriver (make browser-deps)"
+    ),
+]
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert CHROMIUM, "CI needs Debian's chromium: make browser-deps"
+    assert CHROMEDRIVER, "CI needs Debian's chromium and chromedriver: make browser-deps"
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.implicitly_wait(10)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_an_operator_voids_a_round_in_the_admin_in_a_real_browser(live_server, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    setup_roles()
+    operator = get_user_model().objects.create_user("shift", password="shift-manager-pw", is_staff=True)
+    operator.groups.add(Group.objects.get(name=OPERATOR))
+    table = make_table("uth", code="UTHB")
+    alice = make_player(table)
+    tick = open_round(table)
+    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=500, idempotency_key=key(), now=later(tick))
+    assert wallet(alice) == 100_000 - 1_000  # ante and its automatic ante_plus
+    round_row = HouseRound.objects.get()
+
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/games/houseround/")
+    browser.find_element(By.NAME, "username").send_keys("shift")
+    browser.find_element(By.NAME, "password").send_keys("shift-manager-pw")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    # Search the round by its game number, open it, read its timeline.
+    browser.find_element(By.NAME, "q").send_keys(round_row.game_number + "\n")
+    browser.find_element(By.LINK_TEXT, round_row.game_number).click()
+    assert "house_round.opened" in browser.find_element(By.ID, "round-timeline").text
+    browser.find_element(By.LINK_TEXT, "void").click()
+    browser.find_element(By.NAME, "reason").send_keys("shuffler malfunction")
+    browser.find_element(By.ID, "submit-void").click()  # without confirming
+    WebDriverWait(browser, 10).until(
+        expected_conditions.text_to_be_present_in_element((By.ID, "round-control"), "needs your confirmation")
+    )
+    assert HouseRound.objects.get().status == "open"
+    browser.find_element(By.NAME, "reason").clear()
+    browser.find_element(By.NAME, "reason").send_keys("shuffler malfunction")
+    browser.find_element(By.NAME, "confirm").click()
+    browser.find_element(By.ID, "submit-void").click()
+    message = browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
+    assert f"void done for {round_row.game_number}".lower() in message.lower()  # the admin theme capitalises
+    assert HouseRound.objects.get().status == "voided"
+    assert wallet(alice) == 100_000
+    action = Event.objects.get(type="operator.action")
+    assert (action.data["action"], action.metadata["actor"]) == ("round.void", f"user:{operator.pk}")
