@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from casino.responsible_gaming import assert_may_wager
 from games.domain.house_round import (
     BET_PLACED,
     BetOutcome,
@@ -149,6 +150,11 @@ def _bet_command(
             if row.pk is None:
                 row.save()
             money = _bet_money(outcome.events, accounts)
+            new_stake = sum(hold[4] for hold in money.open_holds)
+            if new_stake:
+                # Responsible gaming refuses new stakes (exclusion, cool-off,
+                # session and loss limits); removing chips is always allowed.
+                assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now)
             _, changed = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
