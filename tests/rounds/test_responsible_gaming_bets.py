@@ -27,7 +27,9 @@ def refused(code: str, call, **kwargs) -> None:
     assert snapshot() == before
 
 
-@pytest.mark.parametrize(("kind", "days", "code"), [("cool_off", 7, "cooling_off"), ("self_exclusion", 180, "self_excluded")])
+@pytest.mark.parametrize(
+    ("kind", "days", "code"), [("cool_off", 7, "cooling_off"), ("self_exclusion", 180, "self_excluded")]
+)
 def test_an_excluded_player_cannot_bet_but_can_take_chips_back(kind, days, code) -> None:
     table = make_table("uth", limits=LIMITS)
     player = make_player(table, funds=10_000)
