@@ -120,6 +120,7 @@ INSTALLED_APPS = [
     "casino",
     "ledger",
     "games",
+    "games.live",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +223,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Seal the ledger's events (Merkle root + HMAC) every minute.
     "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
+    # The dealer loop's backstop: advance overdue tables, void rounds whose dealer is gone,
+    # start open tables that have no round (games.tasks.sweep_tables).
+    "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
 }
 
 if REDIS_URL:
@@ -272,6 +276,11 @@ CASINO_MAX_TABLES_PER_PLAYER = int(os.environ.get("CASINO_MAX_TABLES_PER_PLAYER"
 # whose dealer has been gone longer than the void limit is voided with refunds.
 CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", "3"))
 CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_SECONDS", "120"))
+# Table chat: at most this many messages per player per table in the window (seconds).
+CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
+CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
+# The websocket relay (one per ASGI process) polls the event store's safe global log this often.
+CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 
