@@ -58,6 +58,9 @@ class HouseTable(models.Model):
     phase = models.CharField(max_length=32, blank=True, default="idle")
     phase_seq = models.PositiveIntegerField(default=0)
     deadline = models.DateTimeField(null=True, blank=True)
+    public_seq = models.PositiveBigIntegerField(
+        default=0, help_text="Gap-free count of public round events at this table (realtime ordering)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -86,3 +89,68 @@ class TableSeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player} at {self.table.code}"
+
+
+class HouseRound(models.Model):
+    """Round summary projection (the events in ``round-{round_id}`` are the truth)."""
+
+    round_id = models.CharField(max_length=64, unique=True)
+    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="rounds")
+    game_number = models.CharField(max_length=40, unique=True)
+    game = models.CharField(max_length=20, choices=GameCode.choices)
+    hand_mode = models.CharField(max_length=10, choices=HandMode.choices)
+    currency = models.CharField(max_length=3)
+    rules_version = models.CharField(max_length=20)
+    pay_tables = models.JSONField(default=dict)
+    phase = models.CharField(max_length=32, default="betting")
+    phase_seq = models.PositiveIntegerField(default=0)
+    deadline = models.DateTimeField(null=True, blank=True)
+    stream_version = models.PositiveIntegerField(default=0)
+    participants = models.PositiveIntegerField(default=0)
+    staked = models.BigIntegerField(default=0)
+    returned = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=12, default="open")  # open | settled | voided | empty
+    summary = models.JSONField(default=dict, blank=True)
+    opened_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened_at"]
+        indexes = [models.Index(fields=["table", "opened_at"], name="round_table_opened")]
+
+    def __str__(self) -> str:
+        return self.game_number
+
+
+class PlayerRound(models.Model):
+    """One player's part in one round: the player-stream projection, and the
+    account-history row (date, game, game number, bets, payouts)."""
+
+    round = models.ForeignKey(HouseRound, on_delete=models.PROTECT, related_name="players")
+    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="player_rounds")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="house_rounds")
+    game_number = models.CharField(max_length=40)
+    game = models.CharField(max_length=20, choices=GameCode.choices)
+    currency = models.CharField(max_length=3)
+    stream_version = models.PositiveIntegerField(default=0)
+    state = models.JSONField(default=dict)
+    totals = models.JSONField(default=dict)
+    staked = models.BigIntegerField(default=0)
+    returned = models.BigIntegerField(default=0)
+    net = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=12, default="betting")  # betting | playing | settled | voided
+    balance_before = models.BigIntegerField(null=True, blank=True)
+    balance_after = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["round", "player"], name="one_player_round")]
+        indexes = [
+            models.Index(fields=["player", "created_at"], name="player_round_history"),
+            models.Index(fields=["table", "player", "created_at"], name="player_round_table"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.game_number} player {self.player_id}"

@@ -1,0 +1,293 @@
+"""Player-side services: chips, undo, clear, repeat, double and decisions.
+
+Each is keyword-only and runs in one transaction: a shared lock on the round
+row (bets never block each other; the dealer's close waits for them), the
+player's own projection row locked, the domain decides, then events and the
+stake holds (wallet -> held, destination the table's house) go in together.
+The house row is never written on the bet path. ``idempotency_key``: a retry
+of the same command returns the first result and changes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+
+from games.domain.house_round import (
+    BET_PLACED,
+    BetOutcome,
+    Event,
+    NotInRound,
+    PlayerState,
+    RoundState,
+    WrongPhase,
+    all_decided,
+    decide_clear,
+    decide_decision,
+    decide_double,
+    decide_place_chip,
+    decide_repeat,
+    decide_undo,
+)
+from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
+from games.services.rounds import TableTick, tick_of
+from games.services.store import Money, commit, iso, load_players, load_round, lock_for_share, state_from_json
+from ledger.services import balance_of, house_account, player_accounts
+from ledger.services.events import now as ledger_now
+from ledger.services.postings import claim, record_result, request_hash
+
+
+class NotSeated(NotInRound):
+    """The player must join the table (take a seat) before betting."""
+
+    code = "not_seated"
+
+
+@dataclass(frozen=True)
+class BetResult:
+    round_id: str
+    totals: dict[str, int]
+    capped: bool
+    balance: int
+    doubled: list[str]
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    round_id: str
+    street: str
+    option: str
+    amount: int
+    balance: int
+    all_decided: bool
+    tick: TableTick | None
+
+
+def _context(table_id: int, player_id: int, now: datetime) -> tuple[HouseTable, HouseRound, RoundState, PlayerRound]:
+    table = HouseTable.objects.get(pk=table_id)
+    if not table.current_round_id:
+        raise WrongPhase("no round at this table", phase=table.phase)
+    round_row = HouseRound.objects.get(round_id=table.current_round_id)
+    lock_for_share(round_row.pk)
+    state = load_round(round_row.round_id)
+    row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
+    if row is None:
+        row = PlayerRound(
+            round=round_row,
+            table=table,
+            player_id=player_id,
+            game_number=round_row.game_number,
+            game=round_row.game,
+            currency=round_row.currency,
+            created_at=now,
+        )
+    return table, round_row, state, row
+
+
+def _replayed(key: str, command: str, request: dict[str, Any]) -> Any | None:
+    with connection.cursor() as cursor:
+        return claim(cursor, key=key, command=command, digest=request_hash(command, request), at=ledger_now())
+
+
+def _remember(key: str, result: Any) -> None:
+    with connection.cursor() as cursor:
+        record_result(cursor, key=key, result=asdict(result))
+
+
+def _bet_command(
+    *, command: str, table_id: int, player_id: int, idempotency_key: str, now: datetime, request: dict[str, Any],
+    decide: Any,
+) -> BetResult:  # fmt: skip
+    with transaction.atomic():
+        first = _replayed(idempotency_key, command, {"table": table_id, "player": player_id, **request})
+        if first is not None:
+            return BetResult(**first)
+        table, round_row, state, row = _context(table_id, player_id, now)
+        if not TableSeat.objects.filter(table_id=table_id, player_id=player_id).exists():
+            raise NotSeated(table_id=table_id)
+        player = state_from_json(player_id, row.state)
+        accounts = player_accounts(player_id=player_id, currency=round_row.currency)
+        balance = balance_of(account_id=accounts.wallet)
+        outcome: BetOutcome = decide(state, player, balance)
+        if outcome.events:
+            if row.pk is None:
+                row.save()
+            money = _bet_money(player, outcome.events, accounts.wallet, accounts.held, table, round_row)
+            _, changed = commit(
+                round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
+                idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
+            )  # fmt: skip
+            player = changed[player_id]
+            balance = balance_of(account_id=accounts.wallet)
+        result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
+        _remember(idempotency_key, result)
+        return result
+
+
+def _bet_money(
+    player: PlayerState, events: list[Event], wallet: int, held: int, table: HouseTable, round_row: HouseRound
+) -> Money:
+    money = Money()
+    house = house_account(table_id=table.pk, currency=round_row.currency)
+    for event in events:
+        if event.type == BET_PLACED:
+            amount = int(event.data["amount"]) + sum(event.data["automatic"].values())
+            money.open_holds.append((event.data["hold_id"], wallet, held, house, amount, event))
+        else:
+            for hold_id in event.data["hold_ids"]:
+                money.settle_holds.append((hold_id, 0, event))
+    return money
+
+
+def _new_ids(n: int) -> list[str]:
+    return [str(uuid.uuid4()) for _ in range(n)]
+
+
+def place_chip(
+    *, table_id: int, player_id: int, spot: str, amount: int, idempotency_key: str, now: datetime
+) -> BetResult:
+    """Add one chip to ``spot`` (capped at its maximum: ``capped`` says so)."""
+    hold_id = _new_ids(1)[0]
+    return _bet_command(
+        command="house.place_chip", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
+        now=now, request={"spot": spot, "amount": amount},
+        decide=lambda s, p, b: decide_place_chip(s, p, spot=spot, amount=amount, balance=b, hold_id=hold_id,
+                                                 now=iso(now)),
+    )  # fmt: skip
+
+
+def undo_bet(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
+    """Remove the last chip placed (repeatable, in reverse order)."""
+    return _bet_command(
+        command="house.undo_bet", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
+        now=now, request={}, decide=lambda s, p, b: decide_undo(s, p, now=iso(now)),
+    )  # fmt: skip
+
+
+def clear_bets(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
+    """Remove every chip."""
+    return _bet_command(
+        command="house.clear_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
+        now=now, request={}, decide=lambda s, p, b: decide_clear(s, p, now=iso(now)),
+    )  # fmt: skip
+
+
+def previous_bets(*, table_id: int, player_id: int, before_round: str) -> dict[str, int]:
+    """The player's placed spots (automatic wagers excluded) of their last round with bets here."""
+    row = (
+        PlayerRound.objects.filter(table_id=table_id, player_id=player_id, staked__gt=0)
+        .exclude(round__round_id=before_round)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if row is None:
+        return {}
+    state = state_from_json(player_id, row.state)
+    return state.placed_stakes()
+
+
+def repeat_bets(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
+    """Place the previous round's bets again."""
+    table = HouseTable.objects.get(pk=table_id)
+    previous = previous_bets(table_id=table_id, player_id=player_id, before_round=table.current_round_id)
+    ids = _new_ids(len(previous))
+    return _bet_command(
+        command="house.repeat_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
+        now=now, request={},
+        decide=lambda s, p, b: decide_repeat(s, p, previous=previous, balance=b, hold_ids=ids, now=iso(now)),
+    )  # fmt: skip
+
+
+def double_bets(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
+    """Double every current bet once per round (in placing order while the balance lasts)."""
+    ids = _new_ids(8)
+    return _bet_command(
+        command="house.double_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
+        now=now, request={}, decide=lambda s, p, b: decide_double(s, p, balance=b, hold_ids=ids, now=iso(now)),
+    )  # fmt: skip
+
+
+def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key: str, now: datetime) -> DecisionResult:
+    """Take ``option`` at the open decision point. A call/play is held like a bet."""
+    with transaction.atomic():
+        request = {"table": table_id, "player": player_id, "option": option}
+        first = _replayed(idempotency_key, "house.make_decision", request)
+        if first is not None:
+            tick = first.pop("tick")
+            if tick is not None:
+                tick["deadline"] = datetime.fromisoformat(tick["deadline"]) if tick["deadline"] else None
+            return DecisionResult(**first, tick=TableTick(**tick) if tick else None)
+        table, round_row, state, row = _context(table_id, player_id, now)
+        if row.pk is None:
+            raise NotInRound()
+        player = state_from_json(player_id, row.state)
+        accounts = player_accounts(player_id=player_id, currency=round_row.currency)
+        balance = balance_of(account_id=accounts.wallet)
+        hold_id = _new_ids(1)[0]
+        events = decide_decision(state, player, option=option, balance=balance, hold_id=hold_id, now=iso(now))
+        money = Money()
+        event = events[0]
+        if event.data["amount"]:
+            house = house_account(table_id=table.pk, currency=round_row.currency)
+            money.open_holds.append((hold_id, accounts.wallet, accounts.held, house, event.data["amount"], event))
+        commit(
+            round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
+            idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
+        )  # fmt: skip
+        players = {pid: state_from_json(pid, r.state) for pid, r in load_players(round_row).items()}
+        everyone = all_decided(state, players)
+        result = DecisionResult(
+            round_row.round_id,
+            event.data["street"],
+            event.data["option"],
+            event.data["amount"],
+            balance_of(account_id=accounts.wallet),
+            everyone,
+            tick_of(table),
+        )
+        stored = asdict(result)
+        if stored["tick"] and stored["tick"]["deadline"]:
+            stored["tick"]["deadline"] = stored["tick"]["deadline"].isoformat()
+        with connection.cursor() as cursor:
+            record_result(cursor, key=idempotency_key, result=stored)
+        return result
+
+
+class TooManyTables(NotInRound):
+    """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
+
+    code = "too_many_tables"
+
+
+def join_table(*, table_id: int, player_id: int) -> TableSeat:
+    """Take a seat (one per player per table). Per-seat tables number seats up to
+    the deck's limit; shared tables have unlimited, unnumbered seats."""
+    from django.conf import settings
+
+    from games.domain.house_round import PER_SEAT_MAX, TableFull
+
+    with transaction.atomic():
+        table = HouseTable.objects.select_for_update().get(pk=table_id)
+        seat = TableSeat.objects.filter(table=table, player_id=player_id).first()
+        if seat is not None:
+            return seat
+        if TableSeat.objects.filter(player_id=player_id).count() >= settings.CASINO_MAX_TABLES_PER_PLAYER:
+            raise TooManyTables(limit=settings.CASINO_MAX_TABLES_PER_PLAYER)
+        number = None
+        if table.hand_mode == "per_seat":
+            limit = min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX)
+            taken = set(TableSeat.objects.filter(table=table).values_list("seat_number", flat=True))
+            free = [n for n in range(1, limit + 1) if n not in taken]
+            if not free:
+                raise TableFull(seats=limit)
+            number = free[0]
+        return TableSeat.objects.create(table=table, player_id=player_id, seat_number=number)
+
+
+def leave_table(*, table_id: int, player_id: int) -> None:
+    """Give the seat up (bets already in a round play on: a round proceeds regardless)."""
+    TableSeat.objects.filter(table_id=table_id, player_id=player_id).delete()

@@ -1,0 +1,346 @@
+"""Dealer-side services: open, advance, pause, resume and void house-banked rounds.
+
+Every function is keyword-only, runs in one transaction, and locks the table
+row (then the round row) so two dealer tasks never interleave. ``advance_table``
+is idempotent by ``expected_seq``: a stale or duplicated task changes nothing
+and returns ``None``. The dealer loop (issue 6) schedules the next call at
+``TableTick.deadline``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import transaction
+
+from games.domain.bonus_spin import Wheel, WheelSegment
+from games.domain.cards import Card
+from games.domain.house_round import (
+    BETTING,
+    PER_SEAT_MAX,
+    PlayerState,
+    RoundConfig,
+    RoundState,
+    all_decided,
+    decide_advance,
+    decide_close_betting,
+    decide_open,
+    decide_pause,
+    decide_resume,
+    decide_showdown,
+    decide_void,
+    needs_showdown,
+)
+from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
+from games.models import HouseRound, HouseTable, PlayerRound
+from games.services.store import Money, commit, iso, load_players, load_round, state_from_json
+from ledger.currencies import MINOR_UNITS
+from ledger.models import AccountKind
+from ledger.services import balance_of, ensure_account, house_account, player_accounts
+
+IDLE = "idle"
+BETWEEN = "between"
+PAUSED = "paused"
+
+
+@dataclass(frozen=True)
+class TableTick:
+    """What the dealer loop needs to schedule the next step."""
+
+    table_id: int
+    round_id: str
+    game_number: str
+    phase: str
+    phase_seq: int
+    deadline: datetime | None
+
+
+def tick_of(table: HouseTable) -> TableTick:
+    game_number = table.current_round_id
+    return TableTick(table.pk, table.current_round_id, game_number, table.phase, table.phase_seq, table.deadline)
+
+
+def pool_account(*, table_id: int, pool: str, currency: str) -> int:
+    """The ledger account of one STAX progressive pool of a table's bank."""
+    return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:stax:{pool}", currency=currency)
+
+
+def game_number_for(table: HouseTable, now: datetime) -> str:
+    """``CODE-YYYYMMDD-HHMMSS`` (GMT); ``-2``, ``-3``… when a second is taken."""
+    base = f"{table.code}-{now.astimezone(UTC):%Y%m%d-%H%M%S}"
+    number, n = base, 1
+    while HouseRound.objects.filter(game_number=number).exists():
+        n += 1
+        number = f"{base}-{n}"
+    return number
+
+
+def _config(table: HouseTable, game_number: str) -> RoundConfig:
+    return RoundConfig(
+        round_id=game_number,
+        table_id=table.pk,
+        table_code=table.code,
+        game_number=game_number,
+        game=table.game,
+        hand_mode=table.hand_mode,
+        currency=table.currency,
+        currency_unit=10 ** MINOR_UNITS[table.currency],
+        limits=table.limits,
+        pay_tables={w: int(n) for w, n in table.pay_tables.items()},
+        wheel=table.wheel,
+        progressives=table.progressives,
+        betting_seconds=table.betting_seconds,
+        warning_seconds=table.warning_seconds,
+        decision_seconds=table.decision_seconds,
+        deal_pause_seconds=table.deal_pause_seconds,
+        between_rounds_seconds=table.between_rounds_seconds,
+        max_seats=min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX),
+    )
+
+
+def _lock_table(table_id: int) -> HouseTable:
+    return HouseTable.objects.select_for_update().get(pk=table_id)
+
+
+def _set_table(table: HouseTable, *, phase: str, deadline: datetime | None, round_id: str | None = None) -> None:
+    table.phase = phase
+    table.phase_seq += 1
+    table.deadline = deadline
+    if round_id is not None:
+        table.current_round_id = round_id
+    HouseTable.objects.filter(pk=table.pk).update(
+        phase=phase, phase_seq=table.phase_seq, deadline=deadline, current_round_id=table.current_round_id
+    )
+
+
+def _open_round(table: HouseTable, now: datetime) -> None:
+    game_number = game_number_for(table, now)
+    config = _config(table, game_number)
+    _ensure_pools(table, config, now)
+    round_row = HouseRound.objects.create(
+        round_id=game_number,
+        table=table,
+        game_number=game_number,
+        game=table.game,
+        hand_mode=table.hand_mode,
+        currency=table.currency,
+        rules_version=config.definition.rules_version,
+        pay_tables=dict(config.pay_tables),
+        opened_at=now,
+    )
+    events = decide_open(config, now=iso(now))
+    state, _ = commit(
+        round_row=round_row, state=RoundState(), players={}, events=events, money=Money(),
+        idempotency_key=f"round:{game_number}:open", actor="dealer", now=now,
+    )  # fmt: skip
+    _set_table(table, phase=BETTING, deadline=_dt(state.deadline), round_id=game_number)
+
+
+def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None:
+    """Seed each configured STAX pool from the house to its reset amount when empty."""
+    from ledger.services import NewEvent, StreamAppend, transfer
+
+    if "stax" not in config.limits:
+        return
+    house = house_account(table_id=table.pk, currency=table.currency)
+    for pool, reset in sorted(config.progressives.get("reset", {}).items()):
+        account = pool_account(table_id=table.pk, pool=pool, currency=table.currency)
+        if int(reset) > 0 and balance_of(account_id=account) == 0:
+            transfer(
+                debit_account=house,
+                credit_account=account,
+                amount=int(reset),
+                currency=table.currency,
+                kind="pool_seed",
+                idempotency_key=f"pool-seed:{table.pk}:{pool}:{config.game_number}",
+                cause=StreamAppend(
+                    f"table-{table.pk}-stax-{pool}",
+                    None,
+                    [NewEvent("house_pool.seeded", {"pool": pool, "amount": int(reset), "at": iso(now)})],
+                    {"actor": "dealer"},
+                ),
+            )
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def start_table(*, table_id: int, now: datetime) -> TableTick:
+    """Open the first betting window if the table is open and idle."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        if table.is_open and table.phase in (IDLE, ""):
+            _open_round(table, now)
+        return tick_of(table)
+
+
+def _players(round_row: HouseRound) -> tuple[dict[int, PlayerRound], dict[int, PlayerState]]:
+    rows = load_players(round_row)
+    return rows, {pid: state_from_json(pid, row.state) for pid, row in rows.items()}
+
+
+def advance_table(
+    *,
+    table_id: int,
+    expected_seq: int,
+    now: datetime,
+    shoe: Sequence[Card] | None = None,
+    rng: RandomSource | None = None,
+) -> TableTick | None:
+    """Run the step whose deadline passed (or a decision window everyone has
+    answered). ``None`` and no change when ``expected_seq`` is stale or the
+    deadline is not yet due. ``shoe`` (certification only) replaces the shuffle;
+    ``rng`` defaults to the secure generator (shuffle and wheel)."""
+    rng = rng or SecureRandomSource()
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED, ""):
+            return None
+        due = table.deadline is None or table.deadline <= now
+        if table.phase == BETWEEN:
+            if not due:
+                return None
+            if table.is_open:
+                _open_round(table, now)
+            else:
+                _set_table(table, phase=IDLE, deadline=None)
+            return tick_of(table)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        rows, players = _players(round_row)
+        if not due and not (state.phase != BETTING and all_decided(state, players)):
+            return None
+        key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
+        if state.phase == BETTING:
+            deck = list(shoe) if shoe is not None else shuffled_deck(rng)
+            events = decide_close_betting(state, players, now=iso(now), deck=deck)
+        else:
+            events = decide_advance(state, players, now=iso(now))
+        state, changed = commit(
+            round_row=round_row, state=state, players=rows, events=events, money=Money(),
+            idempotency_key=key, actor="dealer", now=now,
+        )  # fmt: skip
+        players |= changed
+        if needs_showdown(state, players):
+            state = _showdown(table, round_row, state, rows, players, now, rng)
+        if state.closed:
+            _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
+        else:
+            _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
+        return tick_of(table)
+
+
+def _showdown(
+    table: HouseTable,
+    round_row: HouseRound,
+    state: RoundState,
+    rows: dict[int, PlayerRound],
+    players: dict[int, PlayerState],
+    now: datetime,
+    rng: RandomSource,
+) -> RoundState:
+    assert state.config is not None
+    config = state.config
+    currency = config.currency
+    pools = {
+        pool: pool_account(table_id=table.pk, pool=pool, currency=currency)
+        for pool in ("star", "spade", "heart", "diamond", "club")
+    } if "stax" in config.limits else {}  # fmt: skip
+    balances = {pool: balance_of(account_id=account) for pool, account in pools.items()}
+    wheel_segment: WheelSegment | None = None
+    if config.wheel.get("segments"):
+        wheel = Wheel(
+            config.wheel.get("name", ""),
+            str(config.wheel.get("version", "")),
+            tuple(WheelSegment(s["label"], int(s["multiple"]), int(s["weight"])) for s in config.wheel["segments"]),
+        )
+        wheel_segment = wheel.spin(rng)
+    showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment)
+    house = house_account(table_id=table.pk, currency=currency)
+    money = Money()
+    settled_events = {int(e.stream): e for e in showdown.events if e.type == "house_player.settled"}
+    round_closed = showdown.events[-1]
+    for pid, settlement in showdown.settlements.items():
+        player = players[pid]
+        cause = settled_events[pid]
+        for chip in player.chips:
+            money.settle_holds.append((chip.hold_id, chip.held, cause))
+        if player.call_hold_id:
+            money.settle_holds.append((player.call_hold_id, player.call_amount, cause))
+        shares = sum(showdown.hits.get(pool, {}).get(pid, 0) for pool in showdown.hits)
+        wallet = player_accounts(player_id=pid, currency=currency).wallet
+        rows[pid].balance_before = balance_of(account_id=wallet) + player.staked
+        from_house = settlement.returned - shares
+        if from_house:
+            money.transfers.append((house, wallet, from_house, "payout", cause))
+        for pool, hits in showdown.hits.items():
+            if hits.get(pid):
+                money.transfers.append((pools[pool], wallet, hits[pid], "jackpot", cause))
+        rows[pid].balance_after = rows[pid].balance_before - player.staked + settlement.returned
+    for pool, amount in showdown.contributions.items():
+        money.transfers.append((house, pools[pool], amount, "contribution", round_closed))
+    for pool, amount in showdown.resets.items():
+        if amount:
+            money.transfers.append((house, pools[pool], amount, "pool_reset", round_closed))
+    state, _ = commit(
+        round_row=round_row, state=state, players=rows, events=showdown.events, money=money,
+        idempotency_key=f"round:{round_row.round_id}:settle", actor="dealer", now=now,
+    )  # fmt: skip
+    return state
+
+
+def pause_round(*, table_id: int, actor: str, reason: str, now: datetime) -> TableTick:
+    """Operator pause ("malfunction"): the deadline stops; resume or void follows."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        events = decide_pause(state, actor=actor, reason=reason, now=iso(now))
+        commit(
+            round_row=round_row, state=state, players={}, events=events, money=Money(),
+            idempotency_key=f"round:{round_row.round_id}:pause:{state.version}", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=PAUSED, deadline=None)
+        return tick_of(table)
+
+
+def resume_round(*, table_id: int, actor: str, now: datetime) -> TableTick:
+    """Resume a paused round with the time that was left on its deadline."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        events = decide_resume(state, actor=actor, now=iso(now))
+        state, _ = commit(
+            round_row=round_row, state=state, players={}, events=events, money=Money(),
+            idempotency_key=f"round:{round_row.round_id}:resume:{state.version}", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
+        return tick_of(table)
+
+
+def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automatic: bool = False) -> TableTick:
+    """Void the current round: every hold (bets, calls, plays) goes back to its wallet."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        rows, players = _players(round_row)
+        events = decide_void(state, players, actor=actor, reason=reason, now=iso(now), automatic=automatic)
+        money = Money()
+        for event in events:
+            if event.type == "house_player.voided":
+                player = players[int(event.stream)]
+                for chip in player.chips:
+                    money.settle_holds.append((chip.hold_id, 0, event))
+                if player.call_hold_id:
+                    money.settle_holds.append((player.call_hold_id, 0, event))
+        commit(
+            round_row=round_row, state=state, players=rows, events=events, money=money,
+            idempotency_key=f"round:{round_row.round_id}:void", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
+        return tick_of(table)

@@ -1,0 +1,226 @@
+"""Loading and committing round aggregates: events, money and projections in one transaction.
+
+Shared by the dealer-side (``games.services.rounds``) and player-side
+(``games.services.bets``) services. Streams: ``round-{round_id}`` and
+``round-{round_id}-player-{player_id}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+from games.domain.house_games import DecisionTaken
+from games.domain.house_round import (
+    ROUND_EVENT_TYPES,
+    Chip,
+    Event,
+    PlayerState,
+    RoundState,
+    apply_player,
+    apply_round,
+    replay_round,
+)
+from games.models import HouseRound, HouseTable, PlayerRound
+from ledger.services import (
+    EventRef,
+    HoldOpening,
+    HoldSettlement,
+    NewEvent,
+    StreamAppend,
+    TransferSpec,
+    read_stream,
+    settle_batch,
+)
+
+
+def round_stream(round_id: str) -> str:
+    return f"round-{round_id}"
+
+
+def player_stream(round_id: str, player_id: int) -> str:
+    return f"round-{round_id}-player-{player_id}"
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def load_round(round_id: str) -> RoundState:
+    """Replay the round stream (a dozen events at most)."""
+    return replay_round(read_stream(stream_id=round_stream(round_id)))
+
+
+def state_to_json(state: PlayerState) -> dict[str, Any]:
+    return {
+        "chips": [[c.spot, c.amount, c.hold_id, dict(c.automatic)] for c in state.chips],
+        "doubled": state.doubled,
+        "decisions": [[d.street, d.option, d.auto] for d in state.decisions],
+        "call_amount": state.call_amount,
+        "call_hold_id": state.call_hold_id,
+        "folded": state.folded,
+        "settled": state.settled,
+        "voided": state.voided,
+        "returned": state.returned,
+        "version": state.version,
+    }
+
+
+def state_from_json(player_id: int, data: Mapping[str, Any]) -> PlayerState:
+    if not data:
+        return PlayerState(player_id)
+    return PlayerState(
+        player_id=player_id,
+        chips=tuple(Chip(s, a, h, dict(auto)) for s, a, h, auto in data["chips"]),
+        doubled=data["doubled"],
+        decisions=tuple(DecisionTaken(s, o, a) for s, o, a in data["decisions"]),
+        call_amount=data["call_amount"],
+        call_hold_id=data["call_hold_id"],
+        folded=data["folded"],
+        settled=data["settled"],
+        voided=data["voided"],
+        returned=data["returned"],
+        version=data["version"],
+    )
+
+
+def load_players(round_row: HouseRound) -> dict[int, PlayerRound]:
+    return {row.player_id: row for row in PlayerRound.objects.filter(round=round_row)}
+
+
+def lock_for_share(round_row_id: int) -> None:
+    """Bet path: a shared lock on the round row, so the dealer's close-betting
+    update waits for bets in flight and no bet commits after it (no writer
+    contention among bettors: shared locks do not block each other)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM games_houseround WHERE id = %s FOR SHARE", [round_row_id])
+
+
+@dataclass
+class Money:
+    """Ledger legs for one commit (see ``ledger.services.batch``)."""
+
+    open_holds: list[tuple[str, int, int, int, int, Event]] = field(default_factory=list)  # hold, src, esc, dst, amt
+    settle_holds: list[tuple[str, int, Event]] = field(default_factory=list)  # hold, post amount, cause
+    transfers: list[tuple[int, int, int, str, Event]] = field(default_factory=list)  # debit, credit, amt, kind
+
+    def empty(self) -> bool:
+        return not (self.open_holds or self.settle_holds or self.transfers)
+
+
+def commit(
+    *,
+    round_row: HouseRound,
+    state: RoundState,
+    players: Mapping[int, PlayerRound],
+    events: Sequence[Event],
+    money: Money,
+    idempotency_key: str,
+    actor: str,
+    now: datetime,
+) -> tuple[RoundState, dict[int, PlayerState]]:
+    """Append ``events`` to their streams with the money legs (one ``settle_batch``)
+    and update the projections. Returns the new round and touched player states."""
+    from uuid import UUID
+
+    new_state = state
+    round_events: list[Event] = []
+    by_player: dict[int, list[Event]] = {}
+    for event in events:
+        if event.stream == "round":
+            round_events.append(event)
+            new_state = apply_round(new_state, event)
+        else:
+            by_player.setdefault(int(event.stream), []).append(event)
+    refs: dict[int, EventRef] = {}
+    metadata = {"actor": actor, "correlation_id": round_row.round_id, "idempotency_key": idempotency_key}
+    appends: list[StreamAppend] = []
+    if round_events:
+        stream = round_stream(round_row.round_id)
+        appends.append(
+            StreamAppend(stream, state.version, [NewEvent(e.type, dict(e.data)) for e in round_events], metadata)
+        )
+        for i, event in enumerate(round_events):
+            refs[id(event)] = EventRef(stream, state.version + 1 + i)
+    new_players: dict[int, PlayerState] = {}
+    for pid, player_events in by_player.items():
+        row = players[pid]
+        stream = player_stream(round_row.round_id, pid)
+        appends.append(
+            StreamAppend(stream, row.stream_version, [NewEvent(e.type, dict(e.data)) for e in player_events], metadata)
+        )
+        player = state_from_json(pid, row.state)
+        for i, event in enumerate(player_events):
+            refs[id(event)] = EventRef(stream, row.stream_version + 1 + i)
+            player = apply_player(player, event)
+        new_players[pid] = player
+    settle_batch(
+        idempotency_key=f"{idempotency_key}:ledger",
+        currency=round_row.currency,
+        appends=appends,
+        open_holds=[
+            HoldOpening(UUID(h), src, esc, dst, amt, refs[id(cause)])
+            for h, src, esc, dst, amt, cause in money.open_holds
+        ],
+        holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
+        transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
+    )
+    for pid, player in new_players.items():
+        _project_player(players[pid], player, now)
+    if round_events:
+        _project_round(round_row, new_state, round_events, now)
+    return new_state, new_players
+
+
+def _project_player(row: PlayerRound, player: PlayerState, now: datetime) -> None:
+    row.state = state_to_json(player)
+    row.stream_version = player.version
+    totals = player.totals()
+    if player.call_amount:
+        decision_wager = "play" if row.game == "xtreme" else "call"
+        totals[decision_wager] = player.call_amount
+    row.totals = totals
+    row.staked = player.staked
+    if player.settled or player.voided:
+        row.returned = player.returned
+        row.net = player.returned - player.staked
+        row.status = "voided" if player.voided else "settled"
+        row.settled_at = now
+    row.save()
+
+
+def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], now: datetime) -> None:
+    row.phase = state.phase
+    row.phase_seq = state.phase_seq
+    row.deadline = datetime.fromisoformat(state.deadline) if state.deadline else None
+    row.stream_version = state.version
+    row.participants = len(state.participants)
+    for event in events:
+        if event.type == "house_round.settled":
+            row.staked = event.data["staked"]
+            row.returned = event.data["returned"]
+            row.status = "settled"
+            row.summary = {**row.summary, "dealer": event.data["dealer"], "board": event.data["board"]}
+        elif event.type == "house_round.voided":
+            row.status = "voided"
+            row.summary = {**row.summary, "void": dict(event.data)}
+        elif event.type == "house_round.closed":
+            row.closed_at = now
+            if row.status == "open":
+                row.status = "empty"
+        elif event.type == "house_round.paused":
+            row.phase = "paused"
+    row.save()
+    public = sum(1 for e in events if e.type in ROUND_EVENT_TYPES)
+    HouseTable.objects.filter(pk=row.table_id).update(public_seq=models_f("public_seq") + public)
+
+
+def models_f(name: str) -> Any:
+    from django.db.models import F
+
+    return F(name)
