@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import DomainError
-from games import chat, dealer, presenters, seating, services
+from games import chat, dealer, seating, services
 from games.models import HouseTable
 from ledger.services.money import balance_of, player_accounts
 
@@ -56,6 +56,13 @@ class MissingField(DomainError):
     """A required field is missing or of the wrong type."""
 
     code = "invalid_field"
+
+
+def presenters() -> Any:
+    """``games.presenters`` (the one redacting serializer), imported when first used."""
+    import importlib
+
+    return importlib.import_module("games.presenters")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -178,7 +185,7 @@ class TableDetailView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         table = seating.get_table(table_id=table_id)
         now = timezone.now()
-        view = presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk)
+        view = presenters().table_view(table_id=table.pk, viewer_id=request_user(request).pk)
         return Response({**view, "traffic_light": traffic_light(table, now), "server_time": now.isoformat()})
 
 
@@ -343,7 +350,7 @@ class AccountHistoryView(APIView):
     def get(self, request: Request) -> Response:
         limit = _query_int(request, "limit", 50, maximum=200)
         offset = _query_int(request, "offset", 0, maximum=10**9)
-        rows, total = presenters.account_history(player_id=request_user(request).pk, limit=limit, offset=offset)
+        rows, total = presenters().account_history(player_id=request_user(request).pk, limit=limit, offset=offset)
         return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
 
 
@@ -355,7 +362,7 @@ class GameHistoryView(APIView):
 
     @extend_schema(responses={200: AnyObject})
     def get(self, request: Request, game_number: str) -> Response:
-        return Response(presenters.game_history(game_number=game_number, player_id=request_user(request).pk))
+        return Response(presenters().game_history(game_number=game_number, player_id=request_user(request).pk))
 
 
 class InvalidQuery(DomainError):
