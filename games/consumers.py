@@ -17,17 +17,9 @@ from django.contrib.auth.models import AnonymousUser
 from rest_framework.authtoken.models import Token
 
 from casino.errors import DomainError
-from games import chat
+from games import chat, presenters
 from games.models import HouseTable
 from games.relay import chat_group, notice_group, player_table_group, relay, table_group
-
-
-def presenters() -> Any:
-    """``games.presenters`` (the one redacting serializer), imported when first used."""
-    import importlib
-
-    return importlib.import_module("games.presenters")
-
 
 # Close codes (4000-4999 are the application's).
 CLOSE_UNAUTHENTICATED = 4401
@@ -41,7 +33,7 @@ def _user_from_token(key: str) -> Any:
 
 
 def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
-    view = presenters().table_view(table_id=table_id, viewer_id=player_id)
+    view = presenters.table_view(table_id=table_id, viewer_id=player_id)
     return {
         "type": "snapshot",
         "seq": int(view.get("seq", 0)),

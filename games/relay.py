@@ -64,19 +64,120 @@ def notice_group(player_id: int) -> str:
     return f"player-{player_id}"
 
 
-def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
-    """The (group, message) pairs one stored event turns into, already redacted."""
-    from games import presenters
+class RoundInfo:
+    """What the relay caches per round: its table, hand mode and the table's
+    public sequence number just before the round's first event."""
 
+    __slots__ = ("base_seq", "hand_mode", "table_id")
+
+    def __init__(self, table_id: int, hand_mode: str, base_seq: int) -> None:
+        self.table_id, self.hand_mode, self.base_seq = table_id, hand_mode, base_seq
+
+
+_rounds: dict[str, RoundInfo] = {}
+
+
+def round_info(round_id: str) -> RoundInfo | None:
+    """The round's table and base sequence. The table's ``public_seq`` counts every
+    round-stream event at the table, so an event's table sequence is the total of
+    the earlier rounds' stream versions plus its own version (gap-free, the same
+    number the snapshot's ``public_seq`` carries)."""
+    info = _rounds.get(round_id)
+    if info is None:
+        from django.db.models import Sum
+
+        from games.models import HouseRound
+
+        row = HouseRound.objects.filter(round_id=round_id).values("pk", "table_id", "hand_mode").first()
+        if row is None:
+            return None
+        earlier = HouseRound.objects.filter(table_id=row["table_id"], pk__lt=row["pk"])
+        base = earlier.aggregate(total=Sum("stream_version"))["total"] or 0
+        info = _rounds[round_id] = RoundInfo(row["table_id"], row["hand_mode"], int(base))
+        if len(_rounds) > 10_000:  # old rounds are never needed again
+            _rounds.pop(next(iter(_rounds)))
+    return info
+
+
+def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
+    """``round-<id>`` -> (id, None); ``round-<id>-player-<pid>`` -> (id, pid); else None."""
+    if not stream_id.startswith("round-"):
+        return None
+    rest = stream_id[len("round-") :]
+    round_id, sep, player = rest.rpartition("-player-")
+    if sep and player.isdigit():
+        return round_id, int(player)
+    return rest, None
+
+
+def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
+    """The (group, message) pairs one stored event turns into, already redacted
+    by the presenter (``games.presenters``)."""
+    from games import presenters
+    from games.domain import house_round as hr
+
+    parsed = parse_stream(event.stream_id)
+    if parsed is None:
+        return []
+    round_id, player_id = parsed
+    info = round_info(round_id)
+    if info is None:
+        return []
     out: list[tuple[str, dict[str, Any]]] = []
-    public = presenters.public_delta(event)
-    if public is not None:
-        out.append((table_group(int(public["table_id"])), {"type": "table.delta", "delta": public}))
-    private = presenters.private_delta(event)
-    if private is not None:
-        group = player_table_group(int(private["table_id"]), int(private["player_id"]))
-        out.append((group, {"type": "player.delta", "delta": private}))
+    context = {"table_id": info.table_id, "round_id": round_id}
+    if player_id is None:
+        public = presenters.public_delta(event)
+        if public is None:
+            return []
+        seq = info.base_seq + event.version
+        out.append((table_group(info.table_id), {"type": "table.delta", "delta": {**public, **context, "seq": seq}}))
+        if event.type == hr.CARDS_DEALT and info.hand_mode == "per_seat":
+            # Each seat's own hole cards, to that player only.
+            owners = {c["to"] for c in event.data["cards"] if str(c["to"]).startswith("player:")}
+            for owner in sorted(owners):
+                pid = int(owner.split(":", 1)[1])
+                own = presenters.public_delta(event, viewer_id=pid)
+                out.append((player_table_group(info.table_id, pid), private(own, context, pid)))
+        elif event.type == hr.WINDOW_OPENED:
+            for pid, options, balance in offers(round_id):
+                offer = {"type": "decision.offered", "data": {**event.data, "options": options, "balance": balance}}
+                out.append((player_table_group(info.table_id, pid), private(offer, context, pid)))
+        return out
+    delta = presenters.private_delta(event)
+    if delta is not None:
+        out.append((player_table_group(info.table_id, player_id), private(delta, context, player_id)))
     return out
+
+
+def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, Any]:
+    return {"type": "player.delta", "delta": {**delta, **context, "player_id": player_id}}
+
+
+def offers(round_id: str) -> list[tuple[int, list[str], int]]:
+    """(player, options offered now, wallet balance) for every participant of the
+    round, in two queries (a decision window can have 10,000 participants)."""
+    from games.domain.house_round import offered_options
+    from games.models import PlayerRound
+    from games.services.store import load_round, state_from_json
+    from ledger.models import Account
+
+    state = load_round(round_id)
+    if state.config is None:
+        return []
+    rows = list(PlayerRound.objects.filter(round__round_id=round_id).values_list("player_id", "state"))
+    owners = [f"player:{pid}" for pid, _ in rows]
+    balances = dict(
+        Account.objects.filter(kind="wallet", currency=state.config.currency, owner__in=owners).values_list(
+            "owner", "balance"
+        )
+    )
+    result = []
+    for pid, data in rows:
+        balance = int(balances.get(f"player:{pid}", 0))
+        options = offered_options(state, state_from_json(pid, data), balance=balance)
+        if options:
+            result.append((pid, options, balance))
+    return result
 
 
 def head_position() -> GlobalPosition:

@@ -24,9 +24,9 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from casino.api import request_user
-from casino.errors import DomainError
-from games import chat, dealer, seating, services
-from games.models import HouseTable
+from casino.errors import DomainError, NotFound
+from games import chat, dealer, presenters, seating, services
+from games.models import HouseTable, PlayerRound
 from ledger.services.money import balance_of, player_accounts
 
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -56,13 +56,6 @@ class MissingField(DomainError):
     """A required field is missing or of the wrong type."""
 
     code = "invalid_field"
-
-
-def presenters() -> Any:
-    """``games.presenters`` (the one redacting serializer), imported when first used."""
-    import importlib
-
-    return importlib.import_module("games.presenters")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -185,7 +178,7 @@ class TableDetailView(APIView):
     def get(self, request: Request, table_id: int) -> Response:
         table = seating.get_table(table_id=table_id)
         now = timezone.now()
-        view = presenters().table_view(table_id=table.pk, viewer_id=request_user(request).pk)
+        view = presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk)
         return Response({**view, "traffic_light": traffic_light(table, now), "server_time": now.isoformat()})
 
 
@@ -350,7 +343,10 @@ class AccountHistoryView(APIView):
     def get(self, request: Request) -> Response:
         limit = _query_int(request, "limit", 50, maximum=200)
         offset = _query_int(request, "offset", 0, maximum=10**9)
-        rows, total = presenters().account_history(player_id=request_user(request).pk, limit=limit, offset=offset)
+        player_id = request_user(request).pk
+        # The presenter renders the newest ``limit`` rows; the page is their tail.
+        rows = presenters.account_history(player_id=player_id, limit=offset + limit)[offset:]
+        total = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).count()
         return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
 
 
@@ -362,7 +358,17 @@ class GameHistoryView(APIView):
 
     @extend_schema(responses={200: AnyObject})
     def get(self, request: Request, game_number: str) -> Response:
-        return Response(presenters().game_history(game_number=game_number, player_id=request_user(request).pk))
+        player_id = request_user(request).pk
+        # A player recalls only games they played: others' stakes are not theirs to see.
+        if not PlayerRound.objects.filter(game_number=game_number, player_id=player_id).exists():
+            raise GameNotFound(game_number=game_number)
+        return Response(presenters.game_history(game_number=game_number, player_id=player_id))
+
+
+class GameNotFound(NotFound):
+    """No game with this number in the caller's history."""
+
+    code = "game_not_found"
 
 
 class InvalidQuery(DomainError):

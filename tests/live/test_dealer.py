@@ -50,7 +50,8 @@ def test_rounds_repeat_on_a_real_worker(spawn_worker) -> None:
     table = fast_table("uth")
     alice = make_player(table, funds=FUNDS)
     tick = dealer.start(table_id=table.pk)
-    assert tick.phase == "betting" and tick.deadline > timezone.now()
+    assert tick.phase == "betting"
+    assert tick.deadline > timezone.now()
     place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=timezone.now())
     row = wait_for(lambda: settled_row(table, alice), timeout=40, what="alice's wagers settled by the worker")
     assert row.status == "settled"
@@ -100,7 +101,8 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
             break
         dealer.sweep(now=table.deadline + grace)
     row = settled_row(table, alice)
-    assert row is not None and row.status == "settled"
+    assert row is not None
+    assert row.status == "settled"
     assert_paid_once(row, alice)
     # The dead worker's task, delivered again (twice) to a new worker, finds the table moved on.
     events_before = HouseRound.objects.get(pk=row.round_id).stream_version
@@ -128,17 +130,21 @@ def test_a_round_whose_dealer_is_gone_is_voided_with_refunds_and_a_reason() -> N
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 1)
     done = dealer.sweep(now=tick.deadline + gone)
     assert done["voided"] == 1
-    assert wallet(alice) == FUNDS and wallet(bob) == FUNDS
+    assert wallet(alice) == FUNDS
+    assert wallet(bob) == FUNDS
     round_events = read_stream(stream_id=f"round-{tick.round_id}")
     voided = [e for e in round_events if e.type == "house_round.voided"]
-    assert len(voided) == 1 and voided[0].data["automatic"] is True
+    assert len(voided) == 1
+    assert voided[0].data["automatic"] is True
     assert voided[0].data["reason"].startswith("dealer_gone")
     for player in (alice, bob):
         told = [e for e in read_stream(stream_id=f"round-{tick.round_id}-player-{player}") if e.type.endswith("voided")]
-        assert len(told) == 1 and told[0].data["reason"].startswith("dealer_gone")
+        assert len(told) == 1
+        assert told[0].data["reason"].startswith("dealer_gone")
     # A second sweep neither voids again nor pays anything.
     dealer.sweep(now=tick.deadline + gone)
-    assert wallet(alice) == FUNDS and wallet(bob) == FUNDS
+    assert wallet(alice) == FUNDS
+    assert wallet(bob) == FUNDS
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
 
 
@@ -159,4 +165,5 @@ def test_an_open_idle_table_is_started_by_the_sweeper() -> None:
     assert table.phase == "idle"
     assert dealer.sweep()["started"] == 1
     table.refresh_from_db()
-    assert table.phase == "betting" and table.current_round_id
+    assert table.phase == "betting"
+    assert table.current_round_id
