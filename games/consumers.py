@@ -42,6 +42,12 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     }
 
 
+def as_message(kind: str, delta: dict[str, Any]) -> dict[str, Any]:
+    """A delta as the client sees it: ``type`` is the message kind, ``event`` the event type."""
+    body = {k: v for k, v in delta.items() if k != "type"}
+    return {"type": kind, "event": delta["type"], **body}
+
+
 class TableConsumer(AsyncJsonWebsocketConsumer):
     """One websocket: one player watching one table."""
 
@@ -133,10 +139,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if seq and seq <= self.last_seq:
             return  # already contained in the snapshot this client has
         self.last_seq = max(self.last_seq, seq)
-        await self.send_json({**delta, "type": "delta"})
+        await self.send_json(as_message("delta", delta))
 
     async def player_delta(self, message: dict[str, Any]) -> None:
-        await self.send_json({**message["delta"], "type": "private"})
+        await self.send_json(as_message("private", message["delta"]))
 
     async def chat_message(self, message: dict[str, Any]) -> None:
         line = message["line"]
