@@ -10,12 +10,17 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from games import dealer
+from games.models import HouseTable
 
 
 @shared_task(name="games.advance", ignore_result=True)
 def advance_table_task(table_id: int, expected_seq: int) -> bool:
-    """Advance ``table_id`` from phase ``expected_seq``; False when it had moved on."""
-    return dealer.advance(table_id=table_id, expected_seq=expected_seq) is not None
+    """Advance ``table_id`` from phase ``expected_seq``; False when it had moved on
+    (or the table no longer exists: nothing to deal)."""
+    try:
+        return dealer.advance(table_id=table_id, expected_seq=expected_seq) is not None
+    except HouseTable.DoesNotExist:
+        return False
 
 
 @shared_task(name="games.sweep", ignore_result=True, acks_late=False)
