@@ -20,7 +20,7 @@ PLAYER_USERNAME = "demo"
 PLAYER_PASSWORD = "demo-player-password"
 
 # "module:function" of every app's seeder, run in order after the logins exist.
-DEMO_SEEDERS: list[str] = ["ledger.demo:seed_wallet"]
+DEMO_SEEDERS: list[str] = ["ledger.demo:seed_wallet", "games.demo:seed_tables"]
 
 
 @dataclass(frozen=True)

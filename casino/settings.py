@@ -199,6 +199,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     for _sub in ("queue", "processed"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     (VAR_DIR / "celery" / "results").mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport with atomic writes (see casino/fs_transport.py).
+    CELERY_BROKER_TRANSPORT = "casino.fs_transport:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

@@ -35,7 +35,7 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     OpenApiParameter.HEADER,
     required=True,
     description="Unique per command; a retry with the same key returns the first result, "
-    "the same key with another body is refused (idempotency_conflict).",
+    "the same key with another body is refused (idempotency_key_reused).",
 )
 MAX_IDEMPOTENCY_KEY = 100
 
