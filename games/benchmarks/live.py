@@ -73,7 +73,7 @@ def _players(table: HouseTable, count: int, funds: int = 10_000_000) -> list[int
         [get_user_model()(username=f"bench-{uuid.uuid4().hex[:12]}") for _ in range(count)]
     )
     ids = [int(u.pk) for u in users]
-    for pid in ids:
+    for pid in ids if funds else []:
         deposit(
             wallet=player_accounts(player_id=pid, currency="EUR").wallet,
             amount=funds,
@@ -217,6 +217,7 @@ async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: flo
 
     latencies: list[float] = []
     errors = 0
+    error_codes: dict[int, int] = {}
     stop_at = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=len(tokens))
 
@@ -234,8 +235,11 @@ async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: flo
                 latencies.append(time.perf_counter() - started)
                 if response.status_code != 200:
                     errors += 1
+                    error_codes[response.status_code] = error_codes.get(response.status_code, 0) + 1
 
     await asyncio.gather(*(client(t) for t in tokens))
+    if error_codes:
+        print(f"bets: non-200 answers by status: {error_codes}", file=sys.stderr)
     return latencies, errors
 
 
