@@ -14,14 +14,15 @@ import uuid
 from time import monotonic
 from typing import Any
 
+from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
 
 class Channel(filesystem.Channel):
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
-        name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.part")
         try:
@@ -29,7 +30,7 @@ class Channel(filesystem.Channel):
                 f.write(str_to_bytes(dumps(payload)))
             os.replace(partial, final)
         except OSError as exc:
-            raise filesystem.ChannelError(f"Cannot add file {final!r} to directory") from exc
+            raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
 
 class Transport(filesystem.Transport):

@@ -58,7 +58,7 @@ def schedule_tick(tick: Any) -> None:
     table_id, phase_seq, deadline = tick.table_id, tick.phase_seq, tick.deadline
 
     def enqueue() -> None:
-        advance_table_task.apply_async(args=[table_id, phase_seq], eta=deadline)
+        advance_table_task.apply_async(args=(table_id, phase_seq), eta=deadline)
 
     transaction.on_commit(enqueue)
 
@@ -83,7 +83,7 @@ def advance_now(*, table_id: int, expected_seq: int) -> None:
     """Early advance (everyone has decided): enqueue the advance for now, on commit."""
     from games.tasks import advance_table_task
 
-    transaction.on_commit(lambda: advance_table_task.apply_async(args=[table_id, expected_seq]))
+    transaction.on_commit(lambda: advance_table_task.apply_async(args=(table_id, expected_seq)))
 
 
 def void_gone_round(*, table: HouseTable, now: datetime) -> None:

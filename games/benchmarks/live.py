@@ -103,6 +103,7 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
         ids = _players(table, players)
         out.write(f"{players} players funded and seated in {time.perf_counter() - started:.1f} s\n")
         tick = start_table(table_id=table.pk, now=timezone.now())
+        assert tick.deadline is not None
         at = tick.deadline - timedelta(seconds=1)
         started = time.perf_counter()
         for pid in ids:
@@ -112,21 +113,25 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
                 )
         bet_seconds = time.perf_counter() - started
         out.write(f"{2 * players} chips in {bet_seconds:.1f} s ({2 * players / bet_seconds:.0f}/s, in process)\n")
-        tick = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
-        assert tick is not None
-        assert tick.phase == "preflop", tick
+        dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+        assert dealt is not None
+        assert dealt.phase == "preflop", dealt
+        tick = dealt
+        assert tick.deadline is not None
+        decide_at = tick.deadline - timedelta(seconds=1)
         for pid in ids[:decided]:
             make_decision(
                 table_id=table.pk,
                 player_id=pid,
                 option="call4x",
                 idempotency_key=f"d-{pid}",
-                now=tick.deadline - timedelta(seconds=1),
+                now=decide_at,
             )
         steps: list[tuple[str, float]] = []
         while tick.phase not in ("between", "idle"):
             phase = tick.phase
             started = time.perf_counter()
+            assert tick.deadline is not None
             nxt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
             steps.append((phase, time.perf_counter() - started))
             assert nxt is not None
@@ -279,6 +284,7 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
 
 async def _fanout(base: str, table_id: int, tokens: list[str], changes: int, out: Writer) -> list[float]:
     import websockets
+    from websockets.typing import Origin
 
     url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
     received: dict[int, list[float]] = {}
@@ -289,7 +295,7 @@ async def _fanout(base: str, table_id: int, tokens: list[str], changes: int, out
     async def connect(token: str) -> Any:
         nonlocal connected
         async with semaphore:
-            ws = await websockets.connect(url + token, origin=base, open_timeout=60, max_queue=None)
+            ws = await websockets.connect(url + token, origin=Origin(base), open_timeout=60, max_queue=None)
             await ws.recv()  # the snapshot
             connected += 1
             return ws
@@ -322,7 +328,7 @@ async def _fanout(base: str, table_id: int, tokens: list[str], changes: int, out
         for seq in range(seq_before + 1, table.public_seq + 1):
             commits[seq] = committed
         await asyncio.sleep(3)
-    latencies = []
+    latencies: list[float] = []
     for seq, at in commits.items():
         times = received.get(seq, [])
         out.write(f"seq {seq}: {len(times)} of {len(sockets)} clients\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -30,7 +31,7 @@ def client_for(player_id: int) -> APIClient:
 
 
 def post(client: APIClient, path: str, body: Any = None, *, idem: str | None = "fresh", raw: str | None = None) -> Any:
-    headers = {}
+    headers: dict[str, Any] = {}
     if idem is not None:
         headers["HTTP_IDEMPOTENCY_KEY"] = uuid.uuid4().hex if idem == "fresh" else idem
     data = raw if raw is not None else json.dumps(body if body is not None else {})
@@ -60,7 +61,7 @@ def refused(action: Callable[[], Any], status: int, code: str) -> None:
 
 
 def test_bet_refusals_each_have_their_code_and_change_nothing(betting) -> None:
-    table, player, client = betting
+    table, _player, client = betting
     chip = f"/api/tables/{table.pk}/bets/chip/"
     refused(lambda: post(client, chip, raw="{not json"), 400, "parse_error")
     refused(lambda: post(client, chip, {"spot": "ante", "amount": 100}, idem=None), 400, "idempotency_key_required")
@@ -80,7 +81,8 @@ def test_bet_refusals_each_have_their_code_and_change_nothing(betting) -> None:
     refused(lambda: post(client, chip, {"spot": "ante", "amount": 200}, idem="same-key"), 409, "idempotency_key_reused")
     before = state()
     again = post(client, chip, {"spot": "ante", "amount": 100}, idem="same-key")
-    assert again.status_code == 200 and again.json() == first.json()
+    assert again.status_code == 200
+    assert again.json() == first.json()
     assert state() == before
 
 
@@ -94,7 +96,8 @@ def test_bets_outside_the_window_and_decisions_out_of_turn_are_refused(betting) 
     # Close betting by the server's clock (the deadline passed); cards are dealt.
     table.refresh_from_db()
     tick = advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline)
-    assert tick is not None and tick.phase == "preflop"
+    assert tick is not None
+    assert tick.phase == "preflop"
     refused(
         lambda: post(client, f"/api/tables/{table.pk}/bets/chip/", {"spot": "ante", "amount": 100}),
         409,
@@ -127,7 +130,8 @@ def test_unauthenticated_and_cross_player_access(betting) -> None:
     anonymous = APIClient()
     for path in ("/api/tables/", f"/api/tables/{table.pk}/", "/api/wallet/", "/api/history/"):
         response = anonymous.get(path)
-        assert response.status_code == 401 and response.json()["error"]["code"] == "not_authenticated"
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "not_authenticated"
     refused(
         lambda: post(anonymous, f"/api/tables/{table.pk}/bets/chip/", {"spot": "ante", "amount": 100}),
         401,
@@ -136,7 +140,9 @@ def test_unauthenticated_and_cross_player_access(betting) -> None:
     # Another player sees the table but never this player's bets or balance.
     other = make_player(table, funds=5_000)
     view = client_for(other).get(f"/api/tables/{table.pk}/").json()
-    assert view["me"]["player_id"] == other and view["me"]["bets"] == {} and view["me"]["balance"] == 5_000
+    assert view["me"]["player_id"] == other
+    assert view["me"]["bets"] == {}
+    assert view["me"]["balance"] == 5_000
     assert "300" not in json.dumps(view["me"])
     # A bet of another player cannot be undone by this one (their own round has nothing to undo).
     refused(lambda: post(client_for(other), f"/api/tables/{table.pk}/bets/undo/"), 409, "nothing_to_undo")
@@ -154,7 +160,8 @@ def test_rest_never_shows_face_down_cards_before_the_reveal(betting) -> None:
     assert tick is not None
     view = client.get(f"/api/tables/{table.pk}/").json()
     cards = view["round"]["cards"]
-    assert len(cards["player"]) == 2 and all(cards["player"])
+    assert len(cards["player"]) == 2
+    assert all(cards["player"])
     assert cards["dealer"] == [None, None]
     assert cards["board"] == [None] * 5
     history = client.get(f"/api/history/games/{table.current_round_id}/").json()
@@ -167,17 +174,19 @@ def test_table_list_reports_phase_deadline_and_traffic_light(betting) -> None:
     table, _, client = betting
     rows = {row["id"]: row for row in client.get("/api/tables/").json()}
     row = rows[table.pk]
-    assert row["phase"] == "betting" and row["deadline"] and row["limits"]["ante"]["min"] == 100
+    assert row["phase"] == "betting"
+    assert row["deadline"]
+    assert row["limits"]["ante"]["min"] == 100
     assert row["traffic_light"] == "green"  # 60 s window, 1 s warning
-    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() + timezone.timedelta(seconds=0.5))
+    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() + timedelta(seconds=0.5))
     assert {r["id"]: r for r in client.get("/api/tables/").json()}[table.pk]["traffic_light"] == "yellow"
-    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() - timezone.timedelta(seconds=1))
+    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     assert {r["id"]: r for r in client.get("/api/tables/").json()}[table.pk]["traffic_light"] == "red"
 
 
 def test_chat_is_stored_rate_limited_and_hideable(betting, settings) -> None:
     settings.CASINO_CHAT_RATE = 2
-    table, player, client = betting
+    table, _player, client = betting
     path = f"/api/tables/{table.pk}/chat/"
     assert post(client, path, {"text": "hello"}, idem=None).status_code == 201
     assert post(client, path, {"text": "again"}, idem=None).status_code == 201

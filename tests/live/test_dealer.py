@@ -99,6 +99,7 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
         table.refresh_from_db()
         if table.phase in ("between", "idle"):
             break
+        assert table.deadline is not None
         dealer.sweep(now=table.deadline + grace)
     row = settled_row(table, alice)
     assert row is not None
@@ -107,7 +108,7 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
     # The dead worker's task, delivered again (twice) to a new worker, finds the table moved on.
     events_before = HouseRound.objects.get(pk=row.round_id).stream_version
     survivor = spawn_worker("survivor")
-    results = [advance_table_task.apply_async(args=[table.pk, tick.phase_seq]) for _ in range(2)]
+    results = [advance_table_task.apply_async(args=(table.pk, tick.phase_seq)) for _ in range(2)]
     wait_for(
         lambda: survivor.log_path.read_bytes().count(b"games.advance") >= 4, timeout=20, what="both tasks ran"
     )  # "received" + "succeeded" per task
@@ -121,6 +122,7 @@ def test_a_round_whose_dealer_is_gone_is_voided_with_refunds_and_a_reason() -> N
     alice = make_player(table, funds=FUNDS)
     bob = make_player(table, funds=FUNDS)
     tick = start_table(table_id=table.pk, now=timezone.now())  # nothing scheduled: no dealer at all
+    assert tick.deadline is not None
     for player, amount in ((alice, 300), (bob, 500)):
         place_chip(
             table_id=table.pk, player_id=player, spot="ante", amount=amount, idempotency_key=key(), now=timezone.now()
@@ -152,6 +154,7 @@ def test_the_sweeper_advances_an_overdue_table_but_not_one_within_grace() -> Non
     table = fast_table("uth")
     make_player(table, funds=FUNDS)
     tick = start_table(table_id=table.pk, now=timezone.now())
+    assert tick.deadline is not None
     within = tick.deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS / 2)
     assert dealer.sweep(now=within)["advanced"] == 0
     assert HouseTable.objects.get(pk=table.pk).phase_seq == tick.phase_seq

@@ -15,6 +15,7 @@ import pytest
 import websockets
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
+from websockets.typing import Origin
 
 from games.models import HouseTable
 from ledger.services import deposit, player_accounts
@@ -63,7 +64,7 @@ class Player:
     async def play_one_round(self, game: str) -> None:
         assert (await self.http.post(f"/api/tables/{self.table_id}/join/")).status_code == 201
         ws_url = self.base.replace("http://", "ws://") + f"/ws/tables/{self.table_id}/?token={self.token}"
-        async with websockets.connect(ws_url, open_timeout=20, origin=self.base) as ws:
+        async with websockets.connect(ws_url, open_timeout=20, origin=Origin(self.base)) as ws:
             while self.settled is None:
                 text = await asyncio.wait_for(ws.recv(), timeout=60)
                 message = json.loads(text)
@@ -112,11 +113,11 @@ async def play(base: str, table: HouseTable, tokens: list[str]) -> list[Player]:
 
 def dealer_cards_before_reveal(player: Player, dealer_cards: list[str]) -> list[str]:
     """Every websocket text received before the dealer's reveal that names a dealer card."""
-    leaks = []
+    leaks: list[str] = []
     for text, message in zip(player.texts, player.messages, strict=True):
-        if message.get("type") == "delta" and message.get("event") == DEALER_REVEAL:
-            if any(c.get("to") == "dealer" for c in message["data"].get("cards", [])):
-                break
+        reveal = message.get("type") == "delta" and message.get("event") == DEALER_REVEAL
+        if reveal and any(c.get("to") == "dealer" for c in message["data"].get("cards", [])):
+            break
         leaks.extend(f"{card} in {text[:200]}" for card in dealer_cards if f'"{card}"' in text)
     return leaks
 
@@ -133,7 +134,8 @@ def test_players_play_complete_rounds_from_the_outside(game, asgi_server, celery
         for player in players:
             auth = {"Authorization": f"Token {player.token}"}
             settled = player.settled
-            assert settled is not None and settled["round_id"] == player.bet_round
+            assert settled is not None
+            assert settled["round_id"] == player.bet_round
             history = client.get("/api/history/", headers=auth).json()
             row = next(r for r in history["results"] if r["game_number"] == player.bet_round)
             assert row["staked"] >= sum(SPOTS[game].values())
