@@ -237,7 +237,17 @@ if REDIS_URL:
             # redis-py 8 reads with a 5 s socket timeout by default, the same as
             # channels_redis's 5 s blocking pop: an idle consumer then fails with
             # "Timeout reading". The socket timeout must exceed the pop's.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # redis-py 8 pools also cap at 100 connections and raise when exhausted;
+            # a process with thousands of websockets needs more at once.
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "max_connections": int(os.environ.get("CHANNEL_LAYER_MAX_CONNECTIONS", "2000")),
+                    }
+                ]
+            },
         }
     }
 else:
