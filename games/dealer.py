@@ -87,17 +87,17 @@ def advance_now(*, table_id: int, expected_seq: int) -> None:
 
 
 def void_gone_round(*, table: HouseTable, now: datetime) -> None:
-    """Void the table's round because its dealer has been gone too long, then deal again."""
+    """Void the table's round because its dealer has been gone too long; the next
+    round follows after the pause between rounds."""
     overdue = (now - table.deadline).total_seconds() if table.deadline else 0.0
     reason = (
         f"dealer_gone: the round's dealer stopped for {overdue:.0f} s "
         f"(limit {settings.CASINO_DEALER_GONE_VOID_SECONDS:.0f} s); every wager is returned"
     )
     with transaction.atomic():
-        services.void_round(table_id=table.pk, actor=SWEEPER_ACTOR, reason=reason, now=now, automatic=True)
+        tick = services.void_round(table_id=table.pk, actor=SWEEPER_ACTOR, reason=reason, now=now, automatic=True)
+        schedule_tick(tick)
     log.warning("table %s: round voided: %s", table.code, reason)
-    if HouseTable.objects.filter(pk=table.pk, is_open=True).exists():
-        start(table_id=table.pk, now=now)
 
 
 def sweep(*, now: datetime | None = None) -> dict[str, int]:
@@ -138,3 +138,30 @@ def start_open_tables(*, now: datetime | None = None) -> int:
         except DomainError as exc:
             log.info("start_open_tables: table %s: %s", table_id, exc.code)
     return started
+
+
+# --- operator: malfunction handling (RULES.md, "Malfunction voids all pays and play") -------
+
+
+def operator_pause(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
+    """Pause the table's round (players see ``house_round.paused`` with the reason);
+    no deadline runs while paused, so no task advances it."""
+    with transaction.atomic():
+        return services.pause_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
+
+
+def operator_resume(*, table_id: int, actor: str, now: datetime | None = None) -> Any:
+    """Resume a paused round with the time it had left, and schedule its deadline."""
+    with transaction.atomic():
+        tick = services.resume_round(table_id=table_id, actor=actor, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
+
+
+def operator_void(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
+    """Void the table's round: every wager returned, nothing paid, the reason recorded;
+    the next round follows after the pause between rounds."""
+    with transaction.atomic():
+        tick = services.void_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
