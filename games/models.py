@@ -138,7 +138,9 @@ class PlayerRound(models.Model):
     staked = models.BigIntegerField(default=0)
     returned = models.BigIntegerField(default=0)
     net = models.BigIntegerField(default=0)
-    status = models.CharField(max_length=12, default="betting")  # betting | playing | settled | voided
+    status = models.CharField(max_length=12, default="betting")  # betting | settled | voided
+    last_street = models.CharField(max_length=12, blank=True, default="", help_text="Street of the last decision.")
+    done_deciding = models.BooleanField(default=False, help_text="Called/played or folded: no more decisions.")
     balance_before = models.BigIntegerField(null=True, blank=True)
     balance_after = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()

@@ -43,6 +43,7 @@ def _visible_cards(state: hr.RoundState, viewer_id: int | None) -> dict[str, Any
             for owner, cards in hands.items()
         }
         view["player"] = hands.get(f"player:{viewer_id}") if viewer_id is not None else None
+        view["seat_numbers"] = {str(pid): number for pid, number in state.seats.items()}
     return view
 
 

@@ -24,18 +24,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from datetime import datetime, timedelta
 from typing import Any
 
 from casino.errors import DomainError
 from games.domain.bonus_spin import InvalidBonusSpinWager, WheelSegment, wager_units
 from games.domain.cards import Card, parse_card
 from games.domain.house_games import (
+    DecisionAfterCall,
     DecisionTaken,
     GameDefinition,
+    InvalidCards,
     Play,
     RoundSettlement,
     WagerKind,
+    WheelSpinRequired,
     bonus_spin_triggered,
     game,
     settle_round,
@@ -381,7 +384,7 @@ def apply_round(state: RoundState, event: Event | Any) -> RoundState:
             deadline=data["betting_deadline"],
         )
     if kind == BETTING_CLOSED:
-        seats = {int(k): v for k, v in data.get("seats", {}).items()}
+        seats = {int(k): v for k, v in data.get("seats", {}).items() if v is not None}
         return replace(state, participants=tuple(data["participants"]), seats=seats, deadline=None)
     if kind == CARDS_DEALT:
         hands = dict(state.hands)
@@ -458,14 +461,10 @@ def replay_player(player_id: int, events: Sequence[Any]) -> PlayerState:
 
 
 def _ms_between(start: str, end: str) -> int:
-    from datetime import datetime
-
     return int((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() * 1000)
 
 
 def _plus(moment: str, seconds: float) -> str:
-    from datetime import datetime, timedelta
-
     return (datetime.fromisoformat(moment) + timedelta(seconds=seconds)).isoformat()
 
 
@@ -488,20 +487,26 @@ def decide_open(config: RoundConfig, *, now: str) -> list[Event]:
 
 
 def decide_close_betting(
-    state: RoundState, players: Mapping[int, PlayerState], *, now: str, deck: Sequence[Card]
+    state: RoundState,
+    players: Mapping[int, PlayerState],
+    *,
+    now: str,
+    deck: Sequence[Card],
+    seats: Mapping[int, int | None] | None = None,
 ) -> list[Event]:
     """Betting window over: record the participants (players with bets), deal every
     card of the round, and open the first decision window (or close an empty round)."""
     _require(state, BETTING)
     config = _config(state)
     participants = sorted(pid for pid, p in players.items() if p.chips)
-    events = [Event(BETTING_CLOSED, {"at": now, "participants": participants})]
+    seat_numbers = {str(pid): (seats or {}).get(pid) for pid in participants}
+    events = [Event(BETTING_CLOSED, {"at": now, "participants": participants, "seats": seat_numbers})]
     if not participants:
         return [*events, Event(ROUND_CLOSED, {"at": now, "reason": "no_bets"})]
     if config.hand_mode == "per_seat" and len(participants) > PER_SEAT_MAX:
         raise TableFull(participants=len(participants))
     if len({c.index for c in deck}) != len(deck):
-        raise InvalidAmount("deck has duplicate cards")
+        raise InvalidCards("the deck has duplicate cards")
     draw = iter(deck)
     dealt: list[dict[str, Any]] = []
     owners = ["shared"] if config.hand_mode == "shared" else [f"player:{pid}" for pid in participants]
@@ -519,9 +524,8 @@ def decide_close_betting(
     return events + _next_street(interim, players, now=now, after=None, pause=config.deal_pause_seconds)
 
 
-def _street_reveals(definition: GameDefinition, street: str) -> int:
-    """Board cards visible when the ``street`` decision is taken."""
-    return {"preflop": 0, "flop": 3, "river": 5}[street]
+# Board cards visible when a street's decision is taken (all three games).
+STREET_REVEALS = {"preflop": 0, "flop": 3, "river": 5}
 
 
 def _next_street(
@@ -539,7 +543,7 @@ def _next_street(
     for street in streets[start:]:
         if not active:
             break
-        show = _street_reveals(definition, street)
+        show = STREET_REVEALS[street]
         if show > revealed:
             events.append(_reveal_board(state, revealed, show, street))
             revealed = show
@@ -599,8 +603,10 @@ def decide_advance(state: RoundState, players: Mapping[int, PlayerState], *, now
 
 
 def needs_showdown(state: RoundState, players: Mapping[int, PlayerState]) -> bool:
-    """All decisions taken and every board card revealed: settle next."""
-    return bool(state.participants) and state.board_revealed == 5 and not state.settled and not state.voided
+    """Every board card revealed and no decision window still waiting for anyone: settle next."""
+    if not state.participants or state.board_revealed < 5 or state.settled or state.voided or state.paused:
+        return False
+    return all_decided(state, players)
 
 
 @dataclass(frozen=True)
@@ -654,8 +660,6 @@ def decide_showdown(
     any_spin = any(players[pid].totals().get("bonus_spin") for pid in state.participants)
     if any_spin and bonus_spin_triggered(board):
         if wheel_segment is None:
-            from games.domain.house_games import WheelSpinRequired
-
             raise WheelSpinRequired()
         wheel = config.wheel
         events.append(
@@ -857,8 +861,6 @@ def _chip(
     amount: int,
     hold_id: str,
     source: str,
-    *,
-    cap: bool = True,
 ) -> tuple[Event | None, bool]:
     """One chip on ``spot`` (capped at the spot maximum). Returns (event or None, capped)."""
     definition = config.definition
@@ -879,10 +881,7 @@ def _chip(
     if current + amount < int(limits["min"]):
         raise BelowMinimum(spot=spot, minimum=limits["min"], total=current + amount)
     if spot == "bonus_spin":
-        try:
-            wager_units(current + amount, config.currency_unit)
-        except InvalidBonusSpinWager:
-            raise
+        wager_units(current + amount, config.currency_unit)  # exactly 1, 2 or 5 units
     automatic = _automatic(definition, spot, amount)
     data = {"spot": spot, "amount": amount, "automatic": automatic, "hold_id": hold_id, "source": source}
     data["capped"] = capped
@@ -897,17 +896,12 @@ def decide_place_chip(
     state: RoundState, player: PlayerState, *, spot: str, amount: int, balance: int, hold_id: str, now: str
 ) -> BetOutcome:
     config = _betting_open(state, now)
-    _seat_check(state, player)
     event, capped = _chip(config, player.totals(), spot, amount, hold_id, "chip")
     if event is None:
         return BetOutcome([], capped=True)
     if _held(event) > balance:
         raise InsufficientBalance(needed=_held(event), balance=balance)
     return BetOutcome([Event(event.type, event.data, player.player_id)], capped=capped)
-
-
-def _seat_check(state: RoundState, player: PlayerState) -> None:
-    del state, player  # per-seat limits are enforced when seats are taken (services.join_table)
 
 
 def decide_undo(state: RoundState, player: PlayerState, *, now: str) -> BetOutcome:
@@ -1021,13 +1015,13 @@ def decide_decision(
     config = _config(state)
     if state.paused:
         raise RoundPaused()
-    if player.player_id not in state.participants:
-        raise NotInRound()
-    if player.done_deciding:
-        raise _decision_after_call(state.phase, option)
     streets = {p.street for p in config.definition.decision_points}
     if state.phase not in streets or not _before(now, state.deadline):
         raise NoDecisionWindow(phase=state.phase)
+    if player.player_id not in state.participants:
+        raise NotInRound()
+    if player.done_deciding:
+        raise DecisionAfterCall(street=state.phase, option=option)
     point = config.definition.decision_point(state.phase)
     chosen = point.option(option)
     if player.decided(point.street):
@@ -1047,12 +1041,6 @@ def decide_decision(
     return [Event(DECISION_MADE, data, player.player_id)]
 
 
-def _decision_after_call(street: str, option: str) -> DomainError:
-    from games.domain.house_games import DecisionAfterCall
-
-    return DecisionAfterCall(street=street, option=option)
-
-
 def all_decided(state: RoundState, players: Mapping[int, PlayerState]) -> bool:
     """Every participant has decided on the open street (or is done): advance early."""
     return all(players[pid].done_deciding or players[pid].decided(state.phase) for pid in state.participants)
@@ -1069,7 +1057,3 @@ def _config(state: RoundState) -> RoundConfig:
     if state.config is None:
         raise WrongPhase("round not opened", phase="")
     return state.config
-
-
-def fraction_text(value: Fraction) -> str:
-    return str(value)

@@ -25,7 +25,6 @@ from games.domain.house_round import (
     PlayerState,
     RoundState,
     WrongPhase,
-    all_decided,
     decide_clear,
     decide_decision,
     decide_double,
@@ -35,7 +34,7 @@ from games.domain.house_round import (
 )
 from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.services.rounds import TableTick, tick_of
-from games.services.store import Money, commit, iso, load_players, load_round, lock_for_share, state_from_json
+from games.services.store import Money, commit, iso, load_round, lock_for_share, state_from_json
 from ledger.services import balance_of, house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import claim, record_result, request_hash
@@ -238,8 +237,13 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
         )  # fmt: skip
-        players = {pid: state_from_json(pid, r.state) for pid, r in load_players(round_row).items()}
-        everyone = all_decided(state, players)
+        # Without loading every player: is anyone still to decide on this street?
+        waiting = (
+            PlayerRound.objects.filter(round=round_row, player_id__in=state.participants, done_deciding=False)
+            .exclude(last_street=state.phase)
+            .exists()
+        )
+        everyone = not waiting
         result = DecisionResult(
             round_row.round_id,
             event.data["street"],

@@ -15,8 +15,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 
+from casino.errors import DomainError
 from games.domain.bonus_spin import Wheel, WheelSegment
 from games.domain.cards import Card
+from games.domain.house_games import WagerKind, game
 from games.domain.house_round import (
     BETTING,
     PER_SEAT_MAX,
@@ -33,12 +35,14 @@ from games.domain.house_round import (
     decide_void,
     needs_showdown,
 )
+from games.domain.paytables import pay_table
 from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
-from games.models import HouseRound, HouseTable, PlayerRound
-from games.services.store import Money, commit, iso, load_players, load_round, state_from_json
+from games.event_types import POOL_SEEDED
+from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
+from games.services.store import Money, commit, iso, load_players, load_round, state_from_json, wallets
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
-from ledger.services import balance_of, ensure_account, house_account, player_accounts
+from ledger.services import balance_of, ensure_account, house_account
 
 IDLE = "idle"
 BETWEEN = "between"
@@ -77,7 +81,43 @@ def game_number_for(table: HouseTable, now: datetime) -> str:
     return number
 
 
+class TableMisconfigured(DomainError):
+    """The table's configuration cannot run a round (pay table, wheel or limits missing)."""
+
+    code = "table_misconfigured"
+
+
+def check_table_config(table: HouseTable) -> None:
+    """Refuse a configuration a round could not settle: every offered spot is a
+    placeable wager with ``0 < min <= max``, every wager that needs a pay table has
+    an existing one, and Bonus Spin Xtreme has a wheel."""
+    definition = game(table.game)
+    if "ante" not in table.limits:
+        raise TableMisconfigured("the Ante must be offered", table=table.code)
+    for spot, limit in table.limits.items():
+        wager = definition.wager(spot)
+        if wager.kind not in (WagerKind.REQUIRED, WagerKind.OPTIONAL):
+            raise TableMisconfigured(f"{spot} is not a betting spot", table=table.code, spot=spot)
+        if not 0 < int(limit["min"]) <= int(limit["max"]):
+            raise TableMisconfigured(f"{spot} limits must satisfy 0 < min <= max", table=table.code, spot=spot)
+    needed = [w for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals == "ante")]
+    for wager in needed:
+        number = table.pay_tables.get(wager.name)
+        if number is None:
+            raise TableMisconfigured(f"no pay table chosen for {wager.name}", table=table.code, wager=wager.name)
+        pay_table(table.game, wager.name, int(number))
+    if "bonus_spin" in table.limits and not table.wheel.get("segments"):
+        raise TableMisconfigured("Bonus Spin Xtreme needs a wheel", table=table.code)
+
+
+def _priced(table: HouseTable) -> set[str]:
+    """Wagers of the table that have a pay table in force (offered spots and automatic wagers)."""
+    definition = game(table.game)
+    return {w.name for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals)}
+
+
 def _config(table: HouseTable, game_number: str) -> RoundConfig:
+    check_table_config(table)
     return RoundConfig(
         round_id=game_number,
         table_id=table.pk,
@@ -88,7 +128,7 @@ def _config(table: HouseTable, game_number: str) -> RoundConfig:
         currency=table.currency,
         currency_unit=10 ** MINOR_UNITS[table.currency],
         limits=table.limits,
-        pay_tables={w: int(n) for w, n in table.pay_tables.items()},
+        pay_tables={w: int(n) for w, n in table.pay_tables.items() if w in _priced(table)},
         wheel=table.wheel,
         progressives=table.progressives,
         betting_seconds=table.betting_seconds,
@@ -158,7 +198,7 @@ def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None
                 cause=StreamAppend(
                     f"table-{table.pk}-stax-{pool}",
                     None,
-                    [NewEvent("house_pool.seeded", {"pool": pool, "amount": int(reset), "at": iso(now)})],
+                    [NewEvent(POOL_SEEDED, {"pool": pool, "amount": int(reset), "at": iso(now)})],
                     {"actor": "dealer"},
                 ),
             )
@@ -216,7 +256,8 @@ def advance_table(
         key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
         if state.phase == BETTING:
             deck = list(shoe) if shoe is not None else shuffled_deck(rng)
-            events = decide_close_betting(state, players, now=iso(now), deck=deck)
+            seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
+            events = decide_close_betting(state, players, now=iso(now), deck=deck, seats=seats)
         else:
             events = decide_advance(state, players, now=iso(now))
         state, changed = commit(
@@ -262,6 +303,7 @@ def _showdown(
     house = house_account(table_id=table.pk, currency=currency)
     money = Money()
     settled_events = {int(e.stream): e for e in showdown.events if e.type == "house_player.settled"}
+    accounts = wallets(list(showdown.settlements), currency) if showdown.settlements else {}
     round_closed = showdown.events[-1]
     for pid, settlement in showdown.settlements.items():
         player = players[pid]
@@ -271,15 +313,16 @@ def _showdown(
         if player.call_hold_id:
             money.settle_holds.append((player.call_hold_id, player.call_amount, cause))
         shares = sum(showdown.hits.get(pool, {}).get(pid, 0) for pool in showdown.hits)
-        wallet = player_accounts(player_id=pid, currency=currency).wallet
-        rows[pid].balance_before = balance_of(account_id=wallet) + player.staked
+        wallet, balance = accounts[pid]
+        before = balance + player.staked
+        rows[pid].balance_before = before
         from_house = settlement.returned - shares
         if from_house:
             money.transfers.append((house, wallet, from_house, "payout", cause))
         for pool, hits in showdown.hits.items():
             if hits.get(pid):
                 money.transfers.append((pools[pool], wallet, hits[pid], "jackpot", cause))
-        rows[pid].balance_after = rows[pid].balance_before - player.staked + settlement.returned
+        rows[pid].balance_after = before - player.staked + settlement.returned
     for pool, amount in showdown.contributions.items():
         money.transfers.append((house, pools[pool], amount, "contribution", round_closed))
     for pool, amount in showdown.resets.items():

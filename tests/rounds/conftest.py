@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -25,6 +26,7 @@ def key(prefix: str = "k") -> str:
 
 
 WIDE = {"min": 100, "max": 1_000_000}
+TEST_WHEEL = {"name": "test-wheel", "version": "1", "segments": [{"label": "2x", "multiple": 2, "weight": 1}]}
 
 
 def make_table(
@@ -52,7 +54,7 @@ def make_table(
         currency="EUR",
         limits=limits or default_limits,
         pay_tables=pay_tables or tables,
-        wheel=wheel or {},
+        wheel=wheel if wheel is not None else (TEST_WHEEL if "bonus_spin" in (limits or default_limits) else {}),
         progressives=progressives or {},
         is_open=True,
     )
@@ -123,3 +125,71 @@ def later(tick: TableTick, seconds: float = -1) -> datetime:
     """A moment relative to the tick's deadline (default: one second before it)."""
     assert tick.deadline is not None
     return tick.deadline + timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True)
+class Played:
+    """One scripted round's outcome, read back from the player's events and the ledger."""
+
+    game_number: str
+    wagers: dict[str, tuple[int, str, int]]  # wager -> (stake, outcome, returned)
+    rounding: dict[str, str]
+    net: int
+    wallet_change: int
+    dealer_qualifies: bool | None
+
+
+def play_round(
+    game: str,
+    *,
+    hand: str,
+    dealer: str,
+    board: str,
+    wagers: dict[str, int],
+    decisions: dict[str, str] | None = None,
+    pay_tables: dict[str, int] | None = None,
+    wheel: dict[str, Any] | None = None,
+    progressives: dict[str, Any] | None = None,
+) -> Played:
+    """Play one shared-mode round with one player through the real services."""
+    from games.domain.house_games import game as game_definition
+    from games.services import make_decision, place_chip
+    from ledger.services import read_stream
+
+    definition = game_definition(game)
+    tables = {w.name: 1 for w in definition.wagers if w.needs_pay_table} | (pay_tables or {})
+    limits = {w: {"min": 1, "max": 10**9} for w in wagers}
+    if "bonus_spin" in limits:
+        limits["bonus_spin"] = {"min": 100, "max": 500}
+    table = make_table(game, limits=limits, pay_tables=tables, wheel=wheel, progressives=progressives)
+    player = make_player(table, funds=10**9)
+    before = wallet(player)
+    tick = open_round(table)
+    for name in [w.name for w in definition.wagers if w.name in wagers]:
+        place_chip(table_id=table.pk, player_id=player, spot=name, amount=wagers[name], idempotency_key=key(),
+                   now=later(tick))  # fmt: skip
+    tick = step(table, tick, shoe_cards=shoe(hand, dealer=dealer, board=board))
+    while tick.phase not in ("between", "idle"):
+        option = (decisions or {}).get(tick.phase)
+        if option:
+            make_decision(table_id=table.pk, player_id=player, option=option, idempotency_key=key(), now=later(tick))
+        tick = step(table, tick)
+    events = read_stream(stream_id=f"round-{tick.round_id}-player-{player}")
+    settled = {e.data["wager"]: e.data for e in events if e.type == "house_wager.settled"}
+    round_events = read_stream(stream_id=f"round-{tick.round_id}")
+    summary = [e.data for e in round_events if e.type == "house_round.settled"]
+    return Played(
+        game_number=tick.game_number,
+        wagers={w: (d["stake"], d["outcome"], d["returned"]) for w, d in settled.items()},
+        rounding={w: d["rounding_kept"] for w, d in settled.items()},
+        net=sum(d["returned"] - d["stake"] for d in settled.values()),
+        wallet_change=wallet(player) - before,
+        dealer_qualifies=summary[0]["dealer"]["qualifies"] if summary else None,
+    )
+
+
+def ledger_sums() -> dict[str, int]:
+    """Sum of every account balance per currency (always 0)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
+        return {c: int(s) for c, s in cursor.fetchall()}

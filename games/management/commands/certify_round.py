@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
 from games.domain.cards import Card, parse_cards
-from games.domain.house_games import WagerKind, game
+from games.domain.house_games import WagerKind, game, resolve_decisions
 from games.domain.paytables import table_numbers
 from games.models import HouseTable, PlayerRound, TableSeat
 from games.services import advance_table, join_table, make_decision, place_chip, start_table
@@ -87,6 +87,7 @@ class Command(BaseCommand):
             wager = definition.wager(name)
             if wager.kind not in (WagerKind.REQUIRED, WagerKind.OPTIONAL):
                 raise CommandError(f"{name} is not placed by hand ({wager.kind.value})")
+        resolve_decisions(definition, decisions)  # refuses unknown options and decisions after a call, up front
         pay_tables = {w.name: chosen.get(w.name, 1) for w in definition.wagers if w.needs_pay_table}
         for name, number in pay_tables.items():
             if number not in table_numbers(code, name):
