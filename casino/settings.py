@@ -296,6 +296,8 @@ CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
 CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
 # The websocket relay (one per ASGI process) polls the event store's safe global log this often.
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
+# "local": the relay hands deltas to this process's consumers directly; "layer": through the channel layer.
+CASINO_RELAY_DELIVERY = os.environ.get("CASINO_RELAY_DELIVERY", "local")
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 

@@ -19,7 +19,7 @@ from rest_framework.authtoken.models import Token
 from casino.errors import DomainError
 from games import chat, presenters
 from games.models import HouseTable
-from games.relay import chat_group, notice_group, player_table_group, relay, table_group
+from games.relay import as_message, chat_group, notice_group, player_table_group, relay, table_group
 
 # Close codes (4000-4999 are the application's).
 CLOSE_UNAUTHENTICATED = 4401
@@ -42,12 +42,6 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     }
 
 
-def as_message(kind: str, delta: dict[str, Any]) -> dict[str, Any]:
-    """A delta as the client sees it: ``type`` is the message kind, ``event`` the event type."""
-    body = {k: v for k, v in delta.items() if k != "type"}
-    return {"type": kind, "event": delta["type"], **body}
-
-
 class TableConsumer(AsyncJsonWebsocketConsumer):
     """One websocket: one player watching one table."""
 
@@ -56,6 +50,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     username: str
     last_seq: int
     groups_joined: list[str]
+    relayed: list[str]
+    relay: Any
     hide_chat: bool
     hide_chat_checked: float
 
@@ -73,12 +69,16 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         the_relay.ensure_running()
         # Join before the snapshot: a delta racing the snapshot is then either in
         # it (dropped by seq below) or delivered after it; never lost.
-        self.groups_joined = [
-            table_group(self.table_id),
-            player_table_group(self.table_id, self.player_id),
-            chat_group(self.table_id),
-            notice_group(self.player_id),
-        ]
+        self.relay = the_relay
+        relayed = [table_group(self.table_id), player_table_group(self.table_id, self.player_id)]
+        self.groups_joined = [chat_group(self.table_id), notice_group(self.player_id)]
+        if the_relay.delivers_locally:
+            self.relayed = relayed
+            for group in relayed:
+                the_relay.subscribe(group, self)
+        else:
+            self.relayed = []
+            self.groups_joined += relayed
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await the_relay.ready.wait()
@@ -88,6 +88,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         await self.send_snapshot()
 
     async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "relayed", []):
+            self.relay.unsubscribe(group, self)
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 
@@ -133,13 +135,26 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     # --- from the relay and the channel layer ---------------------------------------
 
+    async def relay_message(self, message: dict[str, Any]) -> None:
+        """Local delivery from this process's relay (same messages as the layer's)."""
+        if not hasattr(self, "last_seq"):
+            return  # subscribed, snapshot not sent yet: the snapshot will cover it
+        if message["type"] == "table.delta":
+            await self.table_delta(message)
+        else:
+            await self.player_delta(message)
+
     async def table_delta(self, message: dict[str, Any]) -> None:
         delta = message["delta"]
         seq = int(delta.get("seq", 0))
         if seq and seq <= self.last_seq:
             return  # already contained in the snapshot this client has
         self.last_seq = max(self.last_seq, seq)
-        await self.send_json(as_message("delta", delta))
+        text = message.get("text")
+        if text:
+            await self.send(text_data=text)
+        else:
+            await self.send_json(as_message("delta", delta))
 
     async def player_delta(self, message: dict[str, Any]) -> None:
         await self.send_json(as_message("private", message["delta"]))
