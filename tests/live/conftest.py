@@ -48,16 +48,19 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 
 
 
 class Worker:
-    """A real ``celery worker`` process on the test database and broker, killable."""
+    """A real ``celery worker`` process on the test database and broker, killable.
+    Besides the default queue it consumes its own (``queue``), so a test can hand
+    a task to this worker and no other (the session's worker may be running)."""
 
     def __init__(self, name: str) -> None:
+        self.queue = f"{name}-{os.getpid()}"
         env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
         self.log_path = ROOT / "var" / f"test-live-{name}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
              "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--hostname", f"{name}-{os.getpid()}@%h"],
+             "--hostname", f"{name}-{os.getpid()}@%h", "--queues", f"celery,{self.queue}"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
 

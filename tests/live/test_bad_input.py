@@ -91,8 +91,7 @@ def test_bets_outside_the_window_and_decisions_out_of_turn_are_refused(betting) 
     decision = f"/api/tables/{table.pk}/decision/"
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=timezone.now())
     # Betting open: no decision yet.
-    # (the round service answers not_in_round: participants are fixed when betting closes)
-    refused(lambda: post(client, decision, {"option": "check"}), 409, "not_in_round")
+    refused(lambda: post(client, decision, {"option": "check"}), 409, "no_decision_window")
     # Close betting by the server's clock (the deadline passed); cards are dealt.
     table.refresh_from_db()
     tick = advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline)

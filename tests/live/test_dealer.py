@@ -71,8 +71,11 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
     victim = spawn_worker("victim")
     table = fast_table("uth")
     alice = make_player(table, funds=FUNDS)
-    tick = dealer.start(table_id=table.pk)
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    assert tick.deadline is not None
     place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=200, idempotency_key=key(), now=timezone.now())
+    # The dealer's task for the deadline, handed to the victim alone.
+    advance_table_task.apply_async(args=(table.pk, tick.phase_seq), eta=tick.deadline, queue=victim.queue)
     # Hold the table row from another connection: the worker's close-betting task
     # blocks inside its transaction, and is killed right there.
     with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
@@ -108,7 +111,7 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
     # The dead worker's task, delivered again (twice) to a new worker, finds the table moved on.
     events_before = HouseRound.objects.get(pk=row.round_id).stream_version
     survivor = spawn_worker("survivor")
-    results = [advance_table_task.apply_async(args=(table.pk, tick.phase_seq)) for _ in range(2)]
+    results = [advance_table_task.apply_async(args=(table.pk, tick.phase_seq), queue=survivor.queue) for _ in range(2)]
     wait_for(
         lambda: survivor.log_path.read_bytes().count(b"games.advance") >= 4, timeout=20, what="both tasks ran"
     )  # "received" + "succeeded" per task
