@@ -156,3 +156,50 @@ def test_players_play_complete_rounds_from_the_outside(game, asgi_server, celery
             assert snapshot["type"] == "snapshot"
         # The players who decided took offered options; the others took the timeout default.
         assert any(p.decisions for p in players)
+
+
+def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
+    """``player.notice`` sent to group ``player-<id>`` from another process reaches
+    that player's socket; chat posted over the socket reaches the table (not those
+    hiding chat); a client may ask for a snapshot at any time."""
+    from channels.layers import get_channel_layer
+
+    table = fast_table("uth", betting_seconds=60)
+    alice_token, bob_token = funded_player("ws-alice"), funded_player("ws-bob")
+    alice = Token.objects.get(key=alice_token).user
+    bob = Token.objects.get(key=bob_token).user
+    from casino.models import PlayerProfile
+
+    PlayerProfile.objects.update_or_create(user=bob, defaults={"hide_chat": True})
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        async with httpx.AsyncClient(base_url=asgi_server) as http:
+            for token in (alice_token, bob_token):
+                joined = await http.post(f"/api/tables/{table.pk}/join/", headers={"Authorization": f"Token {token}"})
+                assert joined.status_code == 201
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token="
+        origin = Origin(asgi_server)
+        async with (
+            websockets.connect(url + alice_token, origin=origin) as a,
+            websockets.connect(url + bob_token, origin=origin) as b,
+        ):
+            assert json.loads(await a.recv())["type"] == "snapshot"
+            assert json.loads(await b.recv())["type"] == "snapshot"
+            layer = get_channel_layer()
+            assert layer is not None
+            await layer.group_send(f"player-{alice.pk}", {"type": "player.notice", "kind": "reality_check"})
+            await a.send(json.dumps({"type": "chat", "text": "good luck"}))
+            await a.send(json.dumps({"type": "snapshot"}))
+            await b.send(json.dumps({"type": "ping", "nonce": "n1"}))
+            got_a = [json.loads(await asyncio.wait_for(a.recv(), 10)) for _ in range(3)]
+            got_b = [json.loads(await asyncio.wait_for(b.recv(), 10))]
+            return got_a, got_b
+
+    got_a, got_b = asyncio.run(scenario())
+    kinds = {m["type"]: m for m in got_a}
+    assert kinds["notice"]["kind"] == "reality_check"
+    assert kinds["chat"]["text"] == "good luck"
+    assert kinds["chat"]["player"] == "ws-alice"
+    assert kinds["snapshot"]["table"]["me"] is None or kinds["snapshot"]["table"]["me"]["player_id"] == alice.pk
+    # Bob hides chat: the next thing he receives is his pong, not Alice's line.
+    assert got_b == [{"type": "pong", "nonce": "n1"}]
