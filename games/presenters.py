@@ -15,6 +15,7 @@ beyond the dealt cards is never stored at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from games.domain import house_round as hr
@@ -80,6 +81,8 @@ def table_view(*, table_id: int, viewer_id: int | None) -> dict[str, Any]:
         "phase": state.phase,
         "paused": state.paused,
         "deadline": state.deadline,
+        # Betting light: green until ``warning_at``, yellow until ``deadline``, then red (closed).
+        "warning_at": _warning_at(state),
         "participants": len(state.participants),
         "cards": _visible_cards(state, viewer_id),
         "wheel_spin": state.wheel_spin,
@@ -100,6 +103,12 @@ def table_view(*, table_id: int, viewer_id: int | None) -> dict[str, Any]:
             "returned": player.returned if (player.settled or player.voided) else None,
         }
     return view
+
+
+def _warning_at(state: hr.RoundState) -> str | None:
+    if state.config is None or state.phase != hr.BETTING or state.deadline is None:
+        return None
+    return (datetime.fromisoformat(state.deadline) - timedelta(seconds=state.config.warning_seconds)).isoformat()
 
 
 def _redact_dealt(data: Mapping[str, Any], viewer_id: int | None, shared: bool) -> dict[str, Any]:

@@ -941,7 +941,8 @@ def decide_repeat(
     ids = iter(hold_ids)
     needed = 0
     definition = config.definition
-    placeable = [w.name for w in definition.wagers if w.name in previous]
+    # Spots the table no longer offers are left out (the rest is placed as before).
+    placeable = [w.name for w in definition.wagers if w.name in previous and w.name in config.limits]
     for spot in placeable:
         event, capped = _chip(config, totals, spot, int(previous[spot]), next(ids), "repeat")
         capped_any |= capped

@@ -21,6 +21,7 @@ from games.services.rounds import (
     pool_account,
     resume_round,
     start_table,
+    void_overdue_rounds,
     void_round,
 )
 
@@ -41,5 +42,6 @@ __all__ = [
     "resume_round",
     "start_table",
     "undo_bet",
+    "void_overdue_rounds",
     "void_round",
 ]

@@ -22,7 +22,6 @@ from games.domain.house_round import (
     BetOutcome,
     Event,
     NotInRound,
-    PlayerState,
     RoundState,
     WrongPhase,
     decide_clear,
@@ -34,9 +33,10 @@ from games.domain.house_round import (
 )
 from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.services.rounds import TableTick, tick_of
-from games.services.store import Money, commit, iso, load_round, lock_for_share, state_from_json
-from ledger.services import balance_of, house_account, player_accounts
+from games.services.store import Money, commit, iso, load_round, state_from_json
+from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
+from ledger.services.money import account_key
 from ledger.services.postings import claim, record_result, request_hash
 
 
@@ -66,25 +66,58 @@ class DecisionResult:
     tick: TableTick | None
 
 
-def _context(table_id: int, player_id: int, now: datetime) -> tuple[HouseTable, HouseRound, RoundState, PlayerRound]:
-    table = HouseTable.objects.get(pk=table_id)
-    if not table.current_round_id:
-        raise WrongPhase("no round at this table", phase=table.phase)
-    round_row = HouseRound.objects.get(round_id=table.current_round_id)
-    lock_for_share(round_row.pk)
+def _context(table_id: int, player_id: int, now: datetime) -> tuple[HouseRound, RoundState, PlayerRound]:
+    """The table's current round (share-locked), its state and the player's row (locked)."""
+    share = " FOR SHARE OF r" if connection.vendor == "postgresql" else ""
+    found = list(
+        HouseRound.objects.raw(
+            "SELECT r.* FROM games_houseround r JOIN games_housetable t "
+            f"ON t.id = r.table_id AND t.current_round_id = r.round_id WHERE t.id = %s{share}",
+            [table_id],
+        )
+    )
+    if not found:
+        raise WrongPhase("no round at this table", table_id=table_id)
+    round_row = found[0]
     state = load_round(round_row.round_id)
     row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
     if row is None:
         row = PlayerRound(
             round=round_row,
-            table=table,
+            table_id=table_id,
             player_id=player_id,
             game_number=round_row.game_number,
             game=round_row.game,
             currency=round_row.currency,
             created_at=now,
         )
-    return table, round_row, state, row
+    return round_row, state, row
+
+
+@dataclass(frozen=True)
+class _Accounts:
+    wallet: int
+    held: int
+    house: int
+    balance: int
+
+
+def _accounts(player_id: int, table_id: int, currency: str) -> _Accounts:
+    """Wallet, held and house account ids and the wallet balance in one query
+    (opened first when missing)."""
+    keys = [
+        account_key("wallet", f"player:{player_id}", currency),
+        account_key("held", f"player:{player_id}", currency),
+        account_key("house", f"table:{table_id}", currency),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT key, id, balance FROM ledger_account WHERE key IN (%s, %s, %s)", keys)
+        found = {key: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
+    if len(found) < 3:
+        player_accounts(player_id=player_id, currency=currency)
+        house_account(table_id=table_id, currency=currency)
+        return _accounts(player_id, table_id, currency)
+    return _Accounts(found[keys[0]][0], found[keys[1]][0], found[keys[2]][0], found[keys[0]][1])
 
 
 def _replayed(key: str, command: str, request: dict[str, Any]) -> Any | None:
@@ -105,37 +138,37 @@ def _bet_command(
         first = _replayed(idempotency_key, command, {"table": table_id, "player": player_id, **request})
         if first is not None:
             return BetResult(**first)
-        table, round_row, state, row = _context(table_id, player_id, now)
+        round_row, state, row = _context(table_id, player_id, now)
         if not TableSeat.objects.filter(table_id=table_id, player_id=player_id).exists():
             raise NotSeated(table_id=table_id)
         player = state_from_json(player_id, row.state)
-        accounts = player_accounts(player_id=player_id, currency=round_row.currency)
-        balance = balance_of(account_id=accounts.wallet)
+        accounts = _accounts(player_id, table_id, round_row.currency)
+        balance = accounts.balance
         outcome: BetOutcome = decide(state, player, balance)
         if outcome.events:
             if row.pk is None:
                 row.save()
-            money = _bet_money(player, outcome.events, accounts.wallet, accounts.held, table, round_row)
+            money = _bet_money(outcome.events, accounts)
             _, changed = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
             )  # fmt: skip
+            # Only this player's holds moved: the wallet changed by the stake difference.
+            balance += player.staked - changed[player_id].staked
             player = changed[player_id]
-            balance = balance_of(account_id=accounts.wallet)
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
         _remember(idempotency_key, result)
         return result
 
 
-def _bet_money(
-    player: PlayerState, events: list[Event], wallet: int, held: int, table: HouseTable, round_row: HouseRound
-) -> Money:
+def _bet_money(events: list[Event], accounts: _Accounts) -> Money:
     money = Money()
-    house = house_account(table_id=table.pk, currency=round_row.currency)
     for event in events:
         if event.type == BET_PLACED:
             amount = int(event.data["amount"]) + sum(event.data["automatic"].values())
-            money.open_holds.append((event.data["hold_id"], wallet, held, house, amount, event))
+            money.open_holds.append(
+                (event.data["hold_id"], accounts.wallet, accounts.held, accounts.house, amount, event)
+            )
         else:
             for hold_id in event.data["hold_ids"]:
                 money.settle_holds.append((hold_id, 0, event))
@@ -220,26 +253,27 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             if tick is not None:
                 tick["deadline"] = datetime.fromisoformat(tick["deadline"]) if tick["deadline"] else None
             return DecisionResult(**first, tick=TableTick(**tick) if tick else None)
-        table, round_row, state, row = _context(table_id, player_id, now)
+        round_row, state, row = _context(table_id, player_id, now)
         if row.pk is None:
             raise NotInRound()
         player = state_from_json(player_id, row.state)
-        accounts = player_accounts(player_id=player_id, currency=round_row.currency)
-        balance = balance_of(account_id=accounts.wallet)
+        accounts = _accounts(player_id, table_id, round_row.currency)
+        balance = accounts.balance
         hold_id = _new_ids(1)[0]
         events = decide_decision(state, player, option=option, balance=balance, hold_id=hold_id, now=iso(now))
         money = Money()
         event = events[0]
         if event.data["amount"]:
-            house = house_account(table_id=table.pk, currency=round_row.currency)
-            money.open_holds.append((hold_id, accounts.wallet, accounts.held, house, event.data["amount"], event))
+            money.open_holds.append(
+                (hold_id, accounts.wallet, accounts.held, accounts.house, event.data["amount"], event)
+            )
         commit(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
         )  # fmt: skip
         # Without loading every player: is anyone still to decide on this street?
         waiting = (
-            PlayerRound.objects.filter(round=round_row, player_id__in=state.participants, done_deciding=False)
+            PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
             .exclude(last_street=state.phase)
             .exists()
         )
@@ -249,9 +283,9 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             event.data["street"],
             event.data["option"],
             event.data["amount"],
-            balance_of(account_id=accounts.wallet),
+            balance - event.data["amount"],
             everyone,
-            tick_of(table),
+            tick_of(HouseTable.objects.get(pk=table_id)),
         )
         stored = asdict(result)
         if stored["tick"] and stored["tick"]["deadline"]:

@@ -387,3 +387,19 @@ def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automat
         )  # fmt: skip
         _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
         return tick_of(table)
+
+
+def void_overdue_rounds(*, now: datetime, grace_seconds: float | None = None) -> list[TableTick]:
+    """RULES.md: a round that cannot continue (its dealer process gone past a grace
+    period) is voided automatically, players told why. Voids the round of every
+    table whose deadline passed more than ``grace_seconds`` ago (default
+    ``CASINO_DEALER_GONE_VOID_SECONDS``) while a round is in play."""
+    from django.conf import settings
+
+    grace = settings.CASINO_DEALER_GONE_VOID_SECONDS if grace_seconds is None else grace_seconds
+    cutoff = now - timedelta(seconds=grace)
+    overdue = HouseTable.objects.filter(deadline__lt=cutoff).exclude(phase__in=[IDLE, BETWEEN, PAUSED, ""])
+    ticks = []
+    for table_id in overdue.values_list("pk", flat=True):
+        ticks.append(void_round(table_id=table_id, actor="system", reason="dealer_gone", now=now, automatic=True))
+    return ticks

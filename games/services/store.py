@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from django.db import connection
 
@@ -34,6 +35,8 @@ from ledger.services import (
     NewEvent,
     StreamAppend,
     TransferSpec,
+    append_events,
+    open_hold,
     read_stream,
     settle_batch,
 )
@@ -93,15 +96,6 @@ def load_players(round_row: HouseRound) -> dict[int, PlayerRound]:
     return {row.player_id: row for row in PlayerRound.objects.filter(round=round_row)}
 
 
-def lock_for_share(round_row_id: int) -> None:
-    """Bet path: a shared lock on the round row, so the dealer's close-betting
-    update waits for bets in flight and no bet commits after it (no writer
-    contention among bettors: shared locks do not block each other)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM games_houseround WHERE id = %s FOR SHARE", [round_row_id])
-
-
 @dataclass
 class Money:
     """Ledger legs for one commit (see ``ledger.services.batch``)."""
@@ -127,8 +121,6 @@ def commit(
 ) -> tuple[RoundState, dict[int, PlayerState]]:
     """Append ``events`` to their streams with the money legs (one ``settle_batch``)
     and update the projections. Returns the new round and touched player states."""
-    from uuid import UUID
-
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}
@@ -162,6 +154,32 @@ def commit(
         new_players[pid] = player
     if not appends and money.empty():
         return new_state, new_players
+    single = len(appends) == 1 and not (money.settle_holds or money.transfers)
+    if single and len(money.open_holds) == 1:
+        # One stake: the ledger's one-statement bet path (event, hold and transfer together).
+        hold, source, escrow, destination, amount, _ = money.open_holds[0]
+        open_hold(source=source, escrow=escrow, destination=destination, amount=amount,
+                  currency=round_row.currency, idempotency_key=f"{idempotency_key}:ledger", cause=appends[0],
+                  hold_id=UUID(hold))  # fmt: skip
+    elif single and not money.open_holds:
+        append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
+                      events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
+    else:
+        _settle(round_row, appends, money, refs, idempotency_key)
+    touched = [_project_player(players[pid], player, now) for pid, player in new_players.items()]
+    _save_rows(touched)
+    if round_events:
+        _project_round(round_row, new_state, round_events, now)
+    return new_state, new_players
+
+
+def _settle(
+    round_row: HouseRound,
+    appends: list[StreamAppend],
+    money: Money,
+    refs: Mapping[int, EventRef],
+    idempotency_key: str,
+) -> None:
     settle_batch(
         idempotency_key=f"{idempotency_key}:ledger",
         currency=round_row.currency,
@@ -173,11 +191,6 @@ def commit(
         holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
         transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
     )
-    touched = [_project_player(players[pid], player, now) for pid, player in new_players.items()]
-    _save_rows(touched)
-    if round_events:
-        _project_round(round_row, new_state, round_events, now)
-    return new_state, new_players
 
 
 PROJECTED_FIELDS = [

@@ -142,6 +142,10 @@ def test_betting_window_is_closed_by_the_server_clock() -> None:
     p = make_player(table, funds=10_000)
     tick = open_round(table)
     assert tick.deadline is not None
+    from games.presenters import table_view
+
+    light = table_view(table_id=table.pk, viewer_id=p)["round"]
+    assert light["warning_at"] == (tick.deadline - timedelta(seconds=table.warning_seconds)).isoformat()
     refused("betting_closed", chip, table=table, player=p, spot="ante", amount=100, now=tick.deadline)
 
 
@@ -290,3 +294,51 @@ def test_one_decision_per_street_and_seat_limits() -> None:
     refused("table_full", join_table, table_id=seats.pk, player_id=late)
     with override_settings(CASINO_MAX_TABLES_PER_PLAYER=1):
         refused("too_many_tables", join_table, table_id=seats.pk, player_id=p)
+
+
+def test_a_retried_bet_is_not_placed_twice() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    first = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    before = snapshot()
+    again = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
+                       now=later(tick))  # fmt: skip
+    assert again == first
+    assert snapshot() == before
+    refused("idempotency_key_reused", place_chip, table_id=table.pk, player_id=p, spot="ante", amount=200,
+            idempotency_key="bet-1", now=later(tick))  # fmt: skip
+
+
+def test_a_round_whose_dealer_is_gone_is_voided_automatically() -> None:
+    from games.services import void_overdue_rounds
+    from ledger.services import read_stream
+
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=10_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    tick = step(table, tick)  # cards dealt, decision window open; then no dealer task ever comes
+    assert tick.deadline is not None
+    assert void_overdue_rounds(now=tick.deadline + timedelta(seconds=10), grace_seconds=30) == []
+    [voided] = void_overdue_rounds(now=tick.deadline + timedelta(seconds=31), grace_seconds=30)
+    assert voided.phase == "between"
+    assert wallet(p) == 10_000
+    void = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}") if e.type == "house_round.voided"]
+    assert void[0]["automatic"] is True
+    assert void[0]["reason"] == "dealer_gone"
+
+
+def test_bonus_spin_is_exactly_one_two_or_five_units() -> None:
+    table = make_table("xtreme")
+    p = make_player(table, funds=100_000)
+    tick = open_round(table)
+    chip(table, p, "ante", 100, later(tick))
+    refused("invalid_bonus_spin_wager", chip, table=table, player=p, spot="bonus_spin", amount=150, now=later(tick))
+    assert chip(table, p, "bonus_spin", 100, later(tick)).totals["bonus_spin"] == 100
+    assert chip(table, p, "bonus_spin", 100, later(tick)).totals["bonus_spin"] == 200  # 2 units
+    refused("invalid_bonus_spin_wager", chip, table=table, player=p, spot="bonus_spin", amount=200, now=later(tick))
+    assert chip(table, p, "bonus_spin", 300, later(tick)).totals["bonus_spin"] == 500  # 5 units, the maximum
+    result = chip(table, p, "ante", 100, later(tick))
+    assert result.totals["xtra_bonus"] == result.totals["ante"] == 200  # X-tra Bonus follows the Ante
