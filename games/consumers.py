@@ -36,7 +36,7 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     view = presenters.table_view(table_id=table_id, viewer_id=player_id)
     return {
         "type": "snapshot",
-        "seq": int(view.get("seq", 0)),
+        "seq": int(view["table"]["public_seq"]),
         "table": view,
         "chat": chat.recent_chat(table_id=table_id, viewer_id=player_id),
     }

@@ -154,6 +154,9 @@ def test_players_play_complete_rounds_from_the_outside(game, asgi_server, celery
             assert dealer_cards_before_reveal(player, dealer_cards) == []
             snapshot = player.messages[0]
             assert snapshot["type"] == "snapshot"
+            # The table's sequence: the snapshot's, then every delta's, one by one.
+            seqs = [m["seq"] for m in player.messages if m["type"] in ("snapshot", "delta")]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
         # The players who decided took offered options; the others took the timeout default.
         assert any(p.decisions for p in players)
 
