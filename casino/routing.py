@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from games.routing import websocket_urlpatterns as games_websocket_urlpatterns
+
+websocket_urlpatterns: list[Any] = [*games_websocket_urlpatterns]

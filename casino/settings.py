@@ -122,6 +122,8 @@ INSTALLED_APPS = [
     "ledger",
     "games",
     "compliance",
+
+    "games.live",
 ]
 
 MIDDLEWARE = [
@@ -200,6 +202,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     for _sub in ("queue", "processed"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     (VAR_DIR / "celery" / "results").mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport with atomic writes (see casino/fs_transport.py).
+    CELERY_BROKER_TRANSPORT = "casino.fs_transport:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
@@ -226,13 +230,30 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
     # Responsible gaming: reality-check reminders to players whose interval has passed.
     "reality-check": {"task": "casino.reality_check", "schedule": 60.0},
+
+    # The dealer loop's backstop: advance overdue tables, void rounds whose dealer is gone,
+    # start open tables that have no round (games.tasks.sweep_tables).
+    "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
 }
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": os.environ.get("CHANNEL_LAYER_BACKEND", "channels_redis.core.RedisChannelLayer"),
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 reads with a 5 s socket timeout by default, the same as
+            # channels_redis's 5 s blocking pop: an idle consumer then fails with
+            # "Timeout reading". The socket timeout must exceed the pop's.
+            # redis-py 8 pools also cap at 100 connections and raise when exhausted;
+            # a process with thousands of websockets needs more at once.
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "max_connections": int(os.environ.get("CHANNEL_LAYER_MAX_CONNECTIONS", "2000")),
+                    }
+                ]
+            },
         }
     }
 else:
@@ -276,6 +297,13 @@ CASINO_MAX_TABLES_PER_PLAYER = int(os.environ.get("CASINO_MAX_TABLES_PER_PLAYER"
 # whose dealer has been gone longer than the void limit is voided with refunds.
 CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", "3"))
 CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_SECONDS", "120"))
+# Table chat: at most this many messages per player per table in the window (seconds).
+CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
+CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
+# The websocket relay (one per ASGI process) polls the event store's safe global log this often.
+CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
+# "local": the relay hands deltas to this process's consumers directly; "layer": through the channel layer.
+CASINO_RELAY_DELIVERY = os.environ.get("CASINO_RELAY_DELIVERY", "local")
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

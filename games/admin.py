@@ -2,10 +2,52 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from casino.errors import DomainError
+from games import dealer
 from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
+
+
+def _each_table(
+    modeladmin: admin.ModelAdmin[HouseTable], request: HttpRequest, queryset: QuerySet[HouseTable], act: object
+) -> None:
+    for table in queryset:
+        try:
+            act(table)  # type: ignore[operator]
+            modeladmin.message_user(request, f"{table.code}: done")
+        except DomainError as exc:
+            modeladmin.message_user(request, f"{table.code}: {exc.code}: {exc.message}", level=messages.ERROR)
+
+
+@admin.action(description="Pause the current round (malfunction)")
+def pause_rounds(
+    modeladmin: admin.ModelAdmin[HouseTable], request: HttpRequest, queryset: QuerySet[HouseTable]
+) -> None:
+    actor = f"operator:{request.user.pk}"
+    reason = f"malfunction reported by operator {request.user}"
+    _each_table(
+        modeladmin, request, queryset, lambda t: dealer.operator_pause(table_id=t.pk, actor=actor, reason=reason)
+    )
+
+
+@admin.action(description="Resume the paused round")
+def resume_rounds(
+    modeladmin: admin.ModelAdmin[HouseTable], request: HttpRequest, queryset: QuerySet[HouseTable]
+) -> None:
+    actor = f"operator:{request.user.pk}"
+    _each_table(modeladmin, request, queryset, lambda t: dealer.operator_resume(table_id=t.pk, actor=actor))
+
+
+@admin.action(description="Void the current round (malfunction voids all pays and play)")
+def void_rounds(modeladmin: admin.ModelAdmin[HouseTable], request: HttpRequest, queryset: QuerySet[HouseTable]) -> None:
+    actor = f"operator:{request.user.pk}"
+    reason = f"malfunction: voided by operator {request.user}; every wager is returned"
+    _each_table(
+        modeladmin, request, queryset, lambda t: dealer.operator_void(table_id=t.pk, actor=actor, reason=reason)
+    )
 
 
 @admin.register(HouseTable)
@@ -22,6 +64,7 @@ class HouseTableAdmin(admin.ModelAdmin):
         "config_version",
         "created_at",
     ]
+    actions = [pause_rounds, resume_rounds, void_rounds]
 
 
 @admin.register(TableSeat)

@@ -1,0 +1,387 @@
+"""Live-table benchmarks (issue 6), on PostgreSQL + Redis, each in a scratch database.
+
+- ``bench live_round``: one shared-hand UTH round with N players (default
+  10,000), each with Ante (+ automatic Ante Plus) and Best Five placed through
+  ``place_chip``; ``decided`` of them (default 200) call 4x preflop through
+  ``make_decision``, the rest take the timeout defaults (check, check, fold).
+  Timed: the dealer's advance at the end of the last decision window, which
+  settles every wager and updates every balance in one transaction.
+- ``bench bets``: ``clients`` (50) concurrent HTTP clients on loopback placing
+  chips through a real uvicorn process (``workers`` processes, default 2).
+- ``bench fanout``: ``clients`` (2,000) websockets on one table of a uvicorn
+  process; time from a phase change's commit to each client receiving its
+  delta, for each Redis channel layer (``layers``).
+
+Options: ``-o players=10000 -o decided=200``, ``-o clients=50 -o seconds=10 -o
+workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.utils import timezone
+
+from casino.bench import BenchResult, Writer, benchmark
+from games.models import HouseTable, TableSeat
+from games.services import advance_table, make_decision, place_chip, start_table
+from ledger.benchmarks import scratch_database
+from ledger.services import deposit, player_accounts
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = {
+    "core": "channels_redis.core.RedisChannelLayer",
+    "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
+}
+# Fanout variants: (relay delivery, channel layer). "local" hands deltas to the
+# process's consumers directly (the layer then carries only chat and notices).
+VARIANTS = {
+    "local": ("local", LAYERS["core"]),
+    "core": ("layer", LAYERS["core"]),
+    "pubsub": ("layer", LAYERS["pubsub"]),
+}
+WIDE = {"min": 100, "max": 10_000_000}
+
+
+def _table(code: str, *, betting_seconds: int = 60) -> HouseTable:
+    return HouseTable.objects.create(
+        code=code,
+        name=f"bench {code}",
+        game="uth",
+        currency="EUR",
+        limits={"ante": WIDE, "best_five": WIDE},
+        pay_tables={"ante_plus": 1, "best_five": 1},
+        betting_seconds=betting_seconds,
+        warning_seconds=1,
+        decision_seconds=5,
+        deal_pause_seconds=1,
+        between_rounds_seconds=1,
+        is_open=True,
+    )
+
+
+def _players(table: HouseTable, count: int, funds: int = 10_000_000) -> list[int]:
+    """``count`` funded players seated at ``table`` (bulk rows, one deposit each)."""
+    users = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"bench-{uuid.uuid4().hex[:12]}") for _ in range(count)]
+    )
+    ids = [int(u.pk) for u in users]
+    for pid in ids if funds else []:
+        deposit(
+            wallet=player_accounts(player_id=pid, currency="EUR").wallet,
+            amount=funds,
+            currency="EUR",
+            external_reference=f"bench-{pid}",
+            idempotency_key=f"bench-dep-{pid}",
+            actor="bench",
+        )
+    TableSeat.objects.bulk_create([TableSeat(table=table, player_id=pid) for pid in ids])
+    return ids
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+# --- live_round ------------------------------------------------------------------------------
+
+
+@benchmark("live_round")
+def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchResult:
+    players, decided = int(players), int(decided)
+    with scratch_database():
+        table = _table("BR1", betting_seconds=3600)
+        started = time.perf_counter()
+        ids = _players(table, players)
+        out.write(f"{players} players funded and seated in {time.perf_counter() - started:.1f} s\n")
+        tick = start_table(table_id=table.pk, now=timezone.now())
+        assert tick.deadline is not None
+        at = tick.deadline - timedelta(seconds=1)
+        started = time.perf_counter()
+        for pid in ids:
+            for spot in ("ante", "best_five"):
+                place_chip(
+                    table_id=table.pk, player_id=pid, spot=spot, amount=100, idempotency_key=f"b-{pid}-{spot}", now=at
+                )
+        bet_seconds = time.perf_counter() - started
+        out.write(f"{2 * players} chips in {bet_seconds:.1f} s ({2 * players / bet_seconds:.0f}/s, in process)\n")
+        dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+        assert dealt is not None
+        assert dealt.phase == "preflop", dealt
+        tick = dealt
+        assert tick.deadline is not None
+        decide_at = tick.deadline - timedelta(seconds=1)
+        for pid in ids[:decided]:
+            make_decision(
+                table_id=table.pk,
+                player_id=pid,
+                option="call4x",
+                idempotency_key=f"d-{pid}",
+                now=decide_at,
+            )
+        steps: list[tuple[str, float]] = []
+        while tick.phase not in ("between", "idle"):
+            phase = tick.phase
+            started = time.perf_counter()
+            assert tick.deadline is not None
+            nxt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+            steps.append((phase, time.perf_counter() - started))
+            assert nxt is not None
+            tick = nxt
+        settle_seconds = steps[-1][1]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM games_playerround WHERE status = 'settled'")
+            settled = cursor.fetchone()[0]
+        assert settled == players, (settled, players)
+    rows = [[f"advance from {phase}", round(seconds, 3)] for phase, seconds in steps]
+    return BenchResult(
+        title=f"live_round: shared-hand UTH, {players} players (Ante + Best Five; {decided} call 4x, rest auto)",
+        columns=["step", "seconds"],
+        rows=rows,
+        figures={
+            "players": players,
+            "settle_seconds": round(settle_seconds, 3),
+            "players_per_s": round(players / settle_seconds, 1),
+            "decided_explicitly": decided,
+            "bet_placement_in_process_per_s": round(2 * players / bet_seconds, 1),
+        },
+        notes=["settle = the advance at the end of the last decision window (showdown, settlement, balances)"],
+    )
+
+
+# --- an ASGI server for bets and fanout ----------------------------------------------------------
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | None = None) -> Iterator[str]:
+    """A uvicorn process tree on the current (scratch) database; yields its base URL."""
+    import httpx
+
+    port = _free_port()
+    env = dict(os.environ, DATABASE_URL=_database_url(), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    if layer:
+        env["CHANNEL_LAYER_BACKEND"] = layer
+    if delivery:
+        env["CASINO_RELAY_DELIVERY"] = delivery
+    command = [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1",
+               "--port", str(port), "--lifespan", "off", "--no-access-log", "--log-level", "warning",
+               "--workers", str(workers)]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/", timeout=2)
+                break
+            except httpx.HTTPError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("uvicorn did not start") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _tokens(ids: list[int]) -> list[str]:
+    from rest_framework.authtoken.models import Token
+
+    return [Token.objects.create(user_id=pid).key for pid in ids]
+
+
+# --- bets ---------------------------------------------------------------------------------------
+
+
+async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: float) -> tuple[list[float], int]:
+    import httpx
+
+    latencies: list[float] = []
+    errors = 0
+    error_codes: dict[int, int] = {}
+    stop_at = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=len(tokens))
+
+    async def client(token: str) -> None:
+        nonlocal errors
+        headers = {"Authorization": f"Token {token}"}
+        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30, limits=limits) as http:
+            while time.perf_counter() < stop_at:
+                started = time.perf_counter()
+                response = await http.post(
+                    f"/api/tables/{table_id}/bets/chip/",
+                    json={"spot": "ante", "amount": 100},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
+                latencies.append(time.perf_counter() - started)
+                if response.status_code != 200:
+                    errors += 1
+                    error_codes[response.status_code] = error_codes.get(response.status_code, 0) + 1
+
+    await asyncio.gather(*(client(t) for t in tokens))
+    if error_codes:
+        print(f"bets: non-200 answers by status: {error_codes}", file=sys.stderr)
+    return latencies, errors
+
+
+@benchmark("bets")
+def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2) -> BenchResult:
+    clients, seconds, workers = int(clients), float(seconds), int(workers)
+    with scratch_database():
+        table = _table("BB1", betting_seconds=3600)
+        ids = _players(table, clients)
+        tokens = _tokens(ids)
+        start_table(table_id=table.pk, now=timezone.now())
+        with asgi_server(workers=workers) as base:
+            asyncio.run(_bet_clients(base, table.pk, tokens[:1], 1.0))  # warm-up
+            started = time.perf_counter()
+            latencies, errors = asyncio.run(_bet_clients(base, table.pk, tokens, seconds))
+            elapsed = time.perf_counter() - started
+    ms = [v * 1000 for v in latencies]
+    figures = {
+        "clients": clients,
+        "bets": len(ms),
+        "errors": errors,
+        "bets_per_s": round(len(ms) / elapsed, 1),
+        "p50_ms": round(statistics.median(ms), 2),
+        "p99_ms": round(_pct(ms, 0.99), 2),
+        "uvicorn_workers": workers,
+    }
+    return BenchResult(
+        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}",
+        columns=list(figures),
+        rows=[list(figures.values())],
+        figures=figures,
+    )
+
+
+# --- fanout -------------------------------------------------------------------------------------
+
+
+async def _fanout(base: str, table_id: int, tokens: list[str], changes: int, out: Writer) -> list[float]:
+    import websockets
+    from websockets.typing import Origin
+
+    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+    received: dict[int, list[float]] = {}
+    connected = 0
+    sockets: list[Any] = []
+    semaphore = asyncio.Semaphore(100)
+
+    async def connect(token: str) -> Any:
+        nonlocal connected
+        async with semaphore:
+            ws = await websockets.connect(url + token, origin=Origin(base), open_timeout=60, max_queue=None)
+            await ws.recv()  # the snapshot
+            connected += 1
+            return ws
+
+    sockets = list(await asyncio.gather(*(connect(t) for t in tokens)))
+    out.write(f"{connected} websockets connected\n")
+
+    async def listen(ws: Any) -> None:
+        import json
+
+        async for text in ws:
+            message = json.loads(text)
+            if message.get("type") == "delta":
+                received.setdefault(int(message["seq"]), []).append(time.time())
+
+    listeners = [asyncio.create_task(listen(ws)) for ws in sockets]
+    commits: dict[int, float] = {}
+    loop = asyncio.get_running_loop()
+    for _ in range(changes):
+        table = await loop.run_in_executor(None, lambda: HouseTable.objects.get(pk=table_id))
+        seq_before = table.public_seq
+
+        def change(table: HouseTable = table) -> float:
+            with transaction.atomic():
+                advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline or timezone.now())
+            return time.time()
+
+        committed = await loop.run_in_executor(None, change)
+        table = await loop.run_in_executor(None, lambda: HouseTable.objects.get(pk=table_id))
+        for seq in range(seq_before + 1, table.public_seq + 1):
+            commits[seq] = committed
+        await asyncio.sleep(3)
+    latencies: list[float] = []
+    for seq, at in commits.items():
+        times = received.get(seq, [])
+        out.write(f"seq {seq}: {len(times)} of {len(sockets)} clients\n")
+        latencies.extend((t - at) * 1000 for t in times)
+        latencies.extend([float("inf")] * (len(sockets) - len(times)))
+    for task in listeners:
+        task.cancel()
+    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return latencies
+
+
+@benchmark("fanout")
+def fanout(out: Writer, clients: int = 2000, changes: int = 5, layers: str = "local,core,pubsub") -> BenchResult:
+    clients, changes = int(clients), int(changes)
+    if not settings.REDIS_URL:
+        raise SystemExit("bench fanout needs REDIS_URL (the Redis channel layers are compared)")
+    rows = []
+    results: dict[str, dict[str, float]] = {}
+    with scratch_database():
+        table = _table("BF1", betting_seconds=2)
+        tokens = _tokens(_players(table, clients, funds=0))
+        for name in layers.split(","):
+            start_table(table_id=table.pk, now=timezone.now() - timedelta(seconds=60))
+            delivery, layer = VARIANTS[name]
+            with asgi_server(layer=layer, delivery=delivery) as base:
+                ms = asyncio.run(_fanout(base, table.pk, tokens, changes, out))
+            finite = [v for v in ms if v != float("inf")]
+            results[name] = {
+                "p50_ms": round(_pct(finite, 0.5), 1),
+                "p99_ms": round(_pct(ms, 0.99), 1),
+                "max_ms": round(max(ms), 1),
+                "missed": len(ms) - len(finite),
+            }
+            rows.append([name, f"{delivery}, {layer.rsplit('.', 2)[-2]}", *results[name].values()])
+    best = min(results, key=lambda n: results[n]["p99_ms"])
+    return BenchResult(
+        title=f"fanout: {clients} websockets on one table, {changes} phase changes per layer",
+        columns=["variant", "delivery, layer", "p50_ms", "p99_ms", "max_ms", "missed"],
+        rows=rows,
+        figures={
+            "clients": clients,
+            "p99_ms": results[best]["p99_ms"],
+            "layer": f"{best}: relay delivery {VARIANTS[best][0]}, {VARIANTS[best][1]}",
+            **{f"{n}_p99_ms": r["p99_ms"] for n, r in results.items()},
+        },
+        notes=["one uvicorn process; latency = client receive time - phase-change commit time (same host clock)"],
+    )

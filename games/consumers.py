@@ -1,0 +1,173 @@
+"""``ws/tables/<id>/``: the table's realtime feed for one player (protocol: docs/websocket.md).
+
+Thin: authenticate, join the groups, send the snapshot from the same redacting
+presenter as the REST API (``games.presenters.table_view``), then forward what
+the relay and the channel layer deliver. No game rule lives here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.contrib.auth.models import AnonymousUser
+from rest_framework.authtoken.models import Token
+
+from casino.errors import DomainError
+from games import chat, presenters
+from games.models import HouseTable
+from games.relay import as_message, chat_group, notice_group, player_table_group, relay, table_group
+
+# Close codes (4000-4999 are the application's).
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_TABLE_NOT_FOUND = 4404
+CHAT_SETTING_REFRESH_SECONDS = 5.0
+
+
+def _user_from_token(key: str) -> Any:
+    token = Token.objects.select_related("user").filter(key=key).first()
+    return token.user if token and token.user.is_active else None
+
+
+def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
+    view = presenters.table_view(table_id=table_id, viewer_id=player_id)
+    return {
+        "type": "snapshot",
+        "seq": int(view["table"]["public_seq"]),
+        "table": view,
+        "chat": chat.recent_chat(table_id=table_id, viewer_id=player_id),
+    }
+
+
+class TableConsumer(AsyncJsonWebsocketConsumer):
+    """One websocket: one player watching one table."""
+
+    table_id: int
+    player_id: int
+    username: str
+    last_seq: int
+    groups_joined: list[str]
+    relayed: list[str]
+    relay: Any
+    hide_chat: bool
+    hide_chat_checked: float
+
+    async def connect(self) -> None:
+        user = await self._authenticate()
+        if user is None:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.player_id, self.username = int(user.pk), user.get_username()
+        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        if not await database_sync_to_async(HouseTable.objects.filter(pk=self.table_id).exists)():
+            await self.close(code=CLOSE_TABLE_NOT_FOUND)
+            return
+        the_relay = relay()
+        the_relay.ensure_running()
+        # Join before the snapshot: a delta racing the snapshot is then either in
+        # it (dropped by seq below) or delivered after it; never lost.
+        self.relay = the_relay
+        relayed = [table_group(self.table_id), player_table_group(self.table_id, self.player_id)]
+        self.groups_joined = [chat_group(self.table_id), notice_group(self.player_id)]
+        if the_relay.delivers_locally:
+            self.relayed = relayed
+            for group in relayed:
+                the_relay.subscribe(group, self)
+        else:
+            self.relayed = []
+            self.groups_joined += relayed
+        for group in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        await the_relay.ready.wait()
+        await self.accept()
+        self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
+        self.hide_chat_checked = time.monotonic()
+        await self.send_snapshot()
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "relayed", []):
+            self.relay.unsubscribe(group, self)
+        for group in getattr(self, "groups_joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def _authenticate(self) -> Any:
+        query = parse_qs((self.scope.get("query_string") or b"").decode())
+        if query.get("token"):
+            return await database_sync_to_async(_user_from_token)(query["token"][0])
+        user = self.scope.get("user")
+        if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+            return None
+        return user
+
+    async def send_snapshot(self) -> None:
+        snapshot = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)
+        self.last_seq = snapshot["seq"]
+        await self.send_json(snapshot)
+
+    # --- from the client -------------------------------------------------------
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "snapshot":
+            await self.send_snapshot()
+        elif kind == "chat":
+            try:
+                line = await database_sync_to_async(chat.post_chat)(
+                    table_id=self.table_id, player_id=self.player_id, username=self.username, text=content.get("text")
+                )
+            except DomainError as exc:
+                await self.send_json({"type": "error", "request": "chat", **exc.as_dict()})
+                return
+            await self.channel_layer.group_send(chat_group(self.table_id), {"type": "chat.message", "line": line})
+        elif kind == "ping":
+            await self.send_json({"type": "pong", "nonce": content.get("nonce")})
+        else:
+            await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
+
+    async def decode_json(self, text_data: str) -> Any:
+        try:
+            return await super().decode_json(text_data)
+        except ValueError:
+            return {"type": "malformed"}
+
+    # --- from the relay and the channel layer ---------------------------------------
+
+    async def relay_message(self, message: dict[str, Any]) -> None:
+        """Local delivery from this process's relay (same messages as the layer's)."""
+        if not hasattr(self, "last_seq"):
+            return  # subscribed, snapshot not sent yet: the snapshot will cover it
+        if message["type"] == "table.delta":
+            await self.table_delta(message)
+        else:
+            await self.player_delta(message)
+
+    async def table_delta(self, message: dict[str, Any]) -> None:
+        delta = message["delta"]
+        seq = int(delta.get("seq", 0))
+        if seq and seq <= self.last_seq:
+            return  # already contained in the snapshot this client has
+        self.last_seq = max(self.last_seq, seq)
+        text = message.get("text")
+        if text:
+            await self.send(text_data=text)
+        else:
+            await self.send_json(as_message("delta", delta))
+
+    async def player_delta(self, message: dict[str, Any]) -> None:
+        await self.send_json(as_message("private", message["delta"]))
+
+    async def chat_message(self, message: dict[str, Any]) -> None:
+        line = message["line"]
+        if time.monotonic() - self.hide_chat_checked > CHAT_SETTING_REFRESH_SECONDS:
+            self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
+            self.hide_chat_checked = time.monotonic()
+        if self.hide_chat and line.get("player") != self.username:
+            return
+        await self.send_json({"type": "chat", **line})
+
+    async def player_notice(self, message: dict[str, Any]) -> None:
+        """Responsible-gaming and other notices sent to group ``player-<id>``."""
+        await self.send_json({**message, "type": "notice"})

@@ -1,0 +1,167 @@
+"""The dealer loop: pacing each open table's phases (application layer glue).
+
+How a table moves (docs/live.md):
+
+- The round services (``games.services``) record every phase with an absolute
+  deadline and a phase sequence number, and return a ``TableTick``.
+- ``schedule_tick`` enqueues ``games.advance`` for that deadline
+  (``apply_async(eta=deadline)``) carrying the phase sequence it expects, and
+  only when the transaction that recorded the phase commits
+  (``transaction.on_commit``): a rolled-back phase never schedules anything.
+- ``advance`` asks the services to move the table on from exactly that
+  sequence; a stale or duplicated task finds the sequence moved and does
+  nothing (``advance_table`` returns ``None``), so redelivery is harmless.
+- ``sweep`` (Celery beat, every second or two) is the backstop when a task is
+  lost with its worker: a table overdue by more than
+  ``CASINO_SWEEP_GRACE_SECONDS`` is advanced; one overdue by more than
+  ``CASINO_DEALER_GONE_VOID_SECONDS`` (nobody dealt it for that long: no worker,
+  no beat) is voided with every wager returned and the reason recorded, then a
+  fresh round starts; an open table without a round gets one.
+- Early advance: when a player's decision completes the decision window
+  (``make_decision`` reports that everyone has decided), the API calls
+  ``advance_now`` instead of waiting for the deadline.
+- Rounds repeat while the table is open: the services open the next round
+  after the pause between rounds (a closed table stops at ``idle``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from casino.errors import DomainError
+from games import services
+from games.models import HouseTable
+
+log = logging.getLogger(__name__)
+
+DEALER_ACTOR = "dealer"
+SWEEPER_ACTOR = "dealer:sweeper"
+# Phases in which nobody deals: the table waits for an operator or for nothing.
+WAITING_PHASES = frozenset({"paused", "idle", ""})
+IDLE_PHASES = frozenset({"idle", ""})
+BETWEEN_ROUNDS = "between"
+
+
+def schedule_tick(tick: Any) -> None:
+    """Enqueue the advance of ``tick``'s table for its deadline, once the
+    current transaction commits (immediately outside one)."""
+    if tick is None or tick.deadline is None:
+        return
+    from games.tasks import advance_table_task
+
+    table_id, phase_seq, deadline = tick.table_id, tick.phase_seq, tick.deadline
+
+    def enqueue() -> None:
+        advance_table_task.apply_async(args=(table_id, phase_seq), eta=deadline)
+
+    transaction.on_commit(enqueue)
+
+
+def start(*, table_id: int, now: datetime | None = None) -> Any:
+    """Open a round at an open table (no-op result if one runs) and schedule it."""
+    with transaction.atomic():
+        tick = services.start_table(table_id=table_id, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
+
+
+def advance(*, table_id: int, expected_seq: int, now: datetime | None = None) -> Any:
+    """Move the table on from phase ``expected_seq``; ``None`` when it had already moved."""
+    with transaction.atomic():
+        tick = services.advance_table(table_id=table_id, expected_seq=expected_seq, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
+
+
+def advance_now(*, table_id: int, expected_seq: int) -> None:
+    """Early advance (everyone has decided): enqueue the advance for now, on commit."""
+    from games.tasks import advance_table_task
+
+    transaction.on_commit(lambda: advance_table_task.apply_async(args=(table_id, expected_seq)))
+
+
+def void_gone_round(*, table: HouseTable, now: datetime) -> None:
+    """Void the table's round because its dealer has been gone too long; the next
+    round follows after the pause between rounds."""
+    overdue = (now - table.deadline).total_seconds() if table.deadline else 0.0
+    reason = (
+        f"dealer_gone: the round's dealer stopped for {overdue:.0f} s "
+        f"(limit {settings.CASINO_DEALER_GONE_VOID_SECONDS:.0f} s); every wager is returned"
+    )
+    with transaction.atomic():
+        tick = services.void_round(table_id=table.pk, actor=SWEEPER_ACTOR, reason=reason, now=now, automatic=True)
+        schedule_tick(tick)
+    log.warning("table %s: round voided: %s", table.code, reason)
+
+
+def sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """The beat backstop (see module doc). Returns counts of what it did."""
+    now = now or timezone.now()
+    grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
+    gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
+    done = {"advanced": 0, "voided": 0, "started": 0}
+    # Closed tables are swept too: a round in progress finishes, then the table idles.
+    for table in HouseTable.objects.exclude(phase="paused").order_by("pk"):
+        try:
+            if table.phase in IDLE_PHASES:
+                if table.is_open:
+                    start(table_id=table.pk, now=now)
+                    done["started"] += 1
+                continue
+            if table.deadline is None or table.deadline >= now - grace:
+                continue
+            if table.deadline < now - gone and table.phase != BETWEEN_ROUNDS:
+                void_gone_round(table=table, now=now)
+                done["voided"] += 1
+            elif advance(table_id=table.pk, expected_seq=table.phase_seq, now=now) is not None:
+                done["advanced"] += 1
+        except DomainError as exc:
+            # A refused step (e.g. an operator paused the table meanwhile) is not a crash.
+            log.info("sweep: table %s: %s (%s)", table.code, exc.code, exc.message)
+    return done
+
+
+def start_open_tables(*, now: datetime | None = None) -> int:
+    """Deal at every open table that has no running round (``serve`` and worker start)."""
+    started = 0
+    idle = HouseTable.objects.filter(is_open=True, phase__in=IDLE_PHASES)
+    for table_id in idle.values_list("pk", flat=True):
+        try:
+            start(table_id=table_id, now=now)
+            started += 1
+        except DomainError as exc:
+            log.info("start_open_tables: table %s: %s", table_id, exc.code)
+    return started
+
+
+# --- operator: malfunction handling (RULES.md, "Malfunction voids all pays and play") -------
+
+
+def operator_pause(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
+    """Pause the table's round (players see ``house_round.paused`` with the reason);
+    no deadline runs while paused, so no task advances it."""
+    with transaction.atomic():
+        return services.pause_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
+
+
+def operator_resume(*, table_id: int, actor: str, now: datetime | None = None) -> Any:
+    """Resume a paused round with the time it had left, and schedule its deadline."""
+    with transaction.atomic():
+        tick = services.resume_round(table_id=table_id, actor=actor, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
+
+
+def operator_void(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
+    """Void the table's round: every wager returned, nothing paid, the reason recorded;
+    the next round follows after the pause between rounds."""
+    with transaction.atomic():
+        tick = services.void_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick

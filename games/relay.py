@@ -1,0 +1,289 @@
+"""The websocket relay: from the event store's committed global log to the table
+and player groups of this ASGI process (docs/websocket.md, "Delivery").
+
+Why a relay: the dealer runs in a Celery worker process, the websockets live in
+the ASGI processes. On the embedded default the channel layer is in memory and
+process-local, so a worker's ``group_send`` would never reach a client. Every
+fact a client needs is an event in the store, so each ASGI process tails the
+store's *safe* global log (``read_global``: never past an uncommitted
+transaction, so a late-committing event is delivered late, never skipped) and
+turns each event into redacted deltas with the ONE presenter
+(``games.presenters.public_delta`` / ``private_delta``).
+
+One relay per ASGI process, not per deployment: it works unchanged on both
+layers (in memory nothing else could reach this process's clients), it needs
+no leader election, and a process's clients never depend on another process
+being alive. Its groups are named with the process's ``RELAY_ID`` so that on
+Redis one process's relay never delivers to another process's clients (each
+would otherwise get every message once per process). The cost is one indexed
+poll of the global log per process every ``CASINO_RELAY_POLL_SECONDS``.
+
+Chat and ``player.notice`` messages are not events: they travel on the channel
+layer directly (groups ``chat-<table>`` and ``player-<id>``), which reaches every
+process on Redis and the one process of the embedded default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import uuid
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from ledger.services.events import GlobalPosition, RecordedEvent, position_of, read_cursor, read_global, safe_txid_bound
+
+log = logging.getLogger(__name__)
+
+RELAY_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+BATCH = 2000
+
+
+def table_group(table_id: int) -> str:
+    """This process's group of everyone watching a table (public deltas)."""
+    return f"live.{RELAY_ID}.t{table_id}"
+
+
+def player_table_group(table_id: int, player_id: int) -> str:
+    """This process's group of one player's connections to one table (private deltas)."""
+    return f"live.{RELAY_ID}.t{table_id}.p{player_id}"
+
+
+def chat_group(table_id: int) -> str:
+    """Deployment-wide chat group of a table (channel layer, every process)."""
+    return f"chat-{table_id}"
+
+
+def notice_group(player_id: int) -> str:
+    """Deployment-wide group for ``player.notice`` messages (e.g. reality checks)."""
+    return f"player-{player_id}"
+
+
+class RoundInfo:
+    """What the relay caches per round: its table, hand mode and the table's
+    public sequence number just before the round's first event."""
+
+    __slots__ = ("base_seq", "hand_mode", "table_id")
+
+    def __init__(self, table_id: int, hand_mode: str, base_seq: int) -> None:
+        self.table_id, self.hand_mode, self.base_seq = table_id, hand_mode, base_seq
+
+
+_rounds: dict[str, RoundInfo] = {}
+
+
+def round_info(round_id: str) -> RoundInfo | None:
+    """The round's table and base sequence. The table's ``public_seq`` counts every
+    round-stream event at the table, so an event's table sequence is the total of
+    the earlier rounds' stream versions plus its own version (gap-free, the same
+    number the snapshot's ``public_seq`` carries)."""
+    info = _rounds.get(round_id)
+    if info is None:
+        from django.db.models import Sum
+
+        from games.models import HouseRound
+
+        row = HouseRound.objects.filter(round_id=round_id).values("pk", "table_id", "hand_mode").first()
+        if row is None:
+            return None
+        earlier = HouseRound.objects.filter(table_id=row["table_id"], pk__lt=row["pk"])
+        base = earlier.aggregate(total=Sum("stream_version"))["total"] or 0
+        info = _rounds[round_id] = RoundInfo(row["table_id"], row["hand_mode"], int(base))
+        if len(_rounds) > 10_000:  # old rounds are never needed again
+            _rounds.pop(next(iter(_rounds)))
+    return info
+
+
+def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
+    """``round-<id>`` -> (id, None); ``round-<id>-player-<pid>`` -> (id, pid); else None."""
+    if not stream_id.startswith("round-"):
+        return None
+    rest = stream_id[len("round-") :]
+    round_id, sep, player = rest.rpartition("-player-")
+    if sep and player.isdigit():
+        return round_id, int(player)
+    return rest, None
+
+
+def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
+    """The (group, message) pairs one stored event turns into, already redacted
+    by the presenter (``games.presenters``)."""
+    from games import presenters
+    from games.domain import house_round as hr
+
+    parsed = parse_stream(event.stream_id)
+    if parsed is None:
+        return []
+    round_id, player_id = parsed
+    info = round_info(round_id)
+    if info is None:
+        return []
+    out: list[tuple[str, dict[str, Any]]] = []
+    context = {"table_id": info.table_id, "round_id": round_id}
+    if player_id is None:
+        public = presenters.public_delta(event)
+        if public is None:
+            return []
+        seq = info.base_seq + event.version
+        out.append((table_group(info.table_id), {"type": "table.delta", "delta": {**public, **context, "seq": seq}}))
+        if event.type == hr.CARDS_DEALT and info.hand_mode == "per_seat":
+            # Each seat's own hole cards, to that player only.
+            owners = {c["to"] for c in event.data["cards"] if str(c["to"]).startswith("player:")}
+            for owner in sorted(owners):
+                pid = int(owner.split(":", 1)[1])
+                own = presenters.public_delta(event, viewer_id=pid)
+                out.append((player_table_group(info.table_id, pid), private(own, context, pid)))
+        elif event.type == hr.WINDOW_OPENED:
+            for pid, options, balance in offers(round_id):
+                offer = {"type": "decision.offered", "data": {**event.data, "options": options, "balance": balance}}
+                out.append((player_table_group(info.table_id, pid), private(offer, context, pid)))
+        return out
+    delta = presenters.private_delta(event)
+    if delta is not None:
+        out.append((player_table_group(info.table_id, player_id), private(delta, context, player_id)))
+    return out
+
+
+def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, Any]:
+    return {"type": "player.delta", "delta": {**delta, **context, "player_id": player_id}}
+
+
+def offers(round_id: str) -> list[tuple[int, list[str], int]]:
+    """(player, options offered now, wallet balance) for every participant of the
+    round, in two queries (a decision window can have 10,000 participants)."""
+    from games.domain.house_round import offered_options
+    from games.models import PlayerRound
+    from games.services.store import load_round, state_from_json
+    from ledger.models import Account
+
+    state = load_round(round_id)
+    if state.config is None:
+        return []
+    rows = list(PlayerRound.objects.filter(round__round_id=round_id).values_list("player_id", "state"))
+    owners = [f"player:{pid}" for pid, _ in rows]
+    balances = dict(
+        Account.objects.filter(kind="wallet", currency=state.config.currency, owner__in=owners).values_list(
+            "owner", "balance"
+        )
+    )
+    result = []
+    for pid, data in rows:
+        balance = int(balances.get(f"player:{pid}", 0))
+        options = offered_options(state, state_from_json(pid, data), balance=balance)
+        if options:
+            result.append((pid, options, balance))
+    return result
+
+
+def head_position() -> GlobalPosition:
+    """The last committed position of the global log (where a fresh relay starts:
+    a connecting client gets a snapshot, history is not replayed)."""
+    with read_cursor() as cursor:
+        bound = safe_txid_bound(cursor)
+        cursor.execute("SELECT txid, id FROM ledger_event WHERE txid < %s ORDER BY txid DESC, id DESC LIMIT 1", [bound])
+        row = cursor.fetchone()
+    return GlobalPosition(int(row[0]), int(row[1])) if row else GlobalPosition()
+
+
+def next_batch(after: GlobalPosition) -> tuple[GlobalPosition, list[tuple[str, dict[str, Any]]]]:
+    """Read the next committed events after ``after`` and map them to messages."""
+    events = read_global(after=after, limit=BATCH)
+    messages: list[tuple[str, dict[str, Any]]] = []
+    for event in events:
+        messages.extend(messages_for(event))
+    return (position_of(events[-1]) if events else after), messages
+
+
+def as_message(kind: str, delta: dict[str, Any]) -> dict[str, Any]:
+    """A delta as the client sees it: ``type`` is the message kind, ``event`` the event type."""
+    body = {k: v for k, v in delta.items() if k != "type"}
+    return {"type": kind, "event": delta["type"], **body}
+
+
+def with_text(messages: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Encode each public delta's frame once, not once per client."""
+    for _, message in messages:
+        if message["type"] == "table.delta":
+            message["text"] = json.dumps(as_message("delta", message["delta"]), separators=(",", ":"))
+    return messages
+
+
+class Relay:
+    """The process's relay task; started by the first websocket connection.
+
+    Delivery (``CASINO_RELAY_DELIVERY``): ``local`` (default) hands each message
+    straight to this process's subscribed consumers; ``layer`` sends it through
+    the channel layer to the process's groups. Both are per process; ``bench
+    fanout`` compares them (local skips a Redis round trip per client)."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[None] | None = None
+        self.position: GlobalPosition | None = None
+        self.ready = asyncio.Event()
+        self.local: dict[str, set[Any]] = {}
+
+    @property
+    def delivers_locally(self) -> bool:
+        return bool(settings.CASINO_RELAY_DELIVERY == "local")
+
+    def subscribe(self, group: str, consumer: Any) -> None:
+        self.local.setdefault(group, set()).add(consumer)
+
+    def unsubscribe(self, group: str, consumer: Any) -> None:
+        members = self.local.get(group)
+        if members is not None:
+            members.discard(consumer)
+            if not members:
+                del self.local[group]
+
+    async def deliver(self, layer: Any, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send in order (per group, the order of the log)."""
+        for group, message in with_text(messages):
+            if self.delivers_locally:
+                for consumer in list(self.local.get(group, ())):
+                    await consumer.relay_message(message)
+            else:
+                await layer.group_send(group, message)
+
+    def ensure_running(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self.run())
+
+    async def run(self) -> None:
+        layer = get_channel_layer()
+        assert layer is not None, "the relay needs a channel layer"
+        if self.position is None:
+            self.position = await database_sync_to_async(head_position)()
+        self.ready.set()
+        poll = settings.CASINO_RELAY_POLL_SECONDS
+        while True:
+            try:
+                position, messages = await database_sync_to_async(next_batch)(self.position)
+                await self.deliver(layer, messages)
+                moved = position != self.position
+                self.position = position
+                if moved:
+                    continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a database hiccup must not kill realtime for good
+                log.exception("relay: poll failed; retrying")
+                await asyncio.sleep(1)
+            await asyncio.sleep(poll)
+
+
+_relays: dict[int, Relay] = {}
+
+
+def relay() -> Relay:
+    """The relay of the running event loop (one per process in practice)."""
+    loop = asyncio.get_running_loop()
+    key = id(loop)
+    if key not in _relays:
+        _relays[key] = Relay()
+    return _relays[key]

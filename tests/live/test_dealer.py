@@ -1,0 +1,175 @@
+"""The dealer loop on real Celery worker processes and PostgreSQL: rounds repeat,
+a worker killed (SIGKILL) in the middle of a phase change and a task delivered
+twice never pay twice and never leave a round stuck, a round whose dealer is
+gone too long is voided with every wager returned (ARCHITECTURE.md, "The dealer
+loop"; RULES.md, "Malfunction voids all pays and play")."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from games import dealer
+from games.models import HouseRound, HouseTable, PlayerRound
+from games.services import place_chip, start_table
+from games.tasks import advance_table_task
+from ledger.services.events import read_stream
+from ledger.services.verify import verify_ledger
+from tests.conftest import _database_url_for_subprocess
+from tests.live.conftest import fast_table, make_player, wait_for
+from tests.rounds.conftest import key, wallet
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+FUNDS = 100_000
+
+
+def player_events(round_id: str, player_id: int) -> list[str]:
+    return [e.type for e in read_stream(stream_id=f"round-{round_id}-player-{player_id}")]
+
+
+def settled_row(table: HouseTable, player_id: int) -> PlayerRound | None:
+    return PlayerRound.objects.filter(table=table, player_id=player_id, status__in=["settled", "voided"]).first()
+
+
+def assert_paid_once(row: PlayerRound, player_id: int) -> None:
+    """One settlement event for the player, and the wallet moved by exactly the round's net."""
+    types = player_events(row.round.round_id, player_id)
+    assert types.count("house_player.settled") + types.count("house_player.voided") == 1, types
+    assert wallet(player_id) == FUNDS + row.net
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def test_rounds_repeat_on_a_real_worker(spawn_worker) -> None:
+    spawn_worker("loop")
+    table = fast_table("uth")
+    alice = make_player(table, funds=FUNDS)
+    tick = dealer.start(table_id=table.pk)
+    assert tick.phase == "betting"
+    assert tick.deadline > timezone.now()
+    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=timezone.now())
+    row = wait_for(lambda: settled_row(table, alice), timeout=40, what="alice's wagers settled by the worker")
+    assert row.status == "settled"
+    assert_paid_once(row, alice)
+    # Rounds repeat while the table is open: the worker opens the next betting window.
+    wait_for(
+        lambda: (
+            HouseRound.objects.filter(table=table).count() >= 2
+            and HouseTable.objects.get(pk=table.pk).phase == "betting"
+        ),
+        timeout=20,
+        what="the next round",
+    )
+
+
+def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spawn_worker) -> None:
+    victim = spawn_worker("victim")
+    table = fast_table("uth")
+    alice = make_player(table, funds=FUNDS)
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    assert tick.deadline is not None
+    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=200, idempotency_key=key(), now=timezone.now())
+    # The dealer's task for the deadline, handed to the victim alone.
+    advance_table_task.apply_async(args=(table.pk, tick.phase_seq), eta=tick.deadline, queue=victim.queue)
+    # Hold the table row from another connection: the worker's close-betting task
+    # blocks inside its transaction, and is killed right there.
+    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
+        blocker.execute("SELECT id FROM games_housetable WHERE id = %s FOR UPDATE", [table.pk])
+
+        def worker_waiting() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query ILIKE %s AND datname = current_database()",
+                    ["%games_housetable%"],
+                )
+                return bool(cursor.fetchone()[0])
+
+        wait_for(worker_waiting, timeout=20, what="the worker blocked inside its advance")
+        victim.kill()
+        blocker.rollback()
+    time.sleep(0.5)
+    table.refresh_from_db()
+    assert (table.phase, table.phase_seq) == ("betting", tick.phase_seq), "the killed transaction left nothing"
+    # Beat's sweeper is the backstop: it advances the overdue table until the round is over.
+    grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.01)
+    for _ in range(20):
+        table.refresh_from_db()
+        if table.phase in ("between", "idle"):
+            break
+        assert table.deadline is not None
+        dealer.sweep(now=table.deadline + grace)
+    row = settled_row(table, alice)
+    assert row is not None
+    assert row.status == "settled"
+    assert_paid_once(row, alice)
+    # The dead worker's task, delivered again (twice) to a new worker, finds the table moved on.
+    events_before = HouseRound.objects.get(pk=row.round_id).stream_version
+    survivor = spawn_worker("survivor")
+    results = [advance_table_task.apply_async(args=(table.pk, tick.phase_seq), queue=survivor.queue) for _ in range(2)]
+    wait_for(
+        lambda: survivor.log_path.read_bytes().count(b"games.advance") >= 4, timeout=20, what="both tasks ran"
+    )  # "received" + "succeeded" per task
+    assert all(r.id for r in results)
+    assert HouseRound.objects.get(pk=row.round_id).stream_version == events_before
+    assert_paid_once(PlayerRound.objects.get(pk=row.pk), alice)
+
+
+def test_a_round_whose_dealer_is_gone_is_voided_with_refunds_and_a_reason() -> None:
+    table = fast_table("casino_holdem")
+    alice = make_player(table, funds=FUNDS)
+    bob = make_player(table, funds=FUNDS)
+    tick = start_table(table_id=table.pk, now=timezone.now())  # nothing scheduled: no dealer at all
+    assert tick.deadline is not None
+    for player, amount in ((alice, 300), (bob, 500)):
+        place_chip(
+            table_id=table.pk, player_id=player, spot="ante", amount=amount, idempotency_key=key(), now=timezone.now()
+        )
+    assert wallet(alice) == FUNDS - 300
+    # Within the limit the sweeper advances; past it the round cannot continue and is voided.
+    gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 1)
+    done = dealer.sweep(now=tick.deadline + gone)
+    assert done["voided"] == 1
+    assert wallet(alice) == FUNDS
+    assert wallet(bob) == FUNDS
+    round_events = read_stream(stream_id=f"round-{tick.round_id}")
+    voided = [e for e in round_events if e.type == "house_round.voided"]
+    assert len(voided) == 1
+    assert voided[0].data["automatic"] is True
+    assert voided[0].data["reason"].startswith("dealer_gone")
+    for player in (alice, bob):
+        told = [e for e in read_stream(stream_id=f"round-{tick.round_id}-player-{player}") if e.type.endswith("voided")]
+        assert len(told) == 1
+        assert told[0].data["reason"].startswith("dealer_gone")
+    # A second sweep neither voids again nor pays anything.
+    dealer.sweep(now=tick.deadline + gone)
+    assert wallet(alice) == FUNDS
+    assert wallet(bob) == FUNDS
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def test_the_sweeper_advances_an_overdue_table_but_not_one_within_grace() -> None:
+    table = fast_table("uth")
+    make_player(table, funds=FUNDS)
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    assert tick.deadline is not None
+    within = tick.deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS / 2)
+    assert dealer.sweep(now=within)["advanced"] == 0
+    assert HouseTable.objects.get(pk=table.pk).phase_seq == tick.phase_seq
+    overdue = tick.deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.5)
+    assert dealer.sweep(now=overdue)["advanced"] == 1
+    assert HouseTable.objects.get(pk=table.pk).phase_seq > tick.phase_seq
+
+
+def test_an_open_idle_table_is_started_by_the_sweeper() -> None:
+    table = fast_table("xtreme")
+    assert table.phase == "idle"
+    assert dealer.sweep()["started"] == 1
+    table.refresh_from_db()
+    assert table.phase == "betting"
+    assert table.current_round_id

@@ -1,0 +1,208 @@
+"""End to end, from the outside: a real uvicorn process (REST + websockets), a real
+Celery worker dealing, PostgreSQL and Redis. Several players play complete rounds
+of each game through the public API only, and the dealer's face-down cards never
+reach a player before they are revealed (RULES.md; issue 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from websockets.typing import Origin
+
+from games.models import HouseTable
+from ledger.services import deposit, player_accounts
+from tests.live.conftest import fast_table
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+FUNDS = 1_000_000
+SPOTS = {
+    "uth": {"ante": 100, "best_five": 100},
+    "casino_holdem": {"ante": 100, "bonus": 100},
+    "xtreme": {"ante": 100},
+}
+DEALER_REVEAL = "house_round.cards_revealed"
+
+
+def funded_player(name: str) -> str:
+    user = get_user_model().objects.create_user(username=name, password=f"{name}-pw-123456")
+    deposit(
+        wallet=player_accounts(player_id=user.pk, currency="EUR").wallet,
+        amount=FUNDS,
+        currency="EUR",
+        external_reference=f"e2e-{name}",
+        idempotency_key=f"e2e-dep-{name}",
+        actor="test",
+    )
+    return Token.objects.create(user=user).key
+
+
+class Player:
+    """One player: REST with the token, a websocket on the table, every message kept."""
+
+    def __init__(self, base: str, token: str, table_id: int, *, decides: bool) -> None:
+        self.base, self.token, self.table_id, self.decides = base, token, table_id, decides
+        self.http = httpx.AsyncClient(base_url=base, headers={"Authorization": f"Token {token}"}, timeout=10)
+        self.messages: list[dict[str, Any]] = []
+        self.texts: list[str] = []
+        self.bet_round: str | None = None
+        self.settled: dict[str, Any] | None = None
+        self.decisions: list[str] = []
+        self.last_seq = 0
+
+    async def post(self, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
+        return await self.http.post(f"/api/tables/{self.table_id}/{path}", json=body or {}, headers=headers)
+
+    async def play_one_round(self, game: str) -> None:
+        assert (await self.http.post(f"/api/tables/{self.table_id}/join/")).status_code == 201
+        ws_url = self.base.replace("http://", "ws://") + f"/ws/tables/{self.table_id}/?token={self.token}"
+        async with websockets.connect(ws_url, open_timeout=20, origin=Origin(self.base)) as ws:
+            while self.settled is None:
+                text = await asyncio.wait_for(ws.recv(), timeout=60)
+                message = json.loads(text)
+                self.texts.append(str(text))
+                self.messages.append(message)
+                await self.react(ws, message, game)
+
+    async def react(self, ws: Any, message: dict[str, Any], game: str) -> None:
+        kind, event = message["type"], message.get("event")
+        if kind in ("delta", "snapshot"):
+            if kind == "delta" and self.last_seq and message["seq"] != self.last_seq + 1:
+                await ws.send(json.dumps({"type": "snapshot"}))  # a gap: ask for a snapshot
+            self.last_seq = message["seq"]
+        round_id = None
+        if kind == "snapshot" and message["table"]["table"]["phase"] == "betting":
+            round_id = message["table"]["round"]["round_id"]
+        elif kind == "delta" and event == "house_round.opened":
+            round_id = message["round_id"]
+        if round_id and self.bet_round is None:
+            for spot, amount in SPOTS[game].items():
+                response = await self.post("bets/chip/", {"spot": spot, "amount": amount})
+                if response.status_code != 200:
+                    assert response.json()["error"]["code"] == "betting_closed", response.text
+                    return  # too late for this round: play the next one
+            self.bet_round = round_id
+        if kind != "private" or message.get("round_id") != self.bet_round:
+            return
+        if event == "decision.offered" and self.decides:
+            option = message["data"]["options"][0]
+            response = await self.post("decision/", {"option": option})
+            assert response.status_code == 200, response.text
+            self.decisions.append(option)
+        elif event == "house_player.settled":
+            self.settled = message
+
+
+async def play(base: str, table: HouseTable, tokens: list[str]) -> list[Player]:
+    players = [Player(base, token, table.pk, decides=i % 2 == 0) for i, token in enumerate(tokens)]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(p.play_one_round(table.game) for p in players)), timeout=120)
+    finally:
+        for p in players:
+            await p.http.aclose()
+    return players
+
+
+def dealer_cards_before_reveal(player: Player, dealer_cards: list[str]) -> list[str]:
+    """Every websocket text received before the dealer's reveal that names a dealer card."""
+    leaks: list[str] = []
+    for text, message in zip(player.texts, player.messages, strict=True):
+        reveal = message.get("type") == "delta" and message.get("event") == DEALER_REVEAL
+        if reveal and any(c.get("to") == "dealer" for c in message["data"].get("cards", [])):
+            break
+        leaks.extend(f"{card} in {text[:200]}" for card in dealer_cards if f'"{card}"' in text)
+    return leaks
+
+
+@pytest.mark.parametrize("game", ["uth", "casino_holdem", "xtreme"])
+def test_players_play_complete_rounds_from_the_outside(game, asgi_server, celery_worker_process) -> None:
+    from games import dealer
+
+    table = fast_table(game, betting_seconds=4, warning_seconds=1, decision_seconds=2)
+    tokens = [funded_player(f"{game}-p{i}") for i in range(3)]
+    dealer.start(table_id=table.pk)
+    players = asyncio.run(play(asgi_server, table, tokens))
+    with httpx.Client(base_url=asgi_server, timeout=10) as client:
+        for player in players:
+            auth = {"Authorization": f"Token {player.token}"}
+            settled = player.settled
+            assert settled is not None
+            assert settled["round_id"] == player.bet_round
+            history = client.get("/api/history/", headers=auth).json()
+            row = next(r for r in history["results"] if r["game_number"] == player.bet_round)
+            assert row["staked"] >= sum(SPOTS[game].values())
+            recall = client.get(f"/api/history/games/{row['game_number']}/", headers=auth)
+            assert recall.status_code == 200, recall.text
+            recall_body = recall.json()
+            assert recall_body["player"]["net"] == row["net"]
+            assert {w["wager"] for w in recall_body["player"]["wagers"]} >= set(SPOTS[game])
+            assert len(recall_body["pay_tables"]) >= 1
+            wallet = client.get("/api/wallet/", headers=auth).json()
+            # Only this round was played: the wallet moved by exactly its net.
+            assert wallet["balance"] == FUNDS + row["net"]
+            assert wallet["in_play"] == 0
+            dealer_cards = [c for c in recall_body["cards"]["dealer"] if c]
+            assert len(dealer_cards) == 2
+            assert dealer_cards_before_reveal(player, dealer_cards) == []
+            snapshot = player.messages[0]
+            assert snapshot["type"] == "snapshot"
+            # The table's sequence: the snapshot's, then every delta's, one by one.
+            seqs = [m["seq"] for m in player.messages if m["type"] in ("snapshot", "delta")]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+        # The players who decided took offered options; the others took the timeout default.
+        assert any(p.decisions for p in players)
+
+
+def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
+    """``player.notice`` sent to group ``player-<id>`` from another process reaches
+    that player's socket; chat posted over the socket reaches the table (not those
+    hiding chat); a client may ask for a snapshot at any time."""
+    from channels.layers import get_channel_layer
+
+    table = fast_table("uth", betting_seconds=60)
+    alice_token, bob_token = funded_player("ws-alice"), funded_player("ws-bob")
+    alice = Token.objects.get(key=alice_token).user
+    bob = Token.objects.get(key=bob_token).user
+    from casino.models import PlayerProfile
+
+    PlayerProfile.objects.update_or_create(user=bob, defaults={"hide_chat": True})
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        async with httpx.AsyncClient(base_url=asgi_server) as http:
+            for token in (alice_token, bob_token):
+                joined = await http.post(f"/api/tables/{table.pk}/join/", headers={"Authorization": f"Token {token}"})
+                assert joined.status_code == 201
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token="
+        origin = Origin(asgi_server)
+        async with (
+            websockets.connect(url + alice_token, origin=origin) as a,
+            websockets.connect(url + bob_token, origin=origin) as b,
+        ):
+            assert json.loads(await a.recv())["type"] == "snapshot"
+            assert json.loads(await b.recv())["type"] == "snapshot"
+            layer = get_channel_layer()
+            assert layer is not None
+            await layer.group_send(f"player-{alice.pk}", {"type": "player.notice", "kind": "reality_check"})
+            await a.send(json.dumps({"type": "chat", "text": "good luck"}))
+            await a.send(json.dumps({"type": "snapshot"}))
+            await b.send(json.dumps({"type": "ping", "nonce": "n1"}))
+            got_a = [json.loads(await asyncio.wait_for(a.recv(), 10)) for _ in range(3)]
+            got_b = [json.loads(await asyncio.wait_for(b.recv(), 10))]
+            return got_a, got_b
+
+    got_a, got_b = asyncio.run(scenario())
+    kinds = {m["type"]: m for m in got_a}
+    assert kinds["notice"]["kind"] == "reality_check"
+    assert kinds["chat"]["text"] == "good luck"
+    assert kinds["chat"]["player"] == "ws-alice"
+    assert kinds["snapshot"]["table"]["me"] is None or kinds["snapshot"]["table"]["me"]["player_id"] == alice.pk
+    # Bob hides chat: the next thing he receives is his pong, not Alice's line.
+    assert got_b == [{"type": "pong", "nonce": "n1"}]
