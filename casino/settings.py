@@ -122,7 +122,6 @@ INSTALLED_APPS = [
     "ledger",
     "games",
     "compliance",
-
     "games.live",
 ]
 
@@ -230,7 +229,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "ledger-seal": {"task": "ledger.seal", "schedule": float(os.environ.get("CASINO_SEAL_INTERVAL", "60"))},
     # Responsible gaming: reality-check reminders to players whose interval has passed.
     "reality-check": {"task": "casino.reality_check", "schedule": 60.0},
-
     # The dealer loop's backstop: advance overdue tables, void rounds whose dealer is gone,
     # start open tables that have no round (games.tasks.sweep_tables).
     "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
