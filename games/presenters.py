@@ -48,25 +48,33 @@ def _visible_cards(state: hr.RoundState, viewer_id: int | None) -> dict[str, Any
     return view
 
 
+def table_summary(table: HouseTable) -> dict[str, Any]:
+    """The table's public configuration and phase (lobby rows and the table view)."""
+    return {
+        "id": table.pk,
+        "code": table.code,
+        "name": table.name,
+        "game": table.game,
+        "hand_mode": table.hand_mode,
+        "currency": table.currency,
+        "limits": table.limits,
+        "pay_tables": table.pay_tables,
+        "is_open": table.is_open,
+        "phase": table.phase,
+        "phase_seq": table.phase_seq,
+        "deadline": table.deadline.isoformat() if table.deadline else None,
+        "public_seq": table.public_seq,
+        "betting_seconds": table.betting_seconds,
+        "warning_seconds": table.warning_seconds,
+        "decision_seconds": table.decision_seconds,
+    }
+
+
 def table_view(*, table_id: int, viewer_id: int | None) -> dict[str, Any]:
     """Public state of the table and its current round, plus ``viewer_id``'s own state."""
     table = HouseTable.objects.get(pk=table_id)
     view: dict[str, Any] = {
-        "table": {
-            "id": table.pk,
-            "code": table.code,
-            "name": table.name,
-            "game": table.game,
-            "hand_mode": table.hand_mode,
-            "currency": table.currency,
-            "limits": table.limits,
-            "pay_tables": table.pay_tables,
-            "is_open": table.is_open,
-            "phase": table.phase,
-            "phase_seq": table.phase_seq,
-            "deadline": table.deadline.isoformat() if table.deadline else None,
-            "public_seq": table.public_seq,
-        },
+        "table": table_summary(table),
         "round": None,
         "me": None,
     }

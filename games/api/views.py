@@ -71,24 +71,11 @@ def traffic_light(table: HouseTable, now: datetime) -> str:
 
 
 def table_summary(table: HouseTable, now: datetime) -> dict[str, Any]:
+    """A lobby row: the presenter's table summary with the light by the server clock."""
     return {
-        "id": table.pk,
-        "code": table.code,
-        "name": table.name,
-        "game": table.game,
-        "hand_mode": table.hand_mode,
-        "currency": table.currency,
-        "limits": table.limits,
-        "pay_tables": table.pay_tables,
-        "is_open": table.is_open,
-        "phase": table.phase,
-        "phase_seq": table.phase_seq,
-        "deadline": table.deadline.isoformat() if table.deadline else None,
+        **presenters.table_summary(table),
         "traffic_light": traffic_light(table, now),
         "server_time": now.isoformat(),
-        "betting_seconds": table.betting_seconds,
-        "warning_seconds": table.warning_seconds,
-        "decision_seconds": table.decision_seconds,
     }
 
 
