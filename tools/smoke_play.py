@@ -44,7 +44,7 @@ def call(base: str, method: str, path: str, token: str | None = None, body: Any 
 
 def play(base: str, timeout: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
-    status, login = call(base, "POST", "/api/auth/token/", body=dict(zip(("username", "password"), DEMO_USER)))
+    status, login = call(base, "POST", "/api/auth/token/", body={"username": DEMO_USER[0], "password": DEMO_USER[1]})
     if status != 200:
         raise SmokeFailure(f"login failed: {status} {login}")
     token = login["token"]
@@ -63,7 +63,7 @@ def play(base: str, timeout: float) -> dict[str, Any]:
             raise SmokeFailure("no betting window accepted the Ante in time")
         status, view = call(base, "GET", f"/api/tables/{table['id']}/", token)
         if status == 200 and view.get("traffic_light") in ("green", "yellow"):
-            status, bet = call(
+            status, _ = call(
                 base, "POST", f"/api/tables/{table['id']}/bets/chip/", token, {"spot": "ante", "amount": ante}
             )
             if status == 200:
