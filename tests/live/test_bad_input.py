@@ -90,6 +90,12 @@ def test_bets_outside_the_window_and_decisions_out_of_turn_are_refused(betting) 
     table, player, client = betting
     decision = f"/api/tables/{table.pk}/decision/"
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=timezone.now())
+    # A second player who will not decide keeps the preflop window open after the
+    # first one calls (everyone having decided would let the dealer move on at once).
+    undecided = make_player(table)
+    place_chip(
+        table_id=table.pk, player_id=undecided, spot="ante", amount=100, idempotency_key=key(), now=timezone.now()
+    )
     # Betting open: no decision yet.
     refused(lambda: post(client, decision, {"option": "check"}), 409, "no_decision_window")
     # Close betting by the server's clock (the deadline passed); cards are dealt.
