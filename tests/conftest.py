@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from casino.processes import database_url_of, free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -53,19 +55,7 @@ _flush_past_ledger_triggers()
 
 def _database_url_for_subprocess() -> str:
     """The URL of the database the tests use (the test database, once created)."""
-    db = settings.DATABASES["default"]
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return database_url_of(settings.DATABASES["default"])
 
 
 @pytest.fixture(scope="session")
@@ -76,7 +66,7 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
     """
     import httpx
 
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
     log = open(ROOT / "var" / "test-asgi.log", "wb")  # noqa: SIM115 (closed at teardown)
     process = subprocess.Popen(

@@ -37,6 +37,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
+from casino.processes import database_url_of, free_port
 from games.models import HouseTable, TableSeat
 from games.services import advance_table, make_decision, place_chip, start_table
 from ledger.benchmarks import scratch_database
@@ -167,27 +168,15 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
 # --- an ASGI server for bets and fanout ----------------------------------------------------------
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | None = None) -> Iterator[str]:
     """A uvicorn process tree on the current (scratch) database; yields its base URL."""
     import httpx
 
-    port = _free_port()
-    env = dict(os.environ, DATABASE_URL=_database_url(), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+    port = free_port()
+    env = dict(
+        os.environ, DATABASE_URL=database_url_of(connection.settings_dict), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING"
+    )
     if layer:
         env["CHANNEL_LAYER_BACKEND"] = layer
     if delivery:
