@@ -198,7 +198,7 @@ CELERY_RESULT_BACKEND = (
 )
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery" / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     (VAR_DIR / "celery" / "results").mkdir(parents=True, exist_ok=True)
     # kombu's filesystem transport with atomic writes (see casino/fs_transport.py).
@@ -207,6 +207,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        # kombu's default is ``control/`` in the working directory.
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
