@@ -9,7 +9,9 @@ round, not once per player. SQLite: the same steps with ``executemany``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +28,7 @@ from ledger.services.events import (
     check_metadata,
     now,
     prepare,
+    recorded_json_of,
     sqlite_txid,
     validate_stream_id,
 )
@@ -41,6 +44,7 @@ from ledger.services.postings import (
     record_result,
     request_hash,
     statement_rows,
+    text_array,
     uuid_param,
 )
 
@@ -91,6 +95,26 @@ class BatchResult:
     last_event_id: int
 
 
+def _plain(data: Any) -> Any:
+    return data if type(data) is dict else dict(data)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a batch allocates hundreds of
+    thousands of short-lived, acyclic objects, and the collections they
+    trigger cost a quarter of a 10,000-player settlement. Reference
+    counting still frees everything; the collector resumes afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def settle_batch(
     *,
     idempotency_key: str,
@@ -103,6 +127,26 @@ def settle_batch(
     """Append every stream's events, resolve the holds, make the transfers and
     update balances and statements, all or nothing, in the caller's
     transaction. Same errors as the single commands."""
+    with _gc_paused():
+        return _settle_batch(
+            idempotency_key=idempotency_key,
+            currency=currency,
+            appends=appends,
+            holds=holds,
+            open_holds=open_holds,
+            transfers=transfers,
+        )
+
+
+def _settle_batch(
+    *,
+    idempotency_key: str,
+    currency: str,
+    appends: Sequence[StreamAppend],
+    holds: Sequence[HoldSettlement],
+    open_holds: Sequence[HoldOpening],
+    transfers: Sequence[TransferSpec],
+) -> BatchResult:
     check_currency(currency)
     for spec in transfers:
         check_amount(spec.amount)
@@ -120,7 +164,7 @@ def settle_batch(
             [
                 a.stream_id,
                 a.expected_version,
-                [[e.type, e.schema_version, dict(e.data)] for e in a.events],
+                [[e.type, e.schema_version, _plain(e.data)] for e in a.events],
                 dict(a.metadata),
             ]
             for a in appends
@@ -182,6 +226,7 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
             return check_metadata(metadata)
 
     heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    recorded = recorded_json_of(at)
     prepared: list[PreparedEvent] = []
     for append in appends:
         version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
@@ -199,6 +244,7 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
             events=append.events,
             metadata_json=metadata_json(append.metadata),
             at=at,
+            recorded_json=recorded,
         )
     return prepared
 
@@ -231,8 +277,15 @@ def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
     """``count`` fresh ids for ``table`` (PostgreSQL: from its sequence;
     SQLite: above the maximum, safe with its single writer)."""
     if connection.vendor == "postgresql":
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
-        return [int(row[0]) for row in cursor.fetchall()]
+        # One text value, not one row per id: fetching 20,000 rows costs more
+        # than drawing the 20,000 values. The sequence goes in as a constant
+        # (a looked-up one makes each nextval ten times slower).
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+        sequence = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT string_agg(nextval(%s::regclass)::text, ',') FROM generate_series(1, %s)", [sequence, count]
+        )
+        return [int(i) for i in cursor.fetchone()[0].split(",")]
     cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
     start = int(cursor.fetchone()[0]) + 1
     return list(range(start, start + count))
@@ -294,19 +347,20 @@ def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]
     cursor.execute(
         "UPDATE ledger_hold h SET status = CASE WHEN v.amount > 0 THEN 'posted' ELSE 'voided' END, "
         "posted_amount = v.amount, resolved_event_id = v.event_id "
-        "FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS v(id, amount, event_id) "
+        "FROM unnest(%s::text::uuid[], %s::text::bigint[], %s::text::bigint[]) AS v(id, amount, event_id) "
         "WHERE h.id = v.id AND h.status = 'pending' AND h.amount >= v.amount "
-        "RETURNING h.id, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
-        [[str(h[0]) for h in holds], [h[1] for h in holds], [h[2] for h in holds]],
+        "RETURNING h.id::text, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
+        [text_array(str(h[0]) for h in holds), text_array(h[1] for h in holds), text_array(h[2] for h in holds)],
     )
     rows = cursor.fetchall()
+    by_text = {str(h[0]): h[0] for h in holds}
     if len(rows) != len(holds):
-        done = {UUID(str(row[0])) for row in rows}
+        done = {by_text[row[0]] for row in rows}
         missing = next(h for h in holds if h[0] not in done)
         resolve_hold(cursor, hold_id=missing[0], post_amount=missing[1], event_id=missing[2])  # raises the reason
     legs = []
-    for hold_id, source, escrow, destination, amount, currency, post, event_id in rows:
-        hold = UUID(str(hold_id))
+    for hold_text, source, escrow, destination, amount, currency, post, event_id in rows:
+        hold = by_text[hold_text]
         if post:
             legs.append(Leg(escrow, destination, post, currency, "post", event_id, hold))
         if amount - post:

@@ -68,6 +68,12 @@ def uuid_param(value: UUID) -> str:
     return str(value) if connection.vendor == "postgresql" else value.hex
 
 
+def text_array(values: Iterable[Any]) -> str:
+    """A PostgreSQL array literal of ints or uuids (cast ``%s::text::bigint[]``):
+    psycopg dumps a Python list element by element in Python, ten times slower."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
 def check_amount(amount: Any, *, allow_zero: bool = False) -> int:
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0 or (amount == 0 and not allow_zero):
         raise InvalidAmount(f"amount must be a positive integer in minor units, got {amount!r}", amount=repr(amount))
@@ -153,10 +159,10 @@ def apply_deltas(cursor: Any, deltas: Mapping[int, int], currency: str) -> dict[
     if connection.vendor == "postgresql":
         cursor.execute(
             "UPDATE ledger_account a SET balance = a.balance + v.delta "
-            "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, delta) "
+            "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
             "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
             "RETURNING a.id, a.balance",
-            [ids, [deltas[i] for i in ids], currency],
+            [text_array(ids), text_array(deltas[i] for i in ids), currency],
         )
         balances = {int(row[0]): int(row[1]) for row in cursor.fetchall()}
     else:
