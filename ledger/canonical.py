@@ -41,9 +41,10 @@ _ENCODE = json.JSONEncoder(
 # The same encoder's C core, called directly: ``JSONEncoder.encode`` rebuilds
 # it on every call, which costs as much as encoding a small event's data.
 # (No cycle check: a cycle is a ``RecursionError``, refused below.)
+_C_MAKE_ENCODER = getattr(json_encoder, "c_make_encoder", None)
 _C_ENCODE = (
-    json_encoder.c_make_encoder(None, _not_json, json_encoder.encode_basestring, None, ":", ",", True, False, False)
-    if json_encoder.c_make_encoder is not None
+    _C_MAKE_ENCODER(None, _not_json, json_encoder.encode_basestring, None, ":", ",", True, False, False)
+    if _C_MAKE_ENCODER is not None
     else None
 )
 
