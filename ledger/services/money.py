@@ -40,6 +40,7 @@ from ledger.models import MAY_GO_NEGATIVE, AccountKind
 from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
+    allow_explicit_prepare,
     apply_deltas,
     bulk_cursor,
     cause_event,
@@ -357,6 +358,7 @@ def _open_hold_autocommit(leg: Leg, destination: int, cause: Cause, key: str, di
     """The bet as one autocommitted statement: it commits whole or, refused,
     raises in the database and leaves nothing behind; the reason is then read."""
     connection.ensure_connection()
+    allow_explicit_prepare(connection.connection)
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         events, params = _open_hold_params(cursor, leg, destination, cause, key, digest, at)
         try:
