@@ -202,7 +202,9 @@ def open_hold(
     """Hold ``amount`` of ``source`` (e.g. a stake: wallet -> the player's held
     account): the money moves into ``escrow`` now, and a later ``post_hold``
     sends it on to ``destination`` or ``void_hold`` returns it. Refused with
-    ``InsufficientFunds`` if ``source`` may not go negative and lacks it."""
+    ``InsufficientFunds`` if ``source`` may not go negative and lacks it.
+    Outside any transaction (PostgreSQL) the bet is one autocommitted
+    statement: it commits whole, or raises and leaves nothing."""
     check_amount(amount)
     check_currency(currency)
     if len({source, escrow, destination}) < 2 or source == escrow or escrow == destination:
