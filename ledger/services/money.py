@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -231,7 +231,7 @@ def open_hold(
         if first is not None:
             return opened_hold(cursor, UUID(first["hold_id"]))
         event_id, _ = cause_event(cursor, cause)
-        leg = replace(leg, event_id=event_id)
+        leg = leg._replace(event_id=event_id)
         balances = apply_deltas(cursor, net_deltas([leg]), currency)
         # The destination is checked by the insert itself (exists, same
         # currency) without locking its row: no hot house row on the bet path.
