@@ -182,9 +182,10 @@ def _settle_batch(
         )
         if first is not None:
             return BatchResult(**first)
-        prepared = _prepare_appends(cursor, appends, at)
-        event_ids = _insert_events(cursor, prepared)
-        by_ref = {(p.stream_id, p.version): event_id for p, event_id in zip(prepared, event_ids, strict=True)}
+        planned = _plan_appends(cursor, appends)
+        refs = [(a.stream_id, start + i) for a, start, _ in planned for i in range(len(a.events))]
+        event_ids = _reserve_ids(cursor, "ledger_event", len(refs)) if refs else []
+        by_ref = dict(zip(refs, event_ids, strict=True))
 
         def event_of(ref: EventRef) -> int:
             try:
@@ -192,7 +193,14 @@ def _settle_batch(
             except KeyError:
                 raise InvalidEvent(f"{ref} is not appended by this batch", stream_id=ref.stream_id) from None
 
-        legs = _resolve_holds(cursor, [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds])
+        resolutions = [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds]
+        with _overlapped(cursor):
+            # PostgreSQL: the holds' UPDATE runs on the server while Python
+            # hashes the events (two cores, not one after the other).
+            resolving = _send_hold_resolutions(cursor, resolutions)
+            prepared = _hash_appends(planned, at)
+            legs = _collect_hold_resolutions(cursor, resolutions, resolving)
+        _insert_events(cursor, prepared, event_ids)
         opened = [(h, event_of(h.cause)) for h in open_holds]
         legs += [Leg(h.source, h.escrow, h.amount, currency, "hold", event_id, h.hold_id) for h, event_id in opened]
         legs += [Leg(t.debit, t.credit, t.amount, currency, t.kind, event_of(t.cause)) for t in transfers]
@@ -207,7 +215,9 @@ def _settle_batch(
         return result
 
 
-def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime) -> list[PreparedEvent]:
+def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, int, str]]:
+    """Check every append against its stream's head: (append, first new
+    version, head hash); ``StaleStreamVersion`` when a stream moved on."""
     streams = [a.stream_id for a in appends]
     if len(set(streams)) != len(streams):
         raise InvalidEvent("a batch appends to each stream once")
@@ -215,6 +225,23 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
         validate_stream_id(append.stream_id)
         if not append.events:
             raise InvalidEvent("nothing to append", stream_id=append.stream_id)
+    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    planned = []
+    for append in appends:
+        version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
+        if append.expected_version is not None and version != append.expected_version:
+            raise StaleStreamVersion(
+                f"stream {append.stream_id!r} is at version {version}, not {append.expected_version}",
+                stream_id=append.stream_id,
+                expected_version=append.expected_version,
+                actual_version=version,
+            )
+        planned.append((append, version + 1, head_hash))
+    return planned
+
+
+def _hash_appends(planned: list[tuple[StreamAppend, int, str]], at: datetime) -> list[PreparedEvent]:
+    """Validate, encode and hash-chain the planned appends (pure computation)."""
     known: dict[Any, str] = {}
 
     def metadata_json(metadata: Any) -> str:
@@ -225,21 +252,12 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
         except TypeError:  # unhashable values: encode each time
             return check_metadata(metadata)
 
-    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
     recorded = recorded_json_of(at)
     prepared: list[PreparedEvent] = []
-    for append in appends:
-        version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
-        if append.expected_version is not None and version != append.expected_version:
-            raise StaleStreamVersion(
-                f"stream {append.stream_id!r} is at version {version}, not {append.expected_version}",
-                stream_id=append.stream_id,
-                expected_version=append.expected_version,
-                actual_version=version,
-            )
+    for append, first_version, head_hash in planned:
         prepared += prepare(
             stream_id=append.stream_id,
-            first_version=version + 1,
+            first_version=first_version,
             prev_hash=head_hash,
             events=append.events,
             metadata_json=metadata_json(append.metadata),
@@ -302,10 +320,11 @@ def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) ->
             copy.write_row(row)
 
 
-def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
+def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -> None:
+    """Write the events under their reserved ids (``StaleStreamVersion`` if
+    another writer took one of their versions meanwhile)."""
     if not prepared:
-        return []
-    ids = _reserve_ids(cursor, "ledger_event", len(prepared))
+        return
     columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
     rows = [
         (
@@ -333,10 +352,22 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
             )
     except IntegrityError as exc:
         raise StaleStreamVersion("another writer appended to a stream of this batch") from exc
-    return ids
 
 
-def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]:
+@contextmanager
+def _overlapped(cursor: Any) -> Iterator[None]:
+    """PostgreSQL: psycopg pipeline mode, so a statement sent inside runs on
+    the server while Python carries on until its rows are fetched."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.wrap_database_errors, cursor.connection.pipeline():
+        yield
+
+
+def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg] | None:
+    """Start resolving the holds: PostgreSQL sends one guarded UPDATE (rows
+    fetched by ``_collect_hold_resolutions``); SQLite resolves them here."""
     if not holds:
         return []
     if connection.vendor != "postgresql":
@@ -352,6 +383,14 @@ def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]
         "RETURNING h.id::text, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
         [text_array(str(h[0]) for h in holds), text_array(h[1] for h in holds), text_array(h[2] for h in holds)],
     )
+    return None
+
+
+def _collect_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]], sent: list[Leg] | None) -> list[Leg]:
+    """The legs that move the escrowed money of the resolved holds; raises
+    the reason (unknown, already resolved, post exceeds) if any was refused."""
+    if sent is not None:
+        return sent
     rows = cursor.fetchall()
     by_text = {str(h[0]): h[0] for h in holds}
     if len(rows) != len(holds):
