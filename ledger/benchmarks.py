@@ -79,21 +79,22 @@ def _ledger_writer(index: int, go: Any, stop_at: Any, out: Any) -> None:
     count = 0
     while time.perf_counter() < stop_at.value:
         stream = f"round-1-player-{prefix}-{count}"
-        with transaction.atomic():
-            open_hold(
-                source=accounts.wallet,
-                escrow=accounts.held,
-                destination=house,
-                amount=100,
-                currency=CURRENCY,
-                idempotency_key=f"{stream}-bet",
-                cause=StreamAppend(
-                    stream,
-                    0,
-                    [NewEvent("bench.bet_placed", {"amount": 100, "spot": "main"})],
-                    {"actor": f"player:{index}", "idempotency_key": f"{stream}-bet"},
-                ),
-            )
+        # A single-command transaction: called outside any transaction,
+        # open_hold runs as one autocommitted statement.
+        open_hold(
+            source=accounts.wallet,
+            escrow=accounts.held,
+            destination=house,
+            amount=100,
+            currency=CURRENCY,
+            idempotency_key=f"{stream}-bet",
+            cause=StreamAppend(
+                stream,
+                0,
+                [NewEvent("bench.bet_placed", {"amount": 100, "spot": "main"})],
+                {"actor": f"player:{index}", "idempotency_key": f"{stream}-bet"},
+            ),
+        )
         count += 1
     out.put(count)
     connections.close_all()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder as json_encoder
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -37,6 +38,15 @@ def _no_float(text: str) -> Any:
 _ENCODE = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_not_json
 ).encode
+# The same encoder's C core, called directly: ``JSONEncoder.encode`` rebuilds
+# it on every call, which costs as much as encoding a small event's data.
+# (No cycle check: a cycle is a ``RecursionError``, refused below.)
+_C_MAKE_ENCODER = getattr(json_encoder, "c_make_encoder", None)
+_C_ENCODE = (
+    _C_MAKE_ENCODER(None, _not_json, json_encoder.encode_basestring, None, ":", ",", True, False, False)
+    if _C_MAKE_ENCODER is not None
+    else None
+)
 
 
 def canonical_text(value: Any) -> str:
@@ -47,8 +57,8 @@ def canonical_text(value: Any) -> str:
     requires (and as they read back from the database).
     """
     try:
-        text = _ENCODE(value)
-    except (TypeError, ValueError) as exc:  # mixed key types, NaN, infinity
+        text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None and type(value) is dict else _ENCODE(value)
+    except (TypeError, ValueError, RecursionError) as exc:  # mixed key types, NaN, infinity, a cycle
         raise NotCanonical(str(exc)) from exc
     if _MAY_HOLD_FLOAT(text):  # every float's repr has a digit then "." or "e"
         json.loads(text, parse_float=_no_float)

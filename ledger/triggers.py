@@ -105,3 +105,19 @@ def statements(vendor: str, *, install: bool) -> list[str]:
 def run(cursor: Any, vendor: str, *, install: bool) -> None:
     for sql in statements(vendor, install=install):
         cursor.execute(sql)
+
+
+# SQLSTATE of a refused one-statement bet (class "LD", ledger): the client then
+# reads why (funds, account, currency, cause) and raises the domain error.
+BET_REFUSED_SQLSTATE = "LD001"
+BET_REFUSED_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION ledger_bet_refused(claimed bigint, held bigint) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF claimed = 1 AND held = 0 THEN
+        RAISE EXCEPTION 'ledger: bet refused' USING ERRCODE = '{BET_REFUSED_SQLSTATE}';
+    END IF;
+    RETURN false;
+END
+$$
+"""

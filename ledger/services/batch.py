@@ -9,7 +9,9 @@ round, not once per player. SQLite: the same steps with ``executemany``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +28,7 @@ from ledger.services.events import (
     check_metadata,
     now,
     prepare,
+    recorded_json_of,
     sqlite_txid,
     validate_stream_id,
 )
@@ -41,6 +44,7 @@ from ledger.services.postings import (
     record_result,
     request_hash,
     statement_rows,
+    text_array,
     uuid_param,
 )
 
@@ -91,6 +95,26 @@ class BatchResult:
     last_event_id: int
 
 
+def _plain(data: Any) -> Any:
+    return data if type(data) is dict else dict(data)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a batch allocates hundreds of
+    thousands of short-lived, acyclic objects, and the collections they
+    trigger cost a quarter of a 10,000-player settlement. Reference
+    counting still frees everything; the collector resumes afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def settle_batch(
     *,
     idempotency_key: str,
@@ -103,6 +127,26 @@ def settle_batch(
     """Append every stream's events, resolve the holds, make the transfers and
     update balances and statements, all or nothing, in the caller's
     transaction. Same errors as the single commands."""
+    with _gc_paused():
+        return _settle_batch(
+            idempotency_key=idempotency_key,
+            currency=currency,
+            appends=appends,
+            holds=holds,
+            open_holds=open_holds,
+            transfers=transfers,
+        )
+
+
+def _settle_batch(
+    *,
+    idempotency_key: str,
+    currency: str,
+    appends: Sequence[StreamAppend],
+    holds: Sequence[HoldSettlement],
+    open_holds: Sequence[HoldOpening],
+    transfers: Sequence[TransferSpec],
+) -> BatchResult:
     check_currency(currency)
     for spec in transfers:
         check_amount(spec.amount)
@@ -120,7 +164,7 @@ def settle_batch(
             [
                 a.stream_id,
                 a.expected_version,
-                [[e.type, e.schema_version, dict(e.data)] for e in a.events],
+                [[e.type, e.schema_version, _plain(e.data)] for e in a.events],
                 dict(a.metadata),
             ]
             for a in appends
@@ -138,9 +182,10 @@ def settle_batch(
         )
         if first is not None:
             return BatchResult(**first)
-        prepared = _prepare_appends(cursor, appends, at)
-        event_ids = _insert_events(cursor, prepared)
-        by_ref = {(p.stream_id, p.version): event_id for p, event_id in zip(prepared, event_ids, strict=True)}
+        planned = _plan_appends(cursor, appends)
+        refs = [(a.stream_id, start + i) for a, start, _ in planned for i in range(len(a.events))]
+        event_ids = _reserve_ids(cursor, "ledger_event", len(refs)) if refs else []
+        by_ref = dict(zip(refs, event_ids, strict=True))
 
         def event_of(ref: EventRef) -> int:
             try:
@@ -148,7 +193,14 @@ def settle_batch(
             except KeyError:
                 raise InvalidEvent(f"{ref} is not appended by this batch", stream_id=ref.stream_id) from None
 
-        legs = _resolve_holds(cursor, [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds])
+        resolutions = [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds]
+        with _overlapped(cursor):
+            # PostgreSQL: the holds' UPDATE runs on the server while Python
+            # hashes the events (two cores, not one after the other).
+            resolving = _send_hold_resolutions(cursor, resolutions)
+            prepared = _hash_appends(planned, at)
+            legs = _collect_hold_resolutions(cursor, resolutions, resolving)
+        _insert_events(cursor, prepared, event_ids)
         opened = [(h, event_of(h.cause)) for h in open_holds]
         legs += [Leg(h.source, h.escrow, h.amount, currency, "hold", event_id, h.hold_id) for h, event_id in opened]
         legs += [Leg(t.debit, t.credit, t.amount, currency, t.kind, event_of(t.cause)) for t in transfers]
@@ -163,7 +215,9 @@ def settle_batch(
         return result
 
 
-def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime) -> list[PreparedEvent]:
+def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, int, str]]:
+    """Check every append against its stream's head: (append, first new
+    version, head hash); ``StaleStreamVersion`` when a stream moved on."""
     streams = [a.stream_id for a in appends]
     if len(set(streams)) != len(streams):
         raise InvalidEvent("a batch appends to each stream once")
@@ -171,6 +225,23 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
         validate_stream_id(append.stream_id)
         if not append.events:
             raise InvalidEvent("nothing to append", stream_id=append.stream_id)
+    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    planned = []
+    for append in appends:
+        version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
+        if append.expected_version is not None and version != append.expected_version:
+            raise StaleStreamVersion(
+                f"stream {append.stream_id!r} is at version {version}, not {append.expected_version}",
+                stream_id=append.stream_id,
+                expected_version=append.expected_version,
+                actual_version=version,
+            )
+        planned.append((append, version + 1, head_hash))
+    return planned
+
+
+def _hash_appends(planned: list[tuple[StreamAppend, int, str]], at: datetime) -> list[PreparedEvent]:
+    """Validate, encode and hash-chain the planned appends (pure computation)."""
     known: dict[Any, str] = {}
 
     def metadata_json(metadata: Any) -> str:
@@ -181,24 +252,17 @@ def _prepare_appends(cursor: Any, appends: Sequence[StreamAppend], at: datetime)
         except TypeError:  # unhashable values: encode each time
             return check_metadata(metadata)
 
-    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    recorded = recorded_json_of(at)
     prepared: list[PreparedEvent] = []
-    for append in appends:
-        version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))
-        if append.expected_version is not None and version != append.expected_version:
-            raise StaleStreamVersion(
-                f"stream {append.stream_id!r} is at version {version}, not {append.expected_version}",
-                stream_id=append.stream_id,
-                expected_version=append.expected_version,
-                actual_version=version,
-            )
+    for append, first_version, head_hash in planned:
         prepared += prepare(
             stream_id=append.stream_id,
-            first_version=version + 1,
+            first_version=first_version,
             prev_hash=head_hash,
             events=append.events,
             metadata_json=metadata_json(append.metadata),
             at=at,
+            recorded_json=recorded,
         )
     return prepared
 
@@ -231,8 +295,15 @@ def _reserve_ids(cursor: Any, table: str, count: int) -> list[int]:
     """``count`` fresh ids for ``table`` (PostgreSQL: from its sequence;
     SQLite: above the maximum, safe with its single writer)."""
     if connection.vendor == "postgresql":
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count])
-        return [int(row[0]) for row in cursor.fetchall()]
+        # One text value, not one row per id: fetching 20,000 rows costs more
+        # than drawing the 20,000 values. The sequence goes in as a constant
+        # (a looked-up one makes each nextval ten times slower).
+        cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+        sequence = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT string_agg(nextval(%s::regclass)::text, ',') FROM generate_series(1, %s)", [sequence, count]
+        )
+        return [int(i) for i in cursor.fetchone()[0].split(",")]
     cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
     start = int(cursor.fetchone()[0]) + 1
     return list(range(start, start + count))
@@ -249,10 +320,11 @@ def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) ->
             copy.write_row(row)
 
 
-def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
+def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -> None:
+    """Write the events under their reserved ids (``StaleStreamVersion`` if
+    another writer took one of their versions meanwhile)."""
     if not prepared:
-        return []
-    ids = _reserve_ids(cursor, "ledger_event", len(prepared))
+        return
     columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
     rows = [
         (
@@ -280,10 +352,22 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent]) -> list[int]:
             )
     except IntegrityError as exc:
         raise StaleStreamVersion("another writer appended to a stream of this batch") from exc
-    return ids
 
 
-def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]:
+@contextmanager
+def _overlapped(cursor: Any) -> Iterator[None]:
+    """PostgreSQL: psycopg pipeline mode, so a statement sent inside runs on
+    the server while Python carries on until its rows are fetched."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.wrap_database_errors, cursor.connection.pipeline():
+        yield
+
+
+def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg] | None:
+    """Start resolving the holds: PostgreSQL sends one guarded UPDATE (rows
+    fetched by ``_collect_hold_resolutions``); SQLite resolves them here."""
     if not holds:
         return []
     if connection.vendor != "postgresql":
@@ -294,19 +378,28 @@ def _resolve_holds(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg]
     cursor.execute(
         "UPDATE ledger_hold h SET status = CASE WHEN v.amount > 0 THEN 'posted' ELSE 'voided' END, "
         "posted_amount = v.amount, resolved_event_id = v.event_id "
-        "FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS v(id, amount, event_id) "
+        "FROM unnest(%s::text::uuid[], %s::text::bigint[], %s::text::bigint[]) AS v(id, amount, event_id) "
         "WHERE h.id = v.id AND h.status = 'pending' AND h.amount >= v.amount "
-        "RETURNING h.id, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
-        [[str(h[0]) for h in holds], [h[1] for h in holds], [h[2] for h in holds]],
+        "RETURNING h.id::text, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
+        [text_array(str(h[0]) for h in holds), text_array(h[1] for h in holds), text_array(h[2] for h in holds)],
     )
+    return None
+
+
+def _collect_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]], sent: list[Leg] | None) -> list[Leg]:
+    """The legs that move the escrowed money of the resolved holds; raises
+    the reason (unknown, already resolved, post exceeds) if any was refused."""
+    if sent is not None:
+        return sent
     rows = cursor.fetchall()
+    by_text = {str(h[0]): h[0] for h in holds}
     if len(rows) != len(holds):
-        done = {UUID(str(row[0])) for row in rows}
+        done = {by_text[row[0]] for row in rows}
         missing = next(h for h in holds if h[0] not in done)
         resolve_hold(cursor, hold_id=missing[0], post_amount=missing[1], event_id=missing[2])  # raises the reason
     legs = []
-    for hold_id, source, escrow, destination, amount, currency, post, event_id in rows:
-        hold = UUID(str(hold_id))
+    for hold_text, source, escrow, destination, amount, currency, post, event_id in rows:
+        hold = by_text[hold_text]
         if post:
             legs.append(Leg(escrow, destination, post, currency, "post", event_id, hold))
         if amount - post:

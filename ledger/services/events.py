@@ -90,6 +90,11 @@ def timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def recorded_json_of(moment: datetime) -> str:
+    """``timestamp(moment)`` as the JSON string the hash covers."""
+    return _string_json(timestamp(moment))
+
+
 def now() -> datetime:
     return timezone.now()
 
@@ -102,10 +107,18 @@ def check_metadata(metadata: Mapping[str, Any]) -> str:
 
 
 def prepare(
-    *, stream_id: str, first_version: int, prev_hash: str, events: Sequence[NewEvent], metadata_json: str, at: datetime
+    *,
+    stream_id: str,
+    first_version: int,
+    prev_hash: str,
+    events: Sequence[NewEvent],
+    metadata_json: str,
+    at: datetime,
+    recorded_json: str | None = None,
 ) -> list[PreparedEvent]:
-    """Version, validate and hash-chain ``events`` (pure computation)."""
-    recorded = _string_json(timestamp(at))
+    """Version, validate and hash-chain ``events`` (pure computation).
+    ``recorded_json``: ``at`` already encoded (a batch encodes it once)."""
+    recorded = recorded_json or recorded_json_of(at)
     stream_json = _STRING_JSON(stream_id)
     prepared: list[PreparedEvent] = []
     for offset, event in enumerate(events):

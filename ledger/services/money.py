@@ -13,18 +13,21 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from django.db import IntegrityError, connection, transaction
 
+from casino.errors import DomainError
 from ledger import event_types
 from ledger.currencies import check_currency
 from ledger.errors import (
     CurrencyMismatch,
     HoldAlreadyResolved,
+    InsufficientFunds,
     InvalidAmount,
     PostExceedsHold,
     SameAccount,
@@ -37,6 +40,7 @@ from ledger.models import MAY_GO_NEGATIVE, AccountKind
 from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
+    allow_explicit_prepare,
     apply_deltas,
     bulk_cursor,
     cause_event,
@@ -50,6 +54,7 @@ from ledger.services.postings import (
     request_hash,
     uuid_param,
 )
+from ledger.triggers import BET_REFUSED_SQLSTATE
 from ledger.upcasting import CURRENT_VERSIONS
 
 Cause = int | StreamAppend
@@ -197,7 +202,9 @@ def open_hold(
     """Hold ``amount`` of ``source`` (e.g. a stake: wallet -> the player's held
     account): the money moves into ``escrow`` now, and a later ``post_hold``
     sends it on to ``destination`` or ``void_hold`` returns it. Refused with
-    ``InsufficientFunds`` if ``source`` may not go negative and lacks it."""
+    ``InsufficientFunds`` if ``source`` may not go negative and lacks it.
+    Outside any transaction (PostgreSQL) the bet is one autocommitted
+    statement: it commits whole, or raises and leaves nothing."""
     check_amount(amount)
     check_currency(currency)
     if len({source, escrow, destination}) < 2 or source == escrow or escrow == destination:
@@ -209,6 +216,11 @@ def open_hold(
     digest = request_hash("open_hold", request)
     leg = Leg(source, escrow, amount, currency, "hold", 0, hold_id)
     if connection.vendor == "postgresql":
+        if connection.get_autocommit() and not connection.in_atomic_block:
+            # Not inside a caller's transaction: the bet is a single-command
+            # transaction, so it runs as ONE autocommitted statement (one
+            # round trip, no BEGIN/COMMIT, no Django atomic bookkeeping).
+            return _open_hold_autocommit(leg, destination, cause, idempotency_key, digest, at)
         with transaction.atomic(savepoint=False), bulk_cursor() as pg_cursor:
             return _open_hold_postgres(pg_cursor, leg, destination, cause, idempotency_key, digest, at)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -219,7 +231,7 @@ def open_hold(
         if first is not None:
             return opened_hold(cursor, UUID(first["hold_id"]))
         event_id, _ = cause_event(cursor, cause)
-        leg = replace(leg, event_id=event_id)
+        leg = leg._replace(event_id=event_id)
         balances = apply_deltas(cursor, net_deltas([leg]), currency)
         # The destination is checked by the insert itself (exists, same
         # currency) without locking its row: no hot house row on the bet path.
@@ -289,8 +301,10 @@ WITH idem AS (
     FROM tr, bal b RETURNING 1
 )
 SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*) FROM hold),
-       (SELECT id FROM cause LIMIT 1), (SELECT id FROM tr), (SELECT count(*) FROM sl)
+       (SELECT id FROM cause LIMIT 1), (SELECT id FROM tr), (SELECT count(*) FROM sl){strict}
 """
+# Autocommit variant: a refusal raises in the statement, so nothing of it commits.
+_STRICT = ", ledger_bet_refused((SELECT count(*) FROM idem), (SELECT count(*) FROM hold))"
 _EVENT_ROW = (
     "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::jsonb, %(m{i})s::jsonb, "
     "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text"
@@ -298,18 +312,22 @@ _EVENT_ROW = (
 
 
 @functools.lru_cache(maxsize=16)
-def open_hold_sql(events: int) -> str:
+def open_hold_sql(events: int, strict: bool = False) -> str:
     """The bet-path statement for a cause of ``events`` events (0: an existing
     event). Scalar parameters: array parameters cost more to send than the
-    statement costs to run. Each variant is prepared once per connection."""
+    statement costs to run. Each variant is prepared once per connection.
+    ``strict``: a refusal raises (``BET_REFUSED_SQLSTATE``) instead of
+    returning counts, for the autocommit path."""
     rows = " UNION ALL ".join(_EVENT_ROW.format(i=i) for i in range(events))
-    return _OPEN_HOLD_TEMPLATE.format(events=rows or _EVENT_ROW.format(i="x") + " WHERE false")
+    return _OPEN_HOLD_TEMPLATE.format(
+        events=rows or _EVENT_ROW.format(i="x") + " WHERE false", strict=_STRICT if strict else ""
+    )
 
 
-def _open_hold_postgres(
+def _open_hold_params(
     cursor: Any, leg: Leg, destination: int, cause: Cause, key: str, digest: str, at: datetime
-) -> HoldResult:
-    assert leg.hold_id is not None
+) -> tuple[int, dict[str, Any]]:
+    """(number of events appended, parameters) of the bet-path statement."""
     if isinstance(cause, StreamAppend):
         prepared = prepare_append(cursor, cause, at)
         cause_id = None
@@ -325,19 +343,85 @@ def _open_hold_postgres(
                    f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash}  # fmt: skip
     if not prepared:
         params |= {"sx": None, "vx": None, "tx": None, "svx": None, "dx": None, "mx": None, "px": None, "hx": None}
-    sql = open_hold_sql(len(prepared))
+    return len(prepared), params
+
+
+def _open_hold_integrity(exc: BaseException | None, leg: Leg, cause: Cause) -> DomainError | None:
+    """The domain error behind a unique violation of the bet statement."""
+    constraint = getattr(getattr(exc, "diag", None), "constraint_name", "") or ""
+    if "hold" in constraint and "pkey" in constraint:
+        return HoldAlreadyResolved(f"hold {leg.hold_id} exists", code="hold_exists", hold_id=str(leg.hold_id))
+    if isinstance(cause, StreamAppend):
+        return StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id)
+    return None
+
+
+def _open_hold_autocommit(leg: Leg, destination: int, cause: Cause, key: str, digest: str, at: datetime) -> HoldResult:
+    """The bet as one autocommitted statement: it commits whole or, refused,
+    raises in the database and leaves nothing behind; the reason is then read."""
+    connection.ensure_connection()
+    allow_explicit_prepare(connection.connection)
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        events, params = _open_hold_params(cursor, leg, destination, cause, key, digest, at)
+        try:
+            row = cursor.execute(open_hold_sql(events, strict=True), params, prepare=True).fetchone()
+        except psycopg.errors.UniqueViolation as exc:
+            error = _open_hold_integrity(exc, leg, cause)
+            if error is None:
+                raise
+            raise error from exc
+        except psycopg.Error as exc:
+            if exc.sqlstate != BET_REFUSED_SQLSTATE:
+                raise
+            _explain_refused_hold(cursor, leg, destination, cause)
+            raise  # not reached: the explanation raises
+        assert row is not None
+        claimed, _, _, event_id, transfer_id = row[:5]
+        if not claimed:
+            first = claim(cursor, key=key, command="open_hold", digest=digest, at=at)
+            assert first is not None
+            return opened_hold(cursor, UUID(first["hold_id"]))
+        return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
+
+
+def _explain_refused_hold(cursor: Any, leg: Leg, destination: int, cause: Cause) -> None:
+    """Raise why the bet statement refused (after it rolled back; reads only)."""
+    cursor.execute(
+        "SELECT id, currency, balance FROM ledger_account WHERE id IN (%s, %s)",
+        [leg.debit, leg.credit],
+    )
+    found = {int(row[0]): row[1:] for row in cursor.fetchall()}
+    for account_id in (leg.debit, leg.credit):
+        if account_id not in found:
+            raise UnknownAccount(f"no account {account_id}", account_id=account_id)
+        if found[account_id][0] != leg.currency:
+            raise CurrencyMismatch(f"account {account_id} is in {found[account_id][0]}, not {leg.currency}",
+                                   account_id=account_id)  # fmt: skip
+    check_account(cursor, destination, leg.currency)
+    if isinstance(cause, int):
+        cursor.execute("SELECT 1 FROM ledger_event WHERE id = %s", [cause])
+        if cursor.fetchone() is None:
+            raise UnknownEvent(f"no event at position {cause}", event_id=cause)
+    balance = int(found[leg.debit][1])
+    raise InsufficientFunds(
+        f"account {leg.debit} holds {balance}, needs {leg.amount}", account_id=leg.debit, balance=balance,
+        needed=leg.amount,
+    )  # fmt: skip
+
+
+def _open_hold_postgres(
+    cursor: Any, leg: Leg, destination: int, cause: Cause, key: str, digest: str, at: datetime
+) -> HoldResult:
+    events, params = _open_hold_params(cursor, leg, destination, cause, key, digest, at)
+    sql = open_hold_sql(events)
     try:
         with connection.wrap_database_errors:
             row = cursor.execute(sql, params, prepare=True).fetchone()
     except IntegrityError as exc:
-        constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", "") or ""
-        if "hold" in constraint and "pkey" in constraint:
-            raise HoldAlreadyResolved(
-                f"hold {leg.hold_id} exists", code="hold_exists", hold_id=str(leg.hold_id)
-            ) from exc
-        if isinstance(cause, StreamAppend):
-            raise StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id) from exc
-        raise
+        error = _open_hold_integrity(exc.__cause__, leg, cause)
+        if error is None:
+            raise
+        raise error from exc
     assert row is not None  # the final SELECT always returns one row
     claimed, updated, held, event_id, transfer_id, _ = row
     if not claimed:
@@ -348,7 +432,7 @@ def _open_hold_postgres(
         diagnose_refusal(cursor, [leg.debit, leg.credit], net_deltas([leg]), leg.currency)
     if not held:
         check_account(cursor, destination, leg.currency)  # raises the reason
-        raise UnknownEvent(f"no event at position {cause_id}", event_id=cause_id)
+        raise UnknownEvent(f"no event at position {cause}", event_id=cause)
     return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
 
 

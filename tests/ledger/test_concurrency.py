@@ -19,15 +19,20 @@ from .conftest import CURRENCY, balances, bet_event, currency_totals, fund, hous
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def race(workers: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run ``work(i)`` in ``workers`` threads (one connection each) released together."""
+def race(workers: int, work: Callable[[int], Any], *, atomic: bool = True) -> list[Any]:
+    """Run ``work(i)`` in ``workers`` threads (one connection each) released
+    together; each in its own ``transaction.atomic()`` unless ``atomic`` is
+    false (then a bet is the ledger's one autocommitted statement)."""
     barrier = threading.Barrier(workers)
     results: list[Any] = [None] * workers
 
     def run(i: int) -> None:
         try:
             barrier.wait(10)
-            with transaction.atomic():
+            if atomic:
+                with transaction.atomic():
+                    results[i] = work(i)
+            else:
                 results[i] = work(i)
         except DomainError as exc:
             results[i] = exc.code
@@ -44,7 +49,8 @@ def race(workers: int, work: Callable[[int], Any]) -> list[Any]:
     return results
 
 
-def test_concurrent_retries_of_one_command_take_effect_once():
+@pytest.mark.parametrize("atomic", [True, False], ids=["in-transaction", "autocommit"])
+def test_concurrent_retries_of_one_command_take_effect_once(atomic: bool):
     alice = fund("alice", 10_000)
     house = house_account(table_id="t1", currency=CURRENCY)
     hold_id = uuid.uuid4()
@@ -62,13 +68,14 @@ def test_concurrent_retries_of_one_command_take_effect_once():
             hold_id=hold_id,
         )
 
-    results = race(8, place_bet)
+    results = race(8, place_bet, atomic=atomic)
     assert all(r == results[0] for r in results), results
     assert balances(alice.wallet, alice.held) == [9_300, 700]
     assert len(read_stream(stream_id="alice-round-1")) == 1
 
 
-def test_concurrent_retries_with_another_body_are_refused():
+@pytest.mark.parametrize("atomic", [True, False], ids=["in-transaction", "autocommit"])
+def test_concurrent_retries_with_another_body_are_refused(atomic: bool):
     alice = fund("alice", 10_000)
     house = house_account(table_id="t1", currency=CURRENCY)
 
@@ -85,7 +92,7 @@ def test_concurrent_retries_with_another_body_are_refused():
             hold_id=uuid.UUID(int=i % 2),
         )
 
-    results = race(6, place_bet)
+    results = race(6, place_bet, atomic=atomic)
     wins = [r for r in results if not isinstance(r, str)]
     refused = [r for r in results if isinstance(r, str)]
     assert all(w == wins[0] for w in wins)
@@ -94,7 +101,8 @@ def test_concurrent_retries_with_another_body_are_refused():
     assert balances(alice.wallet) == [10_000 - wins[0].amount]
 
 
-def test_concurrent_bets_never_overdraw_the_wallet():
+@pytest.mark.parametrize("atomic", [True, False], ids=["in-transaction", "autocommit"])
+def test_concurrent_bets_never_overdraw_the_wallet(atomic: bool):
     alice = fund("alice", 1_000)
     house = house_account(table_id="t1", currency=CURRENCY)
 
@@ -109,7 +117,7 @@ def test_concurrent_bets_never_overdraw_the_wallet():
             cause=bet_event(f"alice-{i}", 300),
         )
 
-    results = race(8, place_bet)
+    results = race(8, place_bet, atomic=atomic)
     outcome = Counter("ok" if not isinstance(r, str) else r for r in results)
     assert outcome == {"ok": 3, "insufficient_funds": 5}
     assert balances(alice.wallet, alice.held) == [100, 900]
