@@ -169,7 +169,9 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
 
 
 @contextmanager
-def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | None = None) -> Iterator[str]:
+def asgi_server(
+    *, workers: int = 1, layer: str | None = None, delivery: str | None = None, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
     """A uvicorn process tree on the current (scratch) database; yields its base URL."""
     import httpx
 
@@ -181,6 +183,7 @@ def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | N
         env["CHANNEL_LAYER_BACKEND"] = layer
     if delivery:
         env["CASINO_RELAY_DELIVERY"] = delivery
+    env |= extra_env or {}
     command = [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1",
                "--port", str(port), "--lifespan", "off", "--no-access-log", "--log-level", "warning",
                "--workers", str(workers)]  # fmt: skip
@@ -247,14 +250,17 @@ async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: flo
 
 
 @benchmark("bets")
-def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2) -> BenchResult:
-    clients, seconds, workers = int(clients), float(seconds), int(workers)
+def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2, pool: int = 8) -> BenchResult:
+    clients, seconds, workers, pool = int(clients), float(seconds), int(workers), int(pool)
+    # The server reuses PostgreSQL connections through psycopg's pool (``pool``
+    # connections per worker; 0: one connection per request, DB_CONN_MAX_AGE=0).
+    server_env = {"DB_POOL_MAX_SIZE": str(pool)} if pool else {"DB_POOL_MAX_SIZE": "0", "DB_CONN_MAX_AGE": "0"}
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
         ids = _players(table, clients)
         tokens = _tokens(ids)
         start_table(table_id=table.pk, now=timezone.now())
-        with asgi_server(workers=workers) as base:
+        with asgi_server(workers=workers, extra_env=server_env) as base:
             asyncio.run(_bet_clients(base, table.pk, tokens[:1], 1.0))  # warm-up
             started = time.perf_counter()
             latencies, errors = asyncio.run(_bet_clients(base, table.pk, tokens, seconds))
@@ -268,9 +274,10 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
         "p50_ms": round(statistics.median(ms), 2),
         "p99_ms": round(_pct(ms, 0.99), 2),
         "uvicorn_workers": workers,
+        "pool_per_worker": pool,
     }
     return BenchResult(
-        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}",
+        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}, pool {pool}",
         columns=list(figures),
         rows=[list(figures.values())],
         figures=figures,
