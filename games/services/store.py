@@ -40,6 +40,7 @@ from ledger.services import (
     read_stream,
     settle_batch,
 )
+from ledger.services.postings import bulk_cursor
 
 
 def round_stream(round_id: str) -> str:
@@ -261,6 +262,9 @@ def save_rows(rows: Sequence[PlayerRound]) -> None:
     (Django's ``bulk_update`` builds a CASE per field and row, far slower)."""
     if not rows:
         return
+    if connection.vendor == "postgresql" and len(rows) > 1:
+        _save_rows_unnest(rows)
+        return
     cast = "::jsonb" if connection.vendor == "postgresql" else ""
     assignments = ", ".join(f"{name} = %s{cast if name in _JSON_FIELDS else ''}" for name in PROJECTED_FIELDS)
     params = [
@@ -275,6 +279,43 @@ def save_rows(rows: Sequence[PlayerRound]) -> None:
     ]
     with connection.cursor() as cursor:
         cursor.executemany(f"UPDATE games_playerround SET {assignments} WHERE id = %s", params)
+
+
+_PG_TYPES = {
+    "state": "text",
+    "stream_version": "int",
+    "totals": "text",
+    "staked": "bigint",
+    "last_street": "text",
+    "done_deciding": "bool",
+    "returned": "bigint",
+    "net": "bigint",
+    "status": "text",
+    "settled_at": "timestamptz",
+    "balance_before": "bigint",
+    "balance_after": "bigint",
+}
+
+
+def _save_rows_unnest(rows: Sequence[PlayerRound]) -> None:
+    """PostgreSQL: every row in one ``UPDATE ... FROM unnest(arrays)`` (one column
+    array per field, bound server-side), for the thousands of rows of a showdown."""
+    assignments = ", ".join(
+        f"{name} = v.{name}::jsonb" if name in _JSON_FIELDS else f"{name} = v.{name}" for name in PROJECTED_FIELDS
+    )
+    arrays = ", ".join(f"%s::{_PG_TYPES[name]}[]" for name in PROJECTED_FIELDS)
+    columns = ", ".join(PROJECTED_FIELDS)
+    params: list[list[Any]] = [
+        [json.dumps(getattr(row, name)) if name in _JSON_FIELDS else getattr(row, name) for row in rows]
+        for name in PROJECTED_FIELDS
+    ]
+    params.append([row.pk for row in rows])
+    with bulk_cursor() as cursor:
+        cursor.execute(
+            f"UPDATE games_playerround p SET {assignments} FROM unnest({arrays}, %s::bigint[]) "
+            f"AS v({columns}, id) WHERE p.id = v.id",
+            params,
+        )
 
 
 def _adapt(value: Any) -> Any:
