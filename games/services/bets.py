@@ -48,7 +48,7 @@ from games.services.store import (
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
-from ledger.services.postings import claim, record_result, request_hash
+from ledger.services.postings import bulk_cursor, claim, record_result, request_hash
 
 
 class NotSeated(NotInRound):
@@ -128,23 +128,24 @@ def _new_row(round_row: HouseRound, table_id: int, player_id: int, now: datetime
 _PG_CONTEXT = """
 WITH idem AS (
     INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
-    SELECT %(key)s, %(command)s, %(digest)s, NULL, %(at)s WHERE %(key)s::text IS NOT NULL
+    SELECT %(key)s::text, %(command)s::text, %(digest)s::text, NULL, %(at)s::timestamptz
+    WHERE %(key)s::text IS NOT NULL
     ON CONFLICT (key) DO NOTHING RETURNING 1
 )
 SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
        r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
-       EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s),
+       EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
        p.id, p.state, p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id
 FROM games_housetable t
 JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
 LEFT JOIN LATERAL (
     SELECT id, state, stream_version, created_at FROM games_playerround
-    WHERE round_id = r.id AND player_id = %(player)s FOR UPDATE
+    WHERE round_id = r.id AND player_id = %(player)s::bigint FOR UPDATE
 ) p ON true
-LEFT JOIN ledger_account w ON w.key = 'wallet:player:' || %(player)s::text || ':' || r.currency
-LEFT JOIN ledger_account h ON h.key = 'held:player:' || %(player)s::text || ':' || r.currency
+LEFT JOIN ledger_account w ON w.key = 'wallet:player:' || %(player)s::bigint::text || ':' || r.currency
+LEFT JOIN ledger_account h ON h.key = 'held:player:' || %(player)s::bigint::text || ':' || r.currency
 LEFT JOIN ledger_account hs ON hs.key = 'house:table:' || t.id::text || ':' || r.currency
-WHERE t.id = %(table)s
+WHERE t.id = %(table)s::bigint
 FOR SHARE OF r
 """
 
@@ -155,9 +156,11 @@ def _pg_context(
     """(claimed, context or ``None`` when the table has no round, seated)."""
     params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": ledger_now(), "player": player_id,
               "table": table_id}  # fmt: skip
-    with connection.cursor() as cursor:
+    with bulk_cursor() as cursor:
         for _ in range(2):
-            cursor.execute(_PG_CONTEXT, params)
+            # Prepared once per connection: parsing and planning the joins cost
+            # PostgreSQL more than running them.
+            cursor.execute(_PG_CONTEXT, params, prepare=True)
             found = cursor.fetchone()
             if found is None:
                 return True, None, False
@@ -257,14 +260,15 @@ _PG_SAVE = """
 WITH pr AS (
     INSERT INTO games_playerround (round_id, table_id, player_id, game_number, game, currency, stream_version, state,
                                    totals, staked, returned, net, status, last_street, done_deciding, created_at)
-    VALUES (%(round)s, %(table)s, %(player)s, %(number)s, %(game)s, %(currency)s, %(version)s, %(state)s::jsonb,
-            %(totals)s::jsonb, %(staked)s, 0, 0, 'betting', %(street)s, %(done)s, %(created)s)
+    VALUES (%(round)s::bigint, %(table)s::bigint, %(player)s::bigint, %(number)s::text, %(game)s::text,
+            %(currency)s::text, %(version)s::int, %(state)s::jsonb, %(totals)s::jsonb, %(staked)s::bigint, 0, 0,
+            'betting', %(street)s::text, %(done)s::bool, %(created)s::timestamptz)
     ON CONFLICT ON CONSTRAINT one_player_round DO UPDATE SET
         stream_version = EXCLUDED.stream_version, state = EXCLUDED.state, totals = EXCLUDED.totals,
         staked = EXCLUDED.staked, last_street = EXCLUDED.last_street, done_deciding = EXCLUDED.done_deciding
     RETURNING 1
 )
-UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s AND (SELECT count(*) FROM pr) = 1
+UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::text AND (SELECT count(*) FROM pr) = 1
 """
 
 
@@ -285,8 +289,8 @@ def _save(row: PlayerRound, player: PlayerState | None, key: str, result: dict[s
         "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
         "created": row.created_at, "result": json.dumps(result), "key": key,
     }  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(_PG_SAVE, params)
+    with bulk_cursor() as cursor:
+        cursor.execute(_PG_SAVE, params, prepare=True)
 
 
 def _bet_command(
