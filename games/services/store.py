@@ -40,7 +40,6 @@ from ledger.services import (
     read_stream,
     settle_batch,
 )
-from ledger.services.postings import bulk_cursor
 
 
 def round_stream(round_id: str) -> str:
@@ -263,7 +262,7 @@ def save_rows(rows: Sequence[PlayerRound]) -> None:
     if not rows:
         return
     if connection.vendor == "postgresql" and len(rows) > 1:
-        _save_rows_unnest(rows)
+        _save_rows_recordset(rows)
         return
     cast = "::jsonb" if connection.vendor == "postgresql" else ""
     assignments = ", ".join(f"{name} = %s{cast if name in _JSON_FIELDS else ''}" for name in PROJECTED_FIELDS)
@@ -282,9 +281,9 @@ def save_rows(rows: Sequence[PlayerRound]) -> None:
 
 
 _PG_TYPES = {
-    "state": "text",
+    "state": "jsonb",
     "stream_version": "int",
-    "totals": "text",
+    "totals": "jsonb",
     "staked": "bigint",
     "last_street": "text",
     "done_deciding": "bool",
@@ -297,24 +296,27 @@ _PG_TYPES = {
 }
 
 
-def _save_rows_unnest(rows: Sequence[PlayerRound]) -> None:
-    """PostgreSQL: every row in one ``UPDATE ... FROM unnest(arrays)`` (one column
-    array per field, bound server-side), for the thousands of rows of a showdown."""
-    assignments = ", ".join(
-        f"{name} = v.{name}::jsonb" if name in _JSON_FIELDS else f"{name} = v.{name}" for name in PROJECTED_FIELDS
+def _save_rows_recordset(rows: Sequence[PlayerRound]) -> None:
+    """PostgreSQL: every row in one ``UPDATE ... FROM jsonb_to_recordset(...)``: the
+    rows travel as one JSON document (Python's C encoder, PostgreSQL's C parser),
+    far cheaper for thousands of rows than per-row statements or text arrays."""
+    assignments = ", ".join(f"{name} = v.{name}" for name in PROJECTED_FIELDS)
+    columns = ", ".join(f"{name} {_PG_TYPES[name]}" for name in PROJECTED_FIELDS)
+    document = json.dumps(
+        [
+            {
+                "id": row.pk,
+                **{name: getattr(row, name) for name in PROJECTED_FIELDS if name != "settled_at"},
+                "settled_at": row.settled_at.isoformat() if row.settled_at else None,
+            }
+            for row in rows
+        ]
     )
-    arrays = ", ".join(f"%s::{_PG_TYPES[name]}[]" for name in PROJECTED_FIELDS)
-    columns = ", ".join(PROJECTED_FIELDS)
-    params: list[list[Any]] = [
-        [json.dumps(getattr(row, name)) if name in _JSON_FIELDS else getattr(row, name) for row in rows]
-        for name in PROJECTED_FIELDS
-    ]
-    params.append([row.pk for row in rows])
-    with bulk_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE games_playerround p SET {assignments} FROM unnest({arrays}, %s::bigint[]) "
-            f"AS v({columns}, id) WHERE p.id = v.id",
-            params,
+            f"UPDATE games_playerround p SET {assignments} "
+            f"FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, {columns}) WHERE p.id = v.id",
+            [document],
         )
 
 
