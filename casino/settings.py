@@ -42,6 +42,17 @@ def database_from_url(url: str) -> dict[str, Any]:
     scheme = parts.scheme.lower()
     if scheme in {"postgres", "postgresql", "pgsql"}:
         options: dict[str, Any] = dict(parse_qsl(parts.query))
+        pool_size = int(os.environ.get("DB_POOL_MAX_SIZE", "0"))
+        if pool_size > 0:
+            # psycopg's connection pool (Django 5.1+): under ASGI every request runs
+            # in its own thread, so persistent connections are per thread and new
+            # connections per request cost PostgreSQL a backend each; a pool reuses
+            # them. Pooling excludes CONN_MAX_AGE (Django requires 0).
+            options["pool"] = {
+                "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
+                "max_size": pool_size,
+                "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
+            }
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")) or "casino",
@@ -49,7 +60,7 @@ def database_from_url(url: str) -> dict[str, Any]:
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
-            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+            "CONN_MAX_AGE": 0 if pool_size > 0 else int(os.environ.get("DB_CONN_MAX_AGE", "60")),
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": options,
             "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
@@ -265,7 +276,7 @@ HEALTH_CHECK_TIMEOUT = float(os.environ.get("HEALTH_CHECK_TIMEOUT", "5"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "casino.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -152,6 +152,13 @@ class PlayerRound(models.Model):
         indexes = [
             models.Index(fields=["player", "created_at"], name="player_round_history"),
             models.Index(fields=["table", "player", "created_at"], name="player_round_table"),
+            # "Has everyone decided?" after each decision: the participants still
+            # deciding, by the street of their last decision (games.services.bets).
+            models.Index(
+                fields=["round", "last_street"],
+                condition=models.Q(staked__gt=0, done_deciding=False),
+                name="playerround_undecided",
+            ),
         ]
 
     def __str__(self) -> str:

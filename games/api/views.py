@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -195,17 +194,23 @@ class LeaveView(APIView):
 
 
 class BetCommandView(APIView):
-    """Base of the bet commands: seat check, idempotency key, the server's clock."""
+    """Base of the bet commands: idempotency key, the server's clock; the seat is
+    checked by the service in the same query that reads the round (one
+    transaction, the service's own)."""
 
     permission_classes = [IsAuthenticated]
     throttle_classes = [PlayThrottle]
 
     def post(self, request: Request, table_id: int) -> Response:
         player = request_user(request)
-        seating.require_seat(table_id=table_id, player_id=player.pk)
-        key = idempotency_key(request)
-        with transaction.atomic():
+        try:
+            key = idempotency_key(request)
             result = self.command(request, table_id=table_id, player_id=player.pk, key=key, now=timezone.now())
+        except DomainError:
+            # Refusals only (off the hot path): an unknown table or a missing
+            # seat is reported as such before anything else about the request.
+            seating.require_seat(table_id=table_id, player_id=player.pk)
+            raise
         return Response(result_json(result))
 
     def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
@@ -278,6 +283,8 @@ class DecisionView(BetCommandView):
 
     @extend_schema(request=DecisionBody, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
+        # A player who gave up the seat keeps their wagers in play but decides no more.
+        seating.require_seat(table_id=table_id, player_id=request_user(request).pk)
         return super().post(request, table_id)
 
     def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:

@@ -2,8 +2,9 @@
 
 - ``bench live_round``: one shared-hand UTH round with N players (default
   10,000), each with Ante (+ automatic Ante Plus) and Best Five placed through
-  ``place_chip``; ``decided`` of them (default 200) call 4x preflop through
-  ``make_decision``, the rest take the timeout defaults (check, check, fold).
+  ``place_chip``; ``decided`` of them (default: all) decide through
+  ``make_decision`` (half call 4x preflop, half check and call 2x on the flop),
+  the rest take the timeout defaults (check, check, fold).
   Timed: the dealer's advance at the end of the last decision window, which
   settles every wager and updates every balance in one transaction.
 - ``bench bets``: ``clients`` (50) concurrent HTTP clients on loopback placing
@@ -12,7 +13,7 @@
   process; time from a phase change's commit to each client receiving its
   delta, for each Redis channel layer (``layers``).
 
-Options: ``-o players=10000 -o decided=200``, ``-o clients=50 -o seconds=10 -o
+Options: ``-o players=10000 [-o decided=N]``, ``-o clients=50 -o seconds=10 -o
 workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub``.
 """
 
@@ -41,7 +42,9 @@ from casino.processes import database_url_of, free_port
 from games.models import HouseTable, TableSeat
 from games.services import advance_table, make_decision, place_chip, start_table
 from ledger.benchmarks import scratch_database
-from ledger.services import deposit, player_accounts
+from ledger.models import Account, AccountKind
+from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, cashier_account, settle_batch
+from ledger.services.money import account_key
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = {
@@ -76,22 +79,46 @@ def _table(code: str, *, betting_seconds: int = 60) -> HouseTable:
 
 
 def _players(table: HouseTable, count: int, funds: int = 10_000_000) -> list[int]:
-    """``count`` funded players seated at ``table`` (bulk rows, one deposit each)."""
+    """``count`` players seated at ``table``, each funded with ``funds`` (setup in
+    bulk: the accounts in one insert, every deposit in one ``settle_batch``)."""
     users = get_user_model().objects.bulk_create(
         [get_user_model()(username=f"bench-{uuid.uuid4().hex[:12]}") for _ in range(count)]
     )
     ids = [int(u.pk) for u in users]
-    for pid in ids if funds else []:
-        deposit(
-            wallet=player_accounts(player_id=pid, currency="EUR").wallet,
-            amount=funds,
-            currency="EUR",
-            external_reference=f"bench-{pid}",
-            idempotency_key=f"bench-dep-{pid}",
-            actor="bench",
-        )
+    if funds:
+        _fund(ids, funds)
     TableSeat.objects.bulk_create([TableSeat(table=table, player_id=pid) for pid in ids])
     return ids
+
+
+def _fund(ids: list[int], funds: int, currency: str = "EUR") -> None:
+    """Open every player's wallet and held accounts and deposit ``funds`` into each
+    wallet from the cashier, all in one transaction (benchmark setup only)."""
+    Account.objects.bulk_create(
+        [
+            Account(
+                key=account_key(kind, f"player:{pid}", currency), kind=kind, owner=f"player:{pid}", currency=currency
+            )
+            for pid in ids
+            for kind in (AccountKind.WALLET, AccountKind.HELD)
+        ],
+        batch_size=5000,
+    )
+    wallets = dict(
+        Account.objects.filter(kind=AccountKind.WALLET, owner__in=[f"player:{pid}" for pid in ids]).values_list(
+            "owner", "id"
+        )
+    )
+    cashier = cashier_account(currency=currency)
+    stream = f"bench-funding-{uuid.uuid4().hex[:12]}"
+    cause = EventRef(stream, 1)
+    with transaction.atomic():
+        settle_batch(
+            idempotency_key=f"{stream}:ledger",
+            currency=currency,
+            appends=[StreamAppend(stream, 0, [NewEvent("bench.funded", {"players": len(ids), "each": funds})], {})],
+            transfers=[TransferSpec(cashier, wallets[f"player:{pid}"], funds, cause, "deposit") for pid in ids],
+        )
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -103,13 +130,15 @@ def _pct(values: list[float], q: float) -> float:
 
 
 @benchmark("live_round")
-def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchResult:
-    players, decided = int(players), int(decided)
+def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -> BenchResult:
+    players = int(players)
+    decided = players if decided is None else int(decided)
     with scratch_database():
         table = _table("BR1", betting_seconds=3600)
         started = time.perf_counter()
         ids = _players(table, players)
-        out.write(f"{players} players funded and seated in {time.perf_counter() - started:.1f} s\n")
+        setup_seconds = time.perf_counter() - started
+        out.write(f"{players} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
         tick = start_table(table_id=table.pk, now=timezone.now())
         assert tick.deadline is not None
         at = tick.deadline - timedelta(seconds=1)
@@ -125,17 +154,33 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
         assert dealt is not None
         assert dealt.phase == "preflop", dealt
         tick = dealt
-        assert tick.deadline is not None
-        decide_at = tick.deadline - timedelta(seconds=1)
-        for pid in ids[:decided]:
-            make_decision(
-                table_id=table.pk,
-                player_id=pid,
-                option="call4x",
-                idempotency_key=f"d-{pid}",
-                now=decide_at,
-            )
+        # Preflop: every deciding player decides (even ones call 4x, odd ones check);
+        # on the flop the checkers call 2x, so no river window is needed and the flop
+        # window is the last one. The rest (``decided`` < players) take the defaults.
+        deciders = ids[:decided]
+        plan = [("preflop", [(pid, "call4x" if i % 2 == 0 else "check") for i, pid in enumerate(deciders)]),
+                ("flop", [(pid, "call2x") for i, pid in enumerate(deciders) if i % 2 == 1])]  # fmt: skip
+        decisions = 0
+        decide_seconds = 0.0
         steps: list[tuple[str, float]] = []
+        for street, choices in plan:
+            assert tick.phase == street, (tick.phase, street)
+            assert tick.deadline is not None
+            decide_at = tick.deadline - timedelta(seconds=1)
+            started = time.perf_counter()
+            result = None
+            for pid, option in choices:
+                result = make_decision(table_id=table.pk, player_id=pid, option=option,
+                                       idempotency_key=f"d-{street}-{pid}", now=decide_at)  # fmt: skip
+            decide_seconds += time.perf_counter() - started
+            decisions += len(choices)
+            if result is not None and decided == players:
+                assert result.all_decided, f"the last {street} decision must report everyone decided"
+            started = time.perf_counter()
+            nxt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+            steps.append((street, time.perf_counter() - started))
+            assert nxt is not None
+            tick = nxt
         while tick.phase not in ("between", "idle"):
             phase = tick.phase
             started = time.perf_counter()
@@ -144,6 +189,7 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
             steps.append((phase, time.perf_counter() - started))
             assert nxt is not None
             tick = nxt
+        out.write(f"{decisions} decisions in {decide_seconds:.1f} s ({decisions / decide_seconds:.0f}/s, in process)\n")
         settle_seconds = steps[-1][1]
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM games_playerround WHERE status = 'settled'")
@@ -151,7 +197,7 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
         assert settled == players, (settled, players)
     rows = [[f"advance from {phase}", round(seconds, 3)] for phase, seconds in steps]
     return BenchResult(
-        title=f"live_round: shared-hand UTH, {players} players (Ante + Best Five; {decided} call 4x, rest auto)",
+        title=f"live_round: shared-hand UTH, {players} players (Ante + Best Five; {decided} decide explicitly)",
         columns=["step", "seconds"],
         rows=rows,
         figures={
@@ -159,7 +205,10 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
             "settle_seconds": round(settle_seconds, 3),
             "players_per_s": round(players / settle_seconds, 1),
             "decided_explicitly": decided,
+            "decisions": decisions,
+            "setup_seconds": round(setup_seconds, 1),
             "bet_placement_in_process_per_s": round(2 * players / bet_seconds, 1),
+            "decisions_in_process_per_s": round(decisions / decide_seconds, 1) if decide_seconds else None,
         },
         notes=["settle = the advance at the end of the last decision window (showdown, settlement, balances)"],
     )
@@ -169,7 +218,9 @@ def live_round(out: Writer, players: int = 10_000, decided: int = 200) -> BenchR
 
 
 @contextmanager
-def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | None = None) -> Iterator[str]:
+def asgi_server(
+    *, workers: int = 1, layer: str | None = None, delivery: str | None = None, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
     """A uvicorn process tree on the current (scratch) database; yields its base URL."""
     import httpx
 
@@ -181,6 +232,7 @@ def asgi_server(*, workers: int = 1, layer: str | None = None, delivery: str | N
         env["CHANNEL_LAYER_BACKEND"] = layer
     if delivery:
         env["CASINO_RELAY_DELIVERY"] = delivery
+    env |= extra_env or {}
     command = [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1",
                "--port", str(port), "--lifespan", "off", "--no-access-log", "--log-level", "warning",
                "--workers", str(workers)]  # fmt: skip
@@ -247,14 +299,17 @@ async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: flo
 
 
 @benchmark("bets")
-def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2) -> BenchResult:
-    clients, seconds, workers = int(clients), float(seconds), int(workers)
+def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2, pool: int = 8) -> BenchResult:
+    clients, seconds, workers, pool = int(clients), float(seconds), int(workers), int(pool)
+    # The server reuses PostgreSQL connections through psycopg's pool (``pool``
+    # connections per worker; 0: one connection per request, DB_CONN_MAX_AGE=0).
+    server_env = {"DB_POOL_MAX_SIZE": str(pool)} if pool else {"DB_POOL_MAX_SIZE": "0", "DB_CONN_MAX_AGE": "0"}
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
         ids = _players(table, clients)
         tokens = _tokens(ids)
         start_table(table_id=table.pk, now=timezone.now())
-        with asgi_server(workers=workers) as base:
+        with asgi_server(workers=workers, extra_env=server_env) as base:
             asyncio.run(_bet_clients(base, table.pk, tokens[:1], 1.0))  # warm-up
             started = time.perf_counter()
             latencies, errors = asyncio.run(_bet_clients(base, table.pk, tokens, seconds))
@@ -268,9 +323,10 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
         "p50_ms": round(statistics.median(ms), 2),
         "p99_ms": round(_pct(ms, 0.99), 2),
         "uvicorn_workers": workers,
+        "pool_per_worker": pool,
     }
     return BenchResult(
-        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}",
+        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}, pool {pool}",
         columns=list(figures),
         rows=[list(figures.values())],
         figures=figures,

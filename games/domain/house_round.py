@@ -682,8 +682,11 @@ def decide_showdown(
     tables = {w: pay_table(config.game, w, n) for w, n in config.pay_tables.items()}
     # First pass finds the progressive hits, so each pool can be shared out.
     provisional: dict[int, RoundSettlement] = {}
+    memo: dict[Any, RoundSettlement] = {}
     for pid in state.participants:
-        provisional[pid] = _settle(definition, tables, state, players[pid], dealer, board, {}, wheel_segment, config)
+        provisional[pid] = _settle(
+            definition, tables, state, players[pid], dealer, board, {}, wheel_segment, config, memo
+        )
     hitters: dict[str, list[int]] = {}
     for pid, settlement in provisional.items():
         for result in settlement.wagers:
@@ -713,7 +716,7 @@ def decide_showdown(
     for pid in state.participants:
         awards = {pool: hits[pool][pid] for pool in hits if pid in hits[pool]}
         settlement = (
-            _settle(definition, tables, state, players[pid], dealer, board, awards, wheel_segment, config)
+            _settle(definition, tables, state, players[pid], dealer, board, awards, wheel_segment, config, memo)
             if awards
             else provisional[pid]
         )
@@ -781,22 +784,35 @@ def _settle(
     awards: Mapping[str, int],
     wheel_segment: WheelSegment | None,
     config: RoundConfig,
+    memo: dict[Any, RoundSettlement] | None = None,
 ) -> RoundSettlement:
-    hand = [parse_card(c) for c in state.hand_of(player.player_id)]
+    cards = state.hand_of(player.player_id)
     multiplier = player.call_amount // player.totals()["ante"] if player.call_amount else 0
+    stakes = player.placed_stakes()
+    # Settlement is a pure function of these: in shared-hand mode thousands of
+    # players share the cards and most share their stakes and decisions, so
+    # each distinct combination is evaluated once per showdown.
+    key = (cards, tuple(sorted(stakes.items())), player.decisions, multiplier, player.folded,
+           tuple(sorted(awards.items())))  # fmt: skip
+    if memo is not None and key in memo:
+        return memo[key]
+    hand = [parse_card(c) for c in cards]
     play = Play(player.decisions, multiplier, player.folded)
-    return settle_round(
+    settlement = settle_round(
         definition,
         tables=tables,
         player=hand,
         dealer=dealer,
         board=board,
-        stakes=player.placed_stakes(),
+        stakes=stakes,
         decisions=play,
         progressive_awards=awards,
         wheel_spin=wheel_segment,
         currency_unit=config.currency_unit,
     )
+    if memo is not None:
+        memo[key] = settlement
+    return settlement
 
 
 def decide_pause(state: RoundState, *, actor: str, reason: str, now: str) -> list[Event]:

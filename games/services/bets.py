@@ -10,6 +10,7 @@ of the same command returns the first result and changes nothing.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -23,6 +24,7 @@ from games.domain.house_round import (
     BetOutcome,
     Event,
     NotInRound,
+    PlayerState,
     RoundState,
     WrongPhase,
     decide_clear,
@@ -34,11 +36,19 @@ from games.domain.house_round import (
 )
 from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.services.rounds import TableTick, tick_of
-from games.services.store import Money, commit, iso, load_round, state_from_json
+from games.services.store import (
+    Money,
+    commit,
+    iso,
+    load_round_at,
+    project_player,
+    save_rows,
+    state_from_json,
+)
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
-from ledger.services.postings import claim, record_result, request_hash
+from ledger.services.postings import bulk_cursor, claim, record_result, request_hash
 
 
 class NotSeated(NotInRound):
@@ -67,32 +77,14 @@ class DecisionResult:
     tick: TableTick | None
 
 
-def _context(table_id: int, player_id: int, now: datetime) -> tuple[HouseRound, RoundState, PlayerRound]:
-    """The table's current round (share-locked), its state and the player's row (locked)."""
-    share = " FOR SHARE OF r" if connection.vendor == "postgresql" else ""
-    found = list(
-        HouseRound.objects.raw(
-            "SELECT r.* FROM games_houseround r JOIN games_housetable t "
-            f"ON t.id = r.table_id AND t.current_round_id = r.round_id WHERE t.id = %s{share}",
-            [table_id],
-        )
-    )
-    if not found:
-        raise WrongPhase("no round at this table", table_id=table_id)
-    round_row = found[0]
-    state = load_round(round_row.round_id)
-    row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
-    if row is None:
-        row = PlayerRound(
-            round=round_row,
-            table_id=table_id,
-            player_id=player_id,
-            game_number=round_row.game_number,
-            game=round_row.game,
-            currency=round_row.currency,
-            created_at=now,
-        )
-    return round_row, state, row
+@dataclass
+class _Context:
+    """Everything a player command reads before the domain decides."""
+
+    round_row: HouseRound
+    state: RoundState
+    row: PlayerRound
+    accounts: _Accounts
 
 
 @dataclass(frozen=True)
@@ -103,32 +95,202 @@ class _Accounts:
     balance: int
 
 
-def _accounts(player_id: int, table_id: int, currency: str) -> _Accounts:
-    """Wallet, held and house account ids and the wallet balance in one query
-    (opened first when missing)."""
-    keys = [
+def _account_keys(player_id: int, table_id: int, currency: str) -> list[str]:
+    return [
         account_key("wallet", f"player:{player_id}", currency),
         account_key("held", f"player:{player_id}", currency),
         account_key("house", f"table:{table_id}", currency),
     ]
+
+
+def _open_accounts(player_id: int, table_id: int, currency: str) -> None:
+    player_accounts(player_id=player_id, currency=currency)
+    house_account(table_id=table_id, currency=currency)
+
+
+def _new_row(round_row: HouseRound, table_id: int, player_id: int, now: datetime) -> PlayerRound:
+    return PlayerRound(
+        round=round_row,
+        table_id=table_id,
+        player_id=player_id,
+        game_number=round_row.game_number,
+        game=round_row.game,
+        currency=round_row.currency,
+        created_at=now,
+    )
+
+
+# PostgreSQL: the whole read side of a player command in one round trip. The
+# idempotency key is claimed first (a data-modifying CTE runs whatever the rest
+# finds; a refusal rolls it back), the round is share-locked through its table
+# (bettors never block each other; the dealer's close waits), the player's own
+# row is locked, and the seat and the three accounts come along.
+_PG_CONTEXT = """
+WITH idem AS (
+    INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
+    SELECT %(key)s::text, %(command)s::text, %(digest)s::text, NULL, %(at)s::timestamptz
+    WHERE %(key)s::text IS NOT NULL
+    ON CONFLICT (key) DO NOTHING RETURNING 1
+)
+SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
+       r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
+       EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
+       p.id, p.state, p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id
+FROM games_housetable t
+JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
+LEFT JOIN LATERAL (
+    SELECT id, state, stream_version, created_at FROM games_playerround
+    WHERE round_id = r.id AND player_id = %(player)s::bigint FOR UPDATE
+) p ON true
+LEFT JOIN ledger_account w ON w.key = 'wallet:player:' || %(player)s::bigint::text || ':' || r.currency
+LEFT JOIN ledger_account h ON h.key = 'held:player:' || %(player)s::bigint::text || ':' || r.currency
+LEFT JOIN ledger_account hs ON hs.key = 'house:table:' || t.id::text || ':' || r.currency
+WHERE t.id = %(table)s::bigint
+FOR SHARE OF r
+"""
+
+
+def _pg_context(
+    *, command: str, table_id: int, player_id: int, key: str, digest: str, now: datetime
+) -> tuple[bool, _Context | None, bool]:
+    """(claimed, context or ``None`` when the table has no round, seated)."""
+    params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": ledger_now(), "player": player_id,
+              "table": table_id}  # fmt: skip
+    with bulk_cursor() as cursor:
+        for _ in range(2):
+            # Prepared once per connection: parsing and planning the joins cost
+            # PostgreSQL more than running them.
+            cursor.execute(_PG_CONTEXT, params, prepare=True)
+            found = cursor.fetchone()
+            if found is None:
+                return True, None, False
+            claimed, rid, round_id, version, currency, game, number, seated, *player = found[:12]
+            wallet, balance, held, house = found[12:]
+            if not claimed:
+                return False, None, bool(seated)
+            if wallet is not None and held is not None and house is not None:
+                break
+            # First bet of this player (or table) in this currency: open the
+            # accounts, then read again (the claim is ours already).
+            _open_accounts(player_id, table_id, currency)
+            params["key"] = None  # ON CONFLICT cannot fire on NULL: re-reading claims nothing
+    round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version, currency=currency,
+                           game=game, game_number=number)  # fmt: skip
+    row_id, state_json, stream_version, created_at = player
+    if row_id is None:
+        row = _new_row(round_row, table_id, player_id, now)
+    else:
+        state_data = json.loads(state_json) if isinstance(state_json, str | bytes) else state_json
+        row = PlayerRound(id=row_id, round=round_row, table_id=table_id, player_id=player_id, game_number=number,
+                          game=game, currency=currency, state=state_data, stream_version=stream_version,
+                          created_at=created_at)  # fmt: skip
+    context = _Context(round_row, load_round_at(round_id, version), row, _Accounts(wallet, held, house, int(balance)))
+    return True, context, bool(seated)
+
+
+def _accounts(player_id: int, table_id: int, currency: str) -> _Accounts:
+    """Wallet, held and house account ids and the wallet balance in one query
+    (opened first when missing)."""
+    keys = _account_keys(player_id, table_id, currency)
     with connection.cursor() as cursor:
         cursor.execute("SELECT key, id, balance FROM ledger_account WHERE key IN (%s, %s, %s)", keys)
         found = {key: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
     if len(found) < 3:
-        player_accounts(player_id=player_id, currency=currency)
-        house_account(table_id=table_id, currency=currency)
+        _open_accounts(player_id, table_id, currency)
         return _accounts(player_id, table_id, currency)
     return _Accounts(found[keys[0]][0], found[keys[1]][0], found[keys[2]][0], found[keys[0]][1])
 
 
-def _replayed(key: str, command: str, request: dict[str, Any]) -> Any | None:
+def _claim_lookup(key: str, command: str, digest: str) -> Any:
+    """The first result stored under ``key`` (``IdempotencyKeyReused`` for another request)."""
     with connection.cursor() as cursor:
-        return claim(cursor, key=key, command=command, digest=request_hash(command, request), at=ledger_now())
+        return claim(cursor, key=key, command=command, digest=digest, at=ledger_now())
 
 
-def _remember(key: str, result: Any) -> None:
-    with connection.cursor() as cursor:
-        record_result(cursor, key=key, result=asdict(result))
+def _read(
+    *, command: str, table_id: int, player_id: int, key: str, request: dict[str, Any], now: datetime, seated: bool
+) -> tuple[Any, _Context | None]:
+    """Claim ``key`` and read the command's context: ``(first result, None)`` for a
+    retry, ``(None, context)`` otherwise. ``seated``: refuse a player without a seat
+    (``not_seated``). Raises ``WrongPhase`` when the table has no round."""
+    digest = request_hash(command, {"table": table_id, "player": player_id, **request})
+    if connection.vendor == "postgresql":
+        claimed, context, has_seat = _pg_context(
+            command=command, table_id=table_id, player_id=player_id, key=key, digest=digest, now=now
+        )
+        if not claimed:
+            return _claim_lookup(key, command, digest), None
+    else:
+        first = _claim_lookup(key, command, digest)
+        if first is not None:
+            return first, None
+        context = _portable_context(table_id, player_id, now)
+        has_seat = TableSeat.objects.filter(table_id=table_id, player_id=player_id).exists()
+    if context is None:
+        raise WrongPhase("no round at this table", table_id=table_id)
+    if seated and not has_seat:
+        raise NotSeated(table_id=table_id)
+    return None, context
+
+
+def _portable_context(table_id: int, player_id: int, now: datetime) -> _Context | None:
+    """``_pg_context`` in several statements, for SQLite (the embedded default)."""
+    found = list(
+        HouseRound.objects.raw(
+            "SELECT r.* FROM games_houseround r JOIN games_housetable t "
+            "ON t.id = r.table_id AND t.current_round_id = r.round_id WHERE t.id = %s",
+            [table_id],
+        )
+    )
+    if not found:
+        return None
+    round_row = found[0]
+    row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
+    return _Context(
+        round_row,
+        load_round_at(round_row.round_id, round_row.stream_version),
+        row or _new_row(round_row, table_id, player_id, now),
+        _accounts(player_id, table_id, round_row.currency),
+    )
+
+
+# The write side's last round trip on PostgreSQL: the player's projection row
+# (inserted with the first chip) and the command's result under its key.
+_PG_SAVE = """
+WITH pr AS (
+    INSERT INTO games_playerround (round_id, table_id, player_id, game_number, game, currency, stream_version, state,
+                                   totals, staked, returned, net, status, last_street, done_deciding, created_at)
+    VALUES (%(round)s::bigint, %(table)s::bigint, %(player)s::bigint, %(number)s::text, %(game)s::text,
+            %(currency)s::text, %(version)s::int, %(state)s::jsonb, %(totals)s::jsonb, %(staked)s::bigint, 0, 0,
+            'betting', %(street)s::text, %(done)s::bool, %(created)s::timestamptz)
+    ON CONFLICT ON CONSTRAINT one_player_round DO UPDATE SET
+        stream_version = EXCLUDED.stream_version, state = EXCLUDED.state, totals = EXCLUDED.totals,
+        staked = EXCLUDED.staked, last_street = EXCLUDED.last_street, done_deciding = EXCLUDED.done_deciding
+    RETURNING 1
+)
+UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::text AND (SELECT count(*) FROM pr) = 1
+"""
+
+
+def _save(row: PlayerRound, player: PlayerState | None, key: str, result: dict[str, Any], now: datetime) -> None:
+    """Write the player's projection (when ``player`` changed) and remember ``result``."""
+    if player is None or connection.vendor != "postgresql":
+        if player is not None:
+            if row.pk is None:
+                row.save()
+            save_rows([project_player(row, player, now)])
+        with connection.cursor() as cursor:
+            record_result(cursor, key=key, result=result)
+        return
+    project_player(row, player, now)
+    params: dict[str, Any] = {
+        "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
+        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
+        "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
+        "created": row.created_at, "result": json.dumps(result), "key": key,
+    }  # fmt: skip
+    with bulk_cursor() as cursor:
+        cursor.execute(_PG_SAVE, params, prepare=True)
 
 
 def _bet_command(
@@ -136,34 +298,32 @@ def _bet_command(
     decide: Any,
 ) -> BetResult:  # fmt: skip
     with transaction.atomic():
-        first = _replayed(idempotency_key, command, {"table": table_id, "player": player_id, **request})
-        if first is not None:
+        first, context = _read(command=command, table_id=table_id, player_id=player_id, key=idempotency_key,
+                               request=request, now=now, seated=True)  # fmt: skip
+        if context is None:
             return BetResult(**first)
-        round_row, state, row = _context(table_id, player_id, now)
-        if not TableSeat.objects.filter(table_id=table_id, player_id=player_id).exists():
-            raise NotSeated(table_id=table_id)
+        round_row, state, row, accounts = context.round_row, context.state, context.row, context.accounts
         player = state_from_json(player_id, row.state)
-        accounts = _accounts(player_id, table_id, round_row.currency)
         balance = accounts.balance
         outcome: BetOutcome = decide(state, player, balance)
+        changed: PlayerState | None = None
         if outcome.events:
-            if row.pk is None:
-                row.save()
             money = _bet_money(outcome.events, accounts)
             new_stake = sum(hold[4] for hold in money.open_holds)
             if new_stake:
                 # Responsible gaming refuses new stakes (exclusion, cool-off,
                 # session and loss limits); removing chips is always allowed.
                 assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now)
-            _, changed = commit(
+            _, players = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
-                idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
+                idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
             )  # fmt: skip
+            changed = players[player_id]
             # Only this player's holds moved: the wallet changed by the stake difference.
-            balance += player.staked - changed[player_id].staked
-            player = changed[player_id]
+            balance += player.staked - changed.staked
+            player = changed
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
-        _remember(idempotency_key, result)
+        _save(row, changed, idempotency_key, asdict(result), now)
         return result
 
 
@@ -252,18 +412,17 @@ def double_bets(*, table_id: int, player_id: int, idempotency_key: str, now: dat
 def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key: str, now: datetime) -> DecisionResult:
     """Take ``option`` at the open decision point. A call/play is held like a bet."""
     with transaction.atomic():
-        request = {"table": table_id, "player": player_id, "option": option}
-        first = _replayed(idempotency_key, "house.make_decision", request)
-        if first is not None:
+        first, context = _read(command="house.make_decision", table_id=table_id, player_id=player_id,
+                               key=idempotency_key, request={"option": option}, now=now, seated=False)  # fmt: skip
+        if context is None:
             tick = first.pop("tick")
             if tick is not None:
                 tick["deadline"] = datetime.fromisoformat(tick["deadline"]) if tick["deadline"] else None
             return DecisionResult(**first, tick=TableTick(**tick) if tick else None)
-        round_row, state, row = _context(table_id, player_id, now)
+        round_row, state, row, accounts = context.round_row, context.state, context.row, context.accounts
         if row.pk is None:
             raise NotInRound()
         player = state_from_json(player_id, row.state)
-        accounts = _accounts(player_id, table_id, round_row.currency)
         balance = accounts.balance
         hold_id = _new_ids(1)[0]
         events = decide_decision(state, player, option=option, balance=balance, hold_id=hold_id, now=iso(now))
@@ -273,32 +432,59 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             money.open_holds.append(
                 (hold_id, accounts.wallet, accounts.held, accounts.house, event.data["amount"], event)
             )
-        commit(
+        _, players = commit(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
-            idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now,
+            idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
         )  # fmt: skip
-        # Without loading every player: is anyone still to decide on this street?
-        waiting = (
-            PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
-            .exclude(last_street=state.phase)
-            .exists()
-        )
-        everyone = not waiting
+        tick, waiting = _tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id,
+                                          street=state.phase)  # fmt: skip
         result = DecisionResult(
             round_row.round_id,
             event.data["street"],
             event.data["option"],
             event.data["amount"],
             balance - event.data["amount"],
-            everyone,
-            tick_of(HouseTable.objects.get(pk=table_id)),
+            not waiting,
+            tick,
         )
         stored = asdict(result)
         if stored["tick"] and stored["tick"]["deadline"]:
             stored["tick"]["deadline"] = stored["tick"]["deadline"].isoformat()
-        with connection.cursor() as cursor:
-            record_result(cursor, key=idempotency_key, result=stored)
+        _save(row, players[player_id], idempotency_key, stored, now)
         return result
+
+
+# Is anyone but this player still to decide on ``street``? Two probes of the
+# partial index ``playerround_undecided`` (round, last_street) over the players
+# with a stake who have not called or folded: a row whose last street sorts
+# before or after ``street`` has not decided on it. O(log n) per decision, so
+# 10,000 players deciding cost 10,000 probes, not 10,000 scans of the round.
+_PG_TICK_AND_WAITING = """
+SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline,
+       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street < %(street)s AND p.player_id <> %(player)s)
+       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street > %(street)s AND p.player_id <> %(player)s)
+FROM games_housetable t WHERE t.id = %(table)s
+"""
+
+
+def _tick_and_waiting(*, table_id: int, round_row: HouseRound, player_id: int, street: str) -> tuple[TableTick, bool]:
+    """The table's tick and whether another participant still has to decide on ``street``."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _PG_TICK_AND_WAITING, {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
+            )
+            round_id, phase, phase_seq, deadline, waiting = cursor.fetchone()
+        return TableTick(table_id, round_id, round_id, phase, phase_seq, deadline), bool(waiting)
+    waiting = (
+        PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
+        .exclude(last_street=street)
+        .exclude(player_id=player_id)
+        .exists()
+    )
+    return tick_of(HouseTable.objects.get(pk=table_id)), waiting
 
 
 class TooManyTables(NotInRound):

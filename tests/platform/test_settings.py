@@ -95,3 +95,15 @@ def test_check_deploy_refuses_the_embedded_default():
     result = _check_deploy()
     assert result.returncode != 0
     assert "casino.E002" in result.stderr + result.stdout
+
+
+def test_db_pool_max_size_turns_on_psycopgs_pool_without_persistent_connections(monkeypatch):
+    monkeypatch.setenv("DB_POOL_MAX_SIZE", "8")
+    monkeypatch.setenv("DB_CONN_MAX_AGE", "60")
+    db = database_from_url("postgres://casino@db.internal/casino_prod")
+    assert db["OPTIONS"]["pool"]["max_size"] == 8
+    assert db["CONN_MAX_AGE"] == 0  # Django refuses persistent connections with a pool
+    monkeypatch.setenv("DB_POOL_MAX_SIZE", "0")
+    db = database_from_url("postgres://casino@db.internal/casino_prod")
+    assert "pool" not in db["OPTIONS"]
+    assert db["CONN_MAX_AGE"] == 60

@@ -1,0 +1,86 @@
+"""The fast bet and decision paths: "has everyone decided?" by index probe equals
+a recount of every participant, the round state cache follows the round's version,
+and a retried chip answers its first result."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.domain.house_round import all_decided
+from games.models import HouseRound, HouseTable
+from games.services import make_decision, place_chip
+from games.services.rounds import _players
+from games.services.store import load_round, load_round_at
+from tests.rounds.conftest import key, later, ledger_sums, make_player, make_table, open_round, snapshot, step
+
+pytestmark = pytest.mark.django_db
+
+
+def _recount(table: HouseTable) -> bool:
+    """Every participant's projection and state read back, decided by the domain."""
+    table.refresh_from_db()
+    round_row = HouseRound.objects.get(round_id=table.current_round_id)
+    _, players = _players(round_row)
+    return all_decided(load_round(round_row.round_id), players)
+
+
+def test_all_decided_after_each_decision_equals_a_recount_of_every_participant() -> None:
+    table = make_table("uth")
+    ids = [make_player(table) for _ in range(5)]
+    tick = open_round(table)
+    for pid in ids:
+        place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    tick = step(table, tick)
+    assert tick.phase == "preflop"
+    # Preflop: 0 and 1 call (done deciding), 2..4 check; then on the flop 2 and 3 check,
+    # 4 calls: every answer must match the recount, including the last one (True).
+    plan = [("preflop", [(0, "call4x"), (1, "call3x"), (2, "check"), (3, "check"), (4, "check")]),
+            ("flop", [(2, "check"), (3, "check"), (4, "call2x")])]  # fmt: skip
+    for street, choices in plan:
+        assert tick.phase == street
+        for n, (index, option) in enumerate(choices):
+            result = make_decision(table_id=table.pk, player_id=ids[index], option=option, idempotency_key=key(),
+                                   now=later(tick))  # fmt: skip
+            assert result.all_decided == _recount(table)
+            assert result.all_decided == (n == len(choices) - 1)
+        tick = step(table, tick)
+    # River: only 2 and 3 (who checked twice) still decide; one answer leaves one waiting.
+    assert tick.phase == "river"
+    first = make_decision(table_id=table.pk, player_id=ids[2], option="fold", idempotency_key=key(), now=later(tick))
+    assert not first.all_decided
+    assert not _recount(table)
+    last = make_decision(table_id=table.pk, player_id=ids[3], option="call1x", idempotency_key=key(), now=later(tick))
+    assert last.all_decided
+    assert _recount(table)
+    assert ledger_sums() == {"EUR": 0}
+
+
+def test_round_state_cache_follows_the_round_rows_version() -> None:
+    table = make_table("uth")
+    pid = make_player(table)
+    tick = open_round(table)
+    place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    row = HouseRound.objects.get(round_id=tick.round_id)
+    betting = load_round_at(row.round_id, row.stream_version)
+    assert betting == load_round(row.round_id)
+    step(table, tick)
+    row.refresh_from_db()
+    dealt = load_round_at(row.round_id, row.stream_version)
+    assert dealt.version == row.stream_version > betting.version
+    assert dealt == load_round(row.round_id)
+    assert dealt.phase == "preflop"
+    assert betting.phase == "betting"
+
+
+def test_a_retried_chip_answers_its_first_result_and_writes_nothing() -> None:
+    table = make_table("uth")
+    pid = make_player(table, funds=10_000)
+    tick = open_round(table)
+    same = key()
+    first = place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=300, idempotency_key=same,
+                       now=later(tick))  # fmt: skip
+    before = snapshot()
+    again = place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=300, idempotency_key=same,
+                       now=later(tick))  # fmt: skip
+    assert again == first
+    assert snapshot() == before
