@@ -39,6 +39,7 @@ def test_a_commit_wakes_the_relay_before_its_poll() -> None:
 
     def change() -> float:
         current = HouseTable.objects.get(pk=table.pk)
+        assert current.deadline is not None
         assert advance_table(table_id=table.pk, expected_seq=current.phase_seq, now=current.deadline) is not None
         return time.time()
 
