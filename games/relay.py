@@ -26,6 +26,7 @@ process on Redis and the one process of the embedded default.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -35,13 +36,16 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import connection
 
+from casino.processes import database_url_of
 from ledger.services.events import GlobalPosition, RecordedEvent, position_of, read_cursor, read_global, safe_txid_bound
 
 log = logging.getLogger(__name__)
 
 RELAY_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 BATCH = 2000
+NOTIFY_CHANNEL = "casino_round_events"  # games/migrations/0003_notify_round_events_on_commit.py
 
 
 def table_group(table_id: int) -> str:
@@ -223,8 +227,10 @@ class Relay:
 
     def __init__(self) -> None:
         self.task: asyncio.Task[None] | None = None
+        self.listener: asyncio.Task[None] | None = None
         self.position: GlobalPosition | None = None
         self.ready = asyncio.Event()
+        self.wake = asyncio.Event()
         self.local: dict[str, set[Any]] = {}
 
     @property
@@ -251,8 +257,33 @@ class Relay:
                 await layer.group_send(group, message)
 
     def ensure_running(self) -> None:
+        loop = asyncio.get_running_loop()
         if self.task is None or self.task.done():
-            self.task = asyncio.get_running_loop().create_task(self.run())
+            self.task = loop.create_task(self.run())
+        if connection.vendor == "postgresql" and (self.listener is None or self.listener.done()):
+            self.listener = loop.create_task(self.listen())
+
+    async def listen(self) -> None:
+        """Wake the relay when a round-stream event commits (PostgreSQL NOTIFY sent
+        by the trigger of migration ``games.0003``). Only a hint: what to send is
+        still read from the safe global log, and the poll stays as the fallback
+        (player streams, a bound held back by an older transaction, a lost
+        listener connection)."""
+        import psycopg
+
+        url = database_url_of(settings.DATABASES["default"])
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as listener:
+                    await listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self.wake.set()  # anything committed while not listening
+                    async for _ in listener.notifies():
+                        self.wake.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("relay: LISTEN connection lost; polling until it is back")
+                await asyncio.sleep(1)
 
     async def run(self) -> None:
         layer = get_channel_layer()
@@ -262,6 +293,7 @@ class Relay:
         self.ready.set()
         poll = settings.CASINO_RELAY_POLL_SECONDS
         while True:
+            self.wake.clear()  # a commit from now on wakes the next wait
             try:
                 position, messages = await database_sync_to_async(next_batch)(self.position)
                 await self.deliver(layer, messages)
@@ -274,7 +306,8 @@ class Relay:
             except Exception:  # a database hiccup must not kill realtime for good
                 log.exception("relay: poll failed; retrying")
                 await asyncio.sleep(1)
-            await asyncio.sleep(poll)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), poll)
 
 
 _relays: dict[int, Relay] = {}

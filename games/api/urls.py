@@ -6,7 +6,7 @@ from typing import Any
 
 from django.urls import path
 
-from games.api import views
+from games.api import operator_views, views
 
 urlpatterns: list[Any] = [
     path("tables/", views.TableListView.as_view(), name="tables"),
@@ -20,6 +20,7 @@ urlpatterns: list[Any] = [
     path("tables/<int:table_id>/bets/double/", views.DoubleView.as_view(), name="bet-double"),
     path("tables/<int:table_id>/decision/", views.DecisionView.as_view(), name="decision"),
     path("tables/<int:table_id>/chat/", views.ChatView.as_view(), name="table-chat"),
+    *operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),

@@ -20,6 +20,7 @@ workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -30,7 +31,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -336,69 +336,91 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
 # --- fanout -------------------------------------------------------------------------------------
 
 
-async def _fanout(base: str, table_id: int, tokens: list[str], changes: int, out: Writer) -> list[float]:
-    import websockets
-    from websockets.typing import Origin
+def _client_fleet(url: str, origin: str, tokens: list[str], procs: int, deflate: bool) -> list[subprocess.Popen[str]]:
+    """``procs`` client processes (``games.benchmarks.ws_clients``), each holding
+    its share of the sockets; returns once every socket has its snapshot."""
+    fleet = []
+    for index in range(procs):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "games.benchmarks.ws_clients"],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert child.stdin is not None
+        share = tokens[index::procs]
+        child.stdin.write(json.dumps({"url": url, "origin": origin, "tokens": share, "deflate": deflate}) + "\n")
+        child.stdin.flush()
+        fleet.append(child)
+    for child in fleet:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if not line.startswith("connected"):
+            raise RuntimeError(f"a fanout client process failed: {line!r}")
+    return fleet
 
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+
+def _collect(fleet: list[subprocess.Popen[str]]) -> dict[int, list[float]]:
     received: dict[int, list[float]] = {}
-    connected = 0
-    sockets: list[Any] = []
-    semaphore = asyncio.Semaphore(100)
+    for child in fleet:
+        assert child.stdin is not None
+        assert child.stdout is not None
+        child.stdin.write("stop\n")
+        child.stdin.flush()
+        for seq, times in json.loads(child.stdout.readline())["received"].items():
+            received.setdefault(int(seq), []).extend(times)
+        child.wait(timeout=60)
+    return received
 
-    async def connect(token: str) -> Any:
-        nonlocal connected
-        async with semaphore:
-            ws = await websockets.connect(url + token, origin=Origin(base), open_timeout=60, max_queue=None)
-            await ws.recv()  # the snapshot
-            connected += 1
-            return ws
 
-    sockets = list(await asyncio.gather(*(connect(t) for t in tokens)))
-    out.write(f"{connected} websockets connected\n")
-
-    async def listen(ws: Any) -> None:
-        import json
-
-        async for text in ws:
-            message = json.loads(text)
-            if message.get("type") == "delta":
-                received.setdefault(int(message["seq"]), []).append(time.time())
-
-    listeners = [asyncio.create_task(listen(ws)) for ws in sockets]
-    commits: dict[int, float] = {}
-    loop = asyncio.get_running_loop()
-    for _ in range(changes):
-        table = await loop.run_in_executor(None, lambda: HouseTable.objects.get(pk=table_id))
-        seq_before = table.public_seq
-
-        def change(table: HouseTable = table) -> float:
+def _fanout(
+    base: str, table_id: int, tokens: list[str], *, changes: int, procs: int, deflate: bool, out: Writer
+) -> list[float]:
+    """Connect the fleet, commit ``changes`` phase changes, return every (client,
+    delta) latency in ms (``inf`` for a delta a client never got)."""
+    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+    fleet = _client_fleet(url, base, tokens, procs, deflate)
+    try:
+        out.write(f"{len(tokens)} websockets connected from {procs} client processes\n")
+        commits: dict[int, float] = {}
+        for _ in range(changes):
+            table = HouseTable.objects.get(pk=table_id)
             with transaction.atomic():
                 advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline or timezone.now())
-            return time.time()
-
-        committed = await loop.run_in_executor(None, change)
-        table = await loop.run_in_executor(None, lambda: HouseTable.objects.get(pk=table_id))
-        for seq in range(seq_before + 1, table.public_seq + 1):
-            commits[seq] = committed
-        await asyncio.sleep(3)
+            committed = time.time()
+            after = HouseTable.objects.get(pk=table_id).public_seq
+            for seq in range(table.public_seq + 1, after + 1):
+                commits[seq] = committed
+            time.sleep(2)
+        received = _collect(fleet)
+    finally:
+        for child in fleet:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
     latencies: list[float] = []
     for seq, at in commits.items():
         times = received.get(seq, [])
-        out.write(f"seq {seq}: {len(times)} of {len(sockets)} clients\n")
+        out.write(f"seq {seq}: {len(times)} of {len(tokens)} clients\n")
         latencies.extend((t - at) * 1000 for t in times)
-        latencies.extend([float("inf")] * (len(sockets) - len(times)))
-    for task in listeners:
-        task.cancel()
-    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+        latencies.extend([float("inf")] * (len(tokens) - len(times)))
     return latencies
 
 
 @benchmark("fanout")
-def fanout(out: Writer, clients: int = 2000, changes: int = 5, layers: str = "local,core,pubsub") -> BenchResult:
-    clients, changes = int(clients), int(changes)
+def fanout(
+    out: Writer,
+    clients: int = 2000,
+    changes: int = 5,
+    layers: str = "local,core,pubsub",
+    procs: int = 2,
+    workers: int = 1,
+    ws: str = "websockets",
+    deflate: str = "off",
+    client_deflate: str = "on",
+) -> BenchResult:
+    clients, changes, procs, workers = int(clients), int(changes), int(procs), int(workers)
     if not settings.REDIS_URL:
         raise SystemExit("bench fanout needs REDIS_URL (the Redis channel layers are compared)")
+    server_env = {"UVICORN_WS": ws, "UVICORN_WS_PER_MESSAGE_DEFLATE": "true" if deflate == "on" else "false"}
     rows = []
     results: dict[str, dict[str, float]] = {}
     with scratch_database():
@@ -407,8 +429,10 @@ def fanout(out: Writer, clients: int = 2000, changes: int = 5, layers: str = "lo
         for name in layers.split(","):
             start_table(table_id=table.pk, now=timezone.now() - timedelta(seconds=60))
             delivery, layer = VARIANTS[name]
-            with asgi_server(layer=layer, delivery=delivery) as base:
-                ms = asyncio.run(_fanout(base, table.pk, tokens, changes, out))
+            with asgi_server(layer=layer, delivery=delivery, workers=workers, extra_env=server_env) as base:
+                ms = _fanout(
+                    base, table.pk, tokens, changes=changes, procs=procs, deflate=client_deflate == "on", out=out
+                )
             finite = [v for v in ms if v != float("inf")]
             results[name] = {
                 "p50_ms": round(_pct(finite, 0.5), 1),
@@ -427,6 +451,13 @@ def fanout(out: Writer, clients: int = 2000, changes: int = 5, layers: str = "lo
             "p99_ms": results[best]["p99_ms"],
             "layer": f"{best}: relay delivery {VARIANTS[best][0]}, {VARIANTS[best][1]}",
             **{f"{n}_p99_ms": r["p99_ms"] for n, r in results.items()},
+            "uvicorn_workers": workers,
+            "ws": ws,
+            "server_deflate": deflate,
+            "client_procs": procs,
         },
-        notes=["one uvicorn process; latency = client receive time - phase-change commit time (same host clock)"],
+        notes=[
+            f"uvicorn x{workers} --ws {ws}, permessage-deflate {deflate}; {procs} client processes "
+            "(games.benchmarks.ws_clients); latency = client's parse time - phase-change commit time (same host clock)"
+        ],
     )

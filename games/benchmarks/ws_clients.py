@@ -1,0 +1,124 @@
+"""A light websocket client fleet for ``bench fanout`` (no Django: a child process).
+
+Why not one ``websockets.connect`` per client in the benchmark process: 2,000
+asyncio-stream clients in one Python process on the same 2 cores as the server
+spend more CPU decoding than the server spends sending, so the measured latency
+was mostly the client's own queue. Each child here holds its share of the
+sockets as plain asyncio protocols driving the ``websockets`` library's
+Sans-I/O ``ClientProtocol`` (a real handshake, real frame parsing, the same
+permessage-deflate offer a browser makes), parses each text frame's JSON and
+stamps ``time.time()`` right after it: the time the client *has* the message.
+
+Protocol with the parent, line-based on stdin/stdout:
+
+- stdin, first line: JSON ``{"url": "ws://host:port/path?token=", "origin": ..., "tokens": [...], "deflate": bool}``;
+- stdout: ``connected <n>`` once every socket has its snapshot;
+- stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "errors": n}``.
+
+Run as ``python -m games.benchmarks.ws_clients``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import cast
+
+from websockets.client import ClientProtocol
+from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.typing import Origin
+from websockets.uri import parse_uri
+
+CONNECT_CONCURRENCY = 50
+
+
+class Client(asyncio.Protocol):
+    """One websocket: handshake, then record every ``delta`` frame's arrival."""
+
+    def __init__(self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]]) -> None:
+        extensions = [ClientPerMessageDeflateFactory()] if deflate else None
+        self.ws = ClientProtocol(parse_uri(uri), origin=Origin(origin), extensions=extensions, max_size=None)
+        self.received = received
+        self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.Transport | None = None
+        self.partial: list[bytes] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.ws.send_request(self.ws.connect())
+        self.flush()
+
+    def flush(self) -> None:
+        assert self.transport is not None
+        for data in self.ws.data_to_send():
+            if data:
+                self.transport.write(data)
+
+    def data_received(self, data: bytes) -> None:
+        self.ws.receive_data(data)
+        for event in self.ws.events_received():
+            if isinstance(event, Response):
+                if event.status_code != 101 and not self.snapshot.done():
+                    self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {event.status_code}"))
+            elif isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.CONT):
+                self.partial.append(bytes(event.data))
+                if event.fin:
+                    self.message(b"".join(self.partial))
+                    self.partial = []
+        self.flush()  # pongs, close replies
+
+    def message(self, text: bytes) -> None:
+        message = json.loads(text)
+        kind = message.get("type")
+        if kind == "delta":
+            self.received.setdefault(int(message["seq"]), []).append(time.time())
+        elif kind == "snapshot" and not self.snapshot.done():
+            self.snapshot.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.snapshot.done():
+            self.snapshot.set_exception(exc or ConnectionError("closed before the snapshot"))
+
+
+async def main() -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    config = json.loads(await reader.readline())
+    uri = parse_uri(config["url"])
+    received: dict[int, list[float]] = {}
+    clients: list[Client] = []
+    semaphore = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def connect(token: str) -> None:
+        async with semaphore:
+            client = Client(config["url"] + token, config["origin"], bool(config.get("deflate", True)), received)
+            clients.append(client)
+            await loop.create_connection(lambda: client, uri.host, uri.port)
+            await asyncio.wait_for(client.snapshot, 120)
+
+    await asyncio.gather(*(connect(token) for token in config["tokens"]))
+    print(f"connected {len(clients)}", flush=True)
+    while (await reader.readline()).strip() != b"stop":
+        pass
+    print(json.dumps({"received": received}), flush=True)
+    for client in clients:
+        if client.transport is not None:
+            client.transport.abort()
+
+
+def run() -> None:
+    try:
+        import uvloop
+
+        uvloop.run(main())
+    except ImportError:  # the client's loop is not what is measured
+        asyncio.run(main())
+
+
+if __name__ == "__main__":
+    run()
