@@ -298,3 +298,30 @@ def test_round_controls_from_the_table_list_are_events_too():
     assert [(e.data["action"], e.data["target"]) for e in actions] == [
         ("round.pause", f"round:{tick.round_id}"), ("round.void", f"round:{tick.round_id}")]  # fmt: skip
     assert all(e.metadata == {"actor": f"user:{operator.pk}", "table_id": table.pk} for e in actions)
+
+
+@pytest.mark.parametrize(
+    ("game", "spots", "tables"),
+    [
+        ("uth", {"best_five": "1"}, {"paytable_ante_plus": "1", "paytable_best_five": "1"}),
+        ("casino_holdem", {"bonus": "1"}, {"paytable_ante": "1", "paytable_bonus": "1"}),
+    ],
+)
+def test_every_game_has_its_own_form(game, spots, tables):
+    _, client = staff("op", OPERATOR)
+    fields = client.get(f"{ADMIN}add/?game={game}").context["adminform"].form.fields
+    assert {f.removeprefix("paytable_") for f in fields if f.startswith("paytable_")} == {
+        t.removeprefix("paytable_") for t in tables
+    }
+    assert "stax_min" not in fields
+    assert "wheel_segments" not in fields
+    data = {"code": "G1", "game": game, "currency": "EUR", "name": game, "hand_mode": "shared",
+            "ante_min": "100", "ante_max": "1000", "betting_seconds": "15", "warning_seconds": "5",
+            "decision_seconds": "12", "deal_pause_seconds": "2", "between_rounds_seconds": "5", **tables}  # fmt: skip
+    for spot in spots:
+        data |= {f"offer_{spot}": "on", f"{spot}_min": "100", f"{spot}_max": "500"}
+    assert client.post(f"{ADMIN}add/?game={game}", data).status_code == 302
+    table = HouseTable.objects.get(code="G1")
+    assert table.limits == {"ante": {"min": 100, "max": 1000}, **{s: {"min": 100, "max": 500} for s in spots}}
+    assert table.pay_tables == {t.removeprefix("paytable_"): 1 for t in tables}
+    assert (table.wheel, table.progressives) == ({}, {})
