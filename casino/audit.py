@@ -33,13 +33,15 @@ def record_operator_action(
     target: str,
     reason: str = "",
     details: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> RecordedEvent:
     """Append ``operator.action`` to the operator's stream ``operator-{id}``.
 
     ``action`` names what was done (``cashier.approve``, ``round.void`` ...),
     ``target`` what it was done to (``cashier:<id>``, ``round:<game number>``).
     Data: ``{action, target, reason, details, operator_id, operator_username}``;
-    metadata ``actor`` is the operator.
+    metadata ``actor`` is the operator, plus ``metadata`` (e.g. ``table_id``, which
+    the audit export's ``--table`` filter selects on).
     """
     actor = operator_actor(operator)
     username = operator.get_username() if hasattr(operator, "get_username") else ""
@@ -59,12 +61,16 @@ def record_operator_action(
                 },
             )
         ],
-        metadata={"actor": actor},
+        metadata={**(metadata or {}), "actor": actor},
     )
     return event
 
 
 _ADMIN_ACTIONS = {1: "admin.add", 2: "admin.change", 3: "admin.delete"}
+# Set on a ``LogEntry`` before saving it when the service behind the admin page has
+# already recorded its own, more precise ``operator.action`` (e.g. ``table.configure``
+# with the configuration version): the change is then one event, not two.
+RECORDED_BY_SERVICE = "casino_operator_action_recorded"
 
 
 def record_admin_log_entry(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
@@ -73,7 +79,7 @@ def record_admin_log_entry(sender: Any, instance: Any, created: bool, **kwargs: 
     event, in the admin view's transaction. (Django writes one ``LogEntry`` per
     object with ``save()``; only multi-object bulk actions use ``bulk_create``,
     which sends no signal: no role here may bulk-delete.)"""
-    if not created:
+    if not created or getattr(instance, RECORDED_BY_SERVICE, False):
         return
     content_type = instance.content_type
     target = f"{content_type.app_label}.{content_type.model}:{instance.object_id}" if content_type else "?"

@@ -37,6 +37,7 @@ from django.utils import timezone
 from casino.errors import DomainError
 from games import services
 from games.models import HouseTable
+from games.services.tables import close_table, open_table
 
 log = logging.getLogger(__name__)
 
@@ -165,3 +166,22 @@ def operator_void(*, table_id: int, actor: str, reason: str, now: datetime | Non
         tick = services.void_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
         schedule_tick(tick)
     return tick
+
+
+# --- operator: open and close a table (docs/compliance.md, "Tables") ----------------------------
+
+
+def operator_open(*, table_id: int, operator: Any, now: datetime | None = None) -> Any:
+    """Open the table and deal its first round now (``table.open`` event); the dealer
+    loop then repeats rounds while it stays open."""
+    with transaction.atomic():
+        tick = open_table(table_id=table_id, operator=operator, now=now or timezone.now())
+        schedule_tick(tick)
+    return tick
+
+
+def operator_close(*, table_id: int, operator: Any, now: datetime | None = None) -> Any:
+    """Close the table (``table.close`` event): the round in progress finishes on its
+    schedule; after it the table goes idle and no new round opens."""
+    with transaction.atomic():
+        return close_table(table_id=table_id, operator=operator, now=now or timezone.now())

@@ -7,6 +7,8 @@ the events, and can be rebuilt from them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -72,6 +74,39 @@ class HouseTable(models.Model):
         return f"{self.code} ({self.get_game_display()})"
 
 
+class TableConfigVersion(models.Model):
+    """One immutable version of a table's configuration (``games.domain.table_config``):
+    the whole configuration as it stood from this version on, what changed from the
+    previous one, who changed it, when and why. Written only by
+    ``games.services.tables``; the database refuses UPDATE (migration 0003), the
+    admin shows it read-only. A round records the version it opened with
+    (``HouseRound.config_version``)."""
+
+    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="config_versions")
+    version = models.PositiveIntegerField()
+    config = models.JSONField()
+    changes = models.JSONField(default=dict, blank=True, help_text="field -> {from, to} against the previous version")
+    reason = models.CharField(max_length=200, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    actor = models.CharField(max_length=64, help_text="user:<id>, or system for a baseline recorded later")
+    event_position = models.BigIntegerField(null=True, blank=True, help_text="The operator.action event recording it.")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["table", "-version"]
+        constraints = [models.UniqueConstraint(fields=["table", "version"], name="one_config_version")]
+
+    def __str__(self) -> str:
+        return f"{self.table.code} v{self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise ValueError("a configuration version is immutable; record a new one")
+        super().save(*args, **kwargs)
+
+
 class TableSeat(models.Model):
     """A player's presence at a table: at most one per table (RULES.md), and at
     most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once (enforced by the join service)."""
@@ -101,6 +136,9 @@ class HouseRound(models.Model):
     hand_mode = models.CharField(max_length=10, choices=HandMode.choices)
     currency = models.CharField(max_length=3)
     rules_version = models.CharField(max_length=20)
+    config_version = models.PositiveIntegerField(
+        default=0, help_text="The table's configuration version the round opened with (0: before versioning)."
+    )
     pay_tables = models.JSONField(default=dict)
     phase = models.CharField(max_length=32, default="betting")
     phase_seq = models.PositiveIntegerField(default=0)

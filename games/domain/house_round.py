@@ -224,6 +224,7 @@ class RoundConfig:
     deal_pause_seconds: int
     between_rounds_seconds: int
     max_seats: int = PER_SEAT_MAX
+    config_version: int = 0  # the table's configuration version (games.models.TableConfigVersion)
 
     @property
     def definition(self) -> GameDefinition:
@@ -258,6 +259,7 @@ class RoundConfig:
                 "between_rounds": self.between_rounds_seconds,
             },
             "max_seats": self.max_seats,
+            "config_version": self.config_version,
         }
 
     @staticmethod
@@ -282,6 +284,7 @@ class RoundConfig:
             deal_pause_seconds=durations["deal_pause"],
             between_rounds_seconds=durations["between_rounds"],
             max_seats=data.get("max_seats", PER_SEAT_MAX),
+            config_version=data.get("config_version", 0),
         )
 
 

@@ -137,6 +137,7 @@ def _config(table: HouseTable, game_number: str) -> RoundConfig:
         deal_pause_seconds=table.deal_pause_seconds,
         between_rounds_seconds=table.between_rounds_seconds,
         max_seats=min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX),
+        config_version=table.config_version,
     )
 
 
@@ -167,6 +168,7 @@ def _open_round(table: HouseTable, now: datetime) -> None:
         hand_mode=table.hand_mode,
         currency=table.currency,
         rules_version=config.definition.rules_version,
+        config_version=table.config_version,
         pay_tables=dict(config.pay_tables),
         opened_at=now,
     )

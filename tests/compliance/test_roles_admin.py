@@ -19,21 +19,12 @@ from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 from ledger.services import deposit, player_accounts
 from ledger.services.seals import seal
+from tests.compliance.staff import staff
 
 pytestmark = pytest.mark.django_db
 EUR = "EUR"
 LEDGER_MODELS: dict[str, Any] = {"event": Event, "transfer": Transfer, "hold": Hold, "account": Account,
                  "statementline": StatementLine, "seal": Seal}  # fmt: skip
-
-
-def staff(username: str, group: str | None = None, *, superuser: bool = False):
-    user = get_user_model().objects.create_user(username, password=f"pw-{username}-1", is_staff=True,
-                                                is_superuser=superuser)  # fmt: skip
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return user, client
 
 
 @pytest.fixture
@@ -179,8 +170,30 @@ def test_an_admin_change_to_a_table_is_an_event_with_the_operators_identity(role
     data = {k: v for k, v in data.items() if v is not False}
     response = client.post(f"/admin/games/housetable/{table.pk}/change/", data)
     assert response.status_code == 302, response.context["adminform"].form.errors
+    # One event, from the table service (a new configuration version), not a second generic one.
+    action = Event.objects.get(type="operator.action")
+    assert action.data["action"] == "table.configure"
+    assert action.data["target"] == "table:T9"
+    assert action.metadata["actor"] == f"user:{operator.pk}"
+    assert action.data["details"]["changes"] == {"name": {"from": "nine", "to": "renamed"}}
+    assert action.data["details"]["version"] == 2
+
+
+def test_any_other_admin_change_is_a_generic_event_with_the_operators_identity(roles, funded_player):
+    from casino.models import PlayerProfile
+
+    player, _ = funded_player
+    profile, _ = PlayerProfile.objects.get_or_create(user=player)
+    operator, client = staff("o6", OPERATOR)
+    page = client.get(f"/admin/casino/playerprofile/{profile.pk}/change/")
+    assert page.status_code == 200
+    form = page.context["adminform"].form
+    data = {name: form.initial.get(name, field.initial) for name, field in form.fields.items()}
+    data = {k: v for k, v in data.items() if v not in (False, None)}
+    data["hide_chat"] = "on"
+    assert client.post(f"/admin/casino/playerprofile/{profile.pk}/change/", data).status_code == 302
     action = Event.objects.get(type="operator.action")
     assert action.data["action"] == "admin.change"
-    assert action.data["target"] == f"games.housetable:{table.pk}"
+    assert action.data["target"] == f"casino.playerprofile:{profile.pk}"
     assert action.metadata["actor"] == f"user:{operator.pk}"
-    assert "name" in json.dumps(action.data["details"]["change"]).lower()
+    assert "hide" in json.dumps(action.data["details"]["change"]).lower()

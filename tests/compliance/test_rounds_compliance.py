@@ -9,12 +9,8 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.test import Client
 from django.utils import timezone
 
 from compliance.exports import ExportFilters, export_audit, public_key_hex
@@ -23,18 +19,11 @@ from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.models import HouseRound
 from games.services import make_decision, place_chip
 from ledger.models import Event
+from tests.compliance.staff import staff
 from tests.conftest import ROOT
 from tests.rounds.conftest import T0, key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
-
-
-def staff(name: str, group: str) -> tuple[Any, Client]:
-    user = get_user_model().objects.create_user(name, password=f"pw-{name}-1", is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return user, client
 
 
 def settled_uth_round():
