@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from games.poker.models import PokerHand, PokerSeat
-from tests.poker.test_tables import AA_VS_KK, three_handed
 from tests.poker.tables import act, advance
+from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db
 
