@@ -242,3 +242,20 @@ def test_fixed_limit_sizes() -> None:
     _refused("poker_not_fixed_limit_size", lambda: act(table, p1, "raise", 30))
     result = act(table, p1, "raise", 20)
     assert result.amount == 20
+
+
+def test_demo_has_one_open_poker_table_that_deals() -> None:
+    from casino.demo import seed_demo
+
+    seed_demo()
+    seed_demo()
+    [table] = PokerTable.objects.all()
+    assert table.is_open
+    assert table.currency == "EUR"
+    assert 2 <= table.max_seats <= 10
+    players = [make_player() for _ in range(2)]
+    for number, player in enumerate(players, start=1):
+        sit(table, player, number, buy_in=table.buy_in_max)
+    table = advance(table)
+    assert table.phase == "hand"
+    assert PokerHand.objects.get(hand_id=table.current_hand_id).hand_id.startswith("NL1-")
