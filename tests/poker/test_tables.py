@@ -259,3 +259,49 @@ def test_demo_has_one_open_poker_table_that_deals() -> None:
     table = advance(table)
     assert table.phase == "hand"
     assert PokerHand.objects.get(hand_id=table.current_hand_id).hand_id.startswith("NL1-")
+
+
+def test_a_retried_action_is_done_once() -> None:
+    table, (p1, _p2, _p3) = three_handed()
+    table = advance(table, cards=AA_VS_KK)
+    k = key()
+    first = services.act(table_id=table.pk, player_id=p1, action="raise", amount=30, idempotency_key=k, now=T0)
+    before = snapshot()
+    again = services.act(table_id=table.pk, player_id=p1, action="raise", amount=30, idempotency_key=k, now=T0)
+    assert again == first
+    assert snapshot() == before
+    with pytest.raises(DomainError) as reused:
+        services.act(table_id=table.pk, player_id=p1, action="fold", idempotency_key=k, now=T0)
+    assert reused.value.code == "idempotency_key_reused"
+
+
+def test_acting_inside_the_time_bank_keeps_what_is_left() -> None:
+    table, (p1, _p2, _p3) = three_handed(time_bank_seconds=10)
+    table = advance(table, cards=AA_VS_KK)
+    table = advance(table)  # turn timer out: the bank starts, 10 s
+    assert table.deadline is not None
+    act(table, p1, "fold", at=table.deadline - timedelta(seconds=4))
+    assert PokerSeat.objects.get(table=table, player_id=p1).time_bank_left == 4
+    assert not PokerSeat.objects.get(table=table, player_id=p1).sitting_out
+
+
+def test_sweep_frees_expired_seats_and_starts_ready_tables() -> None:
+    table = make_table()
+    p1, p2, p3 = (make_player() for _ in range(3))
+    sit(table, p1, 1)
+    services.sit_out(table_id=table.pk, player_id=p1, now=T0)
+    sit(table, p2, 2)
+    table.refresh_from_db()
+    assert table.phase == "idle"  # one player ready
+    done = services.sweep(now=T0 + timedelta(seconds=61))
+    assert done["freed"] == 1
+    assert wallet(p1) == 100_000
+    sit(table, p3, 3)
+    table.refresh_from_db()
+    assert table.phase == "between"
+    assert table.deadline is not None
+    done = services.sweep(now=table.deadline + timedelta(seconds=60))
+    table.refresh_from_db()
+    assert done["advanced"] == 1
+    assert table.phase == "hand"
+    assert ledger_sums() == {"EUR": 0}
