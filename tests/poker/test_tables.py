@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 
 from casino.errors import DomainError
 from games.domain.poker.rules import Variant, seed_rake_rule
@@ -15,6 +16,7 @@ from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from ledger.services import balance_of, read_stream
+from ledger.services.verify import verify_ledger
 from tests.poker.tables import (
     T0,
     act,
@@ -111,6 +113,8 @@ def test_a_full_hand_with_seed_001_rake() -> None:
         assert PokerSeat.objects.get(table=table, player_id=player).stack == stack
         assert seat_balance(table, player) == stack
     assert ledger_sums() == {"EUR": 0}
+    # Hash chains, transfer causes and balances all check out.
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
     table.refresh_from_db()
     assert table.phase == "between"
 
