@@ -245,6 +245,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # The dealer loop's backstop: advance overdue tables, void rounds whose dealer is gone,
     # start open tables that have no round (games.tasks.sweep_tables).
     "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
+    # The same backstop for the poker ring-game tables (games.poker.tasks).
+    "poker-sweep": {"task": "games.poker.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
 }
 
 if REDIS_URL:

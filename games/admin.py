@@ -351,3 +351,7 @@ class PlayerRoundAdmin(HouseRoundAdmin):
     list_display = ["game_number", "player", "staked", "returned", "net", "status", "created_at"]
     list_filter = ["game", "status"]
     search_fields = ["game_number", "player__username"]
+
+
+# Poker ring-game tables (games/poker/admin.py).
+from games.poker import admin as _poker_admin  # noqa: E402,F401

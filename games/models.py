@@ -201,3 +201,7 @@ class PlayerRound(models.Model):
 
     def __str__(self) -> str:
         return f"{self.game_number} player {self.player_id}"
+
+
+# Poker ring-game tables live in their own module (games/poker/models.py).
+from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable  # noqa: E402,F401

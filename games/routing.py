@@ -7,7 +7,9 @@ from typing import Any
 from django.urls import path
 
 from games.consumers import TableConsumer
+from games.poker.consumers import PokerTableConsumer
 
 websocket_urlpatterns: list[Any] = [
     path("ws/tables/<int:table_id>/", TableConsumer.as_asgi()),
+    path("ws/poker/<int:table_id>/", PokerTableConsumer.as_asgi()),
 ]

@@ -38,3 +38,7 @@ def start_open_tables_task() -> int:
 def _deal_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     """A starting dealer worker deals at every open table without a round (``make run``)."""
     start_open_tables_task.delay()
+
+
+# The poker tables' dealer tasks register with the same worker.
+from games.poker import tasks as _poker_tasks  # noqa: E402,F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import path
+from django.urls import include, path
 
 from games.api import operator_views, views
 
@@ -24,4 +24,5 @@ urlpatterns: list[Any] = [
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
+    path("", include("games.poker.api")),
 ]

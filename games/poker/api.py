@@ -1,0 +1,208 @@
+"""Poker table API (thin: parse, authorise, call a service, render), mounted
+under ``/api/poker/``. Refusals are ``DomainError`` codes rendered by
+``casino.api.exception_handler``; money commands need an ``Idempotency-Key``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.urls import path
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino.api import request_user
+from games.api.views import (
+    IDEMPOTENCY_HEADER,
+    AnyObject,
+    InvalidAmount,
+    PlayThrottle,
+    _query_int,
+    body,
+    idempotency_key,
+    positive_int,
+    text_field,
+)
+from games.poker import presenters, services
+from games.poker.errors import HandNotFound, InvalidSeat
+from games.poker.models import PokerHandPlayer, PokerTable
+
+
+class SitBody(serializers.Serializer):
+    seat = serializers.IntegerField(min_value=1, max_value=10)
+    buy_in = serializers.IntegerField(min_value=1)
+
+
+class TopUpBody(serializers.Serializer):
+    amount = serializers.IntegerField(min_value=1)
+
+
+class ActBody(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["fold", "check", "call", "bet", "raise", "all_in"])
+    amount = serializers.IntegerField(
+        min_value=1, required=False, help_text="bet and raise: the total bet for the round (raise to)"
+    )
+
+
+class PokerView(APIView):
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [PlayThrottle]
+
+
+class PokerTableListView(PokerView):
+    """Every poker table: stakes, buy-in range, timers, seats taken, phase."""
+
+    @extend_schema(responses={200: AnyObject(many=True)})
+    def get(self, request: Request) -> Response:
+        return Response([presenters.table_summary(t) for t in PokerTable.objects.order_by("code")])
+
+
+class PokerTableView(PokerView):
+    """The table, its seats and the current hand as this player may see them
+    (others' hole cards hidden until shown at showdown; ``legal`` when it is your turn)."""
+
+    @extend_schema(responses={200: AnyObject})
+    def get(self, request: Request, table_id: int) -> Response:
+        services.get_table(table_id=table_id)
+        return Response(presenters.table_view(table_id=table_id, viewer_id=request_user(request).pk))
+
+
+class SitView(PokerView):
+    """Sit down in a free seat with a buy-in from the wallet (dealt in from the next hand)."""
+
+    @extend_schema(request=SitBody, parameters=[IDEMPOTENCY_HEADER], responses={201: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        data = body(request)
+        seat = data.get("seat")
+        if isinstance(seat, bool) or not isinstance(seat, int):
+            raise InvalidSeat(seat=str(seat))
+        result = services.sit_down(
+            table_id=table_id, player_id=request_user(request).pk, seat_number=seat,
+            buy_in=positive_int(data.get("buy_in")), idempotency_key=idempotency_key(request), now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result), status=201)
+
+
+class TopUpView(PokerView):
+    """Add money to the table between hands (up to the maximum buy-in)."""
+
+    @extend_schema(request=TopUpBody, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        result = services.top_up(
+            table_id=table_id, player_id=request_user(request).pk, amount=positive_int(body(request).get("amount")),
+            idempotency_key=idempotency_key(request), now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result))
+
+
+class LeaveView(PokerView):
+    """Stand up: every chip back to the wallet (not while still in the hand being played)."""
+
+    @extend_schema(request=None, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        result = services.stand_up(
+            table_id=table_id, player_id=request_user(request).pk, idempotency_key=idempotency_key(request),
+            now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result))
+
+
+class SitOutView(PokerView):
+    """Sit out from the next hand; the seat is reserved for the table's reservation time."""
+
+    @extend_schema(request=None, responses={200: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        result = services.sit_out(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
+        return Response(asdict(result))
+
+
+class SitInView(PokerView):
+    """Be dealt in again from the next hand."""
+
+    @extend_schema(request=None, responses={200: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        result = services.sit_in(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
+        return Response(asdict(result))
+
+
+class ActView(PokerView):
+    """Fold, check, call, bet, raise (``amount`` = total bet for the round) or all_in."""
+
+    @extend_schema(request=ActBody, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    def post(self, request: Request, table_id: int) -> Response:
+        data = body(request)
+        action = text_field(data, "action")
+        amount: Any = data.get("amount")
+        if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
+            raise InvalidAmount(amount=str(amount))
+        result = services.act(
+            table_id=table_id, player_id=request_user(request).pk, action=action, amount=amount,
+            idempotency_key=idempotency_key(request), now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result))
+
+
+class HandListView(PokerView):
+    """The caller's hands, newest first (``?limit=&offset=``)."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
+            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
+        ],
+        responses={200: AnyObject},
+        operation_id="poker_hands_list",
+    )
+    def get(self, request: Request) -> Response:
+        limit = _query_int(request, "limit", 50, maximum=200)
+        offset = _query_int(request, "offset", 0, maximum=10**9)
+        player_id = request_user(request).pk
+        rows = presenters.hand_list(player_id=player_id, limit=limit, offset=offset)
+        total = PokerHandPlayer.objects.filter(player_id=player_id).count()
+        return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
+
+
+def _check_played(request: Request, hand_id: str) -> int:
+    player_id = int(request_user(request).pk)
+    # A player recalls only hands they were dealt into.
+    if not PokerHandPlayer.objects.filter(hand__hand_id=hand_id, player_id=player_id).exists():
+        raise HandNotFound(hand_id=hand_id)
+    return player_id
+
+
+class HandView(PokerView):
+    """One hand's full history for one of its players (others' hole cards only if shown)."""
+
+    @extend_schema(responses={200: AnyObject})
+    def get(self, request: Request, hand_id: str) -> Response:
+        player_id = _check_played(request, hand_id)
+        return Response(presenters.hand_history(hand_id=hand_id, viewer_id=player_id))
+
+
+class HandReplayView(PokerView):
+    """The "Replay" button: the hand's state after each event, step by step."""
+
+    @extend_schema(responses={200: AnyObject})
+    def get(self, request: Request, hand_id: str) -> Response:
+        player_id = _check_played(request, hand_id)
+        return Response(presenters.hand_replay(hand_id=hand_id, viewer_id=player_id))
+
+
+urlpatterns: list[Any] = [
+    path("poker/tables/", PokerTableListView.as_view(), name="poker-tables"),
+    path("poker/tables/<int:table_id>/", PokerTableView.as_view(), name="poker-table"),
+    path("poker/tables/<int:table_id>/sit/", SitView.as_view(), name="poker-sit"),
+    path("poker/tables/<int:table_id>/top-up/", TopUpView.as_view(), name="poker-top-up"),
+    path("poker/tables/<int:table_id>/leave/", LeaveView.as_view(), name="poker-leave"),
+    path("poker/tables/<int:table_id>/sit-out/", SitOutView.as_view(), name="poker-sit-out"),
+    path("poker/tables/<int:table_id>/sit-in/", SitInView.as_view(), name="poker-sit-in"),
+    path("poker/tables/<int:table_id>/act/", ActView.as_view(), name="poker-act"),
+    path("poker/hands/", HandListView.as_view(), name="poker-hands"),
+    path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
+    path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),
+]

@@ -1,0 +1,83 @@
+"""Refusals of the poker table services (stable codes; nothing changes)."""
+
+from __future__ import annotations
+
+from casino.errors import Conflict, DomainError, NotFound
+
+
+class PokerTableNotFound(NotFound):
+    """No such poker table."""
+
+    code = "poker_table_not_found"
+
+
+class PokerTableClosed(Conflict):
+    """The poker table is closed."""
+
+    code = "poker_table_closed"
+
+
+class SeatTaken(Conflict):
+    """Another player sits in that seat."""
+
+    code = "poker_seat_taken"
+
+
+class InvalidSeat(DomainError):
+    """The seat number is not one of this table's seats (1 to its seat count)."""
+
+    code = "poker_invalid_seat"
+
+
+class AlreadySeated(Conflict):
+    """The player already holds a seat at this table (one seat per table)."""
+
+    code = "poker_already_seated"
+
+
+class NotSeated(Conflict):
+    """The player has no seat at this table."""
+
+    code = "poker_not_seated"
+
+
+class BuyInOutOfRange(DomainError):
+    """The chips at the table would be outside the table's buy-in minimum and maximum."""
+
+    code = "poker_buy_in_out_of_range"
+
+
+class InHand(Conflict):
+    """The player is in the hand being played: wait for it to end (or fold first)."""
+
+    code = "poker_in_hand"
+
+
+class NoChips(Conflict):
+    """The player has no chips at the table: add money first."""
+
+    code = "poker_no_chips"
+
+
+class NoHand(Conflict):
+    """No hand is being played at this table."""
+
+    code = "poker_no_hand"
+
+
+class NotInHand(Conflict):
+    """The player is not dealt into the hand being played."""
+
+    code = "poker_not_in_hand"
+
+
+class InvalidAction(DomainError):
+    """``action`` must be fold, check, call, bet, raise or all_in; ``amount`` a whole number of chips."""
+
+    code = "poker_invalid_action"
+
+
+class HandNotFound(NotFound):
+    """No hand with this id in the caller's history."""
+
+    code = "poker_hand_not_found"

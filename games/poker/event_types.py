@@ -1,0 +1,37 @@
+"""Event types of poker tables and hands (catalogue: docs/events.md, "Poker table" and "Poker hand").
+
+Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
+(``games.domain.poker.events``) plus the dealer's own: the shuffled deck, each
+turn with its deadline, and timeouts. Table streams ``poker-table-{id}`` carry
+the seat events.
+"""
+
+from __future__ import annotations
+
+from games.domain.poker.events import EVENT_TYPES as ENGINE_EVENT_TYPES
+from ledger.upcasting import register_event_type
+
+SAT_DOWN = "poker_table.sat_down"
+TOPPED_UP = "poker_table.topped_up"
+STOOD_UP = "poker_table.stood_up"
+SAT_OUT = "poker_table.sat_out"
+SAT_IN = "poker_table.sat_in"
+
+SHUFFLED = "poker_hand.shuffled"
+TURN = "poker_hand.turn"
+TIMED_OUT = "poker_hand.timed_out"
+BUTTON_DRAWN = "poker_hand.button_drawn"
+
+TABLE_EVENT_TYPES = (SAT_DOWN, TOPPED_UP, STOOD_UP, SAT_OUT, SAT_IN)
+DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT)
+
+for _type in (*TABLE_EVENT_TYPES, *DEALER_EVENT_TYPES, *ENGINE_EVENT_TYPES):
+    register_event_type(_type, 1)
+
+
+def table_stream(table_id: int) -> str:
+    return f"poker-table-{table_id}"
+
+
+def hand_stream(hand_id: str) -> str:
+    return f"poker-hand-{hand_id}"

@@ -1,0 +1,206 @@
+"""What a player may see of a poker table and its hands (REST and websocket).
+
+Redaction (RULES.md; issue 7): a viewer sees their own hole cards, and
+another player's only once that hand is shown at showdown (``HandShown``);
+mucked and folded hands stay hidden for good. The shuffled deck is never
+shown. One function per view, used by every interface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from games.domain.poker.engine import HandState, legal_actions, replay
+from games.domain.poker.events import Event, HoleCardsDealt
+from games.poker import event_types as et
+from games.poker.models import PokerHand, PokerTable
+from games.poker.services import engine_events, load_hand
+
+
+def iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def table_summary(table: PokerTable) -> dict[str, Any]:
+    """A lobby row: configuration and the table's phase."""
+    return {
+        "id": table.pk,
+        "code": table.code,
+        "name": table.name,
+        "variant": table.variant,
+        "max_seats": table.max_seats,
+        "seated": table.seats.count(),
+        "currency": table.currency,
+        "small_blind": table.small_blind,
+        "big_blind": table.big_blind,
+        "ante": table.ante,
+        "buy_in_min": table.buy_in_min,
+        "buy_in_max": table.buy_in_max,
+        "turn_seconds": table.turn_seconds,
+        "time_bank_seconds": table.time_bank_seconds,
+        "reservation_seconds": table.reservation_seconds,
+        "rake_mode": table.rake_mode,
+        "no_flop_no_drop": table.no_flop_no_drop,
+        "is_open": table.is_open,
+        "phase": table.phase,
+        "phase_seq": table.phase_seq,
+        "deadline": iso(table.deadline),
+        "button_seat": table.button_seat,
+        "current_hand_id": table.current_hand_id,
+    }
+
+
+def _viewer_seat(state: HandState, viewer_id: int) -> int | None:
+    return next((p.seat for p in state.players if p.player_id == str(viewer_id)), None)
+
+
+def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
+    """One state of a hand as ``viewer_id`` may see it."""
+    mine = _viewer_seat(state, viewer_id)
+    legal = legal_actions(state)
+    view: dict[str, Any] = {
+        "hand_id": state.hand_id,
+        "phase": state.phase.value,
+        "street": state.street,
+        "board": list(state.board),
+        "button": state.button,
+        "pot": state.pot_total,
+        "rake": state.rake,
+        "actor_seat": state.acting_seat,
+        "players": [
+            {
+                "seat": p.seat,
+                "player_id": int(p.player_id) if p.player_id.isdigit() else p.player_id,
+                "stack": p.stack,
+                "bet": p.bet,
+                "folded": p.folded,
+                "all_in": p.stack == 0 and not p.folded,
+                "cards": list(p.hole) if (p.seat == mine or p.shown) else None,
+                "shown": p.shown,
+                "won": p.won,
+            }
+            for p in state.players
+        ],
+    }
+    if legal is not None and legal.seat == mine:
+        view["legal"] = {
+            "call_amount": legal.call_amount,
+            "can_check": legal.call_amount == 0,
+            "can_raise": legal.can_raise,
+            "min_to": legal.min_to,
+            "max_to": legal.max_to,
+        }
+    return view
+
+
+def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
+    """The table, its seats and the current hand as ``viewer_id`` may see them."""
+    table = PokerTable.objects.get(pk=table_id)
+    names = dict(get_user_model().objects.filter(poker_seats__table=table).values_list("pk", "username"))
+    seats = [
+        {
+            "seat": s.seat_number,
+            "player_id": s.player_id,
+            "username": names.get(s.player_id, ""),
+            "stack": s.stack,
+            "sitting_out": s.sitting_out,
+            "reserved_until": iso(s.reserved_until),
+            "you": s.player_id == viewer_id,
+        }
+        for s in table.seats.order_by("seat_number")
+    ]
+    hand_view = None
+    if table.current_hand_id:
+        hand = PokerHand.objects.get(hand_id=table.current_hand_id)
+        state, _, _ = load_hand(hand.hand_id)
+        if state is not None:
+            hand_view = {
+                **hand_state_view(state, viewer_id),
+                "deadline": iso(hand.deadline),
+                "in_time_bank": hand.in_time_bank,
+                "status": hand.status,
+                "hand_number": hand.hand_number,
+            }
+    return {
+        "table": table_summary(table),
+        "seats": seats,
+        "hand": hand_view,
+        "server_time": timezone.now().isoformat(),
+    }
+
+
+def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> dict[str, Any] | None:
+    """One stored event of a hand stream for a viewer (``None``: not shown at all)."""
+    if type_ == et.SHUFFLED:
+        return None  # the deck would give every card away
+    data = dict(data)
+    if type_ == HoleCardsDealt.type and data.get("seat") != viewer_seat:
+        data["cards"] = [None for _ in data.get("cards", [])]
+    return {"type": type_, **data}
+
+
+def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
+    """A played hand for one of its players: summary and every event, redacted."""
+    hand = PokerHand.objects.select_related("table").get(hand_id=hand_id)
+    state, _, recorded = load_hand(hand_id)
+    seat = _viewer_seat(state, viewer_id) if state is not None else None
+    events = []
+    for event in recorded:
+        shown = redact_event(dict(event.data), event.type, seat)
+        if shown is not None:
+            events.append({"version": event.version, "recorded_at": iso(event.recorded_at), **shown})
+    return {
+        "hand_id": hand.hand_id,
+        "game_number": hand.hand_id,
+        "table": {"id": hand.table_id, "code": hand.table.code, "name": hand.table.name},
+        "hand_number": hand.hand_number,
+        "currency": hand.currency,
+        "status": hand.status,
+        "started_at": iso(hand.started_at),
+        "ended_at": iso(hand.ended_at),
+        "rake": hand.rake,
+        "your_seat": seat,
+        "final": hand_state_view(state, viewer_id) if state is not None else None,
+        "events": events,
+    }
+
+
+def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
+    """The "Replay" button: the state after each of the hand's events, in order."""
+    _, _, recorded = load_hand(hand_id)
+    events: list[Event] = engine_events(recorded)
+    states = replay(events)
+    seat = _viewer_seat(states[-1], viewer_id) if states else None
+    steps = []
+    for index, (event, state) in enumerate(zip(events, states, strict=True)):
+        shown = redact_event(event.to_dict(), event.type, seat)
+        steps.append({"step": index + 1, "event": shown, "state": hand_state_view(state, viewer_id)})
+    return {"hand_id": hand_id, "steps": steps}
+
+
+def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]]:
+    from games.poker.models import PokerHandPlayer
+
+    rows = (
+        PokerHandPlayer.objects.filter(player_id=player_id)
+        .select_related("hand", "hand__table")
+        .order_by("-started_at", "-id")[offset : offset + limit]
+    )
+    return [
+        {
+            "hand_id": row.hand.hand_id,
+            "table": row.hand.table.code,
+            "hand_number": row.hand.hand_number,
+            "currency": row.hand.currency,
+            "seat": row.seat_number,
+            "stack_before": row.stack_before,
+            "stack_after": row.stack_after,
+            "net": None if row.stack_after is None else row.stack_after - row.stack_before,
+            "status": row.hand.status,
+            "started_at": iso(row.started_at),
+        }
+        for row in rows
+    ]

@@ -1,0 +1,39 @@
+"""Poker dealer tasks (thin: each calls ``games.poker.services``). Idempotent
+like the house tables' ``games.advance``: the task carries the phase sequence
+it expects and does nothing when the table has moved on."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.utils import timezone
+
+from casino.errors import DomainError
+from games.poker import services
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="games.poker.advance", ignore_result=True)
+def advance_poker_table_task(table_id: int, expected_seq: int) -> bool:
+    """Advance poker table ``table_id`` from phase ``expected_seq``; False when it had moved on."""
+    try:
+        return services.advance_table(table_id=table_id, expected_seq=expected_seq, now=timezone.now()) is not None
+    except DomainError as exc:
+        log.info("poker advance: table %s: %s (%s)", table_id, exc.code, exc.message)
+        return False
+
+
+@shared_task(name="games.poker.sweep", ignore_result=True, acks_late=False)
+def sweep_poker_tables() -> dict[str, int]:
+    """Beat backstop: overdue tables advanced, expired seats freed, ready idle tables started."""
+    return services.sweep(now=timezone.now())
+
+
+@worker_ready.connect
+def _sweep_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
+    """A starting dealer worker picks up every poker table at once (``make run``)."""
+    sweep_poker_tables.delay()

@@ -1,0 +1,95 @@
+"""Builders for poker-table tests: tables, funded players, rigged decks, ledger checks."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from games.poker import services
+from games.poker.models import PokerTable
+from ledger.services import balance_of, deposit, player_accounts
+
+T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
+RANKS = "23456789TJQKA"
+_keys = itertools.count()
+
+
+def key(prefix: str = "k") -> str:
+    return f"{prefix}-{next(_keys)}"
+
+
+def make_table(**changes: Any) -> PokerTable:
+    fields: dict[str, Any] = {
+        "code": f"P{next(_keys)}", "name": "test poker", "variant": "no_limit", "max_seats": 6, "currency": "EUR",
+        "small_blind": 5, "big_blind": 10, "buy_in_min": 200, "buy_in_max": 2000, "turn_seconds": 5,
+        "time_bank_seconds": 0, "reservation_seconds": 60, "between_hands_seconds": 2, "is_open": True,
+    }  # fmt: skip
+    fields.update(changes)
+    return PokerTable.objects.create(**fields)
+
+
+def make_player(funds: int = 100_000) -> int:
+    user = get_user_model().objects.create(username=key("pp"))
+    wallet_id = player_accounts(player_id=user.pk, currency="EUR").wallet
+    deposit(wallet=wallet_id, amount=funds, currency="EUR", external_reference=key("ref"),
+            idempotency_key=key("dep"), actor="test")  # fmt: skip
+    return int(user.pk)
+
+
+def wallet(player: int) -> int:
+    return balance_of(account_id=player_accounts(player_id=player, currency="EUR").wallet)
+
+
+def seat_balance(table: PokerTable, player: int) -> int:
+    return balance_of(account_id=services.seat_account(table_id=table.pk, player_id=player, currency="EUR"))
+
+
+def sit(table: PokerTable, player: int, seat: int, buy_in: int = 1000) -> None:
+    services.sit_down(table_id=table.pk, player_id=player, seat_number=seat, buy_in=buy_in,
+                      idempotency_key=key("sit"), now=T0)  # fmt: skip
+
+
+def deck(*cards: str) -> list[str]:
+    """A full 52-card deck starting with ``cards`` (the rest in a fixed order)."""
+    rest = [r + s for r in RANKS for s in "shdc" if r + s not in cards]
+    return [*cards, *rest]
+
+
+def advance(table: PokerTable, *, cards: Sequence[str] | None = None) -> PokerTable:
+    """One dealer step at the table's deadline."""
+    table.refresh_from_db()
+    assert table.deadline is not None, table.phase
+    moved = services.advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline, deck=cards)
+    assert moved is not None
+    table.refresh_from_db()
+    return table
+
+
+def act(table: PokerTable, player: int, action: str, amount: int | None = None, *, at: datetime | None = None) -> Any:
+    table.refresh_from_db()
+    return services.act(table_id=table.pk, player_id=player, action=action, amount=amount,
+                        idempotency_key=key("act"), now=at or T0)  # fmt: skip
+
+
+def ledger_sums() -> dict[str, int]:
+    """Sum of every account's balance per currency: zero when no money was created or lost."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
+        return {currency: int(total) for currency, total in cursor.fetchall()}
+
+
+def snapshot() -> dict[str, Any]:
+    """Everything the ledger and the poker projections store (before/after a refusal)."""
+    names = ["ledger_event", "ledger_transfer", "ledger_account", "ledger_statement_line", "ledger_idempotency",
+             "games_pokertable", "games_pokerseat", "games_pokerhand", "games_pokerhandplayer"]  # fmt: skip
+    result: dict[str, Any] = {}
+    with connection.cursor() as cursor:
+        for name in names:
+            cursor.execute(f"SELECT * FROM {name} ORDER BY 1")
+            result[name] = cursor.fetchall()
+    return result
