@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 RELAY_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 BATCH = 2000
-NOTIFY_CHANNEL = "casino_round_events"  # games/migrations/0003_notify_round_events_on_commit.py
+NOTIFY_CHANNEL = "casino_round_events"  # games/migrations/0006_notify_round_events_on_commit.py
 
 
 def table_group(table_id: int) -> str:

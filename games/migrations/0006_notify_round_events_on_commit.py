@@ -49,7 +49,7 @@ def backwards(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("games", "0002_rounds"),
+        ("games", "0005_poker_tables"),
         ("ledger", "0001_initial"),
     ]
 

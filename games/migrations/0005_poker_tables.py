@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("games", "0002_rounds"),
+        ("games", "0004_table_config_versions"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

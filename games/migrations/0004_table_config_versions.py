@@ -59,7 +59,7 @@ def uninstall(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("games", "0002_rounds"),
+        ("games", "0003_playerround_undecided_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
