@@ -265,7 +265,7 @@ class Relay:
 
     async def listen(self) -> None:
         """Wake the relay when a round-stream event commits (PostgreSQL NOTIFY sent
-        by the trigger of migration ``games.0003``). Only a hint: what to send is
+        by the trigger of migration ``games.0006``). Only a hint: what to send is
         still read from the safe global log, and the poll stays as the fallback
         (player streams, a bound held back by an older transaction, a lost
         listener connection)."""
