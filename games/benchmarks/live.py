@@ -14,7 +14,7 @@
   delta, for each Redis channel layer (``layers``).
 
 Options: ``-o players=10000 [-o decided=N]``, ``-o clients=50 -o seconds=10 -o
-workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub``.
+workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub -o drain=10``.
 """
 
 from __future__ import annotations
@@ -375,16 +375,25 @@ def _collect(fleet: list[subprocess.Popen[str]]) -> dict[int, list[float]]:
 
 
 def _fanout(
-    base: str, table_id: int, tokens: list[str], *, changes: int, procs: int, deflate: bool, out: Writer
+    base: str,
+    table_id: int,
+    tokens: list[str],
+    *,
+    changes: int,
+    procs: int,
+    deflate: bool,
+    drain: float,
+    out: Writer,
 ) -> list[float]:
-    """Connect the fleet, commit ``changes`` phase changes, return every (client,
-    delta) latency in ms (``inf`` for a delta a client never got)."""
+    """Connect the fleet, commit ``changes`` phase changes 2 s apart, wait ``drain``
+    seconds after the last, return every (client, delta) latency in ms (``inf``
+    for a delta a client had not received by then)."""
     url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
     fleet = _client_fleet(url, base, tokens, procs, deflate)
     try:
         out.write(f"{len(tokens)} websockets connected from {procs} client processes\n")
         commits: dict[int, float] = {}
-        for _ in range(changes):
+        for change in range(changes):
             table = HouseTable.objects.get(pk=table_id)
             with transaction.atomic():
                 advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline or timezone.now())
@@ -392,7 +401,8 @@ def _fanout(
             after = HouseTable.objects.get(pk=table_id).public_seq
             for seq in range(table.public_seq + 1, after + 1):
                 commits[seq] = committed
-            time.sleep(2)
+            # The last change gets the drain: a slow layer still delivers it late.
+            time.sleep(max(2.0, drain) if change == changes - 1 else 2.0)
         received = _collect(fleet)
     finally:
         for child in fleet:
@@ -419,8 +429,10 @@ def fanout(
     ws: str = "auto",
     deflate: str = "off",
     client_deflate: str = "on",
+    drain: float = 10.0,
 ) -> BenchResult:
     clients, changes, procs, workers = int(clients), int(changes), int(procs), int(workers)
+    drain = float(drain)
     if not settings.REDIS_URL:
         raise SystemExit("bench fanout needs REDIS_URL (the Redis channel layers are compared)")
     server_env = {"UVICORN_WS": ws, "UVICORN_WS_PER_MESSAGE_DEFLATE": "true" if deflate == "on" else "false"}
@@ -434,7 +446,14 @@ def fanout(
             delivery, layer = VARIANTS[name]
             with asgi_server(layer=layer, delivery=delivery, workers=workers, extra_env=server_env) as base:
                 ms = _fanout(
-                    base, table.pk, tokens, changes=changes, procs=procs, deflate=client_deflate == "on", out=out
+                    base,
+                    table.pk,
+                    tokens,
+                    changes=changes,
+                    procs=procs,
+                    deflate=client_deflate == "on",
+                    drain=drain,
+                    out=out,
                 )
             finite = [v for v in ms if v != float("inf")]
             results[name] = {
