@@ -164,9 +164,14 @@ class PlayerRound(models.Model):
     """One player's part in one round: the player-stream projection, and the
     account-history row (date, game, game number, bets, payouts)."""
 
-    round = models.ForeignKey(HouseRound, on_delete=models.PROTECT, related_name="players")
-    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="player_rounds")
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="house_rounds")
+    # No single-column indexes on the keys: "one_player_round", "player_round_table"
+    # and "player_round_history" lead with them, and every index is one more write
+    # per bet and per projected row at settlement (10,000 rows in one round).
+    round = models.ForeignKey(HouseRound, on_delete=models.PROTECT, related_name="players", db_index=False)
+    table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="player_rounds", db_index=False)
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="house_rounds", db_index=False
+    )
     game_number = models.CharField(max_length=40)
     game = models.CharField(max_length=20, choices=GameCode.choices)
     currency = models.CharField(max_length=3)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
 
 from games import dealer
 from games.models import HouseTable
@@ -32,6 +32,15 @@ def sweep_tables() -> dict[str, int]:
 @shared_task(name="games.start_open_tables", ignore_result=True)
 def start_open_tables_task() -> int:
     return dealer.start_open_tables()
+
+
+@worker_init.connect
+def _build_evaluator_tables(sender: Any = None, **kwargs: Any) -> None:
+    """Before the pool forks: the hand evaluator's tables are built once and
+    shared by every child, not rebuilt at each child's first showdown."""
+    from games.domain.evaluator import warm_up
+
+    warm_up()
 
 
 @worker_ready.connect

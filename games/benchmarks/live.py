@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
 from casino.processes import database_url_of, free_port
+from games.domain.evaluator import warm_up
 from games.models import HouseTable, TableSeat
 from games.services import advance_table, make_decision, place_chip, start_table
 from ledger.benchmarks import scratch_database
@@ -142,6 +143,9 @@ def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -
         ids = _players(table, players)
         setup_seconds = time.perf_counter() - started
         out.write(f"{players} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
+        # The dealer worker builds the evaluator's tables when it starts (games.tasks),
+        # so the timed showdown runs with them built, as it does in production.
+        warm_up()
         tick = start_table(table_id=table.pk, now=timezone.now())
         assert tick.deadline is not None
         at = tick.deadline - timedelta(seconds=1)

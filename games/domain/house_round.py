@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from casino.errors import DomainError
 from games.domain.bonus_spin import InvalidBonusSpinWager, WheelSegment, wager_units
@@ -423,27 +423,43 @@ def apply_round(state: RoundState, event: Event | Any) -> RoundState:
     return state
 
 
+S = TypeVar("S")
+
+
+def _evolve(state: S, changes: dict[str, Any]) -> S:
+    """``dataclasses.replace`` for these frozen states without re-running
+    ``__init__`` (they have no ``__post_init__`` and no slots): a showdown folds
+    tens of thousands of player events, and ``replace`` was the costliest step."""
+    new = object.__new__(type(state))
+    new.__dict__.update(state.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
 def apply_player(state: PlayerState, event: Event | Any) -> PlayerState:
     """Fold one player-stream event."""
     kind, data = event.type, event.data
-    state = replace(state, version=state.version + 1)
+    changes: dict[str, Any] = {"version": state.version + 1}
     if kind == BET_PLACED:
         chip = Chip(data["spot"], data["amount"], data["hold_id"], dict(data.get("automatic", {})))
-        return replace(state, chips=(*state.chips, chip), doubled=state.doubled or data.get("source") == "double")
-    if kind == BET_REMOVED:
+        changes["chips"] = (*state.chips, chip)
+        changes["doubled"] = state.doubled or data.get("source") == "double"
+    elif kind == BET_REMOVED:
         removed = set(data["hold_ids"])
-        return replace(state, chips=tuple(c for c in state.chips if c.hold_id not in removed))
-    if kind == DECISION_MADE:
-        taken = DecisionTaken(data["street"], data["option"], data["auto"])
-        state = replace(state, decisions=(*state.decisions, taken), folded=state.folded or data["folds"])
+        changes["chips"] = tuple(c for c in state.chips if c.hold_id not in removed)
+    elif kind == DECISION_MADE:
+        changes["decisions"] = (*state.decisions, DecisionTaken(data["street"], data["option"], data["auto"]))
+        changes["folded"] = state.folded or data["folds"]
         if data["amount"]:
-            state = replace(state, call_amount=data["amount"], call_hold_id=data["hold_id"])
-        return state
-    if kind == PLAYER_SETTLED:
-        return replace(state, settled=True, returned=data["returned"])
-    if kind == PLAYER_VOIDED:
-        return replace(state, voided=True, returned=data["returned"])
-    return state
+            changes["call_amount"] = data["amount"]
+            changes["call_hold_id"] = data["hold_id"]
+    elif kind == PLAYER_SETTLED:
+        changes["settled"] = True
+        changes["returned"] = data["returned"]
+    elif kind == PLAYER_VOIDED:
+        changes["voided"] = True
+        changes["returned"] = data["returned"]
+    return _evolve(state, changes)
 
 
 def replay_round(events: Sequence[Any]) -> RoundState:

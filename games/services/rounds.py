@@ -264,7 +264,7 @@ def advance_table(
             events = decide_advance(state, players, now=iso(now))
         state, changed = commit(
             round_row=round_row, state=state, players=rows, events=events, money=Money(),
-            idempotency_key=key, actor="dealer", now=now,
+            idempotency_key=key, actor="dealer", now=now, states=players,
         )  # fmt: skip
         players |= changed
         if needs_showdown(state, players):
@@ -332,7 +332,7 @@ def _showdown(
             money.transfers.append((house, pools[pool], amount, "pool_reset", round_closed))
     state, _ = commit(
         round_row=round_row, state=state, players=rows, events=showdown.events, money=money,
-        idempotency_key=f"round:{round_row.round_id}:settle", actor="dealer", now=now,
+        idempotency_key=f"round:{round_row.round_id}:settle", actor="dealer", now=now, states=players,
     )  # fmt: skip
     return state
 

@@ -142,10 +142,13 @@ def commit(
     actor: str,
     now: datetime,
     project_players: bool = True,
+    states: Mapping[int, PlayerState] | None = None,
 ) -> tuple[RoundState, dict[int, PlayerState]]:
     """Append ``events`` to their streams with the money legs (one ``settle_batch``)
     and update the projections (the caller writes the player rows itself when
-    ``project_players`` is false). Returns the new round and touched player states."""
+    ``project_players`` is false). ``states``: the players' current states when
+    the caller has them already (the same as their rows' ``state``), so thousands
+    of rows are not parsed again. Returns the new round and touched player states."""
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}
@@ -172,7 +175,8 @@ def commit(
         appends.append(
             StreamAppend(stream, row.stream_version, [NewEvent(e.type, dict(e.data)) for e in player_events], metadata)
         )
-        player = state_from_json(pid, row.state)
+        known = states.get(pid) if states is not None else None
+        player = known if known is not None else state_from_json(pid, row.state)
         for i, event in enumerate(player_events):
             refs[id(event)] = EventRef(stream, row.stream_version + 1 + i)
             player = apply_player(player, event)
