@@ -14,12 +14,12 @@ beyond the dealt cards is never stored at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from games.domain import house_round as hr
-from games.models import HouseRound, HouseTable, PlayerRound
+from games.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.services.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import balance_of, player_accounts, read_stream
 
@@ -221,3 +221,24 @@ def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]
         }
         for row in rows
     ]
+
+
+def round_warning_seconds(tables: Sequence[HouseTable]) -> dict[int, int]:
+    """Table id -> the yellow-light seconds of its round in betting, for the tables
+    whose configuration changed after that round opened (a change is in force from
+    the next round, so the running round keeps the version it opened with). Tables
+    not listed use their own ``warning_seconds``. One query, plus one per changed table."""
+    betting = {t.current_round_id: t for t in tables if t.phase == "betting" and t.current_round_id}
+    if not betting:
+        return {}
+    found: dict[int, int] = {}
+    opened = HouseRound.objects.filter(round_id__in=list(betting)).values_list("round_id", "config_version")
+    for round_id, version in opened:
+        table = betting[round_id]
+        if version == table.config_version:
+            continue
+        config = TableConfigVersion.objects.filter(table=table, version=version).values_list("config", flat=True)
+        warning = (config.first() or {}).get("warning_seconds")
+        if warning is not None:
+            found[table.pk] = int(warning)
+    return found

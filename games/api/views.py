@@ -60,22 +60,28 @@ class MissingField(DomainError):
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def traffic_light(table: HouseTable, now: datetime) -> str:
+def traffic_light(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> str:
     """green while betting is open, yellow in its last ``warning_seconds``, red otherwise
-    (RULES.md: the server's clock decides)."""
+    (RULES.md: the server's clock decides). ``warning_seconds``: the running round's,
+    when a configuration change since it opened made the table's differ."""
     if table.phase != "betting" or table.deadline is None or now >= table.deadline:
         return "red"
     remaining = (table.deadline - now).total_seconds()
-    return "yellow" if remaining <= table.warning_seconds else "green"
+    warning = table.warning_seconds if warning_seconds is None else warning_seconds
+    return "yellow" if remaining <= warning else "green"
 
 
-def table_summary(table: HouseTable, now: datetime) -> dict[str, Any]:
-    """A lobby row: the presenter's table summary with the light by the server clock."""
-    return {
-        **presenters.table_summary(table),
-        "traffic_light": traffic_light(table, now),
-        "server_time": now.isoformat(),
-    }
+def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, Any]]:
+    """Lobby rows: the presenter's table summary with the light by the server clock."""
+    warnings = presenters.round_warning_seconds(tables)
+    return [
+        {
+            **presenters.table_summary(table),
+            "traffic_light": traffic_light(table, now, warnings.get(table.pk)),
+            "server_time": now.isoformat(),
+        }
+        for table in tables
+    ]
 
 
 def idempotency_key(request: Request) -> str:
@@ -152,7 +158,7 @@ class TableListView(APIView):
     @extend_schema(responses={200: AnyObject(many=True)})
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        return Response([table_summary(t, now) for t in HouseTable.objects.order_by("code")])
+        return Response(table_summaries(list(HouseTable.objects.order_by("code")), now))
 
 
 class TableDetailView(APIView):
@@ -165,7 +171,8 @@ class TableDetailView(APIView):
         table = seating.get_table(table_id=table_id)
         now = timezone.now()
         view = presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk)
-        return Response({**view, "traffic_light": traffic_light(table, now), "server_time": now.isoformat()})
+        light = traffic_light(table, now, presenters.round_warning_seconds([table]).get(table.pk))
+        return Response({**view, "traffic_light": light, "server_time": now.isoformat()})
 
 
 class JoinView(APIView):

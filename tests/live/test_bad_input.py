@@ -204,3 +204,26 @@ def test_chat_is_stored_rate_limited_and_hideable(betting, settings) -> None:
     assert other_client.get(path).json() == []
     outsider = client_for(make_player())
     refused(lambda: post(outsider, path, {"text": "hi"}, idem=None), 409, "not_seated")
+
+
+def test_a_configuration_change_leaves_the_running_rounds_traffic_light_alone(betting) -> None:
+    """A change is in force from the next round: the round in betting keeps the
+    warning seconds it opened with (1 s of a 60 s window), in the lobby and on
+    the table's own view, while the table row already shows the new 59 s."""
+    from games.services.tables import configure_table
+
+    table, _, client = betting
+    operator = get_user_model().objects.create_superuser(username=f"op-{uuid.uuid4().hex[:8]}", password="x")
+    version = configure_table(
+        table_id=table.pk, operator=operator, config={"warning_seconds": 59}, reason="test", now=timezone.now()
+    )
+    assert version is not None
+    table.refresh_from_db()
+    assert table.warning_seconds == 59
+    # 30 s left: yellow by the new 59 s, green by the round's own 1 s.
+    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() + timedelta(seconds=30))
+    lobby = {r["id"]: r for r in client.get("/api/tables/").json()}
+    assert lobby[table.pk]["traffic_light"] == "green"
+    assert client.get(f"/api/tables/{table.pk}/").json()["traffic_light"] == "green"
+    HouseTable.objects.filter(pk=table.pk).update(deadline=timezone.now() + timedelta(seconds=0.5))
+    assert {r["id"]: r for r in client.get("/api/tables/").json()}[table.pk]["traffic_light"] == "yellow"
