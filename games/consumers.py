@@ -19,7 +19,15 @@ from rest_framework.authtoken.models import Token
 from casino.errors import DomainError
 from games import chat, presenters
 from games.models import HouseTable
-from games.relay import as_message, chat_group, notice_group, player_table_group, relay, table_group
+from games.relay import (
+    as_message,
+    change_membership,
+    chat_group,
+    notice_group,
+    player_table_group,
+    relay,
+    table_group,
+)
 
 # Close codes (4000-4999 are the application's).
 CLOSE_UNAUTHENTICATED = 4401
@@ -80,7 +88,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             self.relayed = []
             self.groups_joined += relayed
         for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+            await change_membership(self.channel_layer, "add", group, self.channel_name)
         await the_relay.ready.wait()
         await self.accept()
         self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
@@ -91,7 +99,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         for group in getattr(self, "relayed", []):
             self.relay.unsubscribe(group, self)
         for group in getattr(self, "groups_joined", []):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            await change_membership(self.channel_layer, "discard", group, self.channel_name)
 
     async def _authenticate(self) -> Any:
         query = parse_qs((self.scope.get("query_string") or b"").decode())

@@ -30,7 +30,9 @@ import contextlib
 import json
 import logging
 import os
+import random
 import uuid
+import weakref
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -66,6 +68,43 @@ def chat_group(table_id: int) -> str:
 def notice_group(player_id: int) -> str:
     """Deployment-wide group for ``player.notice`` messages (e.g. reality checks)."""
     return f"player-{player_id}"
+
+
+# A Redis layer's pool raises when every connection is busy: thousands of
+# websockets joining or leaving at once (a network blip) outnumber it. Membership
+# changes therefore take at most half the pool at a time (per event loop), and a
+# change that still finds it exhausted (other traffic) retries after a jittered
+# backoff.
+_POOL_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+_MEMBERSHIP_SLOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+
+
+def _membership_slots(layer: Any) -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    slots = _MEMBERSHIP_SLOTS.get(loop)
+    if slots is None:
+        hosts = getattr(layer, "hosts", None) or [{}]
+        pool = int(hosts[0].get("max_connections") or 100) if isinstance(hosts[0], dict) else 100
+        slots = _MEMBERSHIP_SLOTS[loop] = asyncio.Semaphore(max(1, pool // 2))
+    return slots
+
+
+async def change_membership(layer: Any, action: str, group: str, channel: str) -> None:
+    """``layer.group_add`` or ``layer.group_discard`` (``action``: ``add`` or
+    ``discard``) without exhausting the layer's connection pool: bounded
+    concurrency, then retries while the pool is exhausted; the last failure is raised."""
+    from redis.exceptions import MaxConnectionsError
+
+    change = layer.group_add if action == "add" else layer.group_discard
+    async with _membership_slots(layer):
+        for delay in (*_POOL_RETRY_DELAYS, None):
+            try:
+                await change(group, channel)
+                return
+            except MaxConnectionsError:
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay * (0.5 + random.random()))
 
 
 class RoundInfo:
