@@ -641,7 +641,8 @@ def act(
     Refusals: the engine's (``poker_not_your_turn``, ``poker_below_minimum``,
     ``poker_over_stack``, ``poker_not_fixed_limit_size``,
     ``poker_player_folded``, ...) and ``poker_not_seated``, ``poker_no_hand``,
-    ``poker_hand_paused``, ``poker_not_in_hand``, ``poker_invalid_action``."""
+    ``poker_hand_paused``, ``poker_hand_voided``, ``poker_not_in_hand``,
+    ``poker_invalid_action``."""
     if action not in {a.value for a in Action}:
         raise InvalidAction(action=str(action))
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):
@@ -656,6 +657,8 @@ def act(
             raise NoHand(table_id=table_id)
         if table.phase == PAUSED:
             raise HandPaused(hand_id=hand.hand_id)
+        if hand.status == "voided":
+            raise HandVoided(hand_id=hand.hand_id)
         state, deck, _ = load_hand(hand.hand_id)
         assert state is not None
         if state.phase is Phase.COMPLETE:
