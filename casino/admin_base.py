@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
@@ -25,3 +26,29 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+
+class MalfunctionControlForm(forms.Form):
+    """Pause, resume or void (RULES.md, "Malfunction voids all pays and play"):
+    pause and void need a reason, void also the operator's confirmation."""
+
+    reason = forms.CharField(max_length=200, required=False)
+    confirm = forms.BooleanField(required=False, label="I confirm: void this round and refund every stake")
+
+    def __init__(self, *args: Any, action: str, confirm_label: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.action = action
+        if action == "resume":
+            del self.fields["confirm"]
+        else:
+            self.fields["reason"].required = True
+        if action == "pause":
+            del self.fields["confirm"]
+        if confirm_label is not None and "confirm" in self.fields:
+            self.fields["confirm"].label = confirm_label
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.action == "void" and not data.get("confirm"):
+            raise forms.ValidationError("Voiding needs your confirmation.")
+        return data

@@ -49,3 +49,19 @@ class Forbidden(DomainError):
 
     code = "forbidden"
     http_status = 403
+
+
+MAX_REASON = 500
+
+
+class ReasonRequired(DomainError):
+    """A pause or void needs a ``reason`` (1 to 500 characters): players are told it and it is recorded."""
+
+    code = "reason_required"
+
+
+def required_reason(value: object) -> str:
+    """An operator's reason, stripped: text of 1 to ``MAX_REASON`` characters, else ``reason_required``."""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_REASON:
+        raise ReasonRequired(field="reason")
+    return value.strip()

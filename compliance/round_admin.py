@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -20,6 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from casino.admin_base import MalfunctionControlForm as RoundControlForm
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
 from games.domain import house_round as hr
@@ -29,27 +29,6 @@ from games.services.store import round_stream
 from ledger.services import read_stream
 
 ACTIONS = ("pause", "resume", "void")
-
-
-class RoundControlForm(forms.Form):
-    reason = forms.CharField(max_length=200, required=False)
-    confirm = forms.BooleanField(required=False, label="I confirm: void this round and refund every stake")
-
-    def __init__(self, *args: Any, action: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.action = action
-        if action == "resume":
-            del self.fields["confirm"]
-        else:
-            self.fields["reason"].required = True
-        if action == "pause":
-            del self.fields["confirm"]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if self.action == "void" and not data.get("confirm"):
-            raise forms.ValidationError("Voiding needs your confirmation.")
-        return data
 
 
 def state_summary(state: hr.RoundState) -> dict[str, Any]:

@@ -1,19 +1,23 @@
-"""Operator malfunction handling over REST: pause, resume or void a table's round.
+"""Operator malfunction handling over REST: pause, resume or void a table's
+round, or a poker table's hand.
 
-Thin: authorise, parse, call ``games.dealer.operator_pause/resume/void`` (the
-same use cases as the admin site's actions), render. Only users allowed to
-change tables (``games.change_housetable``: the ``operator`` role and
-superusers, see ``compliance/roles.py``) may call these; players and the
-read-only compliance role get ``permission_denied`` 403. A refusal changes
+Thin: authorise, parse, call ``games.dealer.operator_pause/resume/void`` or
+``games.poker.services.pause_hand/resume_hand/void_hand`` (the same use cases
+as the admin site's controls), render. Only users allowed to change the table
+(``games.change_housetable``, ``games.change_pokertable``: the ``operator``
+role and superusers, see ``compliance/roles.py``) may call these; players and
+the read-only compliance role get ``permission_denied`` 403. A refusal changes
 nothing (each use case is one transaction).
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.db import transaction
 from django.urls import path
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -22,20 +26,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
-from casino.errors import Conflict, DomainError
+from casino.errors import MAX_REASON, Conflict, required_reason
 from games import dealer
 from games.api.views import result_json
 from games.models import HouseTable
+from games.poker import services as poker
 from games.seating import TableNotFound
 
-MAX_REASON = 500
 OPERATOR_PERMISSION = "games.change_housetable"
-
-
-class ReasonRequired(DomainError):
-    """A pause or void needs a ``reason`` (1 to 500 characters): players are told it and it is recorded."""
-
-    code = "reason_required"
+POKER_OPERATOR_PERMISSION = "games.change_pokertable"
 
 
 class NoRoundInPlay(Conflict):
@@ -48,9 +47,17 @@ class IsOperator(BasePermission):
     """The operator role (or a superuser): allowed to change tables."""
 
     message = "Only operators may pause, resume or void rounds."
+    permission = OPERATOR_PERMISSION
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user and request.user.has_perm(OPERATOR_PERMISSION))
+        return bool(request.user and request.user.has_perm(self.permission))
+
+
+class IsPokerOperator(IsOperator):
+    """The operator role (or a superuser): allowed to change poker tables."""
+
+    message = "Only operators may pause, resume or void hands."
+    permission = POKER_OPERATOR_PERMISSION
 
 
 class ReasonSchema(serializers.Serializer):
@@ -68,10 +75,7 @@ class TickSchema(serializers.Serializer):
 
 def _reason(request: Request) -> str:
     data = request.data
-    reason = data.get("reason") if isinstance(data, dict) else None
-    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
-        raise ReasonRequired(field="reason")
-    return reason.strip()
+    return required_reason(data.get("reason") if isinstance(data, dict) else None)
 
 
 def _table_in_play(table_id: int) -> None:
@@ -128,8 +132,66 @@ class VoidRoundView(OperatorRoundView):
         return self.run(table_id, lambda: dealer.operator_void(table_id=table_id, actor=actor, reason=reason))
 
 
+# --- poker tables: the hand in play ------------------------------------------------------------
+
+
+class HandControlSchema(serializers.Serializer):
+    table_id = serializers.IntegerField()
+    hand_id = serializers.CharField()
+    phase = serializers.CharField(help_text="the table's phase: paused, hand, between")
+    phase_seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True)
+    status = serializers.CharField(help_text="the hand's status: playing or voided")
+
+
+class OperatorHandView(OperatorRoundView):
+    """Common: authentication and the poker table's change permission. The
+    services lock the table and refuse ``poker_table_not_found``,
+    ``poker_no_hand``, ``poker_hand_complete``, ``poker_hand_voided``."""
+
+    permission_classes = [IsAuthenticated, IsPokerOperator]
+
+    def control(self, command: Any) -> Response:
+        return Response(asdict(command()))
+
+
+class PauseHandView(OperatorHandView):
+    """Pause the poker table's hand (malfunction): the actor's clock stops and
+    every action is refused (``poker_hand_paused``); players see
+    ``poker_hand.paused`` with the reason. Resume or void follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_pause")
+    def post(self, request: Request, table_id: int) -> Response:
+        reason, actor = _reason(request), self.actor(request)
+        return self.control(lambda: poker.pause_hand(table_id=table_id, actor=actor, reason=reason, now=timezone.now()))
+
+
+class ResumeHandView(OperatorHandView):
+    """Resume a paused hand: the actor's clock restarts with the time it had
+    left (``poker_hand_not_paused`` if the hand is not paused)."""
+
+    @extend_schema(request=None, responses={200: HandControlSchema}, operation_id="operator_poker_hand_resume")
+    def post(self, request: Request, table_id: int) -> Response:
+        actor = self.actor(request)
+        return self.control(lambda: poker.resume_hand(table_id=table_id, actor=actor, now=timezone.now()))
+
+
+class VoidHandView(OperatorHandView):
+    """Void the poker table's hand (in play or paused): every player gets back
+    exactly the chips they put into it, no rake, no pot awarded; the reason is
+    recorded and sent to the players; the next hand follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_void")
+    def post(self, request: Request, table_id: int) -> Response:
+        reason, actor = _reason(request), self.actor(request)
+        return self.control(lambda: poker.void_hand(table_id=table_id, actor=actor, reason=reason, now=timezone.now()))
+
+
 urlpatterns: list[Any] = [
     path("tables/<int:table_id>/round/pause/", PauseRoundView.as_view(), name="operator-round-pause"),
     path("tables/<int:table_id>/round/resume/", ResumeRoundView.as_view(), name="operator-round-resume"),
     path("tables/<int:table_id>/round/void/", VoidRoundView.as_view(), name="operator-round-void"),
+    path("poker/tables/<int:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
+    path("poker/tables/<int:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
+    path("poker/tables/<int:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
 ]

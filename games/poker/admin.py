@@ -1,12 +1,54 @@
 """Operator admin for poker tables: configuration editable (open/close,
-stakes, timers, rake); seats and hands are projections, read-only."""
+stakes, timers, rake); seats and hands are projections, read-only.
+
+The table's page has the malfunction controls of the hand in play (RULES.md,
+"Malfunction voids all pays and play"): pause and void with a reason, void
+confirmed, resume. Each runs ``games.poker.services.pause_hand/resume_hand/
+void_hand`` and records the ``operator.action`` (``hand.<action>``) in the same
+transaction; only users who may change poker tables (the operator role,
+superusers) may use them.
+"""
 
 from __future__ import annotations
 
-from django.contrib import admin
-from django.http import HttpRequest
+from typing import Any
 
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
+
+from casino.admin_base import MalfunctionControlForm
+from casino.audit import operator_actor, record_operator_action
+from casino.errors import DomainError
+from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+
+HAND_CONTROLS = ("pause", "resume", "void")
+VOID_CONFIRM = "I confirm: void this hand and give every player back the chips they put in"
+
+
+def hand_control(request: HttpRequest, table: PokerTable, action: str, reason: str) -> services.HandControlResult:
+    """Pause, resume or void the table's hand and record the ``operator.action``."""
+    actor, now = operator_actor(request.user), timezone.now()
+    with transaction.atomic():
+        if action == "pause":
+            result = services.pause_hand(table_id=table.pk, actor=actor, reason=reason, now=now)
+        elif action == "resume":
+            result = services.resume_hand(table_id=table.pk, actor=actor, now=now)
+        else:
+            result = services.void_hand(table_id=table.pk, actor=actor, reason=reason, now=now)
+        record_operator_action(
+            operator=request.user, action=f"hand.{action}", target=f"poker-hand:{result.hand_id}",
+            reason=reason, details={"table": table.code, "hand_id": result.hand_id},
+            metadata={"table_id": table.pk},
+        )  # fmt: skip
+    return result
 
 
 @admin.register(PokerTable)
@@ -14,7 +56,50 @@ class PokerTableAdmin(admin.ModelAdmin):
     list_display = ["code", "name", "variant", "small_blind", "big_blind", "currency", "is_open", "phase", "deadline"]
     list_filter = ["variant", "is_open"]
     search_fields = ["code", "name"]
-    readonly_fields = ["phase", "phase_seq", "deadline", "current_hand_id", "button_seat", "hands_played", "created_at"]
+    readonly_fields = ["phase", "phase_seq", "deadline", "current_hand_id", "hand_controls", "button_seat",
+                       "hands_played", "created_at"]  # fmt: skip
+
+    @admin.display(description="hand in play (malfunction)")
+    def hand_controls(self, obj: PokerTable) -> SafeString | str:
+        if obj.pk is None:
+            return "-"
+        offered = {services.HAND: ("pause", "void"), services.PAUSED: ("resume", "void")}.get(obj.phase, ())
+        if not offered:
+            return "no hand in play"
+        return format_html_join(
+            " ", '<a class="button" href="{}" id="hand-{}">{} the hand</a>',
+            ((reverse("admin:games_pokertable_hand", args=[obj.pk, a]), a, a.capitalize()) for a in offered),
+        )  # fmt: skip
+
+    def get_urls(self) -> list[Any]:
+        control = path(
+            "<path:object_id>/hand/<str:action>/",
+            self.admin_site.admin_view(self.hand_control_view),
+            name="games_pokertable_hand",
+        )
+        return [control, *super().get_urls()]
+
+    def hand_control_view(self, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
+        """GET: the form (reason; for void the confirmation); POST: run it."""
+        table = PokerTable.objects.filter(pk=object_id).first()
+        if action not in HAND_CONTROLS or table is None or not self.has_change_permission(request, table):
+            raise PermissionDenied
+        form = MalfunctionControlForm(
+            request.POST if request.method == "POST" else None, action=action, confirm_label=VOID_CONFIRM
+        )
+        if request.method == "POST" and form.is_valid():
+            try:
+                result = hand_control(request, table, action, form.cleaned_data.get("reason", ""))
+            except DomainError as exc:
+                self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{table.code}: hand {result.hand_id}: {action} done")
+            return HttpResponseRedirect(reverse("admin:games_pokertable_change", args=[table.pk]))
+        hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
+        context = {**self.admin_site.each_context(request), "title": f"{action.capitalize()} the hand at {table.code}",
+                   "table": table, "hand": hand, "action": action, "form": form,
+                   "opts": self.model._meta}  # fmt: skip
+        return TemplateResponse(request, "admin/games/pokertable/hand_control.html", context)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -81,3 +81,27 @@ class HandNotFound(NotFound):
     """No hand with this id in the caller's history."""
 
     code = "poker_hand_not_found"
+
+
+class HandPaused(Conflict):
+    """The hand is paused by the operator (malfunction): it will be resumed or voided."""
+
+    code = "poker_hand_paused"
+
+
+class HandNotPaused(Conflict):
+    """Only a paused hand can be resumed."""
+
+    code = "poker_hand_not_paused"
+
+
+class HandVoided(Conflict):
+    """The hand was voided (malfunction): every chip put in was returned and it has no result."""
+
+    code = "poker_hand_voided"
+
+
+class PotMismatch(Conflict):
+    """The chips to return do not add up to the hand's pot account: nothing was voided (check the ledger)."""
+
+    code = "poker_pot_mismatch"

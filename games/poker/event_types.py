@@ -2,7 +2,8 @@
 
 Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
 (``games.domain.poker.events``) plus the dealer's own: the shuffled deck, each
-turn with its deadline, and timeouts. Table streams ``poker-table-{id}`` carry
+turn with its deadline, and timeouts; and the operator's malfunction controls
+(paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
 the seat events.
 """
 
@@ -22,10 +23,15 @@ TURN = "poker_hand.turn"
 TIMED_OUT = "poker_hand.timed_out"
 BUTTON_DRAWN = "poker_hand.button_drawn"
 
+PAUSED = "poker_hand.paused"
+RESUMED = "poker_hand.resumed"
+VOIDED = "poker_hand.voided"
+
 TABLE_EVENT_TYPES = (SAT_DOWN, TOPPED_UP, STOOD_UP, SAT_OUT, SAT_IN)
 DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT)
+OPERATOR_EVENT_TYPES = (PAUSED, RESUMED, VOIDED)
 
-for _type in (*TABLE_EVENT_TYPES, *DEALER_EVENT_TYPES, *ENGINE_EVENT_TYPES):
+for _type in (*TABLE_EVENT_TYPES, *DEALER_EVENT_TYPES, *OPERATOR_EVENT_TYPES, *ENGINE_EVENT_TYPES):
     register_event_type(_type, 1)
 
 

@@ -17,7 +17,7 @@ from games.domain.poker.engine import HandState, legal_actions, replay
 from games.domain.poker.events import Event, HoleCardsDealt
 from games.poker import event_types as et
 from games.poker.models import PokerHand, PokerTable
-from games.poker.services import engine_events, load_hand
+from games.poker.services import PAUSED, engine_events, load_hand
 
 
 def iso(value: Any) -> str | None:
@@ -96,6 +96,21 @@ def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
     return view
 
 
+def malfunction(recorded: Any, table_phase: str | None = None) -> dict[str, Any]:
+    """What players are told of the operator's malfunction controls (RULES.md):
+    ``paused`` (the table's phase is paused), ``voided`` and the ``reason`` of
+    the last pause or void, ``refunds`` of a voided hand."""
+    last = next((e for e in reversed(recorded) if e.type in (et.PAUSED, et.VOIDED)), None)
+    voided = last is not None and last.type == et.VOIDED
+    paused = table_phase == PAUSED and not voided
+    return {
+        "paused": paused,
+        "voided": voided,
+        "reason": last.data.get("reason") if last is not None and (paused or voided) else None,
+        "refunds": list(last.data.get("refunds", [])) if voided and last is not None else None,
+    }
+
+
 def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
     """The table, its seats and the current hand as ``viewer_id`` may see them."""
     table = PokerTable.objects.get(pk=table_id)
@@ -115,7 +130,7 @@ def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
     hand_view = None
     if table.current_hand_id:
         hand = PokerHand.objects.get(hand_id=table.current_hand_id)
-        state, _, _ = load_hand(hand.hand_id)
+        state, _, recorded = load_hand(hand.hand_id)
         if state is not None:
             hand_view = {
                 **hand_state_view(state, viewer_id),
@@ -123,6 +138,7 @@ def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
                 "in_time_bank": hand.in_time_bank,
                 "status": hand.status,
                 "hand_number": hand.hand_number,
+                **malfunction(recorded, table.phase),
             }
     return {
         "table": table_summary(table),
@@ -163,13 +179,16 @@ def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
         "ended_at": iso(hand.ended_at),
         "rake": hand.rake,
         "your_seat": seat,
+        **malfunction(recorded, hand.table.phase if hand.table.current_hand_id == hand_id else None),
         "final": hand_state_view(state, viewer_id) if state is not None else None,
         "events": events,
     }
 
 
 def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
-    """The "Replay" button: the state after each of the hand's events, in order."""
+    """The "Replay" button: the state after each of the engine's events of the
+    hand, in order (a voided hand's steps stop where it was voided; ``voided``
+    and ``reason`` say so)."""
     _, _, recorded = load_hand(hand_id)
     events: list[Event] = engine_events(recorded)
     states = replay(events)
@@ -178,7 +197,8 @@ def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     for index, (event, state) in enumerate(zip(events, states, strict=True)):
         shown = redact_event(event.to_dict(), event.type, seat)
         steps.append({"step": index + 1, "event": shown, "state": hand_state_view(state, viewer_id)})
-    return {"hand_id": hand_id, "steps": steps}
+    told = malfunction(recorded)
+    return {"hand_id": hand_id, "voided": told["voided"], "reason": told["reason"], "steps": steps}
 
 
 def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]]:

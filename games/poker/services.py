@@ -11,7 +11,9 @@ through the ledger in the same transaction:
 - antes, blinds and bets: ``poker_seat`` -> the hand's ``poker_pot``;
   uncalled bets and pots won: ``poker_pot`` -> ``poker_seat``; the rake:
   ``poker_pot`` -> the table's ``rake`` account. A finished hand's pot
-  account is back at zero.
+  account is back at zero;
+- a voided hand (operator malfunction control, ``void_hand``): what each
+  player put in, ``poker_pot`` -> ``poker_seat``; no rake, the pot at zero.
 
 Player commands carry an idempotency key: a retry returns the first result
 and changes nothing. Dealer steps are idempotent by the table's phase
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
+from casino.errors import required_reason
 from casino.responsible_gaming import assert_may_wager
 from games.domain.poker import errors as engine_errors
 from games.domain.poker.button import deal_draw, draw_for_button, next_button
@@ -62,6 +65,9 @@ from games.poker import event_types as et
 from games.poker.errors import (
     AlreadySeated,
     BuyInOutOfRange,
+    HandNotPaused,
+    HandPaused,
+    HandVoided,
     InHand,
     InvalidAction,
     InvalidSeat,
@@ -71,6 +77,7 @@ from games.poker.errors import (
     NotSeated,
     PokerTableClosed,
     PokerTableNotFound,
+    PotMismatch,
     SeatTaken,
 )
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, RakeMode
@@ -81,6 +88,7 @@ from ledger.services import (
     StreamAppend,
     TransferSpec,
     append_events,
+    balance_of,
     ensure_account,
     player_accounts,
     read_stream,
@@ -90,7 +98,7 @@ from ledger.services import (
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import claim, record_result, request_hash
 
-IDLE, HAND, BETWEEN = "idle", "hand", "between"
+IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
 DEALER = "dealer"
 R = TypeVar("R")
 
@@ -633,7 +641,8 @@ def act(
     Refusals: the engine's (``poker_not_your_turn``, ``poker_below_minimum``,
     ``poker_over_stack``, ``poker_not_fixed_limit_size``,
     ``poker_player_folded``, ...) and ``poker_not_seated``, ``poker_no_hand``,
-    ``poker_not_in_hand``, ``poker_invalid_action``."""
+    ``poker_hand_paused``, ``poker_hand_voided``, ``poker_not_in_hand``,
+    ``poker_invalid_action``."""
     if action not in {a.value for a in Action}:
         raise InvalidAction(action=str(action))
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):
@@ -646,6 +655,10 @@ def act(
         hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
         if hand is None:
             raise NoHand(table_id=table_id)
+        if table.phase == PAUSED:
+            raise HandPaused(hand_id=hand.hand_id)
+        if hand.status == "voided":
+            raise HandVoided(hand_id=hand.hand_id)
         state, deck, _ = load_hand(hand.hand_id)
         assert state is not None
         if state.phase is Phase.COMPLETE:
@@ -683,15 +696,15 @@ def advance_table(
     """The dealer's step when the table's deadline passes: deal the next hand
     (after the pause between hands), or run the actor's clock out: first the
     time bank, then the action is check if allowed, else fold, and the player
-    sits out. ``None`` and no change when ``expected_seq`` is stale or the
-    deadline is not due. ``deck`` (tests only) replaces the shuffle."""
+    sits out. ``None`` and no change when ``expected_seq`` is stale, the
+    deadline is not due or the hand is paused. ``deck`` (tests only) replaces the shuffle."""
     rng = rng or SecureRandomSource()
     with transaction.atomic():
         try:
             table = _lock(table_id)
         except PokerTableNotFound:
             return None
-        if table.phase_seq != expected_seq or table.phase == IDLE:
+        if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED):
             return None
         if table.deadline is not None and table.deadline > now:
             return None
@@ -760,3 +773,163 @@ def sweep(*, now: datetime) -> dict[str, int]:
         ):
             done["advanced"] += 1
     return done
+
+
+# --- malfunction: pause, resume, void (RULES.md, "Malfunction voids all pays and play") -----------
+
+
+@dataclass(frozen=True)
+class HandControlResult:
+    table_id: int
+    hand_id: str
+    phase: str  # the table's: paused, hand, between
+    phase_seq: int
+    deadline: str | None
+    status: str  # the hand's: playing | voided
+
+
+def _control_result(table: PokerTable, hand: PokerHand) -> HandControlResult:
+    return HandControlResult(table.pk, hand.hand_id, table.phase, table.phase_seq, iso(table.deadline), hand.status)
+
+
+def _hand_in_play(table: PokerTable) -> PokerHand:
+    """The table's hand being played (or paused), locked; ``poker_no_hand``,
+    ``poker_hand_complete`` or ``poker_hand_voided`` otherwise."""
+    hand = None
+    if table.current_hand_id:
+        hand = PokerHand.objects.select_for_update().filter(hand_id=table.current_hand_id).first()
+    if hand is None:
+        raise NoHand(table_id=table.pk)
+    if hand.status == "complete":
+        raise engine_errors.HandComplete(hand_id=hand.hand_id)
+    if hand.status == "voided":
+        raise HandVoided(hand_id=hand.hand_id)
+    if table.phase not in (HAND, PAUSED):
+        raise NoHand(table_id=table.pk, phase=table.phase)
+    return hand
+
+
+def _hand_append(hand: PokerHand, event_type: str, data: dict[str, Any], actor: str) -> None:
+    append_events(
+        stream_id=et.hand_stream(hand.hand_id),
+        expected_version=hand.stream_version,
+        events=[NewEvent(event_type, data)],
+        metadata={"actor": actor, "correlation_id": hand.hand_id},
+    )
+    hand.stream_version += 1
+
+
+def pause_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> HandControlResult:
+    """Operator pause (malfunction): the actor's clock stops (what was left is
+    recorded in ``poker_hand.paused``), the table has no deadline, so no dealer
+    step runs and every action is refused (``poker_hand_paused``) until the hand
+    is resumed or voided. Refusals: ``reason_required``,
+    ``poker_table_not_found``, ``poker_no_hand``, ``poker_hand_complete``,
+    ``poker_hand_voided``, ``poker_hand_paused`` (already paused)."""
+    reason = required_reason(reason)
+    with transaction.atomic():
+        table = _lock(table_id)
+        hand = _hand_in_play(table)
+        if table.phase == PAUSED:
+            raise HandPaused(hand_id=hand.hand_id)
+        remaining = None
+        if hand.deadline is not None:
+            remaining = max(0, int((hand.deadline - now).total_seconds() * 1000))
+        data = {"reason": reason, "actor": actor, "at": iso(now), "seat": hand.actor_seat,
+                "remaining_ms": remaining, "time_bank": hand.in_time_bank}  # fmt: skip
+        _hand_append(hand, et.PAUSED, data, actor)
+        hand.deadline = None
+        hand.save(update_fields=["stream_version", "deadline"])
+        _set_table(table, phase=PAUSED, deadline=None)
+        return _control_result(table, hand)
+
+
+def _last_pause(hand: PokerHand) -> Mapping[str, Any]:
+    paused = [e for e in read_stream(stream_id=et.hand_stream(hand.hand_id)) if e.type == et.PAUSED]
+    return paused[-1].data if paused else {}
+
+
+def resume_hand(*, table_id: int, actor: str, now: datetime) -> HandControlResult:
+    """Resume a paused hand: the actor's clock restarts with what it had left
+    when paused (the full turn time if nothing was recorded), the dealer step
+    is scheduled again. Refusals: ``poker_table_not_found``, ``poker_no_hand``,
+    ``poker_hand_complete``, ``poker_hand_voided``, ``poker_hand_not_paused``."""
+    with transaction.atomic():
+        table = _lock(table_id)
+        hand = _hand_in_play(table)
+        if table.phase != PAUSED:
+            raise HandNotPaused(hand_id=hand.hand_id, phase=table.phase)
+        remaining = _last_pause(hand).get("remaining_ms")
+        left = timedelta(milliseconds=remaining) if remaining is not None else timedelta(seconds=table.turn_seconds)
+        deadline = now + left
+        data = {"actor": actor, "at": iso(now), "seat": hand.actor_seat, "deadline": iso(deadline),
+                "time_bank": hand.in_time_bank}  # fmt: skip
+        _hand_append(hand, et.RESUMED, data, actor)
+        hand.deadline = deadline
+        hand.save(update_fields=["stream_version", "deadline"])
+        _set_table(table, phase=HAND, deadline=deadline)
+        return _control_result(table, hand)
+
+
+def void_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> HandControlResult:
+    """Void the hand in play or paused: every player gets back exactly the
+    chips they put into it (``stack_before`` minus the engine's stack), from the
+    hand's ``poker_pot`` to their ``poker_seat`` (to the wallet if they have
+    left the table since folding), with ``poker_hand.voided`` in one batch. No
+    rake, no pot awarded; the pot account ends at zero; the next hand follows
+    after the pause between hands. Refusals as ``pause_hand`` (a paused hand
+    may be voided) and ``poker_pot_mismatch`` (nothing changes)."""
+    reason = required_reason(reason)
+    with transaction.atomic():
+        table = _lock(table_id)
+        hand = _hand_in_play(table)
+        state, _, _ = load_hand(hand.hand_id)
+        assert state is not None
+        stacks = {int(p.player_id): p.stack for p in state.players}
+        rows = list(hand.participants.order_by("seat_number"))
+        pot = pot_account(hand_id=hand.hand_id, currency=table.currency)
+        in_pot = balance_of(account_id=pot)
+        refunds = {row.player_id: row.stack_before - stacks[row.player_id] for row in rows}
+        if any(amount < 0 for amount in refunds.values()) or sum(refunds.values()) != in_pot:
+            raise PotMismatch(hand_id=hand.hand_id, pot=in_pot, refunds=sum(refunds.values()))
+        seats = {s.player_id: s for s in table.seats.all()}
+        stream = et.hand_stream(hand.hand_id)
+        cause = EventRef(stream, hand.stream_version + 1)
+        legs: list[TransferSpec] = []
+        returned: list[dict[str, Any]] = []
+        for row in rows:
+            amount = refunds[row.player_id]
+            to = "seat" if row.player_id in seats else "wallet"
+            if amount:
+                credit = (
+                    seat_account(table_id=table.pk, player_id=row.player_id, currency=table.currency)
+                    if to == "seat"
+                    else player_accounts(player_id=row.player_id, currency=table.currency).wallet
+                )
+                legs.append(TransferSpec(pot, credit, amount, cause, "void_refund"))
+            returned.append({"seat": row.seat_number, "player_id": row.player_id, "amount": amount, "to": to})
+        data = {"reason": reason, "actor": actor, "at": iso(now), "street": state.street, "pot": in_pot,
+                "refunds": returned}  # fmt: skip
+        settle_batch(
+            idempotency_key=f"poker:{hand.hand_id}:void",
+            currency=table.currency,
+            appends=[StreamAppend(stream, hand.stream_version, [NewEvent(et.VOIDED, data)],
+                                  {"actor": actor, "correlation_id": hand.hand_id})],
+            transfers=legs,
+        )  # fmt: skip
+        hand.stream_version += 1
+        for row in rows:
+            seat = seats.get(row.player_id)
+            if seat is not None and refunds[row.player_id]:
+                seat.stack += refunds[row.player_id]
+                seat.save(update_fields=["stack"])
+            row.stack_after = row.stack_before
+            row.save(update_fields=["stack_after"])
+        hand.status = "voided"
+        hand.ended_at = now
+        hand.deadline = None
+        hand.actor_seat = None
+        hand.in_time_bank = False
+        hand.save()
+        _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
+        return _control_result(table, hand)

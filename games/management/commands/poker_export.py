@@ -1,7 +1,11 @@
 """``manage.py poker_export HAND_ID [--output FILE]``: write a played hand as
 PHH (the engine's ``write_phh``), to stdout or ``FILE``. The file replays
 through ``poker_replay`` (and pokerkit) to the same final stacks; PHH carries
-no rake, so ``poker_replay --rake`` with the table's rule reproduces it."""
+no rake, so ``poker_replay --rake`` with the table's rule reproduces it.
+
+A voided hand (operator malfunction control) is refused (``poker_hand_voided``):
+it has no result, every chip went back, and a PHH file of its actions would
+replay to stacks that were never paid."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
 from games.domain.poker.phh import write_phh
+from games.poker.errors import HandVoided
 from games.poker.models import PokerHand
 from games.poker.services import engine_events, load_hand
 
@@ -27,6 +32,9 @@ class Command(BaseCommand):
         hand = PokerHand.objects.select_related("table").filter(hand_id=options["hand_id"]).first()
         if hand is None:
             raise CommandError(f"poker_hand_not_found: no hand {options['hand_id']!r}")
+        if hand.status == "voided":
+            refused = HandVoided()
+            raise CommandError(f"{refused.code}: {hand.hand_id}: {refused.message} Nothing to export.")
         _, _, recorded = load_hand(hand.hand_id)
         extra = {"currency": hand.currency}
         try:
