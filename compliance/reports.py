@@ -277,7 +277,8 @@ def table_performance(*, start: datetime, end: datetime, currency: str | None = 
     """Per table and game, rounds opened in the period: rounds, handle (staked),
     payouts (returned), hold and hold %, voided rounds, rake (from the ledger's
     rake accounts of the table). Voided rounds' stakes are refunded, so they
-    count in ``voids`` but not in handle or payouts."""
+    count in ``voids`` but not in handle or payouts. Poker tables are rows too
+    (``_poker_performance``): rounds are hands, the house's hold is the rake."""
     from django.db.models import Count, Q, Sum
 
     from games.models import HouseRound
@@ -298,16 +299,12 @@ def table_performance(*, start: datetime, end: datetime, currency: str | None = 
     rows = []
     for g in grouped:
         handle, payouts = int(g["handle"] or 0), int(g["payouts"] or 0)
-        rake_ids = list(_accounts("rake", f"table:{g['table_id']}", g["currency"]))
-        rake = sum(flow for _, flow in _credits(rake_ids, start, end).items())
         rows.append(
-            {
-                "table": g["table__code"], "game": g["game"], "currency": g["currency"], "rounds": g["rounds"],
-                "handle": handle, "payouts": payouts, "hold": handle - payouts,
-                "hold_pct": f"{100 * (handle - payouts) / handle:.2f}" if handle else "", "voids": g["voids"],
-                "rake": rake,
-            }
+            _performance_row(g["table__code"], g["game"], g["currency"], g["rounds"], handle, payouts, g["voids"],
+                             _rake(f"table:{g['table_id']}", g["currency"], start, end))
         )  # fmt: skip
+    rows += _poker_performance(start=start, end=end, currency=currency)
+    rows.sort(key=lambda row: (row["table"], row["game"], row["currency"]))
     return Report(
         title="Table and game performance",
         start=start,
@@ -316,6 +313,54 @@ def table_performance(*, start: datetime, end: datetime, currency: str | None = 
         columns=["table", "game", "currency", "rounds", "handle", "payouts", "hold", "hold_pct", "voids", "rake"],
         rows=rows,
     )
+
+
+def _performance_row(
+    table: str, game: str, currency: str, rounds: int, handle: int, payouts: int, voids: int, rake: int
+) -> dict[str, Any]:
+    hold = handle - payouts
+    return {
+        "table": table, "game": game, "currency": currency, "rounds": rounds, "handle": handle, "payouts": payouts,
+        "hold": hold, "hold_pct": f"{100 * hold / handle:.2f}" if handle else "", "voids": voids, "rake": rake,
+    }  # fmt: skip
+
+
+def _rake(owner: str, currency: str, start: datetime, end: datetime) -> int:
+    """What the ledger credited to ``owner``'s rake account in the period."""
+    return sum(_credits(list(_accounts("rake", owner, currency)), start, end).values())
+
+
+def _poker_performance(*, start: datetime, end: datetime, currency: str | None) -> list[dict[str, Any]]:
+    """Poker tables, hands started in the period: handle is every chip put into
+    the finished hands' pots (uncalled bets included), payouts what went back to
+    the players, so the house's hold is the rake taken; voided hands refund
+    everything and count only in ``voids``. ``rake`` is the ledger's figure."""
+    from django.db.models import Count, Q, Sum
+
+    from games.poker.models import PokerHand
+
+    hands = PokerHand.objects.filter(started_at__gte=start, started_at__lt=end)
+    if currency is not None:
+        hands = hands.filter(currency=currency)
+    grouped = (
+        hands.values("table_id", "table__code", "table__variant", "currency")
+        .annotate(
+            hands=Count("id"),
+            voids=Count("id", filter=Q(status="voided")),
+            handle=Sum("pot", filter=Q(status="complete")),
+            kept=Sum("rake", filter=Q(status="complete")),
+        )
+        .order_by("table__code", "currency")
+    )
+    rows = []
+    for g in grouped:
+        handle = int(g["handle"] or 0)
+        rows.append(
+            _performance_row(g["table__code"], f"holdem_{g['table__variant']}", g["currency"], g["hands"], handle,
+                             handle - int(g["kept"] or 0), g["voids"],
+                             _rake(f"poker-table:{g['table_id']}", g["currency"], start, end))
+        )  # fmt: skip
+    return rows
 
 
 def _credits(ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
@@ -356,6 +401,8 @@ def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None
                 "event": voided.pk if voided is not None else "",
             }
         )  # fmt: skip
+    rows += _poker_voids(start=start, end=end, currency=currency)
+    rows.sort(key=lambda row: (row["voided_at"], row["game_number"]))
     return Report(
         title="Voided rounds",
         start=start,
@@ -377,6 +424,33 @@ def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None
         ],
         rows=rows,
     )
+
+
+def _poker_voids(*, start: datetime, end: datetime, currency: str | None) -> list[dict[str, Any]]:
+    """Poker hands voided in the period, from their ``poker_hand.voided`` events."""
+    from games.poker import event_types as poker_events
+    from games.poker.models import PokerHand
+    from ledger.models import Event
+
+    hands = PokerHand.objects.filter(status="voided", ended_at__gte=start, ended_at__lt=end)
+    if currency is not None:
+        hands = hands.filter(currency=currency)
+    rows = []
+    for hand in hands.select_related("table").order_by("ended_at", "id"):
+        stream = poker_events.hand_stream(hand.hand_id)
+        voided = Event.objects.filter(stream_id=stream, type=poker_events.VOIDED).first()
+        data = voided.data if voided is not None else {}
+        refunds = [r for r in data.get("refunds", []) if r.get("amount")]
+        rows.append(
+            {
+                "game_number": hand.hand_id, "table": hand.table.code, "game": f"holdem_{hand.table.variant}",
+                "currency": hand.currency, "opened_at": timestamp(hand.started_at),
+                "voided_at": timestamp(hand.ended_at) if hand.ended_at else "", "actor": data.get("actor", ""),
+                "reason": data.get("reason", ""), "automatic": False, "players": len(refunds),
+                "refunded": sum(int(r["amount"]) for r in refunds), "event": voided.pk if voided is not None else "",
+            }
+        )  # fmt: skip
+    return rows
 
 
 REPORTS: dict[str, Callable[..., Report]] = {
