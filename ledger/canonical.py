@@ -23,7 +23,11 @@ class NotCanonical(ValueError):
     """The value has no canonical form (a float, a non-string key...)."""
 
 
-_MAY_HOLD_FLOAT = re.compile(r"\d[.eE]").search
+# A float in canonical JSON is a value at the start or right after ":", "[" or "," (no
+# whitespace), and its repr is digits then "." or "e". This finds every one;
+# a string that merely looks alike (a time "12:30:15.5") costs a parse, while
+# the hex of ids and hashes ("…-4e2a-…") no longer does.
+_MAY_HOLD_FLOAT = re.compile(r"(?:^|[:,\[])-?\d+[.eE]").search
 
 
 def _not_json(value: Any) -> Any:
@@ -60,7 +64,7 @@ def canonical_text(value: Any) -> str:
         text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None and type(value) is dict else _ENCODE(value)
     except (TypeError, ValueError, RecursionError) as exc:  # mixed key types, NaN, infinity, a cycle
         raise NotCanonical(str(exc)) from exc
-    if _MAY_HOLD_FLOAT(text):  # every float's repr has a digit then "." or "e"
+    if _MAY_HOLD_FLOAT(text):
         json.loads(text, parse_float=_no_float)
     return text
 

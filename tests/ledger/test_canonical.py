@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
@@ -29,11 +30,28 @@ def test_canonical_json_escapes_like_jcs():
 
 
 @pytest.mark.parametrize(
-    "bad", [{"x": 1.5}, {"x": [1, {"y": 2e3}]}, {"x": float("nan")}, {1: "a", "b": 2}, {"x": object()}]
+    "bad",
+    [
+        {"x": 1.5},
+        {"x": [1, {"y": 2e3}]},
+        {"x": float("nan")},
+        {1: "a", "b": 2},
+        {"x": object()},
+        1.5,
+        [0.5],
+        {"a": "3e4f-9.1", "b": [2, -0.0]},
+        {"t": "12:30:15.5", "n": 1e16},
+        {"k": [1, 2, 3.25]},
+    ],
 )
 def test_values_without_canonical_form_are_refused(bad):
     with pytest.raises(NotCanonical):
         canonical_json(bad)
+
+
+def test_strings_that_look_like_floats_are_text():
+    value = {"id": "3e4f-4e2a-9.5e", "at": "2026-11-23T17:13:13.123456+00:00", "n": [1, -2], "s": "1.5"}
+    assert json.loads(canonical_json(value)) == value
 
 
 def test_chain_hash_is_sha256_of_previous_hash_bytes_then_body():
