@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerTable
 from ledger.services import balance_of, deposit, player_accounts
@@ -93,3 +95,27 @@ def snapshot() -> dict[str, Any]:
             cursor.execute(f"SELECT * FROM {name} ORDER BY 1")
             result[name] = cursor.fetchall()
     return result
+
+
+def refused(code: str, call: Callable[[], object]) -> None:
+    """``call`` is refused with ``code`` and changes nothing."""
+    before = snapshot()
+    with pytest.raises(DomainError) as refusal:
+        call()
+    assert refusal.value.code == code
+    assert snapshot() == before
+
+
+def play_the_raked_hand(table: PokerTable, p1: int, p2: int, p3: int) -> None:
+    """The three-handed hand of ``test_a_full_hand_with_seed_001_rake`` after the
+    deal: raise 30, two calls, flop bet 60 called by seat 1, seat 2 folds, turn and
+    river checked: a 210 pot, 5 raked (seed 001), seat 3 (the kings) wins."""
+    act(table, p1, "raise", 30)
+    act(table, p2, "call")
+    act(table, p3, "call")
+    act(table, p2, "check")  # flop: the small blind acts first
+    act(table, p3, "bet", 60)
+    act(table, p1, "call")
+    act(table, p2, "fold")
+    for player in (p3, p1, p3, p1):  # turn and river checked
+        act(table, player, "check")

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from games.poker.models import PokerHand, PokerSeat
-from tests.poker.tables import act, advance
+from tests.poker.tables import advance, play_the_raked_hand
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db
@@ -28,15 +28,7 @@ def test_exported_hand_replays_to_the_same_stacks(tmp_path: Path) -> None:
     table, (p1, p2, p3) = three_handed()
     table = advance(table, cards=AA_VS_KK)
     hand_id = table.current_hand_id
-    act(table, p1, "raise", 30)
-    act(table, p2, "call")
-    act(table, p3, "call")
-    act(table, p2, "check")
-    act(table, p3, "bet", 60)
-    act(table, p1, "call")
-    act(table, p2, "fold")
-    for player in (p3, p1, p3, p1):
-        act(table, player, "check")
+    play_the_raked_hand(table, p1, p2, p3)
     path = tmp_path / "hand.phh"
     call_command("poker_export", hand_id, "--output", str(path), stdout=StringIO())
     text = path.read_text()

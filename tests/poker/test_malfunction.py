@@ -6,7 +6,6 @@ awarded, no rake); the reason is recorded and players are told."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from io import StringIO
 from typing import Any
@@ -16,7 +15,6 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from casino.errors import DomainError
 from games.poker import event_types as et
 from games.poker import presenters, services
 from games.poker.consumers import _new_messages
@@ -31,6 +29,7 @@ from tests.poker.tables import (
     key,
     ledger_sums,
     make_table,
+    refused,
     seat_balance,
     snapshot,
     wallet,
@@ -41,14 +40,6 @@ pytestmark = pytest.mark.django_db
 
 OPERATOR = "operator:7"
 BUY_IN = 1000
-
-
-def _refused(code: str, call: Callable[[], object]) -> None:
-    before = snapshot()
-    with pytest.raises(DomainError) as refused:
-        call()
-    assert refused.value.code == code
-    assert snapshot() == before
 
 
 def pause(table: PokerTable, reason: Any = "card reader fault", *, at: datetime = T0) -> services.HandControlResult:
@@ -100,11 +91,11 @@ def test_pause_stops_the_clock_and_every_action_resume_continues_and_the_hand_fi
         assert services.advance_table(table_id=table.pk, expected_seq=seq, now=later) is None
     assert services.sweep(now=later)["advanced"] == 0
     assert snapshot() == before
-    _refused("poker_hand_paused", lambda: act(table, p2, "call"))
-    _refused("poker_hand_paused", lambda: act(table, p3, "fold"))
-    _refused("poker_hand_paused", lambda: pause(table))
+    refused("poker_hand_paused", lambda: act(table, p2, "call"))
+    refused("poker_hand_paused", lambda: act(table, p3, "fold"))
+    refused("poker_hand_paused", lambda: pause(table))
     # A player still in the hand may not leave with the chips in play.
-    _refused("poker_in_hand", lambda: services.stand_up(table_id=table.pk, player_id=p2, idempotency_key=key(),
+    refused("poker_in_hand", lambda: services.stand_up(table_id=table.pk, player_id=p2, idempotency_key=key(),
                                                         now=T0))  # fmt: skip
 
     resumed = resume(table, at=later)
@@ -113,7 +104,7 @@ def test_pause_stops_the_clock_and_every_action_resume_continues_and_the_hand_fi
     assert table.deadline == later + timedelta(seconds=3)  # the 3 s seat 2 had left
     [event] = hand_events(hand_id, et.RESUMED)
     assert (event.data["actor"], event.data["seat"]) == (OPERATOR, 2)
-    _refused("poker_hand_not_paused", lambda: resume(table))
+    refused("poker_hand_not_paused", lambda: resume(table))
 
     # Play on: seat 2's restarted clock runs out (a fold), seat 3 folds, seat 1 wins.
     table = advance(table)
@@ -178,11 +169,11 @@ def test_void_returns_exactly_what_each_player_put_in_and_pays_nothing() -> None
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
 
     # A voided hand is over: no second void, no pause, no action; the next hand deals.
-    _refused("poker_hand_voided", lambda: void(table))
-    _refused("poker_hand_voided", lambda: pause(table))
-    _refused("poker_hand_voided", lambda: resume(table))
+    refused("poker_hand_voided", lambda: void(table))
+    refused("poker_hand_voided", lambda: pause(table))
+    refused("poker_hand_voided", lambda: resume(table))
     for player in (p1, p2, p3):  # seat 1 was next to act when the hand was voided
-        _refused("poker_hand_voided", lambda p=player: act(table, p, "check"))  # type: ignore[misc]
+        refused("poker_hand_voided", lambda p=player: act(table, p, "check"))  # type: ignore[misc]
     table = advance(table, cards=AA_VS_KK)
     assert table.phase == "hand"
     assert table.current_hand_id != hand_id
@@ -217,23 +208,23 @@ def test_refusals_change_nothing() -> None:
     table, (p1, p2, p3) = three_handed()
     # No hand yet (the table waits between hands), and a table that never dealt.
     for call in (lambda: pause(table), lambda: resume(table), lambda: void(table)):
-        _refused("poker_no_hand", call)
+        refused("poker_no_hand", call)
     idle = make_table()
-    _refused("poker_no_hand", lambda: void(idle))
-    _refused("poker_table_not_found", lambda: void(PokerTable(pk=999_999)))
-    _refused("poker_table_not_found", lambda: resume(PokerTable(pk=999_999)))
+    refused("poker_no_hand", lambda: void(idle))
+    refused("poker_table_not_found", lambda: void(PokerTable(pk=999_999)))
+    refused("poker_table_not_found", lambda: resume(PokerTable(pk=999_999)))
     table = advance(table, cards=AA_VS_KK)
     for reason in ("", "   ", None, 7, "x" * 501):
-        _refused("reason_required", lambda r=reason: pause(table, r))  # type: ignore[misc]
-        _refused("reason_required", lambda r=reason: void(table, r))  # type: ignore[misc]
-    _refused("poker_hand_not_paused", lambda: resume(table))
+        refused("reason_required", lambda r=reason: pause(table, r))  # type: ignore[misc]
+        refused("reason_required", lambda r=reason: void(table, r))  # type: ignore[misc]
+    refused("poker_hand_not_paused", lambda: resume(table))
     # A completed hand cannot be paused or voided: its pots were awarded.
     act(table, p1, "raise", 30)
     act(table, p2, "fold")
     act(table, p3, "fold")
     assert PokerHand.objects.get(hand_id=table.current_hand_id).status == "complete"
-    _refused("poker_hand_complete", lambda: void(table))
-    _refused("poker_hand_complete", lambda: pause(table))
+    refused("poker_hand_complete", lambda: void(table))
+    refused("poker_hand_complete", lambda: pause(table))
 
 
 def test_players_are_told_snapshot_history_replay_and_websocket() -> None:

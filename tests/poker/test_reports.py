@@ -13,7 +13,7 @@ from django.utils import timezone
 from compliance.reports import table_performance, voided_rounds
 from games.poker import services
 from games.poker.models import PokerHand
-from tests.poker.tables import T0, act, advance
+from tests.poker.tables import T0, advance, play_the_raked_hand
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -24,15 +24,7 @@ def test_a_raked_hand_and_a_voided_hand_in_the_reports() -> None:
     table = advance(table, cards=AA_VS_KK)
     played = table.current_hand_id
     # The hand of tests/poker/test_tables.py: pot 210, seed 001's 2.5 % rake = 5.
-    act(table, p1, "raise", 30)
-    act(table, p2, "call")
-    act(table, p3, "call")
-    act(table, p2, "check")
-    act(table, p3, "bet", 60)
-    act(table, p1, "call")
-    act(table, p2, "fold")
-    for player in (p3, p1, p3, p1):
-        act(table, player, "check")
+    play_the_raked_hand(table, p1, p2, p3)
     assert PokerHand.objects.get(hand_id=played).rake == 5
     table = advance(table, cards=AA_VS_KK)  # the next hand: blinds posted, then a malfunction
     voided = table.current_hand_id

@@ -4,7 +4,6 @@ reservation), refusals that change nothing (issue 7: "Tables", "Bad input")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -26,6 +25,8 @@ from tests.poker.tables import (
     ledger_sums,
     make_player,
     make_table,
+    play_the_raked_hand,
+    refused,
     seat_balance,
     sit,
     snapshot,
@@ -89,15 +90,7 @@ def test_a_full_hand_with_seed_001_rake() -> None:
     assert table.button_seat == 1
     assert hand.actor_seat == 1
     assert hand.hand_id.startswith(f"{table.code}-20261122-1345")
-    act(table, p1, "raise", 30)
-    act(table, p2, "call")
-    act(table, p3, "call")
-    act(table, p2, "check")  # flop: the small blind acts first
-    act(table, p3, "bet", 60)
-    act(table, p1, "call")
-    act(table, p2, "fold")
-    for player in (p3, p1, p3, p1):  # turn and river checked
-        act(table, player, "check")
+    play_the_raked_hand(table, p1, p2, p3)
     hand.refresh_from_db()
     assert hand.status == "complete"
     # Seed 001: no limit, 2-3 players: 2.5 %, no minimum, cap 1.00 EUR.
@@ -207,43 +200,35 @@ def test_sitting_out_player_is_not_dealt_in_and_seat_is_freed() -> None:
     assert ledger_sums() == {"EUR": 0}
 
 
-def _refused(code: str, call: Callable[[], object]) -> None:
-    before = snapshot()
-    with pytest.raises(DomainError) as refused:
-        call()
-    assert refused.value.code == code
-    assert snapshot() == before
-
-
 def test_bad_input_is_refused_and_changes_nothing() -> None:
     table, (p1, p2, _p3) = three_handed()
     stranger = make_player()
-    _refused("poker_seat_taken", lambda: sit(table, stranger, 1))
-    _refused("poker_already_seated", lambda: sit(table, p1, 5))
-    _refused("poker_buy_in_out_of_range", lambda: sit(table, stranger, 5, buy_in=199))
-    _refused("poker_buy_in_out_of_range", lambda: sit(table, stranger, 5, buy_in=2_001))
-    _refused("poker_invalid_seat", lambda: sit(table, stranger, 7))
+    refused("poker_seat_taken", lambda: sit(table, stranger, 1))
+    refused("poker_already_seated", lambda: sit(table, p1, 5))
+    refused("poker_buy_in_out_of_range", lambda: sit(table, stranger, 5, buy_in=199))
+    refused("poker_buy_in_out_of_range", lambda: sit(table, stranger, 5, buy_in=2_001))
+    refused("poker_invalid_seat", lambda: sit(table, stranger, 7))
     poor = make_player(funds=300)
-    _refused("insufficient_funds", lambda: sit(table, poor, 5, buy_in=400))
+    refused("insufficient_funds", lambda: sit(table, poor, 5, buy_in=400))
     table = advance(table, cards=AA_VS_KK)
-    _refused("poker_in_hand", lambda: services.top_up(table_id=table.pk, player_id=p1, amount=10,
+    refused("poker_in_hand", lambda: services.top_up(table_id=table.pk, player_id=p1, amount=10,
                                                       idempotency_key=key(), now=T0))  # fmt: skip
-    _refused("poker_in_hand", lambda: services.stand_up(table_id=table.pk, player_id=p1, idempotency_key=key(),
+    refused("poker_in_hand", lambda: services.stand_up(table_id=table.pk, player_id=p1, idempotency_key=key(),
                                                         now=T0))  # fmt: skip
-    _refused("poker_not_your_turn", lambda: act(table, p2, "call"))
-    _refused("poker_below_minimum", lambda: act(table, p1, "raise", 15))
-    _refused("poker_over_stack", lambda: act(table, p1, "raise", 1_001))
-    _refused("poker_cannot_check", lambda: act(table, p1, "check"))
-    _refused("poker_invalid_action", lambda: act(table, p1, "dance"))
-    _refused("poker_not_seated", lambda: act(table, stranger, "fold"))
+    refused("poker_not_your_turn", lambda: act(table, p2, "call"))
+    refused("poker_below_minimum", lambda: act(table, p1, "raise", 15))
+    refused("poker_over_stack", lambda: act(table, p1, "raise", 1_001))
+    refused("poker_cannot_check", lambda: act(table, p1, "check"))
+    refused("poker_invalid_action", lambda: act(table, p1, "dance"))
+    refused("poker_not_seated", lambda: act(table, stranger, "fold"))
     act(table, p1, "fold")
-    _refused("poker_player_folded", lambda: act(table, p1, "call"))
+    refused("poker_player_folded", lambda: act(table, p1, "call"))
 
 
 def test_fixed_limit_sizes() -> None:
     table, (p1, _p2, _p3) = three_handed(variant="fixed_limit")
     table = advance(table, cards=AA_VS_KK)
-    _refused("poker_not_fixed_limit_size", lambda: act(table, p1, "raise", 30))
+    refused("poker_not_fixed_limit_size", lambda: act(table, p1, "raise", 30))
     result = act(table, p1, "raise", 20)
     assert result.amount == 20
 
