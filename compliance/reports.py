@@ -446,8 +446,9 @@ def _poker_voids(*, start: datetime, end: datetime, currency: str | None) -> lis
                 "game_number": hand.hand_id, "table": hand.table.code, "game": f"holdem_{hand.table.variant}",
                 "currency": hand.currency, "opened_at": timestamp(hand.started_at),
                 "voided_at": timestamp(hand.ended_at) if hand.ended_at else "", "actor": data.get("actor", ""),
-                "reason": data.get("reason", ""), "automatic": False, "players": len(refunds),
-                "refunded": sum(int(r["amount"]) for r in refunds), "event": voided.pk if voided is not None else "",
+                "reason": data.get("reason", ""), "automatic": bool(data.get("automatic", False)),
+                "players": len(refunds), "refunded": sum(int(r["amount"]) for r in refunds),
+                "event": voided.pk if voided is not None else "",
             }
         )  # fmt: skip
     return rows

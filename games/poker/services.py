@@ -24,6 +24,7 @@ for it once the transaction commits (the house tables' dealer mechanism).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -31,7 +32,7 @@ from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
-from casino.errors import required_reason
+from casino.errors import DomainError, required_reason
 from casino.responsible_gaming import assert_may_wager
 from games.domain.poker import errors as engine_errors
 from games.domain.poker.button import deal_draw, draw_for_button, next_button
@@ -97,6 +98,8 @@ from ledger.services import (
 )
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import claim, record_result, request_hash
+
+log = logging.getLogger(__name__)
 
 IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
 DEALER = "dealer"
@@ -752,12 +755,23 @@ def _start_time_bank(table: PokerTable, hand: PokerHand, seat: PokerSeat, now: d
 
 def sweep(*, now: datetime) -> dict[str, int]:
     """Beat backstop: tables overdue by more than the grace are advanced,
-    expired reservations at idle tables freed, ready idle tables started."""
+    expired reservations at idle tables freed, ready idle tables started. A
+    hand whose deadline passed more than ``CASINO_DEALER_GONE_VOID_SECONDS``
+    ago had no dealer that long: RULES.md voids it ("dealer_gone", every chip
+    returned) rather than time out players who could not act meanwhile."""
     from django.conf import settings
 
     grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
-    done = {"advanced": 0, "freed": 0, "started": 0}
+    gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
+    done = {"advanced": 0, "freed": 0, "started": 0, "voided": 0}
     for table in PokerTable.objects.order_by("pk"):
+        if table.phase == HAND and table.deadline is not None and table.deadline < now - gone:
+            try:
+                void_hand(table_id=table.pk, actor="system", reason="dealer_gone", now=now, automatic=True)
+                done["voided"] += 1
+            except DomainError as exc:  # moved on meanwhile (paused, finished): nothing to void
+                log.info("poker sweep: table %s: %s", table.code, exc.code)
+            continue
         if table.phase == IDLE:
             with transaction.atomic():
                 locked = _lock(table.pk)
@@ -871,14 +885,15 @@ def resume_hand(*, table_id: int, actor: str, now: datetime) -> HandControlResul
         return _control_result(table, hand)
 
 
-def void_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> HandControlResult:
+def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automatic: bool = False) -> HandControlResult:
     """Void the hand in play or paused: every player gets back exactly the
     chips they put into it (``stack_before`` minus the engine's stack), from the
     hand's ``poker_pot`` to their ``poker_seat`` (to the wallet if they have
     left the table since folding), with ``poker_hand.voided`` in one batch. No
     rake, no pot awarded; the pot account ends at zero; the next hand follows
     after the pause between hands. Refusals as ``pause_hand`` (a paused hand
-    may be voided) and ``poker_pot_mismatch`` (nothing changes)."""
+    may be voided) and ``poker_pot_mismatch`` (nothing changes). ``automatic``:
+    the sweep's void of a hand whose dealer was gone too long (recorded as such)."""
     reason = required_reason(reason)
     with transaction.atomic():
         table = _lock(table_id)
@@ -909,7 +924,7 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> HandC
                 legs.append(TransferSpec(pot, credit, amount, cause, "void_refund"))
             returned.append({"seat": row.seat_number, "player_id": row.player_id, "amount": amount, "to": to})
         data = {"reason": reason, "actor": actor, "at": iso(now), "street": state.street, "pot": in_pot,
-                "refunds": returned}  # fmt: skip
+                "refunds": returned, "automatic": automatic}  # fmt: skip
         settle_batch(
             idempotency_key=f"poker:{hand.hand_id}:void",
             currency=table.currency,

@@ -264,3 +264,34 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     # A voided hand has no result to export as PHH.
     with pytest.raises(CommandError, match="poker_hand_voided"):
         call_command("poker_export", hand_id, stdout=StringIO())
+
+
+def test_a_hand_whose_dealer_was_gone_too_long_is_voided_by_the_sweep() -> None:
+    """RULES.md: a round that cannot continue (its dealer process gone past a
+    grace period) is voided automatically, players told why. The sweep does not
+    time out players who could not act while nothing ran: it voids the hand."""
+    table, (p1, _, _) = three_handed()
+    table = advance(table, cards=AA_VS_KK)
+    hand_id = table.current_hand_id
+    act(table, p1, "raise", 30)
+    table.refresh_from_db()
+    assert table.deadline is not None
+    gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
+    # Overdue, but not yet past the limit: the backstop plays the step as the dealer would.
+    assert services.sweep(now=table.deadline + timedelta(seconds=10))["advanced"] == 1
+    assert [e.data["seat"] for e in hand_events(hand_id, et.TIMED_OUT)] == [2]
+    table.refresh_from_db()
+    stacks = {row.player_id: row.stack_before for row in PokerHandPlayer.objects.filter(hand__hand_id=hand_id)}
+
+    done = services.sweep(now=table.deadline + gone + timedelta(seconds=1))
+    assert done["voided"] == 1
+    assert done["advanced"] == 0
+    [event] = hand_events(hand_id, et.VOIDED)
+    assert (event.data["reason"], event.data["actor"], event.data["automatic"]) == ("dealer_gone", "system", True)
+    assert PokerHand.objects.get(hand_id=hand_id).status == "voided"
+    assert hand_events(hand_id, et.TIMED_OUT)[-1].data["seat"] == 2  # seat 3 was not timed out
+    for player, stack in stacks.items():
+        assert PokerSeat.objects.get(table=table, player_id=player).stack == stack
+    assert pot_balance(hand_id) == 0
+    assert ledger_sums() == {"EUR": 0}
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
