@@ -12,8 +12,11 @@ store and forward each new event, redacted for this viewer:
 
 Why polling the store rather than the house tables' relay: every fact is an
 event committed by a service (a Celery worker or another ASGI process), and
-reading a table's streams after the last version seen needs no shared state;
-the cost is one indexed read per connection every ``POLL_SECONDS``.
+reading a table's streams after the last version seen needs no shared state.
+One ``TableFeed`` per table and process reads them every ``POLL_SECONDS``
+while anyone in the process watches that table, and hands the new events to
+each connection, which redacts them for its viewer: the database sees one
+poll per table and process, not one per connection.
 
 From the client: ``{"type": "act", "action", "amount"?, "idempotency_key"}``
 (the REST act service), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -39,25 +43,49 @@ from games.poker import presenters, services
 from games.poker.models import PokerHand, PokerTable
 from ledger.services import read_stream
 
+log = logging.getLogger(__name__)
+
 POLL_SECONDS = 0.2
 MAX_KEY = 100
 
 
-def _new_messages(table_id: int, viewer_id: int, cursor: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events committed since ``cursor`` (updated in place), as messages for the viewer."""
-    messages: list[dict[str, Any]] = []
-    for event in read_stream(stream_id=et.table_stream(table_id), after_version=cursor["table_version"]):
-        cursor["table_version"] = event.version
-        messages.append({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
+def _read_new(table_id: int, cursor: dict[str, Any]) -> dict[str, Any]:
+    """The table's and current hand's events committed since ``cursor`` (updated
+    in place), unredacted, with the hand's seats (seat -> player id)."""
+    table_events = list(read_stream(stream_id=et.table_stream(table_id), after_version=cursor["table_version"]))
+    if table_events:
+        cursor["table_version"] = table_events[-1].version
     hand_id = PokerTable.objects.filter(pk=table_id).values_list("current_hand_id", flat=True).first() or ""
     if hand_id != cursor["hand_id"]:
         cursor["hand_id"], cursor["hand_version"] = hand_id, 0
+    batch: dict[str, Any] = {"table": table_events, "hand_id": hand_id, "hand": [], "seats": {}}
     if not hand_id:
-        return messages
+        return batch
     players = PokerHand.objects.filter(hand_id=hand_id).values_list("players", flat=True).first() or {}
-    seat = next((int(s) for s, pid in players.items() if pid == viewer_id), None)
-    for event in read_stream(stream_id=et.hand_stream(hand_id), after_version=cursor["hand_version"]):
-        cursor["hand_version"] = event.version
+    batch["seats"] = {int(pid): int(seat) for seat, pid in players.items()}
+    batch["hand"] = list(read_stream(stream_id=et.hand_stream(hand_id), after_version=cursor["hand_version"]))
+    if batch["hand"]:
+        cursor["hand_version"] = batch["hand"][-1].version
+    return batch
+
+
+def _messages_for(viewer_id: int, batch: dict[str, Any], seen: dict[str, Any]) -> list[dict[str, Any]]:
+    """``batch`` (``_read_new``) as messages for one viewer, skipping what their
+    cursor ``seen`` (updated in place) already covers: their snapshot, or events
+    a shared feed read before they joined. Others' hole cards are redacted."""
+    messages: list[dict[str, Any]] = []
+    for event in batch["table"]:
+        if event.version > seen["table_version"]:
+            seen["table_version"] = event.version
+            messages.append({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
+    hand_id = batch["hand_id"]
+    if hand_id != seen["hand_id"]:
+        seen["hand_id"], seen["hand_version"] = hand_id, 0
+    seat = batch["seats"].get(viewer_id)
+    for event in batch["hand"]:
+        if event.version <= seen["hand_version"]:
+            continue
+        seen["hand_version"] = event.version
         shown = presenters.redact_event(dict(event.data), event.type, seat)
         if shown is None:
             continue
@@ -65,6 +93,73 @@ def _new_messages(table_id: int, viewer_id: int, cursor: dict[str, Any]) -> list
         messages.append({"type": "private" if own else "delta", "hand_id": hand_id, "version": event.version,
                          "event": shown})  # fmt: skip
     return messages
+
+
+def _new_messages(table_id: int, viewer_id: int, cursor: dict[str, Any]) -> list[dict[str, Any]]:
+    """Events committed since ``cursor`` (updated in place), as messages for the viewer."""
+    return _messages_for(viewer_id, _read_new(table_id, cursor), dict(cursor, hand_version=-1, table_version=-1))
+
+
+def _feed_cursor(table_id: int) -> dict[str, Any]:
+    """Where a new feed starts: the table's latest versions now."""
+    table_events = read_stream(stream_id=et.table_stream(table_id))
+    hand_id = PokerTable.objects.filter(pk=table_id).values_list("current_hand_id", flat=True).first() or ""
+    hand_version = PokerHand.objects.filter(hand_id=hand_id).values_list("stream_version", flat=True).first() or 0
+    return {"table_version": table_events[-1].version if table_events else 0, "hand_id": hand_id,
+            "hand_version": hand_version}  # fmt: skip
+
+
+class TableFeed:
+    """This process's one reader of a poker table's streams: polls while it has
+    subscribers, hands every batch to each of them, stops with the last one."""
+
+    feeds: dict[int, TableFeed] = {}
+
+    def __init__(self, table_id: int) -> None:
+        self.table_id = table_id
+        self.subscribers: set[PokerTableConsumer] = set()
+        self.task: asyncio.Task[None] | None = None
+        self.cursor: dict[str, Any] | None = None
+        # Held while a batch is read and handed out, and while a subscriber takes
+        # its snapshot: every batch a subscriber gets was read after its snapshot.
+        self.lock = asyncio.Lock()
+
+    @classmethod
+    async def join(cls, table_id: int, consumer: PokerTableConsumer) -> TableFeed:
+        feed = cls.feeds.get(table_id)
+        if feed is None:
+            feed = cls.feeds[table_id] = cls(table_id)
+        feed.subscribers.add(consumer)
+        if feed.cursor is None:
+            async with feed.lock:
+                feed.cursor = await database_sync_to_async(_feed_cursor)(table_id)
+        if feed.task is None or feed.task.done():
+            feed.task = asyncio.ensure_future(feed._run())
+        return feed
+
+    async def leave(self, consumer: PokerTableConsumer) -> None:
+        self.subscribers.discard(consumer)
+        if self.subscribers or self.task is None:
+            return
+        if TableFeed.feeds.get(self.table_id) is self:
+            del TableFeed.feeds[self.table_id]
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+    async def _run(self) -> None:
+        while self.subscribers:
+            await asyncio.sleep(POLL_SECONDS)
+            assert self.cursor is not None
+            async with self.lock:
+                try:
+                    batch = await database_sync_to_async(_read_new)(self.table_id, self.cursor)
+                except Exception:  # a database hiccup must not end the feed for everyone
+                    log.exception("poker feed: table %s", self.table_id)
+                    continue
+                if batch["table"] or batch["hand"]:
+                    for consumer in list(self.subscribers):
+                        await consumer.deliver(batch)
 
 
 def _snapshot(table_id: int, viewer_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -85,8 +180,8 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
 
     table_id: int
     player_id: int
-    cursor: dict[str, Any]
-    poller: asyncio.Task[None] | None = None
+    cursor: dict[str, Any] | None = None
+    feed: TableFeed | None = None
 
     async def connect(self) -> None:
         user = await self._authenticate()
@@ -99,8 +194,8 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_TABLE_NOT_FOUND)
             return
         await self.accept()
+        self.feed = await TableFeed.join(self.table_id, self)
         await self.send_snapshot()
-        self.poller = asyncio.ensure_future(self._poll())
 
     async def _authenticate(self) -> Any:
         """``?token=`` (API token) or the session user, as ``ws/tables/``."""
@@ -113,21 +208,24 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
         return user
 
     async def disconnect(self, code: int) -> None:
-        if self.poller is not None:
-            self.poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.poller
+        if self.feed is not None:
+            await self.feed.leave(self)
 
     async def send_snapshot(self) -> None:
-        snapshot, self.cursor = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)
-        await self.send_json(snapshot)
+        """The snapshot, taken under the feed's lock: the batches that follow were
+        read after it, and its cursor skips what it already shows."""
+        assert self.feed is not None
+        async with self.feed.lock:
+            snapshot, cursor = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)
+            await self.send_json(snapshot)
+            self.cursor = cursor
 
-    async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
-            messages = await database_sync_to_async(_new_messages)(self.table_id, self.player_id, self.cursor)
-            for message in messages:
-                await self.send_json(message)
+    async def deliver(self, batch: dict[str, Any]) -> None:
+        """A feed's batch, redacted for this viewer (none before the first snapshot)."""
+        if self.cursor is None:
+            return
+        for message in _messages_for(self.player_id, batch, self.cursor):
+            await self.send_json(message)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
