@@ -96,9 +96,11 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
-    """A real ``celery worker`` process on the test broker and the test database."""
+    """A real ``celery worker`` process on the test broker and the test database,
+    for one test module: a worker left running would deal and time out other
+    modules' tables (their tasks are enqueued on commit, due at once)."""
     from casino.health import check_broker
 
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")

@@ -60,8 +60,8 @@ class Socket(ApplicationCommunicator):
 
 
 def test_one_feed_per_table_and_process_each_viewer_sees_only_their_own_cards() -> None:
-    # Real time and long pauses: a dealer worker other tests started may be running,
-    # and must not deal (or time anyone out) before this test does.
+    # Real time and long pauses: should a dealer worker be running, it
+    # must not deal (or time anyone out) before this test does.
     table = make_table(between_hands_seconds=3600, turn_seconds=3600)
     players = [make_player() for _ in range(2)]
     for number, player in enumerate(players, start=1):
