@@ -11,20 +11,17 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm as RoundControlForm
-from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
+from games import dealer
 from games.domain import house_round as hr
 from games.models import HouseRound
-from games.services import rounds as round_services
 from games.services.store import round_stream
 from ledger.services import read_stream
 
@@ -137,21 +134,8 @@ class RoundControlAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/compliance/round_control.html", context)
 
     def _run(self, request: HttpRequest, round_row: HouseRound, action: str, reason: str) -> None:
-        table = round_row.table
-        if table.current_round_id != round_row.round_id:
-            raise DomainError("this round is no longer the table's current round", code="round_not_current")
-        actor, now = operator_actor(request.user), timezone.now()
-        with transaction.atomic():
-            if action == "pause":
-                round_services.pause_round(table_id=table.pk, actor=actor, reason=reason, now=now)
-            elif action == "resume":
-                round_services.resume_round(table_id=table.pk, actor=actor, now=now)
-            else:
-                round_services.void_round(table_id=table.pk, actor=actor, reason=reason, now=now)
-            record_operator_action(
-                operator=request.user, action=f"round.{action}", target=f"round:{round_row.game_number}",
-                reason=reason, details={"table": table.code, "round_id": round_row.round_id},
-            )  # fmt: skip
+        dealer.operator_round_control(table_id=round_row.table_id, operator=request.user, action=action,
+                                      reason=reason, round_id=round_row.round_id)  # fmt: skip
 
 
 # games/admin.py registers a plain read-only list of rounds; this one adds the

@@ -19,7 +19,6 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -30,7 +29,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import ReadOnlyAdmin
-from casino.audit import RECORDED_BY_SERVICE, operator_actor, record_operator_action
+from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games import dealer
 from games.domain.house_games import GAMES
@@ -75,21 +74,8 @@ def close_tables(
 
 
 def _round_control(request: HttpRequest, table: HouseTable, action: str, reason: str) -> None:
-    """Pause, resume or void the table's round through the dealer and record the
-    ``operator.action`` (``round.<action>``) in the same transaction."""
-    actor = operator_actor(request.user)
-    with transaction.atomic():
-        if action == "pause":
-            dealer.operator_pause(table_id=table.pk, actor=actor, reason=reason)
-        elif action == "resume":
-            dealer.operator_resume(table_id=table.pk, actor=actor)
-        else:
-            dealer.operator_void(table_id=table.pk, actor=actor, reason=reason)
-        record_operator_action(
-            operator=request.user, action=f"round.{action}", target=f"round:{table.current_round_id}",
-            reason=reason, details={"table": table.code, "round_id": table.current_round_id},
-            metadata={"table_id": table.pk},
-        )  # fmt: skip
+    """Pause, resume or void the table's round (recorded as ``operator.action``)."""
+    dealer.operator_round_control(table_id=table.pk, operator=request.user, action=action, reason=reason)
 
 
 @admin.action(description="Pause the current round (malfunction)", permissions=["change"])

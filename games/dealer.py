@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
 from games import services
 from games.models import HouseTable
@@ -144,27 +145,38 @@ def start_open_tables(*, now: datetime | None = None) -> int:
 # --- operator: malfunction handling (RULES.md, "Malfunction voids all pays and play") -------
 
 
-def operator_pause(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
-    """Pause the table's round (players see ``house_round.paused`` with the reason);
-    no deadline runs while paused, so no task advances it."""
+def operator_round_control(
+    *, table_id: int, operator: Any, action: str, reason: str = "", round_id: str | None = None,
+    now: datetime | None = None,
+) -> Any:  # fmt: skip
+    """An operator pauses, resumes or voids the table's round (``action``), and the
+    ``operator.action`` (``round.<action>``, the operator's identity, the reason)
+    is recorded in the same transaction. Pause: players see ``house_round.paused``
+    with the reason and no deadline runs. Resume: the time it had left, its
+    deadline scheduled. Void: every wager returned, nothing paid, the next round
+    scheduled. ``round_id``: refuse (``round_not_current``) unless that round is
+    still the table's. Used by the admin site and the operator REST API alike."""
+    actor, now = operator_actor(operator), now or timezone.now()
     with transaction.atomic():
-        return services.pause_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
-
-
-def operator_resume(*, table_id: int, actor: str, now: datetime | None = None) -> Any:
-    """Resume a paused round with the time it had left, and schedule its deadline."""
-    with transaction.atomic():
-        tick = services.resume_round(table_id=table_id, actor=actor, now=now or timezone.now())
-        schedule_tick(tick)
-    return tick
-
-
-def operator_void(*, table_id: int, actor: str, reason: str, now: datetime | None = None) -> Any:
-    """Void the table's round: every wager returned, nothing paid, the reason recorded;
-    the next round follows after the pause between rounds."""
-    with transaction.atomic():
-        tick = services.void_round(table_id=table_id, actor=actor, reason=reason, now=now or timezone.now())
-        schedule_tick(tick)
+        table = HouseTable.objects.filter(pk=table_id).values_list("code", "current_round_id").first()
+        code, current = table if table is not None else ("", "")
+        current = current or ""
+        if round_id is not None and current != round_id:
+            raise DomainError("this round is no longer the table's current round", code="round_not_current")
+        if action == "pause":
+            tick = services.pause_round(table_id=table_id, actor=actor, reason=reason, now=now)
+        elif action == "resume":
+            tick = services.resume_round(table_id=table_id, actor=actor, now=now)
+        elif action == "void":
+            tick = services.void_round(table_id=table_id, actor=actor, reason=reason, now=now)
+        else:
+            raise ValueError(f"unknown round control {action!r}")
+        if action != "pause":
+            schedule_tick(tick)
+        record_operator_action(
+            operator=operator, action=f"round.{action}", target=f"round:{current}", reason=reason,
+            details={"table": code, "round_id": current}, metadata={"table_id": table_id},
+        )  # fmt: skip
     return tick
 
 

@@ -1,9 +1,10 @@
 """Operator malfunction handling over REST: pause, resume or void a table's
 round, or a poker table's hand.
 
-Thin: authorise, parse, call ``games.dealer.operator_pause/resume/void`` or
-``games.poker.services.pause_hand/resume_hand/void_hand`` (the same use cases
-as the admin site's controls), render. Only users allowed to change the table
+Thin: authorise, parse, call ``games.dealer.operator_round_control`` or
+``games.poker.services.operator_hand_control`` (the same use cases as the
+admin site's controls: the operator's identity is the actor, ``user:<id>``, and
+each change is also an ``operator.action`` event), render. Only users allowed to change the table
 (``games.change_housetable``, ``games.change_pokertable``: the ``operator``
 role and superusers, see ``compliance/roles.py``) may call these; players and
 the read-only compliance role get ``permission_denied`` 403. A refusal changes
@@ -15,9 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from django.db import transaction
 from django.urls import path
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -91,13 +90,11 @@ class OperatorRoundView(APIView):
 
     permission_classes = [IsAuthenticated, IsOperator]
 
-    def actor(self, request: Request) -> str:
-        return f"operator:{request_user(request).pk}"
-
-    def run(self, table_id: int, command: Any) -> Response:
+    def control(self, request: Request, table_id: int, action: str, reason: str = "") -> Response:
         _table_in_play(table_id)
-        with transaction.atomic():
-            tick = command()
+        tick = dealer.operator_round_control(
+            table_id=table_id, operator=request_user(request), action=action, reason=reason
+        )
         return Response(result_json(tick))
 
 
@@ -107,9 +104,7 @@ class PauseRoundView(OperatorRoundView):
 
     @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_pause")
     def post(self, request: Request, table_id: int) -> Response:
-        reason = _reason(request)
-        actor = self.actor(request)
-        return self.run(table_id, lambda: dealer.operator_pause(table_id=table_id, actor=actor, reason=reason))
+        return self.control(request, table_id, "pause", _reason(request))
 
 
 class ResumeRoundView(OperatorRoundView):
@@ -117,8 +112,7 @@ class ResumeRoundView(OperatorRoundView):
 
     @extend_schema(request=None, responses={200: TickSchema}, operation_id="operator_round_resume")
     def post(self, request: Request, table_id: int) -> Response:
-        actor = self.actor(request)
-        return self.run(table_id, lambda: dealer.operator_resume(table_id=table_id, actor=actor))
+        return self.control(request, table_id, "resume")
 
 
 class VoidRoundView(OperatorRoundView):
@@ -127,9 +121,7 @@ class VoidRoundView(OperatorRoundView):
 
     @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_void")
     def post(self, request: Request, table_id: int) -> Response:
-        reason = _reason(request)
-        actor = self.actor(request)
-        return self.run(table_id, lambda: dealer.operator_void(table_id=table_id, actor=actor, reason=reason))
+        return self.control(request, table_id, "void", _reason(request))
 
 
 # --- poker tables: the hand in play ------------------------------------------------------------
@@ -144,15 +136,18 @@ class HandControlSchema(serializers.Serializer):
     status = serializers.CharField(help_text="the hand's status: playing or voided")
 
 
-class OperatorHandView(OperatorRoundView):
+class OperatorHandView(APIView):
     """Common: authentication and the poker table's change permission. The
     services lock the table and refuse ``poker_table_not_found``,
     ``poker_no_hand``, ``poker_hand_complete``, ``poker_hand_voided``."""
 
     permission_classes = [IsAuthenticated, IsPokerOperator]
 
-    def control(self, command: Any) -> Response:
-        return Response(asdict(command()))
+    def control(self, request: Request, table_id: int, action: str, reason: str = "") -> Response:
+        result = poker.operator_hand_control(
+            table_id=table_id, operator=request_user(request), action=action, reason=reason
+        )
+        return Response(asdict(result))
 
 
 class PauseHandView(OperatorHandView):
@@ -162,8 +157,7 @@ class PauseHandView(OperatorHandView):
 
     @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_pause")
     def post(self, request: Request, table_id: int) -> Response:
-        reason, actor = _reason(request), self.actor(request)
-        return self.control(lambda: poker.pause_hand(table_id=table_id, actor=actor, reason=reason, now=timezone.now()))
+        return self.control(request, table_id, "pause", _reason(request))
 
 
 class ResumeHandView(OperatorHandView):
@@ -172,8 +166,7 @@ class ResumeHandView(OperatorHandView):
 
     @extend_schema(request=None, responses={200: HandControlSchema}, operation_id="operator_poker_hand_resume")
     def post(self, request: Request, table_id: int) -> Response:
-        actor = self.actor(request)
-        return self.control(lambda: poker.resume_hand(table_id=table_id, actor=actor, now=timezone.now()))
+        return self.control(request, table_id, "resume")
 
 
 class VoidHandView(OperatorHandView):
@@ -183,8 +176,7 @@ class VoidHandView(OperatorHandView):
 
     @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_void")
     def post(self, request: Request, table_id: int) -> Response:
-        reason, actor = _reason(request), self.actor(request)
-        return self.control(lambda: poker.void_hand(table_id=table_id, actor=actor, reason=reason, now=timezone.now()))
+        return self.control(request, table_id, "void", _reason(request))
 
 
 urlpatterns: list[Any] = [

@@ -15,16 +15,13 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm
-from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -34,21 +31,8 @@ VOID_CONFIRM = "I confirm: void this hand and give every player back the chips t
 
 
 def hand_control(request: HttpRequest, table: PokerTable, action: str, reason: str) -> services.HandControlResult:
-    """Pause, resume or void the table's hand and record the ``operator.action``."""
-    actor, now = operator_actor(request.user), timezone.now()
-    with transaction.atomic():
-        if action == "pause":
-            result = services.pause_hand(table_id=table.pk, actor=actor, reason=reason, now=now)
-        elif action == "resume":
-            result = services.resume_hand(table_id=table.pk, actor=actor, now=now)
-        else:
-            result = services.void_hand(table_id=table.pk, actor=actor, reason=reason, now=now)
-        record_operator_action(
-            operator=request.user, action=f"hand.{action}", target=f"poker-hand:{result.hand_id}",
-            reason=reason, details={"table": table.code, "hand_id": result.hand_id},
-            metadata={"table_id": table.pk},
-        )  # fmt: skip
-    return result
+    """Pause, resume or void the table's hand (recorded as ``operator.action``)."""
+    return services.operator_hand_control(table_id=table.pk, operator=request.user, action=action, reason=reason)
 
 
 @admin.register(PokerTable)

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
+from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError, required_reason
 from casino.responsible_gaming import assert_may_wager
 from games.domain.poker import errors as engine_errors
@@ -948,3 +949,28 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         hand.save()
         _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
         return _control_result(table, hand)
+
+
+def operator_hand_control(
+    *, table_id: int, operator: Any, action: str, reason: str = "", now: datetime | None = None
+) -> HandControlResult:
+    """An operator pauses, resumes or voids the table's hand (``action``), and the
+    ``operator.action`` (``hand.<action>``, the operator's identity, the reason) is
+    recorded in the same transaction. Used by the admin site and the operator REST
+    API alike; refusals as ``pause_hand``, ``resume_hand``, ``void_hand``."""
+    actor, now = operator_actor(operator), now or ledger_now()
+    with transaction.atomic():
+        if action == "pause":
+            result = pause_hand(table_id=table_id, actor=actor, reason=reason, now=now)
+        elif action == "resume":
+            result = resume_hand(table_id=table_id, actor=actor, now=now)
+        elif action == "void":
+            result = void_hand(table_id=table_id, actor=actor, reason=reason, now=now)
+        else:
+            raise ValueError(f"unknown hand control {action!r}")
+        code = PokerTable.objects.filter(pk=table_id).values_list("code", flat=True).first() or ""
+        record_operator_action(
+            operator=operator, action=f"hand.{action}", target=f"poker-hand:{result.hand_id}", reason=reason,
+            details={"table": code, "hand_id": result.hand_id}, metadata={"table_id": table_id},
+        )  # fmt: skip
+    return result

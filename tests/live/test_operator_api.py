@@ -94,6 +94,16 @@ def test_operator_pauses_resumes_and_voids_a_round(table_in_play: tuple[HouseTab
     ]
     assert "card misdealt" in player_void.data["reason"]
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+    # #8: every operator change is also an event with the operator's identity,
+    # the same actor as on the round's own events (as from the admin site).
+    op = get_user_model().objects.get(username="op")
+    assert {pause.data["actor"], void.data["actor"]} == {f"user:{op.pk}"}
+    actions = [e.data for e in Event.objects.filter(type="operator.action").order_by("id")]
+    assert [(a["action"], a["target"], a["reason"], a["operator_id"]) for a in actions] == [
+        ("round.pause", f"round:{round_id}", "shuffler jammed", op.pk),
+        ("round.resume", f"round:{round_id}", "", op.pk),
+        ("round.void", f"round:{round_id}", "card misdealt", op.pk),
+    ]
 
 
 @pytest.mark.parametrize("who", ["player", "compliance"])

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from compliance.roles import COMPLIANCE, OPERATOR
 from games.poker import event_types as et
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from ledger.models import Event
 from ledger.services import read_stream
 from ledger.services.verify import verify_ledger
 from tests.live.test_operator_api import client_for
@@ -63,9 +64,16 @@ def test_operator_pauses_resumes_and_voids_a_hand(hand_in_play: tuple[PokerTable
 
     events = [e for e in read_stream(stream_id=et.hand_stream(hand_id)) if e.type in et.OPERATOR_EVENT_TYPES]
     assert [e.type for e in events] == [et.PAUSED, et.RESUMED, et.VOIDED]
-    actor = events[0].data["actor"]
-    assert actor.startswith("operator:")
+    staff = get_user_model().objects.get(username="poker-op")
+    actor = f"user:{staff.pk}"  # the operator's identity, as from the admin site
+    assert all(e.data["actor"] == actor for e in events)
     assert all(e.metadata["actor"] == actor for e in events)
+    actions = [e.data for e in Event.objects.filter(type="operator.action").order_by("id")]
+    assert [(a["action"], a["target"], a["reason"]) for a in actions] == [
+        ("hand.pause", f"poker-hand:{hand_id}", "shuffler jammed"),
+        ("hand.resume", f"poker-hand:{hand_id}", ""),
+        ("hand.void", f"poker-hand:{hand_id}", "card misdealt"),
+    ]
     assert (events[0].data["reason"], events[2].data["reason"]) == ("shuffler jammed", "card misdealt")
     assert PokerHand.objects.get(hand_id=hand_id).status == "voided"
     assert [PokerSeat.objects.get(table=table, player_id=p).stack for p in (p1, p2, p3)] == [1000, 1000, 1000]
