@@ -8,6 +8,7 @@ the relay and the channel layer deliver. No game rule lives here.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -38,6 +39,17 @@ CHAT_SETTING_REFRESH_SECONDS = 5.0
 def _user_from_token(key: str) -> Any:
     token = Token.objects.select_related("user").filter(key=key).first()
     return token.user if token and token.user.is_active else None
+
+
+async def authenticate_scope(scope: Mapping[str, Any]) -> Any:
+    """The websocket's user: ``?token=`` (an API token) or the session's, else ``None``."""
+    query = parse_qs((scope.get("query_string") or b"").decode())
+    if query.get("token"):
+        return await database_sync_to_async(_user_from_token)(query["token"][0])
+    user = scope.get("user")
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+        return None
+    return user
 
 
 def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
@@ -102,13 +114,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await change_membership(self.channel_layer, "discard", group, self.channel_name)
 
     async def _authenticate(self) -> Any:
-        query = parse_qs((self.scope.get("query_string") or b"").decode())
-        if query.get("token"):
-            return await database_sync_to_async(_user_from_token)(query["token"][0])
-        user = self.scope.get("user")
-        if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
-            return None
-        return user
+        return await authenticate_scope(self.scope)
 
     async def send_snapshot(self) -> None:
         snapshot = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)

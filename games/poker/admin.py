@@ -21,7 +21,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import MalfunctionControlForm
+from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -84,19 +84,6 @@ class PokerTableAdmin(admin.ModelAdmin):
                    "table": table, "hand": hand, "action": action, "form": form,
                    "opts": self.model._meta}  # fmt: skip
         return TemplateResponse(request, "admin/games/pokertable/hand_control.html", context)
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Projections of the event store and the ledger: changed only by the services."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(PokerSeat)

@@ -28,15 +28,13 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, _user_from_token
+from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, authenticate_scope
 from games.domain.poker.events import HoleCardsDealt
 from games.poker import event_types as et
 from games.poker import presenters, services
@@ -199,13 +197,7 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
 
     async def _authenticate(self) -> Any:
         """``?token=`` (API token) or the session user, as ``ws/tables/``."""
-        query = parse_qs((self.scope.get("query_string") or b"").decode())
-        if query.get("token"):
-            return await database_sync_to_async(_user_from_token)(query["token"][0])
-        user = self.scope.get("user")
-        if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
-            return None
-        return user
+        return await authenticate_scope(self.scope)
 
     async def disconnect(self, code: int) -> None:
         if self.feed is not None:
