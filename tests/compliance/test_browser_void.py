@@ -73,6 +73,9 @@ def test_an_operator_voids_a_round_in_the_admin_in_a_real_browser(live_server, b
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
     # Search the round by its game number, open it, read its timeline.
     browser.find_element(By.NAME, "q").send_keys(round_row.game_number + "\n")
+    # The unfiltered list shows the same link: wait for the results page, or the
+    # click can land on the old page's link as it goes away (stale element).
+    WebDriverWait(browser, 10).until(expected_conditions.url_contains("q="))
     browser.find_element(By.LINK_TEXT, round_row.game_number).click()
     assert "house_round.opened" in browser.find_element(By.ID, "round-timeline").text
     browser.find_element(By.LINK_TEXT, "void").click()
