@@ -185,11 +185,7 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
         history["player"] = {
             "player_id": player_id,
             "events": [private_delta(e) for e in player_events],
-            "wagers": [
-                {k: e.data[k] for k in ("wager", "stake", "outcome", "returned", "rounding_kept", "hand")}
-                for e in player_events
-                if e.type == hr.WAGER_SETTLED
-            ],
+            "wagers": settled_wagers(player_events),
             "decisions": [
                 {"street": e.data["street"], "option": e.data["option"], "auto": e.data["auto"]}
                 for e in player_events
@@ -202,6 +198,19 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
             "balance_after": row.balance_after if row else None,
         }
     return history
+
+
+WAGER_FIELDS = ("wager", "stake", "outcome", "returned", "rounding_kept", "hand")
+
+
+def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each wager's settlement from a player's stream: inside ``house_player.settled``
+    (schema 2), or, for rounds stored with schema 1 (upcast with ``"wagers": None``),
+    from the ``house_wager.settled`` events before it."""
+    for event in player_events:
+        if event.type == hr.PLAYER_SETTLED and event.data.get("wagers") is not None:
+            return [{k: w[k] for k in WAGER_FIELDS} for w in event.data["wagers"]]
+    return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == hr.WAGER_SETTLED]
 
 
 def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]:

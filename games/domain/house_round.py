@@ -68,8 +68,12 @@ ROUND_CLOSED = "house_round.closed"
 BET_PLACED = "house_bet.placed"
 BET_REMOVED = "house_bet.removed"
 DECISION_MADE = "house_decision.made"
+# Schema 1 only: one per wager before the player's ``house_player.settled``.
+# Since schema 2 the wagers are inside ``house_player.settled``; kept so stored
+# rounds still read (games.event_types, games.presenters.settled_wagers).
 WAGER_SETTLED = "house_wager.settled"
 PLAYER_SETTLED = "house_player.settled"
+PLAYER_SETTLED_SCHEMA = 2
 PLAYER_VOIDED = "house_player.voided"
 
 ROUND_EVENT_TYPES = (
@@ -732,6 +736,7 @@ def decide_showdown(
             )
         )
     settlements: dict[int, RoundSettlement] = {}
+    settled_data: dict[int, dict[str, Any]] = {}
     for pid in state.participants:
         awards = {pool: hits[pool][pid] for pool in hits if pid in hits[pool]}
         settlement = (
@@ -740,37 +745,12 @@ def decide_showdown(
             else provisional[pid]
         )
         settlements[pid] = settlement
-        for result in settlement.wagers:
-            events.append(
-                Event(
-                    WAGER_SETTLED,
-                    {
-                        "wager": result.wager,
-                        "stake": result.stake,
-                        "outcome": result.outcome,
-                        "returned": result.returned,
-                        "rounding_kept": str(result.rounding_kept),
-                        "hand": result.hand,
-                        "progressive": result.progressive,
-                        "wheel": result.wheel,
-                    },
-                    stream=pid,
-                )
-            )
-        events.append(
-            Event(
-                PLAYER_SETTLED,
-                {
-                    "result": settlement.result,
-                    "staked": settlement.staked,
-                    "returned": settlement.returned,
-                    "net": settlement.net,
-                    "player": _hand(settlement.player),
-                    "at": now,
-                },
-                stream=pid,
-            )
-        )
+        # Players who share cards, stakes and decisions share one settlement
+        # object (the memo above), so its event data is built once for them.
+        data = settled_data.get(id(settlement))
+        if data is None:
+            data = settled_data[id(settlement)] = _player_settled_data(settlement)
+        events.append(Event(PLAYER_SETTLED, {**data, "at": now}, stream=pid))
     first = next(iter(settlements.values()))
     events.append(
         Event(
@@ -787,6 +767,32 @@ def decide_showdown(
     )
     events.append(Event(ROUND_CLOSED, {"at": now, "reason": "settled"}))
     return Showdown(events, settlements, contributions, hits, resets)
+
+
+def _player_settled_data(settlement: RoundSettlement) -> dict[str, Any]:
+    """``house_player.settled`` (schema 2) without its time: the player's result
+    with every wager's settlement inside (schema 1 had one ``house_wager.settled``
+    event per wager before it; see ``games.event_types``)."""
+    return {
+        "result": settlement.result,
+        "staked": settlement.staked,
+        "returned": settlement.returned,
+        "net": settlement.net,
+        "player": _hand(settlement.player),
+        "wagers": [
+            {
+                "wager": result.wager,
+                "stake": result.stake,
+                "outcome": result.outcome,
+                "returned": result.returned,
+                "rounding_kept": str(result.rounding_kept),
+                "hand": result.hand,
+                "progressive": result.progressive,
+                "wheel": result.wheel,
+            }
+            for result in settlement.wagers
+        ],
+    }
 
 
 def _hand(value: Any) -> dict[str, Any]:

@@ -38,8 +38,17 @@ from games.domain.house_round import (
 from games.domain.paytables import pay_table
 from games.domain.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.event_types import POOL_SEEDED
-from games.models import HouseRound, HouseTable, PlayerRound, TableSeat
-from games.services.store import Money, commit, iso, load_players, load_round, state_from_json, wallets
+from games.models import HouseRound, HouseTable, TableSeat
+from games.services.store import (
+    Money,
+    PlayerRow,
+    commit,
+    iso,
+    load_players,
+    load_round,
+    state_from_json,
+    wallets,
+)
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
 from ledger.services import balance_of, ensure_account, house_account
@@ -219,7 +228,7 @@ def start_table(*, table_id: int, now: datetime) -> TableTick:
         return tick_of(table)
 
 
-def _players(round_row: HouseRound) -> tuple[dict[int, PlayerRound], dict[int, PlayerState]]:
+def _players(round_row: HouseRound) -> tuple[dict[int, PlayerRow], dict[int, PlayerState]]:
     rows = load_players(round_row)
     return rows, {pid: state_from_json(pid, row.state) for pid, row in rows.items()}
 
@@ -280,7 +289,7 @@ def _showdown(
     table: HouseTable,
     round_row: HouseRound,
     state: RoundState,
-    rows: dict[int, PlayerRound],
+    rows: dict[int, PlayerRow],
     players: dict[int, PlayerState],
     now: datetime,
     rng: RandomSource,

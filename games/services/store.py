@@ -40,6 +40,7 @@ from ledger.services import (
     read_stream,
     settle_batch,
 )
+from ledger.upcasting import CURRENT_VERSIONS
 
 
 def round_stream(round_id: str) -> str:
@@ -115,8 +116,52 @@ def state_from_json(player_id: int, data: Mapping[str, Any]) -> PlayerState:
     )
 
 
-def load_players(round_row: HouseRound) -> dict[int, PlayerRound]:
-    return {row.player_id: row for row in PlayerRound.objects.filter(round=round_row)}
+@dataclass(slots=True)
+class PlayerRow:
+    """A round's player-projection row as the dealer's steps read and write it:
+    plain values, not an ORM instance (a showdown loads thousands). ``loaded_state``
+    is ``state`` as read, so a bulk write sends only what changed in it."""
+
+    pk: int
+    player_id: int
+    game: str
+    stream_version: int
+    state: dict[str, Any]
+    totals: dict[str, Any]
+    staked: int
+    last_street: str
+    done_deciding: bool
+    returned: int
+    net: int
+    status: str
+    settled_at: datetime | None
+    balance_before: int | None
+    balance_after: int | None
+    loaded_state: dict[str, Any]
+
+
+Row = PlayerRound | PlayerRow
+
+_ROW_COLUMNS = (
+    "id, player_id, game, stream_version, state, totals, staked, last_street, done_deciding, returned, net, "
+    "status, settled_at, balance_before, balance_after"
+)
+
+
+def load_players(round_row: HouseRound) -> dict[int, PlayerRow]:
+    """Every player row of the round, by player id, in one query."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {_ROW_COLUMNS} FROM games_playerround WHERE round_id = %s", [round_row.pk])
+        fetched = cursor.fetchall()
+    rows = {}
+    for pk, player, game, version, state, totals, *scalars in fetched:
+        # PostgreSQL's jsonb arrives decoded; SQLite's JSON as text.
+        state = state if isinstance(state, dict) else json.loads(state)
+        totals = totals if isinstance(totals, dict) else json.loads(totals)
+        staked, street, done, returned, net, status, settled_at, before, after = scalars
+        rows[player] = PlayerRow(pk, player, game, version, state, totals, staked, street, done, returned, net,
+                                 status, settled_at, before, after, loaded_state=state)  # fmt: skip
+    return rows
 
 
 @dataclass
@@ -135,7 +180,7 @@ def commit(
     *,
     round_row: HouseRound,
     state: RoundState,
-    players: Mapping[int, PlayerRound],
+    players: Mapping[int, Row],
     events: Sequence[Event],
     money: Money,
     idempotency_key: str,
@@ -163,18 +208,14 @@ def commit(
     appends: list[StreamAppend] = []
     if round_events:
         stream = round_stream(round_row.round_id)
-        appends.append(
-            StreamAppend(stream, state.version, [NewEvent(e.type, dict(e.data)) for e in round_events], metadata)
-        )
+        appends.append(StreamAppend(stream, state.version, [_new_event(e) for e in round_events], metadata))
         for i, event in enumerate(round_events):
             refs[id(event)] = EventRef(stream, state.version + 1 + i)
     new_players: dict[int, PlayerState] = {}
     for pid, player_events in by_player.items():
         row = players[pid]
         stream = player_stream(round_row.round_id, pid)
-        appends.append(
-            StreamAppend(stream, row.stream_version, [NewEvent(e.type, dict(e.data)) for e in player_events], metadata)
-        )
+        appends.append(StreamAppend(stream, row.stream_version, [_new_event(e) for e in player_events], metadata))
         known = states.get(pid) if states is not None else None
         player = known if known is not None else state_from_json(pid, row.state)
         for i, event in enumerate(player_events):
@@ -200,6 +241,11 @@ def commit(
     if round_events:
         _project_round(round_row, new_state, round_events, now)
     return new_state, new_players
+
+
+def _new_event(event: Event) -> NewEvent:
+    """The ledger's event for a domain event, at its type's current schema version."""
+    return NewEvent(event.type, dict(event.data), CURRENT_VERSIONS.get(event.type, 1))
 
 
 def _settle(
@@ -238,7 +284,7 @@ PROJECTED_FIELDS = [
 ]
 
 
-def project_player(row: PlayerRound, player: PlayerState, now: datetime) -> PlayerRound:
+def project_player(row: Row, player: PlayerState, now: datetime) -> Row:
     row.state = state_to_json(player)
     row.stream_version = player.version
     totals = player.totals()
@@ -260,7 +306,7 @@ def project_player(row: PlayerRound, player: PlayerState, now: datetime) -> Play
 _JSON_FIELDS = {"state", "totals"}
 
 
-def save_rows(rows: Sequence[PlayerRound]) -> None:
+def save_rows(rows: Sequence[Row]) -> None:
     """Write the projected fields of ``rows``: one pipelined ``executemany``
     (Django's ``bulk_update`` builds a CASE per field and row, far slower)."""
     if not rows:
@@ -300,17 +346,22 @@ _PG_TYPES = {
 }
 
 
-def _save_rows_recordset(rows: Sequence[PlayerRound]) -> None:
+def _save_rows_recordset(rows: Sequence[Row]) -> None:
     """PostgreSQL: every row in one ``UPDATE ... FROM jsonb_to_recordset(...)``: the
     rows travel as one JSON document (Python's C encoder, PostgreSQL's C parser),
-    far cheaper for thousands of rows than per-row statements or text arrays."""
-    assignments = ", ".join(f"{name} = v.{name}" for name in PROJECTED_FIELDS)
+    far cheaper for thousands of rows than per-row statements or text arrays.
+    ``state`` travels as the keys that changed since the row was loaded, merged
+    into the stored document (``state_to_json`` always writes the same keys)."""
+    assignments = ", ".join(
+        "state = p.state || v.state" if name == "state" else f"{name} = v.{name}" for name in PROJECTED_FIELDS
+    )
     columns = ", ".join(f"{name} {_PG_TYPES[name]}" for name in PROJECTED_FIELDS)
     document = json.dumps(
         [
             {
                 "id": row.pk,
-                **{name: getattr(row, name) for name in PROJECTED_FIELDS if name != "settled_at"},
+                **{name: getattr(row, name) for name in PROJECTED_FIELDS if name not in ("settled_at", "state")},
+                "state": _changed(row),
                 "settled_at": row.settled_at.isoformat() if row.settled_at else None,
             }
             for row in rows
@@ -324,6 +375,15 @@ def _save_rows_recordset(rows: Sequence[PlayerRound]) -> None:
         )
 
 
+def _changed(row: Row) -> dict[str, Any]:
+    """The top-level keys of ``row.state`` that differ from the state as loaded
+    (all of them for an ORM row, which keeps no copy)."""
+    if not isinstance(row, PlayerRow):
+        return row.state
+    loaded = row.loaded_state
+    return {key: value for key, value in row.state.items() if loaded.get(key) != value}
+
+
 def _adapt(value: Any) -> Any:
     return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
 
@@ -332,10 +392,14 @@ def wallets(player_ids: Sequence[int], currency: str) -> dict[int, tuple[int, in
     """Each player's wallet account id and balance, in one query (accounts exist once they bet)."""
     keys = {f"wallet:player:{pid}:{currency}": pid for pid in player_ids}
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT key, id, balance FROM ledger_account WHERE key IN (%s)" % ", ".join(["%s"] * len(keys)),  # noqa: UP031
-            list(keys),
-        )
+        if connection.vendor == "postgresql":
+            # One array parameter: an IN list of 10,000 placeholders costs more to parse and plan than to run.
+            cursor.execute("SELECT key, id, balance FROM ledger_account WHERE key = ANY(%s)", [list(keys)])
+        else:
+            cursor.execute(
+                "SELECT key, id, balance FROM ledger_account WHERE key IN (%s)" % ", ".join(["%s"] * len(keys)),  # noqa: UP031
+                list(keys),
+            )
         return {keys[key]: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
 
 

@@ -115,19 +115,17 @@ def prepare(
     metadata_json: str,
     at: datetime,
     recorded_json: str | None = None,
+    data_jsons: Sequence[str] | None = None,
 ) -> list[PreparedEvent]:
     """Version, validate and hash-chain ``events`` (pure computation).
-    ``recorded_json``: ``at`` already encoded (a batch encodes it once)."""
+    ``recorded_json``: ``at`` already encoded (a batch encodes it once);
+    ``data_jsons``: the events' data already through ``encode_data``."""
     recorded = recorded_json or recorded_json_of(at)
     stream_json = _STRING_JSON(stream_id)
     prepared: list[PreparedEvent] = []
     for offset, event in enumerate(events):
-        validate_event(event)
         version = first_version + offset
-        try:
-            data_json = canonical_text(event.data)
-        except NotCanonical as exc:
-            raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
+        data_json = data_jsons[offset] if data_jsons is not None else encode_data(event)
         body = body_from_parts(
             stream_json=stream_json,
             version=version,
@@ -156,6 +154,20 @@ _string_json = functools.lru_cache(maxsize=1024)(_STRING_JSON)
 def validate_stream_id(stream_id: str) -> None:
     if not stream_id or len(stream_id) > MAX_STREAM_ID:
         raise InvalidEvent(f"stream id must be 1..{MAX_STREAM_ID} characters", stream_id=stream_id)
+
+
+def encode_data(event: NewEvent) -> str:
+    """Validate ``event`` and return its data's canonical JSON text."""
+    validate_event(event)
+    try:
+        return canonical_text(event.data)
+    except NotCanonical as exc:
+        raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
+
+
+def string_json(text: str) -> str:
+    """A JSON string literal as canonical JSON writes it."""
+    return _STRING_JSON(text)
 
 
 def validate_event(event: NewEvent) -> None:

@@ -212,8 +212,9 @@ def test_a_change_applies_from_the_next_round_never_to_the_one_in_progress_or_pa
     tick = step(table, tick, shoe_cards=shoe("Ah Ad", dealer="2c 3d", board="As Kh Kd 7c 4s"))
     while tick.phase != "between":
         tick = step(table, tick)
-    settled = {e.data["wager"]: e.data for e in read_stream(stream_id=f"round-{tick.round_id}-player-{alice}")
-               if e.type == "house_wager.settled"}  # fmt: skip
+    [result] = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}-player-{alice}")
+                if e.type == "house_player.settled"]  # fmt: skip
+    settled = {w["wager"]: w for w in result["wagers"]}
     assert settled["player_bonus"]["returned"] == 1_000  # full house 9 to 1 on table 1 (table 2 pays 8)
     first = HouseRound.objects.get(round_id=tick.round_id)
     assert (first.config_version, first.pay_tables["player_bonus"]) == (1, 1)

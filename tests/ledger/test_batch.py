@@ -143,3 +143,74 @@ def test_a_batch_can_open_holds_for_many_players(settings):
             open_holds=overdraw,
         )
     assert snapshot() == before
+
+
+def test_a_batch_stores_any_text_exactly_and_its_chain_verifies(settings):
+    """The bulk path writes rows in COPY's text format: backslashes, tabs, line
+    breaks, quotes, "\\N" and non-ASCII in stream ids, types, data and metadata
+    must come back exactly as appended, and the hash chain must still verify."""
+    tricky = 'a\\b\tc\nd\re "q" \\N é€ \\.'
+    appends = [
+        StreamAppend(
+            f"odd-{n}-{tricky}", 0, [NewEvent(f"test.odd{tricky}", {"s": tricky, "n": [n, tricky]})], {"actor": tricky}
+        )
+        for n in range(3)
+    ]
+    with transaction.atomic():
+        settle_batch(idempotency_key="odd-text", currency=CURRENCY, appends=appends)
+    for n in range(3):
+        [event] = read_stream(stream_id=f"odd-{n}-{tricky}")
+        assert (event.type, event.data, event.metadata["actor"]) == (
+            f"test.odd{tricky}",
+            {"s": tricky, "n": [n, tricky]},
+            tricky,
+        )
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def test_the_batch_digest_is_the_canonical_hash_of_the_whole_request():
+    """The batch assembles its request's canonical JSON from the events' encoded
+    data; it must equal hashing the plain request structure (so a retry of a
+    batch first hashed either way is still recognised as the same request)."""
+    from ledger.services.batch import _batch_digest, _metadata_encoder
+    from ledger.services.events import encode_data
+    from ledger.services.postings import request_hash
+
+    odd = 'é "q" \\ \t'
+    appends = [
+        StreamAppend(
+            f"s-{odd}",
+            None,
+            [NewEvent(f"t.{odd}", {"b": [1, odd], "a": None}, 2), NewEvent("t.x", {})],
+            {"actor": odd, "n": 1},
+        ),
+        StreamAppend("s-2", 0, [NewEvent("t.y", {"z": {"k": True}})], {}),
+    ]
+    holds = [HoldSettlement(uuid.uuid4(), 5, EventRef("s-2", 1))]
+    opens = [HoldOpening(uuid.uuid4(), 1, 2, 3, 7, EventRef("s-2", 1))]
+    transfers = [TransferSpec(3, 1, 9, EventRef(f"s-{odd}", 2), "payout")]
+    plain = {
+        "currency": "EUR",
+        "appends": [
+            [
+                a.stream_id,
+                a.expected_version,
+                [[e.type, e.schema_version, dict(e.data)] for e in a.events],
+                dict(a.metadata),
+            ]
+            for a in appends
+        ],
+        "holds": [[str(h.hold_id), h.post_amount, h.cause.stream_id, h.cause.version] for h in holds],
+        "open_holds": [
+            [str(h.hold_id), h.source, h.escrow, h.destination, h.amount, h.cause.stream_id, h.cause.version]
+            for h in opens
+        ],
+        "transfers": [[t.debit, t.credit, t.amount, t.kind, t.cause.stream_id, t.cause.version] for t in transfers],
+    }
+    encoded = [[encode_data(e) for e in a.events] for a in appends]
+    metadata = _metadata_encoder()
+    assembled = _batch_digest("EUR", appends, encoded, [metadata(a.metadata) for a in appends], holds, opens, transfers)
+    assert assembled == request_hash("settle_batch", plain)
+    assert assembled != _batch_digest(
+        "EUR", appends[:1], encoded[:1], [metadata(appends[0].metadata)], holds, opens, transfers
+    )

@@ -6,6 +6,8 @@ import hashlib
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ledger.canonical import (
     GENESIS_HASH,
@@ -47,6 +49,29 @@ def test_canonical_json_escapes_like_jcs():
 def test_values_without_canonical_form_are_refused(bad):
     with pytest.raises(NotCanonical):
         canonical_json(bad)
+
+
+finite_floats = st.floats(allow_nan=False, allow_infinity=False)
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
+json_values = st.recursive(
+    json_leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=json_values, number=finite_floats, where=st.integers(0, 2))
+def test_a_float_anywhere_is_refused(value, number, where):
+    # The quick float check must never let one through, wherever it sits and
+    # whatever strings (look-alikes included) surround it.
+    placed = [number, value] if where == 0 else {"a": value, "b": number} if where == 1 else [value, [{"x": number}]]
+    with pytest.raises(NotCanonical):
+        canonical_json(placed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values)
+def test_integer_only_json_round_trips(value):
+    assert json.loads(canonical_json(value)) == value
 
 
 def test_strings_that_look_like_floats_are_text():

@@ -175,7 +175,10 @@ def play_round(
             make_decision(table_id=table.pk, player_id=player, option=option, idempotency_key=key(), now=later(tick))
         tick = step(table, tick)
     events = read_stream(stream_id=f"round-{tick.round_id}-player-{player}")
-    settled = {e.data["wager"]: e.data for e in events if e.type == "house_wager.settled"}
+    [result] = [e for e in events if e.type == "house_player.settled"]
+    assert result.schema_version == 2  # the wagers inside the player's one settlement event
+    assert not [e for e in events if e.type == "house_wager.settled"]  # schema 1's per-wager events are gone
+    settled = {w["wager"]: w for w in result.data["wagers"]}
     round_events = read_stream(stream_id=f"round-{tick.round_id}")
     summary = [e.data for e in round_events if e.type == "house_round.settled"]
     return Played(

@@ -81,7 +81,8 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
         tick = step(table, tick)
     for p in (a, b):
         events = read_stream(stream_id=player_stream(tick.round_id, p))
-        stax = next(e.data for e in events if e.type == "house_wager.settled" and e.data["wager"] == "stax")
+        [result] = [e.data for e in events if e.type == "house_player.settled"]
+        stax = next(w for w in result["wagers"] if w["wager"] == "stax")
         assert stax["returned"] == 50_000
         assert stax["progressive"] == "star"
     hit = next(
@@ -163,3 +164,29 @@ def test_the_round_records_the_pay_tables_whose_rtp_is_published() -> None:
                      "straight": 4, "three_of_a_kind": 3}  # fmt: skip
     rtp, _, _ = rtp_from_counts(pay_table("uth", "best_five", 1), SEVEN_CARD_COUNTS)
     assert round(float(rtp) * 100, 2) == 96.50
+
+
+def test_a_round_stored_with_per_wager_settlement_events_still_recalls_its_wagers() -> None:
+    """Schema 1 recorded one ``house_wager.settled`` per wager before a
+    ``house_player.settled`` without ``wagers``; schema 2 puts the wagers inside.
+    Stored events never change, so the old shape must still read."""
+    from games.presenters import settled_wagers
+    from ledger.services import NewEvent, append_events
+
+    ante = {"wager": "ante", "stake": 100, "outcome": "win", "returned": 200, "rounding_kept": "0", "hand": None,
+            "progressive": None, "wheel": None}  # fmt: skip
+    blind = {**ante, "wager": "blind", "outcome": "push", "returned": 100}
+    result = {"result": "win", "staked": 200, "returned": 300, "net": 100,
+              "player": {"category": "pair", "best_five": []}, "at": "2026-11-23T00:00:00+00:00"}  # fmt: skip
+    stream = "round-LEGACY-20261123-000000-player-1"
+    append_events(stream_id=stream, expected_version=0, events=[
+        NewEvent("house_wager.settled", ante), NewEvent("house_wager.settled", blind),
+        NewEvent("house_player.settled", result, schema_version=1),
+    ])  # fmt: skip
+    events = read_stream(stream_id=stream)
+    assert events[-1].data["wagers"] is None  # upcast to schema 2: "look in the stream"
+    assert [(w["wager"], w["returned"]) for w in settled_wagers(events)] == [("ante", 200), ("blind", 100)]
+    current = NewEvent("house_player.settled", {**result, "wagers": [ante]}, schema_version=2)
+    append_events(stream_id="round-NEW-20261123-000000-player-1", expected_version=0, events=[current])
+    recorded = read_stream(stream_id="round-NEW-20261123-000000-player-1")
+    assert [(w["wager"], w["outcome"]) for w in settled_wagers(recorded)] == [("ante", "win")]
