@@ -746,11 +746,13 @@ def decide_showdown(
         )
         settlements[pid] = settlement
         # Players who share cards, stakes and decisions share one settlement
-        # object (the memo above), so its event data is built once for them.
+        # object (the memo above), so their events share one data mapping, built
+        # once (event data is never changed once made; the ledger then encodes
+        # it once too).
         data = settled_data.get(id(settlement))
         if data is None:
-            data = settled_data[id(settlement)] = _player_settled_data(settlement)
-        events.append(Event(PLAYER_SETTLED, {**data, "at": now}, stream=pid))
+            data = settled_data[id(settlement)] = {**_player_settled_data(settlement), "at": now}
+        events.append(Event(PLAYER_SETTLED, data, stream=pid))
     first = next(iter(settlements.values()))
     events.append(
         Event(

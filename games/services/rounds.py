@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import transaction
 
+from casino.collector import collector_paused
 from casino.errors import DomainError
 from games.domain.bonus_spin import Wheel, WheelSegment
 from games.domain.cards import Card
@@ -246,7 +247,7 @@ def advance_table(
     deadline is not yet due. ``shoe`` (certification only) replaces the shuffle;
     ``rng`` defaults to the secure generator (shuffle and wheel)."""
     rng = rng or SecureRandomSource()
-    with transaction.atomic():
+    with transaction.atomic(), collector_paused():
         table = _lock_table(table_id)
         if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED, ""):
             return None
@@ -378,7 +379,7 @@ def resume_round(*, table_id: int, actor: str, now: datetime) -> TableTick:
 
 def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automatic: bool = False) -> TableTick:
     """Void the current round: every hold (bets, calls, plays) goes back to its wallet."""
-    with transaction.atomic():
+    with transaction.atomic(), collector_paused():
         table = _lock_table(table_id)
         round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
         state = load_round(round_row.round_id)

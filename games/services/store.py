@@ -8,7 +8,8 @@ Shared by the dealer-side (``games.services.rounds``) and player-side
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,12 +34,14 @@ from ledger.services import (
     HoldOpening,
     HoldSettlement,
     NewEvent,
+    PreparedBatch,
     StreamAppend,
     TransferSpec,
     append_events,
     open_hold,
+    prepare_batch,
     read_stream,
-    settle_batch,
+    settle_prepared,
 )
 from ledger.upcasting import CURRENT_VERSIONS
 
@@ -120,7 +123,8 @@ def state_from_json(player_id: int, data: Mapping[str, Any]) -> PlayerState:
 class PlayerRow:
     """A round's player-projection row as the dealer's steps read and write it:
     plain values, not an ORM instance (a showdown loads thousands). ``loaded_state``
-    is ``state`` as read, so a bulk write sends only what changed in it."""
+    is ``state`` as read, so a bulk write sends only what changed in it; ``totals``
+    is not read (empty) until ``project_player`` derives it from the state."""
 
     pk: int
     player_id: int
@@ -142,8 +146,9 @@ class PlayerRow:
 
 Row = PlayerRound | PlayerRow
 
+# Not ``totals``: ``project_player`` recomputes them from the state before any write.
 _ROW_COLUMNS = (
-    "id, player_id, game, stream_version, state, totals, staked, last_street, done_deciding, returned, net, "
+    "id, player_id, game, stream_version, state, staked, last_street, done_deciding, returned, net, "
     "status, settled_at, balance_before, balance_after"
 )
 
@@ -154,12 +159,11 @@ def load_players(round_row: HouseRound) -> dict[int, PlayerRow]:
         cursor.execute(f"SELECT {_ROW_COLUMNS} FROM games_playerround WHERE round_id = %s", [round_row.pk])
         fetched = cursor.fetchall()
     rows = {}
-    for pk, player, game, version, state, totals, *scalars in fetched:
+    for pk, player, game, version, state, *scalars in fetched:
         # PostgreSQL's jsonb arrives decoded; SQLite's JSON as text.
         state = state if isinstance(state, dict) else json.loads(state)
-        totals = totals if isinstance(totals, dict) else json.loads(totals)
         staked, street, done, returned, net, status, settled_at, before, after = scalars
-        rows[player] = PlayerRow(pk, player, game, version, state, totals, staked, street, done, returned, net,
+        rows[player] = PlayerRow(pk, player, game, version, state, {}, staked, street, done, returned, net,
                                  status, settled_at, before, after, loaded_state=state)  # fmt: skip
     return rows
 
@@ -235,7 +239,17 @@ def commit(
         append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
                       events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
     else:
-        _settle(round_row, appends, money, refs, idempotency_key)
+        projected = [project_player(players[pid], player, now) for pid, player in new_players.items()]
+        if project_players:
+            # The projection's UPDATE runs on the server while Python encodes the
+            # batch (same transaction: a refused batch rolls both back).
+            with _pipelined():
+                save_rows(projected)
+                batch = _prepare(round_row, appends, money, refs, idempotency_key)
+        else:
+            batch = _prepare(round_row, appends, money, refs, idempotency_key)
+        settle_prepared(batch)
+        project_players = False  # written above
     if project_players:
         save_rows([project_player(players[pid], player, now) for pid, player in new_players.items()])
     if round_events:
@@ -245,17 +259,17 @@ def commit(
 
 def _new_event(event: Event) -> NewEvent:
     """The ledger's event for a domain event, at its type's current schema version."""
-    return NewEvent(event.type, dict(event.data), CURRENT_VERSIONS.get(event.type, 1))
+    return NewEvent(event.type, event.data, CURRENT_VERSIONS.get(event.type, 1))
 
 
-def _settle(
+def _prepare(
     round_row: HouseRound,
     appends: list[StreamAppend],
     money: Money,
     refs: Mapping[int, EventRef],
     idempotency_key: str,
-) -> None:
-    settle_batch(
+) -> PreparedBatch:
+    return prepare_batch(
         idempotency_key=f"{idempotency_key}:ledger",
         currency=round_row.currency,
         appends=appends,
@@ -266,6 +280,18 @@ def _settle(
         holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
         transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
     )
+
+
+@contextmanager
+def _pipelined() -> Iterator[None]:
+    """PostgreSQL: psycopg's pipeline mode, so statements sent inside run on the
+    server while Python carries on; their errors are raised on leaving."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
 
 
 PROJECTED_FIELDS = [

@@ -6,7 +6,17 @@ All functions are keyword-only and run inside the caller's
 
 from __future__ import annotations
 
-from ledger.services.batch import BatchResult, EventRef, HoldOpening, HoldSettlement, TransferSpec, settle_batch
+from ledger.services.batch import (
+    BatchResult,
+    EventRef,
+    HoldOpening,
+    HoldSettlement,
+    PreparedBatch,
+    TransferSpec,
+    prepare_batch,
+    settle_batch,
+    settle_prepared,
+)
 from ledger.services.events import (
     GlobalPosition,
     NewEvent,
@@ -47,6 +57,7 @@ __all__ = [
     "HoldSettlement",
     "NewEvent",
     "PlayerAccounts",
+    "PreparedBatch",
     "RecordedEvent",
     "StreamAppend",
     "TransferResult",
@@ -62,10 +73,12 @@ __all__ = [
     "player_accounts",
     "position_of",
     "post_hold",
+    "prepare_batch",
     "read_global",
     "read_stream",
     "replay",
     "settle_batch",
+    "settle_prepared",
     "transfer",
     "void_hold",
     "withdraw",

@@ -9,7 +9,6 @@ round, not once per player. SQLite: the same steps with ``executemany``.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from uuid import UUID
 
 from django.db import IntegrityError, connection, transaction
 
+from casino.collector import collector_paused
 from ledger.canonical import GENESIS_HASH, canonical_text
 from ledger.currencies import check_currency
 from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
@@ -34,6 +34,7 @@ from ledger.services.events import (
     recorded_json_of,
     sqlite_txid,
     string_json,
+    validate_event,
     validate_stream_id,
 )
 from ledger.services.money import check_account, resolve_hold
@@ -98,20 +99,21 @@ class BatchResult:
     last_event_id: int
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a batch allocates hundreds of
-    thousands of short-lived, acyclic objects, and the collections they
-    trigger cost a quarter of a 10,000-player settlement. Reference
-    counting still frees everything; the collector resumes afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+@dataclass(frozen=True)
+class PreparedBatch:
+    """A batch checked and encoded, not yet written (``prepare_batch``)."""
+
+    idempotency_key: str
+    currency: str
+    appends: Sequence[StreamAppend]
+    holds: Sequence[HoldSettlement]
+    open_holds: Sequence[HoldOpening]
+    transfers: Sequence[TransferSpec]
+    at: datetime
+    encoded: list[list[str]]  # each append's events' data, canonical JSON
+    metadata_jsons: list[str]  # each append's metadata, canonical JSON
+    digest: str  # of the whole request, for the idempotency key
+    hold_texts: list[str]  # each hold id as text, in order (made once: 30,000 in a big round)
 
 
 def settle_batch(
@@ -126,42 +128,64 @@ def settle_batch(
     """Append every stream's events, resolve the holds, make the transfers and
     update balances and statements, all or nothing, in the caller's
     transaction. Same errors as the single commands."""
-    with _gc_paused():
-        return _settle_batch(
-            idempotency_key=idempotency_key,
-            currency=currency,
-            appends=appends,
-            holds=holds,
-            open_holds=open_holds,
-            transfers=transfers,
+    with collector_paused():
+        return settle_prepared(
+            prepare_batch(
+                idempotency_key=idempotency_key,
+                currency=currency,
+                appends=appends,
+                holds=holds,
+                open_holds=open_holds,
+                transfers=transfers,
+            )
         )
 
 
-def _settle_batch(
+def prepare_batch(
     *,
     idempotency_key: str,
     currency: str,
     appends: Sequence[StreamAppend],
-    holds: Sequence[HoldSettlement],
-    open_holds: Sequence[HoldOpening],
-    transfers: Sequence[TransferSpec],
-) -> BatchResult:
-    check_currency(currency)
-    for spec in transfers:
-        check_amount(spec.amount)
-        check_kind(spec.kind)
-    for hold in holds:
-        check_amount(hold.post_amount, allow_zero=True)
-    for opening in open_holds:
-        check_amount(opening.amount)
-        if opening.escrow in (opening.source, opening.destination):
-            raise SameAccount("a hold needs an escrow account distinct from source and destination")
-    at = now()
-    # Each event's data is encoded once: for the request's digest and for its hash.
-    encoded = [[encode_data(e) for e in a.events] for a in appends]
-    metadata = _metadata_encoder()
-    metadata_jsons = [metadata(a.metadata) for a in appends]
-    digest = _batch_digest(currency, appends, encoded, metadata_jsons, holds, open_holds, transfers)
+    holds: Sequence[HoldSettlement] = (),
+    open_holds: Sequence[HoldOpening] = (),
+    transfers: Sequence[TransferSpec] = (),
+) -> PreparedBatch:
+    """The database-free first half of ``settle_batch``: check amounts, kinds and
+    events, encode every event's data and metadata and hash the request. A
+    caller may run it while the server works on a statement it sent in
+    pipeline mode (``games.services.store.commit``); ``settle_prepared`` writes."""
+    with collector_paused():
+        check_currency(currency)
+        for spec in transfers:
+            check_amount(spec.amount)
+            check_kind(spec.kind)
+        for hold in holds:
+            check_amount(hold.post_amount, allow_zero=True)
+        for opening in open_holds:
+            check_amount(opening.amount)
+            if opening.escrow in (opening.source, opening.destination):
+                raise SameAccount("a hold needs an escrow account distinct from source and destination")
+        # Each event's data is encoded once: for the request's digest and for its hash.
+        encode = _data_encoder()
+        encoded = [[encode(e) for e in a.events] for a in appends]
+        metadata = _metadata_encoder()
+        metadata_jsons = [metadata(a.metadata) for a in appends]
+        hold_texts = [str(h.hold_id) for h in holds]
+        digest = _batch_digest(currency, appends, encoded, metadata_jsons, hold_texts, holds, open_holds, transfers)
+        return PreparedBatch(idempotency_key, currency, appends, holds, open_holds, transfers, now(), encoded,
+                             metadata_jsons, digest, hold_texts)  # fmt: skip
+
+
+def settle_prepared(batch: PreparedBatch) -> BatchResult:
+    """Write a ``prepare_batch`` result: the second half of ``settle_batch``."""
+    with collector_paused():
+        return _settle_prepared(batch)
+
+
+def _settle_prepared(batch: PreparedBatch) -> BatchResult:
+    idempotency_key, currency, appends = batch.idempotency_key, batch.currency, batch.appends
+    holds, open_holds, transfers, at = batch.holds, batch.open_holds, batch.transfers, batch.at
+    encoded, metadata_jsons, digest = batch.encoded, batch.metadata_jsons, batch.digest
     with transaction.atomic(savepoint=False), bulk_cursor() as cursor:
         first = claim(cursor, key=idempotency_key, command="settle_batch", digest=digest, at=at)
         if first is not None:
@@ -181,9 +205,9 @@ def _settle_batch(
         with _overlapped(cursor):
             # PostgreSQL: the holds' UPDATE runs on the server while Python
             # hashes the events (two cores, not one after the other).
-            resolving = _send_hold_resolutions(cursor, resolutions)
+            resolving = _send_hold_resolutions(cursor, resolutions, batch.hold_texts)
             prepared = _hash_appends(planned, at, encoded, metadata_jsons)
-            legs = _collect_hold_resolutions(cursor, resolutions, resolving)
+            legs = _collect_hold_resolutions(cursor, resolutions, batch.hold_texts, resolving)
         _insert_events(cursor, prepared, event_ids)
         opened = [(h, event_of(h.cause)) for h in open_holds]
         legs += [Leg(h.source, h.escrow, h.amount, currency, "hold", event_id, h.hold_id) for h, event_id in opened]
@@ -224,6 +248,24 @@ def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[St
     return planned
 
 
+def _data_encoder() -> Callable[[NewEvent], str]:
+    """``encode_data`` remembering each data mapping by identity: a round's
+    settlement events share one mapping among the players with the same result.
+    (Sound while the batch lasts: its events keep every mapping alive, so no
+    identity is reused.)"""
+    known: dict[int, str] = {}
+
+    def encode(event: NewEvent) -> str:
+        text = known.get(id(event.data))
+        if text is None:
+            text = known[id(event.data)] = encode_data(event)
+        else:
+            validate_event(event)
+        return text
+
+    return encode
+
+
 def _metadata_encoder() -> Callable[[Mapping[str, Any]], str]:
     """``check_metadata`` remembering results: a round's appends mostly share
     one metadata shape (``{"actor": "dealer", ...}``)."""
@@ -244,6 +286,7 @@ def _batch_digest(
     appends: Sequence[StreamAppend],
     encoded: list[list[str]],
     metadata_jsons: list[str],
+    hold_texts: list[str],
     holds: Sequence[HoldSettlement],
     open_holds: Sequence[HoldOpening],
     transfers: Sequence[TransferSpec],
@@ -266,7 +309,10 @@ def _batch_digest(
     )
     rest = canonical_text(
         {
-            "holds": [[str(h.hold_id), h.post_amount, h.cause.stream_id, h.cause.version] for h in holds],
+            "holds": [
+                [text, h.post_amount, h.cause.stream_id, h.cause.version]
+                for h, text in zip(holds, hold_texts, strict=True)
+            ],
             "open_holds": [
                 [str(h.hold_id), h.source, h.escrow, h.destination, h.amount, h.cause.stream_id, h.cause.version]
                 for h in open_holds
@@ -432,7 +478,7 @@ def _overlapped(cursor: Any) -> Iterator[None]:
         yield
 
 
-def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]]) -> list[Leg] | None:
+def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]], texts: list[str]) -> list[Leg] | None:
     """Start resolving the holds: PostgreSQL sends one guarded UPDATE (rows
     fetched by ``_collect_hold_resolutions``); SQLite resolves them here."""
     if not holds:
@@ -448,18 +494,20 @@ def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]]) -> l
         "FROM unnest(%s::text::uuid[], %s::text::bigint[], %s::text::bigint[]) AS v(id, amount, event_id) "
         "WHERE h.id = v.id AND h.status = 'pending' AND h.amount >= v.amount "
         "RETURNING h.id::text, h.source_id, h.escrow_id, h.destination_id, h.amount, h.currency, v.amount, v.event_id",
-        [text_array(str(h[0]) for h in holds), text_array(h[1] for h in holds), text_array(h[2] for h in holds)],
+        [text_array(texts), text_array(h[1] for h in holds), text_array(h[2] for h in holds)],
     )
     return None
 
 
-def _collect_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]], sent: list[Leg] | None) -> list[Leg]:
+def _collect_hold_resolutions(
+    cursor: Any, holds: list[tuple[UUID, int, int]], texts: list[str], sent: list[Leg] | None
+) -> list[Leg]:
     """The legs that move the escrowed money of the resolved holds; raises
     the reason (unknown, already resolved, post exceeds) if any was refused."""
     if sent is not None:
         return sent
     rows = cursor.fetchall()
-    by_text = {str(h[0]): h[0] for h in holds}
+    by_text = dict(zip(texts, (h[0] for h in holds), strict=True))
     if len(rows) != len(holds):
         done = {by_text[row[0]] for row in rows}
         missing = next(h for h in holds if h[0] not in done)

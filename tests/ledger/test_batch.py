@@ -209,8 +209,8 @@ def test_the_batch_digest_is_the_canonical_hash_of_the_whole_request():
     }
     encoded = [[encode_data(e) for e in a.events] for a in appends]
     metadata = _metadata_encoder()
-    assembled = _batch_digest("EUR", appends, encoded, [metadata(a.metadata) for a in appends], holds, opens, transfers)
+    texts = [str(h.hold_id) for h in holds]
+    metas = [metadata(a.metadata) for a in appends]
+    assembled = _batch_digest("EUR", appends, encoded, metas, texts, holds, opens, transfers)
     assert assembled == request_hash("settle_batch", plain)
-    assert assembled != _batch_digest(
-        "EUR", appends[:1], encoded[:1], [metadata(appends[0].metadata)], holds, opens, transfers
-    )
+    assert assembled != _batch_digest("EUR", appends[:1], encoded[:1], metas[:1], texts, holds, opens, transfers)
