@@ -10,7 +10,7 @@ round, not once per player. SQLite: the same steps with ``executemany``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -402,16 +402,27 @@ def _copy(cursor: Any, table: str, columns: str, rows: list[tuple[Any, ...]]) ->
             copy.write_row(row)
 
 
-def _copy_text(cursor: Any, table: str, columns: str, lines: list[str]) -> None:
+def _copy_text(cursor: Any, table: str, columns: str, lines: Iterable[str]) -> None:
     """COPY rows already in PostgreSQL's text format (one ``"\\t"``-joined,
-    ``"\\n"``-ended line per row, values escaped with ``_copy_escape``): one
-    string for the whole table, where ``write_row`` adapts value by value (most of
-    a settlement's client time). Django's error translation as in ``_copy``."""
+    ``"\\n"``-ended line per row, values escaped with ``_copy_escape``), sent in
+    chunks as they are made, so the server stores one chunk while Python formats
+    the next; ``write_row`` adapted value by value in Python, most of a
+    settlement's client time. Django's error translation as in ``_copy``."""
     with (
         connection.wrap_database_errors,
         getattr(cursor, "cursor", cursor).copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
-        copy.write("".join(lines))
+        chunk: list[str] = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) == _COPY_CHUNK:
+                copy.write("".join(chunk))
+                chunk.clear()
+        if chunk:
+            copy.write("".join(chunk))
+
+
+_COPY_CHUNK = 2000  # rows per write: large enough to amortise the call, small enough to overlap
 
 
 _NULL = "\\N"  # COPY's text format for NULL
@@ -451,11 +462,11 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -
     try:
         if connection.vendor == "postgresql":
             esc = _copy_escape
-            lines = [
+            lines = (
                 f"{i}\t{esc(stream)}\t{version}\t{esc(kind)}\t{schema}\t{esc(data)}\t{esc(meta)}\t"
                 f"{recorded.isoformat()}\t{prev}\t{digest}\n"
                 for i, stream, version, kind, schema, data, meta, recorded, prev, digest in rows
-            ]
+            )
             _copy_text(cursor, "ledger_event", columns, lines)
         else:
             txid, adapt = sqlite_txid(cursor), connection.ops.adapt_datetimefield_value
@@ -565,14 +576,14 @@ def _insert_legs(cursor: Any, legs: list[Leg], balances: dict[int, int], at: dat
     line_columns = "account_id, transfer_id, event_id, amount, balance_after, created_at"
     if connection.vendor == "postgresql":
         stamp = at.isoformat()
-        _copy_text(cursor, "ledger_transfer", transfer_columns, [
+        _copy_text(cursor, "ledger_transfer", transfer_columns, (
             f"{i}\t{debit}\t{credit}\t{amount}\t{cur}\t{_copy_escape(kind)}\t{hold or _NULL}\t{event}\t{stamp}\n"
             for i, debit, credit, amount, cur, kind, hold, event, _ in transfer_rows
-        ])  # fmt: skip
-        _copy_text(cursor, "ledger_statement_line", line_columns, [
+        ))  # fmt: skip
+        _copy_text(cursor, "ledger_statement_line", line_columns, (
             f"{account}\t{transfer}\t{event}\t{amount}\t{balance}\t{stamp}\n"
             for account, transfer, event, amount, balance, _ in line_rows
-        ])  # fmt: skip
+        ))  # fmt: skip
         return
     adapt = connection.ops.adapt_datetimefield_value
     cursor.executemany(
