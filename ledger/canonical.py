@@ -26,8 +26,17 @@ class NotCanonical(ValueError):
 # A float in canonical JSON is a value at the start or right after ":", "[" or "," (no
 # whitespace), and its repr is digits then "." or "e". This finds every one;
 # a string that merely looks alike (a time "12:30:15.5") costs a parse, while
-# the hex of ids and hashes ("…-4e2a-…") no longer does.
-_MAY_HOLD_FLOAT = re.compile(r"(?:^|[:,\[])-?\d+[.eE]").search
+# the hex of ids and hashes ("…-4e2a-…") no longer does. The start is checked
+# apart (``_may_hold_float``): an alternative with "^" makes the regex engine
+# try both at every position, four times slower on a bet's texts.
+_FLOAT_AFTER_DELIMITER = re.compile(r"[:,\[]-?\d+[.eE]").search
+
+
+def _may_hold_float(text: str) -> bool:
+    return text[:1] in _NUMBER_STARTS or _FLOAT_AFTER_DELIMITER(text) is not None
+
+
+_NUMBER_STARTS = frozenset("-0123456789")
 
 
 def _not_json(value: Any) -> Any:
@@ -64,7 +73,7 @@ def canonical_text(value: Any) -> str:
         text = "".join(_C_ENCODE(value, 0)) if _C_ENCODE is not None and type(value) is dict else _ENCODE(value)
     except (TypeError, ValueError, RecursionError) as exc:  # mixed key types, NaN, infinity, a cycle
         raise NotCanonical(str(exc)) from exc
-    if _MAY_HOLD_FLOAT(text):
+    if _may_hold_float(text):
         json.loads(text, parse_float=_no_float)
     return text
 

@@ -87,7 +87,9 @@ def timestamp(moment: datetime) -> str:
     """The canonical time string that the hash covers (UTC, microseconds, ``Z``)."""
     if moment.tzinfo is None:  # SQLite hands back naive UTC
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    m = moment.astimezone(UTC)
+    # = m.strftime("%Y-%m-%dT%H:%M:%S.%fZ") (glibc: the year unpadded), a third of the time (once per bet)
+    return f"{m.year}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}.{m.microsecond:06d}Z"
 
 
 def recorded_json_of(moment: datetime) -> str:

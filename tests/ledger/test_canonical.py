@@ -115,3 +115,13 @@ def test_the_assembled_event_body_equals_the_canonical_encoding_of_the_envelope(
         stream_id=stream, version=12, type=kind, schema_version=2, data=data, metadata=metadata, recorded_at=at
     )
     assert assembled == canonical_json(envelope)
+
+
+@settings(max_examples=300, deadline=None)
+@given(moment=st.datetimes(timezones=st.timezones()))
+def test_the_hashed_timestamp_is_utc_with_microseconds_and_z(moment):
+    from datetime import UTC
+
+    from ledger.services.events import timestamp
+
+    assert timestamp(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
