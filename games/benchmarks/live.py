@@ -318,9 +318,9 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
         start_table(table_id=table.pk, now=timezone.now())
         with asgi_server(workers=workers, extra_env=server_env) as base:
             asyncio.run(_bet_clients(base, table.pk, tokens[:1], 1.0))  # warm-up
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             latencies, errors = asyncio.run(_bet_clients(base, table.pk, tokens, seconds))
-            elapsed = time.perf_counter() - started
+            elapsed, client_cpu = time.perf_counter() - started, time.process_time() - cpu_started
     ms = [v * 1000 for v in latencies]
     figures = {
         "clients": clients,
@@ -329,6 +329,8 @@ def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2
         "bets_per_s": round(len(ms) / elapsed, 1),
         "p50_ms": round(statistics.median(ms), 2),
         "p99_ms": round(_pct(ms, 0.99), 2),
+        # The load generator's own CPU (it shares the two cores with the server).
+        "load_generator_cpu_ms_per_bet": round(client_cpu * 1000 / max(len(ms), 1), 2),
         "uvicorn_workers": workers,
         "pool_per_worker": pool,
     }
