@@ -8,8 +8,7 @@ Shared by the dealer-side (``games.services.rounds``) and player-side
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -43,6 +42,7 @@ from ledger.services import (
     read_stream,
     settle_prepared,
 )
+from ledger.services.postings import pipelined
 from ledger.upcasting import CURRENT_VERSIONS
 
 
@@ -238,18 +238,17 @@ def commit(
     elif single and not money.open_holds:
         append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
                       events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
-    else:
-        projected = [project_player(players[pid], player, now) for pid, player in new_players.items()]
-        if project_players:
-            # The projection's UPDATE runs on the server while Python encodes the
-            # batch (same transaction: a refused batch rolls both back).
-            with _pipelined():
-                save_rows(projected)
-                batch = _prepare(round_row, appends, money, refs, idempotency_key)
-        else:
+    elif project_players:
+        rows = [project_player(players[pid], player, now) for pid, player in new_players.items()]
+        # The projection's UPDATE runs on the server while Python encodes the
+        # batch (same transaction: a refused batch rolls both back).
+        with pipelined():
+            save_rows(rows)
             batch = _prepare(round_row, appends, money, refs, idempotency_key)
         settle_prepared(batch)
-        project_players = False  # written above
+        project_players = False  # the rows are written
+    else:
+        settle_prepared(_prepare(round_row, appends, money, refs, idempotency_key))
     if project_players:
         save_rows([project_player(players[pid], player, now) for pid, player in new_players.items()])
     if round_events:
@@ -280,18 +279,6 @@ def _prepare(
         holds=[HoldSettlement(UUID(h), amt, refs[id(cause)]) for h, amt, cause in money.settle_holds],
         transfers=[TransferSpec(d, c, amt, refs[id(cause)], kind) for d, c, amt, kind, cause in money.transfers],
     )
-
-
-@contextmanager
-def _pipelined() -> Iterator[None]:
-    """PostgreSQL: psycopg's pipeline mode, so statements sent inside run on the
-    server while Python carries on; their errors are raised on leaving."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    connection.ensure_connection()
-    with connection.wrap_database_errors, connection.connection.pipeline():
-        yield
 
 
 PROJECTED_FIELDS = [

@@ -10,8 +10,7 @@ round, not once per player. SQLite: the same steps with ``executemany``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -46,6 +45,7 @@ from ledger.services.postings import (
     check_kind,
     claim,
     net_deltas,
+    pipelined,
     record_result,
     statement_rows,
     text_array,
@@ -128,17 +128,16 @@ def settle_batch(
     """Append every stream's events, resolve the holds, make the transfers and
     update balances and statements, all or nothing, in the caller's
     transaction. Same errors as the single commands."""
-    with collector_paused():
-        return settle_prepared(
-            prepare_batch(
-                idempotency_key=idempotency_key,
-                currency=currency,
-                appends=appends,
-                holds=holds,
-                open_holds=open_holds,
-                transfers=transfers,
-            )
+    return settle_prepared(
+        prepare_batch(
+            idempotency_key=idempotency_key,
+            currency=currency,
+            appends=appends,
+            holds=holds,
+            open_holds=open_holds,
+            transfers=transfers,
         )
+    )
 
 
 def prepare_batch(
@@ -202,7 +201,7 @@ def _settle_prepared(batch: PreparedBatch) -> BatchResult:
                 raise InvalidEvent(f"{ref} is not appended by this batch", stream_id=ref.stream_id) from None
 
         resolutions = [(h.hold_id, h.post_amount, event_of(h.cause)) for h in holds]
-        with _overlapped(cursor):
+        with pipelined():
             # PostgreSQL: the holds' UPDATE runs on the server while Python
             # hashes the events (two cores, not one after the other).
             resolving = _send_hold_resolutions(cursor, resolutions, batch.hold_texts)
@@ -476,17 +475,6 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -
             )
     except IntegrityError as exc:
         raise StaleStreamVersion("another writer appended to a stream of this batch") from exc
-
-
-@contextmanager
-def _overlapped(cursor: Any) -> Iterator[None]:
-    """PostgreSQL: psycopg pipeline mode, so a statement sent inside runs on
-    the server while Python carries on until its rows are fetched."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.wrap_database_errors, cursor.connection.pipeline():
-        yield
 
 
 def _send_hold_resolutions(cursor: Any, holds: list[tuple[UUID, int, int]], texts: list[str]) -> list[Leg] | None:

@@ -63,6 +63,19 @@ def bulk_cursor() -> Iterator[Any]:
         yield cursor
 
 
+@contextmanager
+def pipelined() -> Iterator[None]:
+    """PostgreSQL: psycopg's pipeline mode on Django's connection, so a statement
+    sent inside runs on the server while Python carries on (until its rows are
+    fetched); errors are raised by then or on leaving. Elsewhere: nothing."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
+
+
 # Django opens psycopg connections with ``prepare_threshold=None``, which turns
 # off server-side prepared statements altogether, ``execute(prepare=True)``
 # included. The ledger's hot statements ask for preparation explicitly; a
