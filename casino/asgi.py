@@ -2,11 +2,15 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 # Django must be set up before anything imports models (the websocket routes do).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from casino.http import ThreadPoolHTTPHandler  # noqa: E402
+
+django_http_app = ThreadPoolHTTPHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
@@ -16,7 +20,7 @@ from casino.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": django_http_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

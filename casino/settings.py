@@ -44,10 +44,10 @@ def database_from_url(url: str) -> dict[str, Any]:
         options: dict[str, Any] = dict(parse_qsl(parts.query))
         pool_size = int(os.environ.get("DB_POOL_MAX_SIZE", "0"))
         if pool_size > 0:
-            # psycopg's connection pool (Django 5.1+): under ASGI every request runs
-            # in its own thread, so persistent connections are per thread and new
-            # connections per request cost PostgreSQL a backend each; a pool reuses
-            # them. Pooling excludes CONN_MAX_AGE (Django requires 0).
+            # psycopg's connection pool (Django 5.1+), optional: HTTP requests run on
+            # a fixed set of threads per process (casino.http), each keeping its own
+            # persistent connection, so the default needs no pool. Pooling excludes
+            # CONN_MAX_AGE (Django requires 0).
             options["pool"] = {
                 "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
                 "max_size": pool_size,
@@ -61,7 +61,7 @@ def database_from_url(url: str) -> dict[str, Any]:
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
             "CONN_MAX_AGE": 0 if pool_size > 0 else int(os.environ.get("DB_CONN_MAX_AGE", "60")),
-            "CONN_HEALTH_CHECKS": True,
+            "CONN_HEALTH_CHECKS": env_bool("DB_CONN_HEALTH_CHECKS", True),
             "OPTIONS": options,
             "TEST": {"NAME": os.environ.get("DATABASE_TEST_NAME") or None},
         }
