@@ -11,6 +11,7 @@ per-player read of their wallet's statement lines in the window.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -83,8 +84,11 @@ def effective_limit(entry: dict[str, Any] | None, now: datetime) -> int | None:
     return entry.get("amount")
 
 
-_ROW_COLUMNS = ("currency", "limits", "session_limit_minutes", "session_started_at", "exclusion", "excluded_until")
-_ROW_SQL = f"SELECT {', '.join(_ROW_COLUMNS)} FROM casino_responsiblegaming WHERE user_id = %s"
+# The settings a bet is checked against; a caller may read them in its own
+# query (``settings_row`` then shapes them) instead of ``_row``'s round trip.
+ROW_COLUMNS = ("currency", "limits", "session_limit_minutes", "session_started_at", "exclusion", "excluded_until")
+ROW_TABLE = ResponsibleGaming._meta.db_table
+_ROW_SQL = f"SELECT {', '.join(ROW_COLUMNS)} FROM {ROW_TABLE} WHERE user_id = %s"
 
 
 def _row(player_id: int) -> dict[str, Any] | None:
@@ -93,9 +97,12 @@ def _row(player_id: int) -> dict[str, Any] | None:
     with connection.cursor() as cursor:
         cursor.execute(_ROW_SQL, [player_id])
         found = cursor.fetchone()
-    if found is None:
-        return None
-    row = dict(zip(_ROW_COLUMNS, found, strict=True))
+    return None if found is None else settings_row(found)
+
+
+def settings_row(values: Sequence[Any]) -> dict[str, Any]:
+    """The settings row from its ``ROW_COLUMNS`` values, as a caller's own query read them."""
+    row = dict(zip(ROW_COLUMNS, values, strict=True))
     if isinstance(row["limits"], str | bytes):
         row["limits"] = json.loads(row["limits"])
     for name in ("session_started_at", "excluded_until"):  # SQLite hands back naive UTC (or text)
@@ -169,11 +176,19 @@ def net_loss(*, player_id: int, currency: str, since: datetime) -> int:
         return max(0, -int(cursor.fetchone()[0]))
 
 
-def assert_may_wager(*, player_id: int, amount: int, currency: str, now: datetime) -> None:
+# ``assert_may_wager``'s default: read the settings row itself.
+UNREAD_SETTINGS: Any = object()
+
+
+def assert_may_wager(
+    *, player_id: int, amount: int, currency: str, now: datetime, settings: dict[str, Any] | None = UNREAD_SETTINGS
+) -> None:
     """Refuse a bet of ``amount`` the player's exclusion, session limit or loss
-    limits forbid. One primary-key read; a loss limit adds one read of the
-    player's own statement lines. Call inside the bet's transaction."""
-    row = _row(player_id)
+    limits forbid. One primary-key read (none when the caller passes the row it
+    read in this transaction as ``settings``: ``settings_row(...)``, or ``None``
+    for a player without one); a loss limit adds one read of the player's own
+    statement lines. Call inside the bet's transaction."""
+    row = _row(player_id) if settings is UNREAD_SETTINGS else settings
     if row is None:
         return
     _check_exclusion(row, now)

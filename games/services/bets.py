@@ -18,7 +18,9 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from casino.responsible_gaming import assert_may_wager
+from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
+from casino.responsible_gaming import ROW_TABLE as RG_TABLE
+from casino.responsible_gaming import UNREAD_SETTINGS, assert_may_wager, settings_row
 from games.domain.house_round import (
     BET_PLACED,
     BetOutcome,
@@ -48,7 +50,7 @@ from games.services.store import (
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
-from ledger.services.postings import bulk_cursor, claim, record_result, request_hash
+from ledger.services.postings import bulk_cursor, claim, pipelined, record_result, request_hash
 
 
 class NotSeated(NotInRound):
@@ -85,6 +87,10 @@ class _Context:
     state: RoundState
     row: PlayerRound
     accounts: _Accounts
+    # The player stream's head hash (at ``row.stream_version``) and the
+    # responsible-gaming settings, when the context query read them already.
+    head_hash: str | None = None
+    settings: Any = UNREAD_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,7 @@ def _new_row(round_row: HouseRound, table_id: int, player_id: int, now: datetime
 # finds; a refusal rolls it back), the round is share-locked through its table
 # (bettors never block each other; the dealer's close waits), the player's own
 # row is locked, and the seat and the three accounts come along.
-_PG_CONTEXT = """
+_PG_CONTEXT = f"""
 WITH idem AS (
     INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
     SELECT %(key)s::text, %(command)s::text, %(digest)s::text, NULL, %(at)s::timestamptz
@@ -135,7 +141,8 @@ WITH idem AS (
 SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
        r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
        EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
-       p.id, p.state, p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id
+       p.id, p.state, p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id,
+       e.hash, rg.user_id IS NOT NULL, {", ".join(f"rg.{c}" for c in RG_COLUMNS)}
 FROM games_housetable t
 JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
 LEFT JOIN LATERAL (
@@ -145,6 +152,10 @@ LEFT JOIN LATERAL (
 LEFT JOIN ledger_account w ON w.key = 'wallet:player:' || %(player)s::bigint::text || ':' || r.currency
 LEFT JOIN ledger_account h ON h.key = 'held:player:' || %(player)s::bigint::text || ':' || r.currency
 LEFT JOIN ledger_account hs ON hs.key = 'house:table:' || t.id::text || ':' || r.currency
+-- store.player_stream's id: the head the player's next events chain onto
+LEFT JOIN ledger_event e ON e.stream_id = 'round-' || r.round_id || '-player-' || %(player)s::bigint::text
+                        AND e.version = p.stream_version
+LEFT JOIN {RG_TABLE} rg ON rg.user_id = %(player)s::bigint
 WHERE t.id = %(table)s::bigint
 FOR SHARE OF r
 """
@@ -160,12 +171,14 @@ def _pg_context(
         for _ in range(2):
             # Prepared once per connection: parsing and planning the joins cost
             # PostgreSQL more than running them.
-            cursor.execute(_PG_CONTEXT, params, prepare=True)
+            with pipelined():
+                # The transaction's BEGIN travels with the query: one round trip.
+                cursor.execute(_PG_CONTEXT, params, prepare=True)
             found = cursor.fetchone()
             if found is None:
                 return True, None, False
             claimed, rid, round_id, version, currency, game, number, seated, *player = found[:12]
-            wallet, balance, held, house = found[12:]
+            wallet, balance, held, house, head_hash, has_settings = found[12:18]
             if not claimed:
                 return False, None, bool(seated)
             if wallet is not None and held is not None and house is not None:
@@ -184,7 +197,9 @@ def _pg_context(
         row = PlayerRound(id=row_id, round=round_row, table_id=table_id, player_id=player_id, game_number=number,
                           game=game, currency=currency, state=state_data, stream_version=stream_version,
                           created_at=created_at)  # fmt: skip
-    context = _Context(round_row, load_round_at(round_id, version), row, _Accounts(wallet, held, house, int(balance)))
+    settings = settings_row(found[18:]) if has_settings else None
+    context = _Context(round_row, load_round_at(round_id, version), row, _Accounts(wallet, held, house, int(balance)),
+                       head_hash, settings)  # fmt: skip
     return True, context, bool(seated)
 
 
@@ -313,10 +328,12 @@ def _bet_command(
             if new_stake:
                 # Responsible gaming refuses new stakes (exclusion, cool-off,
                 # session and loss limits); removing chips is always allowed.
-                assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now)
+                assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now,
+                                 settings=context.settings)  # fmt: skip
             _, players = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
+                head_hashes={player_id: context.head_hash} if context.head_hash else None,
             )  # fmt: skip
             changed = players[player_id]
             # Only this player's holds moved: the wallet changed by the stake difference.

@@ -192,12 +192,15 @@ def commit(
     now: datetime,
     project_players: bool = True,
     states: Mapping[int, PlayerState] | None = None,
+    head_hashes: Mapping[int, str] | None = None,
 ) -> tuple[RoundState, dict[int, PlayerState]]:
     """Append ``events`` to their streams with the money legs (one ``settle_batch``)
     and update the projections (the caller writes the player rows itself when
     ``project_players`` is false). ``states``: the players' current states when
     the caller has them already (the same as their rows' ``state``), so thousands
-    of rows are not parsed again. Returns the new round and touched player states."""
+    of rows are not parsed again. ``head_hashes``: player streams' head hashes
+    (at their rows' ``stream_version``) read in this transaction, so the ledger
+    does not read them again. Returns the new round and touched player states."""
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}
@@ -219,7 +222,10 @@ def commit(
     for pid, player_events in by_player.items():
         row = players[pid]
         stream = player_stream(round_row.round_id, pid)
-        appends.append(StreamAppend(stream, row.stream_version, [_new_event(e) for e in player_events], metadata))
+        head_hash = head_hashes.get(pid) if head_hashes is not None else None
+        appends.append(
+            StreamAppend(stream, row.stream_version, [_new_event(e) for e in player_events], metadata, head_hash)
+        )
         known = states.get(pid) if states is not None else None
         player = known if known is not None else state_from_json(pid, row.state)
         for i, event in enumerate(player_events):

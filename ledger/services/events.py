@@ -43,12 +43,18 @@ class NewEvent:
 @dataclass(frozen=True)
 class StreamAppend:
     """Events to append to one stream, expected at ``expected_version``
-    (0 = the stream must be new; ``None`` = append at whatever the head is)."""
+    (0 = the stream must be new; ``None`` = append at whatever the head is).
+
+    ``head_hash``: the hash of the stream's event at ``expected_version``, when
+    the caller read it already in this transaction; the head is then not read
+    again. A wrong version is still refused (the unique key on stream and
+    version), and ``verify_ledger`` would catch a wrong hash."""
 
     stream_id: str
     expected_version: int | None
     events: Sequence[NewEvent]
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    head_hash: str | None = None
 
 
 class RecordedEvent(NamedTuple):
@@ -248,6 +254,9 @@ def prepare_append(cursor: Any, append: StreamAppend, at: datetime) -> list[Prep
     if expected == 0:
         # A new stream needs no read: a concurrent creator trips the unique key.
         head_version, head_hash = 0, GENESIS_HASH
+    elif expected is not None and append.head_hash is not None:
+        # Known head: a concurrent append at the same version trips the unique key.
+        head_version, head_hash = expected, append.head_hash
     else:
         head_version, head_hash = stream_head(cursor, append.stream_id)
         if expected is not None and head_version != expected:

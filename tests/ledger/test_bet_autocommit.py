@@ -21,7 +21,7 @@ from ledger.errors import (
     UnknownAccount,
     UnknownEvent,
 )
-from ledger.services import HoldResult, append_events, open_hold, read_stream
+from ledger.services import HoldResult, StreamAppend, append_events, open_hold, read_stream
 from ledger.services.seals import seal_key
 from ledger.services.verify import verify_ledger
 
@@ -106,3 +106,37 @@ def test_an_autocommitted_bet_with_a_taken_hold_id_is_refused():
         bet(alice, house, hold_id=hold_id)
     assert refused.value.code == "hold_exists"
     assert snapshot() == before
+
+
+def _head_hash(stream: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT hash FROM ledger_event WHERE stream_id = %s ORDER BY version DESC LIMIT 1", [stream])
+        return str(cursor.fetchone()[0])
+
+
+def test_a_known_head_hash_chains_the_next_bet_without_reading_the_head():
+    """The bet path passes the head it read in its own query (StreamAppend.head_hash)."""
+    alice = fund("alice", 1_000)
+    house = house_account(table_id="t1", currency=CURRENCY)
+    bet(alice, house, stream="round-1-alice")
+    known = _head_hash("round-1-alice")
+    cause = bet_event("round-1-alice", 200, expected_version=1)
+    bet(alice, house, amount=200, cause=StreamAppend(cause.stream_id, 1, cause.events, cause.metadata, known))
+    first, second = read_stream(stream_id="round-1-alice")
+    assert second.version == 2
+    assert second.prev_hash == first.hash == known
+    assert verify_ledger(key=seal_key()) == []
+
+
+def test_a_known_head_at_a_stale_version_is_refused_and_leaves_nothing():
+    alice = fund("alice", 1_000)
+    house = house_account(table_id="t1", currency=CURRENCY)
+    bet(alice, house, stream="round-1-alice")
+    bet(alice, house, amount=100, cause=bet_event("round-1-alice", 100, expected_version=1))
+    stale = _head_hash("round-1-alice")  # any hash: the version is what is checked
+    before = snapshot()
+    cause = bet_event("round-1-alice", 50, expected_version=1)
+    with pytest.raises(StaleStreamVersion):
+        bet(alice, house, amount=50, cause=StreamAppend(cause.stream_id, 1, cause.events, cause.metadata, stale))
+    assert snapshot() == before
+    assert verify_ledger(key=seal_key()) == []

@@ -84,3 +84,37 @@ def test_a_retried_chip_answers_its_first_result_and_writes_nothing() -> None:
                        now=later(tick))  # fmt: skip
     assert again == first
     assert snapshot() == before
+
+
+@pytest.mark.postgres
+def test_the_context_query_reads_the_player_streams_head_and_settings() -> None:
+    """PostgreSQL's one context query also reads what the bet chains onto (the
+    player stream's head hash) and the responsible-gaming row, so neither costs
+    a round trip of its own; both must equal what a separate read finds."""
+    from django.db import connection, transaction
+
+    from casino.responsible_gaming import _row, set_limit
+    from games.services.bets import _pg_context
+    from games.services.store import player_stream
+    from ledger.services.events import stream_head
+
+    table = make_table("uth")
+    player = make_player(table)
+    tick = open_round(table)
+    now = later(tick)
+    set_limit(player_id=player, currency=table.currency, kind="loss_day", amount=50_000, now=now)
+    for _ in range(2):
+        place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=now)
+    round_id = HouseTable.objects.get(pk=table.pk).current_round_id
+    with transaction.atomic():
+        claimed, context, seated = _pg_context(command="test", table_id=table.pk, player_id=player, key=key(),
+                                               digest="0" * 64, now=now)  # fmt: skip
+        assert claimed
+        assert seated
+        assert context is not None
+        with connection.cursor() as cursor:
+            version, head = stream_head(cursor, player_stream(round_id, player))
+        assert context.row.stream_version == version == 2
+        assert context.head_hash == head
+        assert context.settings == _row(player)
+        transaction.set_rollback(True)
