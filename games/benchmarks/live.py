@@ -19,7 +19,6 @@ workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub -o drain=10``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -32,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -40,6 +40,8 @@ from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
 from casino.processes import database_url_of, free_port
+from games.benchmarks import http_clients
+from games.benchmarks.http_clients import LoadResult
 from games.domain.evaluator import warm_up
 from games.models import HouseTable, TableSeat
 from games.services import advance_table, make_decision, place_chip, start_table
@@ -274,68 +276,80 @@ def _tokens(ids: list[int]) -> list[str]:
 # --- bets ---------------------------------------------------------------------------------------
 
 
-async def _bet_clients(base: str, table_id: int, tokens: list[str], seconds: float) -> tuple[list[float], int]:
-    import httpx
+def _bet_load(
+    base: str, table_id: int, tokens: list[list[str]], seconds: float, rate: float | None = None
+) -> LoadResult:
+    """One client per entry of ``tokens`` places 100-unit Ante chips for ``seconds``,
+    for each of its players in turn (see ``http_clients``)."""
+    host, port = base.removeprefix("http://").split(":")
+    result = http_clients.run(
+        http_clients.post_load(
+            host=host, port=int(port), path=f"/api/tables/{table_id}/bets/chip/",
+            clients=[[{"Authorization": f"Token {t}"} for t in group] for group in tokens],
+            body=json.dumps({"spot": "ante", "amount": 100}).encode(), seconds=seconds, rate=rate,
+        )
+    )  # fmt: skip
+    if result.errors:
+        print(f"bets: answers by status: {result.statuses}", file=sys.stderr)
+    return result
 
-    latencies: list[float] = []
-    errors = 0
-    error_codes: dict[int, int] = {}
-    stop_at = time.perf_counter() + seconds
-    limits = httpx.Limits(max_connections=len(tokens))
 
-    async def client(token: str) -> None:
-        nonlocal errors
-        headers = {"Authorization": f"Token {token}"}
-        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30, limits=limits) as http:
-            while time.perf_counter() < stop_at:
-                started = time.perf_counter()
-                response = await http.post(
-                    f"/api/tables/{table_id}/bets/chip/",
-                    json={"spot": "ante", "amount": 100},
-                    headers={"Idempotency-Key": uuid.uuid4().hex},
-                )
-                latencies.append(time.perf_counter() - started)
-                if response.status_code != 200:
-                    errors += 1
-                    error_codes[response.status_code] = error_codes.get(response.status_code, 0) + 1
-
-    await asyncio.gather(*(client(t) for t in tokens))
-    if error_codes:
-        print(f"bets: non-200 answers by status: {error_codes}", file=sys.stderr)
-    return latencies, errors
+def _load_figures(result: LoadResult, elapsed: float) -> tuple[float, float, float]:
+    """(answers per second, p50 ms, p99 ms)."""
+    ms = [v * 1000 for v in result.latencies]
+    return round(len(ms) / elapsed, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
 
 
 @benchmark("bets")
-def bets(out: Writer, clients: int = 50, seconds: float = 10.0, workers: int = 2, pool: int = 8) -> BenchResult:
-    clients, seconds, workers, pool = int(clients), float(seconds), int(workers), int(pool)
-    # The server reuses PostgreSQL connections through psycopg's pool (``pool``
-    # connections per worker; 0: one connection per request, DB_CONN_MAX_AGE=0).
-    server_env = {"DB_POOL_MAX_SIZE": str(pool)} if pool else {"DB_POOL_MAX_SIZE": "0", "DB_CONN_MAX_AGE": "0"}
+def bets(
+    out: Writer,
+    clients: int = 50,
+    seconds: float = 10.0,
+    workers: int = 2,
+    pool: int = 0,
+    rate: float = 500,
+    players_per_client: int = 1,
+) -> BenchResult:
+    """Closed loop first (capacity), then paced at ``rate`` bets/s by as many other
+    players (latency at that load, counted from each bet's scheduled time)."""
+    clients, seconds, workers, pool, rate = int(clients), float(seconds), int(workers), int(pool), float(rate)
+    per_client = int(players_per_client)
+    # ``pool``: psycopg pool connections per worker; 0 (default, as deployed):
+    # each of the worker's HTTP threads keeps its own connection.
+    server_env = {"DB_POOL_MAX_SIZE": str(pool)}
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
-        ids = _players(table, clients)
-        tokens = _tokens(ids)
+        tokens = _tokens(_players(table, 2 * clients * per_client + 1))
+        groups = [tokens[i : i + per_client] for i in range(0, 2 * clients * per_client, per_client)]
+        closed_tokens, paced_tokens, warm_token = groups[:clients], groups[clients:], [[tokens[-1]]]
         start_table(table_id=table.pk, now=timezone.now())
         with asgi_server(workers=workers, extra_env=server_env) as base:
-            asyncio.run(_bet_clients(base, table.pk, tokens[:1], 1.0))  # warm-up
+            _bet_load(base, table.pk, warm_token, 1.0)
             started, cpu_started = time.perf_counter(), time.process_time()
-            latencies, errors = asyncio.run(_bet_clients(base, table.pk, tokens, seconds))
+            closed = _bet_load(base, table.pk, closed_tokens, seconds)
             elapsed, client_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    ms = [v * 1000 for v in latencies]
-    figures = {
+            paced_started = time.perf_counter()
+            paced = _bet_load(base, table.pk, paced_tokens, seconds, rate=rate) if rate else None
+            paced_elapsed = time.perf_counter() - paced_started
+    bets_per_s, p50, p99 = _load_figures(closed, elapsed)
+    figures: dict[str, Any] = {
         "clients": clients,
-        "bets": len(ms),
-        "errors": errors,
-        "bets_per_s": round(len(ms) / elapsed, 1),
-        "p50_ms": round(statistics.median(ms), 2),
-        "p99_ms": round(_pct(ms, 0.99), 2),
+        "bets": len(closed.latencies),
+        "errors": closed.errors,
+        "bets_per_s": bets_per_s,
+        "p50_ms": p50,
+        "p99_ms": p99,
         # The load generator's own CPU (it shares the two cores with the server).
-        "load_generator_cpu_ms_per_bet": round(client_cpu * 1000 / max(len(ms), 1), 2),
-        "uvicorn_workers": workers,
-        "pool_per_worker": pool,
+        "load_generator_cpu_ms_per_bet": round(client_cpu * 1000 / max(len(closed.latencies), 1), 2),
     }
+    if paced is not None:
+        paced_per_s, paced_p50, paced_p99 = _load_figures(paced, paced_elapsed)
+        figures |= {"paced_rate": rate, "paced_bets_per_s": paced_per_s, "paced_p50_ms": paced_p50,
+                    "paced_p99_ms": paced_p99, "paced_errors": paced.errors}  # fmt: skip
+    figures |= {"uvicorn_workers": workers, "pool_per_worker": pool}
     return BenchResult(
-        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s, uvicorn x{workers}, pool {pool}",
+        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s closed loop, then paced at {rate:.0f}/s; "
+        f"uvicorn x{workers}",
         columns=list(figures),
         rows=[list(figures.values())],
         figures=figures,
