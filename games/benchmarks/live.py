@@ -8,13 +8,15 @@
   Timed: the dealer's advance at the end of the last decision window, which
   settles every wager and updates every balance in one transaction.
 - ``bench bets``: ``clients`` (50) concurrent HTTP clients on loopback placing
-  chips through a real uvicorn process (``workers`` processes, default 2).
+  chips through a real uvicorn process (``workers`` processes, default 2):
+  closed loop (capacity), then paced at ``rate`` bets/s (latency at that load).
 - ``bench fanout``: ``clients`` (2,000) websockets on one table of a uvicorn
   process; time from a phase change's commit to each client receiving its
   delta, for each Redis channel layer (``layers``).
 
 Options: ``-o players=10000 [-o decided=N]``, ``-o clients=50 -o seconds=10 -o
-workers=2``, ``-o clients=2000 -o changes=5 -o layers=core,pubsub -o drain=10``.
+workers=2 -o rate=500 -o players_per_client=1 -o pool=0``, ``-o clients=2000 -o
+changes=5 -o layers=core,pubsub -o drain=10``.
 """
 
 from __future__ import annotations
