@@ -42,8 +42,10 @@ from games.services.store import (
     Money,
     commit,
     iso,
+    known_player,
     load_round_at,
     project_player,
+    remember_player,
     save_rows,
     state_from_json,
 )
@@ -91,6 +93,12 @@ class _Context:
     # responsible-gaming settings, when the context query read them already.
     head_hash: str | None = None
     settings: Any = UNREAD_SETTINGS
+    # The player's state at ``row.stream_version`` when this process had it
+    # (``store.known_player``): ``row.state`` was then not read.
+    player: PlayerState | None = None
+
+    def player_state(self, player_id: int) -> PlayerState:
+        return self.player if self.player is not None else state_from_json(player_id, self.row.state)
 
 
 @dataclass(frozen=True)
@@ -141,7 +149,9 @@ WITH idem AS (
 SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
        r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
        EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
-       p.id, p.state, p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id,
+       p.id, CASE WHEN r.round_id = %(known_round)s::text AND p.stream_version = %(known_version)s::int
+                  THEN NULL ELSE p.state END,
+       p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id,
        e.hash, rg.user_id IS NOT NULL, {", ".join(f"rg.{c}" for c in RG_COLUMNS)}
 FROM games_housetable t
 JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
@@ -165,8 +175,10 @@ def _pg_context(
     *, command: str, table_id: int, player_id: int, key: str, digest: str, now: datetime
 ) -> tuple[bool, _Context | None, bool]:
     """(claimed, context or ``None`` when the table has no round, seated)."""
+    known = known_player(table_id, player_id)
     params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": ledger_now(), "player": player_id,
-              "table": table_id}  # fmt: skip
+              "table": table_id, "known_round": known[0] if known else None,
+              "known_version": known[1] if known else None}  # fmt: skip
     with bulk_cursor() as cursor:
         for _ in range(2):
             # Prepared once per connection: parsing and planning the joins cost
@@ -190,16 +202,21 @@ def _pg_context(
     round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version, currency=currency,
                            game=game, game_number=number)  # fmt: skip
     row_id, state_json, stream_version, created_at = player
+    cached = None
     if row_id is None:
         row = _new_row(round_row, table_id, player_id, now)
     else:
-        state_data = json.loads(state_json) if isinstance(state_json, str | bytes) else state_json
+        if state_json is None:  # not read: this process has the state at this version
+            assert known is not None
+            assert known[:2] == (round_id, stream_version)
+            cached = known[2]
+        state_data = json.loads(state_json) if isinstance(state_json, str | bytes) else state_json or {}
         row = PlayerRound(id=row_id, round=round_row, table_id=table_id, player_id=player_id, game_number=number,
                           game=game, currency=currency, state=state_data, stream_version=stream_version,
                           created_at=created_at)  # fmt: skip
     settings = settings_row(found[18:]) if has_settings else None
     context = _Context(round_row, load_round_at(round_id, version), row, _Accounts(wallet, held, house, int(balance)),
-                       head_hash, settings)  # fmt: skip
+                       head_hash, settings, cached)  # fmt: skip
     return True, context, bool(seated)
 
 
@@ -318,7 +335,7 @@ def _bet_command(
         if context is None:
             return BetResult(**first)
         round_row, state, row, accounts = context.round_row, context.state, context.row, context.accounts
-        player = state_from_json(player_id, row.state)
+        player = context.player_state(player_id)
         balance = accounts.balance
         outcome: BetOutcome = decide(state, player, balance)
         changed: PlayerState | None = None
@@ -333,9 +350,10 @@ def _bet_command(
             _, players = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
-                head_hashes={player_id: context.head_hash} if context.head_hash else None,
+                head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
             )  # fmt: skip
             changed = players[player_id]
+            remember_player(table_id, round_row.round_id, changed)
             # Only this player's holds moved: the wallet changed by the stake difference.
             balance += player.staked - changed.staked
             player = changed
@@ -439,7 +457,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         round_row, state, row, accounts = context.round_row, context.state, context.row, context.accounts
         if row.pk is None:
             raise NotInRound()
-        player = state_from_json(player_id, row.state)
+        player = context.player_state(player_id)
         balance = accounts.balance
         hold_id = _new_ids(1)[0]
         events = decide_decision(state, player, option=option, balance=balance, hold_id=hold_id, now=iso(now))
@@ -452,7 +470,9 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         _, players = commit(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
+            head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
         )  # fmt: skip
+        remember_player(table_id, round_row.round_id, players[player_id])
         tick, waiting = _tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id,
                                           street=state.phase)  # fmt: skip
         result = DecisionResult(

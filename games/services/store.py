@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 
 from games.domain.house_games import DecisionTaken
 from games.domain.house_round import (
@@ -84,6 +84,33 @@ def load_round_at(round_id: str, version: int) -> RoundState:
                 _ROUND_CACHE.pop(next(iter(_ROUND_CACHE)))
             _ROUND_CACHE[key] = state
     return state
+
+
+# Player states by (table id, player id): ``(round id, stream version, state)``
+# as committed. ``remember_player`` stores on commit only, so a rolled-back
+# state is never served, and a version's state never changes once committed.
+# The bet and decision paths skip reading and parsing the player's projected
+# state when this process has its current version: a player who clicks 25
+# chips onto a spot no longer has each chip re-read every chip before it.
+_PLAYER_CACHE: dict[tuple[int, int], tuple[str, int, PlayerState]] = {}
+_PLAYER_CACHE_SIZE = 4096
+
+
+def known_player(table_id: int, player_id: int) -> tuple[str, int, PlayerState] | None:
+    """This process's last committed state of the player at the table: (round id, version, state)."""
+    return _PLAYER_CACHE.get((table_id, player_id))
+
+
+def remember_player(table_id: int, round_id: str, state: PlayerState) -> None:
+    """Remember ``state`` (at ``state.version``) once the current transaction commits."""
+
+    def remember() -> None:
+        key = (table_id, state.player_id)
+        if key not in _PLAYER_CACHE and len(_PLAYER_CACHE) >= _PLAYER_CACHE_SIZE:
+            _PLAYER_CACHE.pop(next(iter(_PLAYER_CACHE)))
+        _PLAYER_CACHE[key] = (round_id, state.version, state)
+
+    transaction.on_commit(remember)
 
 
 def state_to_json(state: PlayerState) -> dict[str, Any]:

@@ -118,3 +118,56 @@ def test_the_context_query_reads_the_player_streams_head_and_settings() -> None:
         assert context.head_hash == head
         assert context.settings == _row(player)
         transaction.set_rollback(True)
+
+
+class _Rollback(Exception):
+    pass
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() -> None:
+    """The bet path keeps each player's last committed state (``store.known_player``)
+    and then does not read the projected state again. A chip rolled back by the
+    caller's transaction is not remembered, and a remembered state of an older
+    version is ignored: the projection is read instead."""
+    from dataclasses import replace
+
+    from django.db import transaction
+
+    from games.services import store
+    from games.services.store import known_player
+
+    table = make_table("uth")
+    player = make_player(table, funds=10_000)
+    tick = open_round(table)
+    now = later(tick)
+    first = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=now)
+    assert first.totals["ante"] == 100
+    remembered = known_player(table.pk, player)
+    assert remembered is not None
+    round_id, version, state = remembered
+    assert (round_id, version) == (tick.round_id, 1)
+    assert state.totals()["ante"] == 100
+
+    # A chip whose transaction rolls back leaves the remembered state as it was.
+    def chip_rolled_back() -> None:
+        with transaction.atomic():
+            place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=now)
+            raise _Rollback
+
+    with pytest.raises(_Rollback):
+        chip_rolled_back()
+    assert known_player(table.pk, player) == remembered
+
+    # At the current version the remembered state is what the next chip builds
+    # on (a stand-in without chips proves the projection was not read) ...
+    store._PLAYER_CACHE[(table.pk, player)] = (round_id, version, replace(state, chips=()))
+    second = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=200, idempotency_key=key(), now=now)
+    assert second.totals["ante"] == 200
+    # ... and at an older version it is ignored: the next chip reads the row.
+    assert known_player(table.pk, player)[1] == 2  # type: ignore[index]
+    store._PLAYER_CACHE[(table.pk, player)] = (round_id, 1, replace(state, chips=()))
+    third = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=now)
+    assert third.totals["ante"] == 300
+    assert ledger_sums() == {"EUR": 0}
