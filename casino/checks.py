@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import Error, Tags, register
+from django.db import connections
 
 
 @register(Tags.security, deploy=True)
@@ -33,7 +34,7 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
             )
         )
         return errors
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    if connections["default"].vendor != "postgresql":
         errors.append(Error("Production needs PostgreSQL (DATABASE_URL=postgres://...).", id="casino.E003"))
     if not settings.REDIS_URL:
         errors.append(Error("Production needs Redis for Celery and Channels (REDIS_URL).", id="casino.E004"))

@@ -35,6 +35,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+# Django's PostgreSQL backend with a health check that needs no round trip (casino.db_backends).
+POSTGRES_ENGINE = "casino.db_backends.postgresql"
+
+
 def database_from_url(url: str) -> dict[str, Any]:
     """Translate ``postgres://user:pass@host:port/name?opt=v`` or
     ``sqlite:///path`` into a Django DATABASES entry."""
@@ -54,7 +58,7 @@ def database_from_url(url: str) -> dict[str, Any]:
                 "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "10")),
             }
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            "ENGINE": POSTGRES_ENGINE,
             "NAME": unquote(parts.path.lstrip("/")) or "casino",
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_postgres_url_becomes_a_psycopg_database():
     db = database_from_url("postgres://casino:s%40cret@db.internal:6543/casino_prod?sslmode=require")
-    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert db["ENGINE"] == "casino.db_backends.postgresql"
     assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
         "casino",
         "s@cret",
