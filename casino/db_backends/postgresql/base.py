@@ -1,8 +1,8 @@
 """Django's PostgreSQL backend with a health check that costs no round trip.
 
 With ``CONN_HEALTH_CHECKS`` Django asks a reused connection ``SELECT 1`` before
-each request's first query: one more round trip on every API request (a chip
-is six). A connection the server has ended (restart, ``pg_terminate_backend``,
+each request's first query: one more round trip on every API request (six for
+a chip instead of five). A connection the server has ended (restart, ``pg_terminate_backend``,
 an idle timeout) turns readable: the server's closing error message or the
 end of the stream is waiting on the socket. An idle connection with nothing to
 read is therefore usable without asking; one with something to read (that, or
