@@ -96,6 +96,8 @@ class _Context:
     # The player's state at ``row.stream_version`` when this process had it
     # (``store.known_player``): ``row.state`` was then not read.
     player: PlayerState | None = None
+    # The database server's start time (``store.KnownPlayer.incarnation``); None on SQLite.
+    incarnation: object = None
 
     def player_state(self, player_id: int) -> PlayerState:
         return self.player if self.player is not None else state_from_json(player_id, self.row.state)
@@ -150,9 +152,10 @@ SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
        r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
        EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
        p.id, CASE WHEN r.round_id = %(known_round)s::text AND p.stream_version = %(known_version)s::int
+                       AND pg_postmaster_start_time() = %(known_incarnation)s::timestamptz
                   THEN NULL ELSE p.state END,
        p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id,
-       e.hash, rg.user_id IS NOT NULL, {", ".join(f"rg.{c}" for c in RG_COLUMNS)}
+       e.hash, rg.user_id IS NOT NULL, {", ".join(f"rg.{c}" for c in RG_COLUMNS)}, pg_postmaster_start_time()
 FROM games_housetable t
 JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
 LEFT JOIN LATERAL (
@@ -177,8 +180,9 @@ def _pg_context(
     """(claimed, context or ``None`` when the table has no round, seated)."""
     known = known_player(table_id, player_id)
     params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": ledger_now(), "player": player_id,
-              "table": table_id, "known_round": known[0] if known else None,
-              "known_version": known[1] if known else None}  # fmt: skip
+              "table": table_id, "known_round": known.round_id if known else None,
+              "known_version": known.version if known else None,
+              "known_incarnation": known.incarnation if known else None}  # fmt: skip
     with bulk_cursor() as cursor:
         for _ in range(2):
             # Prepared once per connection: parsing and planning the joins cost
@@ -201,6 +205,7 @@ def _pg_context(
             params["key"] = None  # ON CONFLICT cannot fire on NULL: re-reading claims nothing
     round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version, currency=currency,
                            game=game, game_number=number)  # fmt: skip
+    incarnation = found[-1]
     row_id, state_json, stream_version, created_at = player
     cached = None
     if row_id is None:
@@ -208,15 +213,16 @@ def _pg_context(
     else:
         if state_json is None:  # not read: this process has the state at this version
             assert known is not None
-            assert known[:2] == (round_id, stream_version)
-            cached = known[2]
+            assert (known.round_id, known.version, known.incarnation) == (round_id, stream_version, incarnation)
+            cached = known.state
         state_data = json.loads(state_json) if isinstance(state_json, str | bytes) else state_json or {}
         row = PlayerRound(id=row_id, round=round_row, table_id=table_id, player_id=player_id, game_number=number,
                           game=game, currency=currency, state=state_data, stream_version=stream_version,
                           created_at=created_at)  # fmt: skip
-    settings = settings_row(found[18:]) if has_settings else None
-    context = _Context(round_row, load_round_at(round_id, version), row, _Accounts(wallet, held, house, int(balance)),
-                       head_hash, settings, cached)  # fmt: skip
+    settings = settings_row(found[18:-1]) if has_settings else None
+    accounts = _Accounts(wallet, held, house, int(balance))
+    state = load_round_at(round_id, version, incarnation)
+    context = _Context(round_row, state, row, accounts, head_hash, settings, cached, incarnation)
     return True, context, bool(seated)
 
 
@@ -353,7 +359,7 @@ def _bet_command(
                 head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
             )  # fmt: skip
             changed = players[player_id]
-            remember_player(table_id, round_row.round_id, changed)
+            remember_player(table_id, round_row.round_id, changed, context.incarnation)
             # Only this player's holds moved: the wallet changed by the stake difference.
             balance += player.staked - changed.staked
             player = changed
@@ -472,7 +478,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
             head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
         )  # fmt: skip
-        remember_player(table_id, round_row.round_id, players[player_id])
+        remember_player(table_id, round_row.round_id, players[player_id], context.incarnation)
         tick, waiting = _tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id,
                                           street=state.phase)  # fmt: skip
         result = DecisionResult(

@@ -8,6 +8,7 @@ Shared by the dealer-side (``games.services.rounds``) and player-side
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,52 +64,74 @@ def load_round(round_id: str) -> RoundState:
     return replay_round(read_stream(stream_id=round_stream(round_id)))
 
 
-# Round states by (round id, stream version): events never change, so a state
-# replayed at a version is that version's state for good. The bet and decision
-# paths read the version from the (share-locked) round row and replay only
-# when this process has not seen it yet: once per round phase, not per bet.
-_ROUND_CACHE: dict[tuple[str, int], RoundState] = {}
+# Round states by (round id, stream version, database incarnation): events
+# never change, so a state replayed at a version is that version's state for
+# good. The bet and decision paths read the version from the (share-locked)
+# round row and replay only when this process has not seen it yet: once per
+# round phase, not per bet. The incarnation (PostgreSQL's
+# ``pg_postmaster_start_time()``, read by the same query) guards against a
+# database that lost commits this process saw: a failover to a replica behind,
+# a restore or a crash both start another server, where a remembered version
+# could be written again with other content.
+_ROUND_CACHE: dict[tuple[str, int, object], RoundState] = {}
 _ROUND_CACHE_SIZE = 64
+# Both caches are shared by the HTTP pool's threads (casino.http): evicting and
+# adding happen under this lock; reads need none.
+_CACHES_LOCK = threading.Lock()
 
 
-def load_round_at(round_id: str, version: int) -> RoundState:
+def _put(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
+    with _CACHES_LOCK:
+        if key not in cache and len(cache) >= size:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+
+
+def load_round_at(round_id: str, version: int, incarnation: object = None) -> RoundState:
     """The round's state at ``version`` (the round row's ``stream_version``), from
     this process's cache or replayed. A replay that finds another version (the row
-    and the stream disagree) is returned as read and not cached."""
-    key = (round_id, version)
+    and the stream disagree) is returned as read and not cached. ``incarnation``:
+    the database server's start time when the caller read it (see above)."""
+    key = (round_id, version, incarnation)
     state = _ROUND_CACHE.get(key)
     if state is None:
         state = load_round(round_id)
         if state.version == version:
-            if len(_ROUND_CACHE) >= _ROUND_CACHE_SIZE:
-                _ROUND_CACHE.pop(next(iter(_ROUND_CACHE)))
-            _ROUND_CACHE[key] = state
+            _put(_ROUND_CACHE, key, state, _ROUND_CACHE_SIZE)
     return state
 
 
-# Player states by (table id, player id): ``(round id, stream version, state)``
-# as committed. ``remember_player`` stores on commit only, so a rolled-back
-# state is never served, and a version's state never changes once committed.
-# The bet and decision paths skip reading and parsing the player's projected
-# state when this process has its current version: a player who clicks 25
-# chips onto a spot no longer has each chip re-read every chip before it.
-_PLAYER_CACHE: dict[tuple[int, int], tuple[str, int, PlayerState]] = {}
+@dataclass(frozen=True)
+class KnownPlayer:
+    """A player's state as this process last committed it at a table."""
+
+    round_id: str
+    version: int
+    incarnation: object  # the database server's start time (see ``_ROUND_CACHE``)
+    state: PlayerState
+
+
+# Player states by (table id, player id), as committed. ``remember_player``
+# stores on commit only, so a rolled-back state is never served, and a
+# version's state never changes once committed (in the same incarnation). The
+# bet and decision paths skip reading and parsing the player's projected state
+# when this process has its current version: a player who clicks 25 chips onto
+# a spot no longer has each chip re-read every chip before it.
+_PLAYER_CACHE: dict[tuple[int, int], KnownPlayer] = {}
 _PLAYER_CACHE_SIZE = 4096
 
 
-def known_player(table_id: int, player_id: int) -> tuple[str, int, PlayerState] | None:
-    """This process's last committed state of the player at the table: (round id, version, state)."""
+def known_player(table_id: int, player_id: int) -> KnownPlayer | None:
+    """This process's last committed state of the player at the table."""
     return _PLAYER_CACHE.get((table_id, player_id))
 
 
-def remember_player(table_id: int, round_id: str, state: PlayerState) -> None:
+def remember_player(table_id: int, round_id: str, state: PlayerState, incarnation: object) -> None:
     """Remember ``state`` (at ``state.version``) once the current transaction commits."""
+    known = KnownPlayer(round_id, state.version, incarnation, state)
 
     def remember() -> None:
-        key = (table_id, state.player_id)
-        if key not in _PLAYER_CACHE and len(_PLAYER_CACHE) >= _PLAYER_CACHE_SIZE:
-            _PLAYER_CACHE.pop(next(iter(_PLAYER_CACHE)))
-        _PLAYER_CACHE[key] = (round_id, state.version, state)
+        _put(_PLAYER_CACHE, (table_id, state.player_id), known, _PLAYER_CACHE_SIZE)
 
     transaction.on_commit(remember)
 

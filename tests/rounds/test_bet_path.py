@@ -129,9 +129,11 @@ class _Rollback(Exception):
 def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() -> None:
     """The bet path keeps each player's last committed state (``store.known_player``)
     and then does not read the projected state again. A chip rolled back by the
-    caller's transaction is not remembered, and a remembered state of an older
-    version is ignored: the projection is read instead."""
+    caller's transaction is not remembered; a remembered state of an older
+    version, or of another database incarnation (a server that may have lost
+    commits), is ignored: the projection is read instead."""
     from dataclasses import replace
+    from datetime import timedelta
 
     from django.db import transaction
 
@@ -146,9 +148,9 @@ def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() 
     assert first.totals["ante"] == 100
     remembered = known_player(table.pk, player)
     assert remembered is not None
-    round_id, version, state = remembered
-    assert (round_id, version) == (tick.round_id, 1)
-    assert state.totals()["ante"] == 100
+    assert (remembered.round_id, remembered.version) == (tick.round_id, 1)
+    assert remembered.incarnation is not None
+    assert remembered.state.totals()["ante"] == 100
 
     # A chip whose transaction rolls back leaves the remembered state as it was.
     def chip_rolled_back() -> None:
@@ -160,14 +162,26 @@ def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() 
         chip_rolled_back()
     assert known_player(table.pk, player) == remembered
 
-    # At the current version the remembered state is what the next chip builds
-    # on (a stand-in without chips proves the projection was not read) ...
-    store._PLAYER_CACHE[(table.pk, player)] = (round_id, version, replace(state, chips=()))
-    second = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=200, idempotency_key=key(), now=now)
-    assert second.totals["ante"] == 200
-    # ... and at an older version it is ignored: the next chip reads the row.
-    assert known_player(table.pk, player)[1] == 2  # type: ignore[index]
-    store._PLAYER_CACHE[(table.pk, player)] = (round_id, 1, replace(state, chips=()))
-    third = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=now)
-    assert third.totals["ante"] == 300
+    def stand_in(**changes: object) -> None:
+        """Remember a state without chips: used, it shows in the next chip's totals."""
+        empty = replace(remembered.state, chips=())
+        store._PLAYER_CACHE[(table.pk, player)] = replace(remembered, state=empty, **changes)  # type: ignore[arg-type]
+
+    def chip(amount: int) -> int:
+        result = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=amount, idempotency_key=key(),
+                            now=now)  # fmt: skip
+        return result.totals["ante"]
+
+    # At the current version the remembered state is what the next chip builds on ...
+    stand_in()
+    assert chip(200) == 200
+    assert known_player(table.pk, player).version == 2  # type: ignore[union-attr]
+    # ... at an older version it is ignored: the chip reads the row (200 + 100) ...
+    stand_in(version=1)
+    assert chip(100) == 300
+    # ... and so it is when the database server is not the one it was read from.
+    current = known_player(table.pk, player)
+    assert current is not None
+    stand_in(version=current.version, incarnation=current.incarnation - timedelta(seconds=1))  # type: ignore[operator]
+    assert chip(100) == 400
     assert ledger_sums() == {"EUR": 0}

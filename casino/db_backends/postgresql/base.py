@@ -6,8 +6,10 @@ a chip instead of five). A connection the server has ended (restart, ``pg_termin
 an idle timeout) turns readable: the server's closing error message or the
 end of the stream is waiting on the socket. An idle connection with nothing to
 read is therefore usable without asking; one with something to read (that, or
-a notification) gets Django's ``SELECT 1``. A peer that vanished without a word
-looks alive to both checks alike until a query times out.
+a notification) gets Django's ``SELECT 1``, as does one not idle. Not caught: a
+peer that vanished without a word (no FIN, no RST). The request's first query
+then waits for TCP to give up and fails, where Django's ``SELECT 1`` would have
+waited as long and reconnected.
 """
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
 
 def _readable(fd: int) -> bool:
-    """Whether the socket has data (or an end of stream) waiting, without blocking."""
+    """Whether the socket has data (or an end of stream) waiting, without blocking.
+    ``poll`` where there is one: ``select`` fails on descriptors past 1,023, which a
+    web process holding thousands of websockets reaches."""
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([fd], [], [], 0)[0])
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
     return bool(poller.poll(0))
