@@ -47,6 +47,7 @@ from games.services.store import (
     iso,
     load_players,
     load_round,
+    player_heads_read_meanwhile,
     state_from_json,
     wallets,
 )
@@ -311,7 +312,15 @@ def _showdown(
             tuple(WheelSegment(s["label"], int(s["multiple"]), int(s["weight"])) for s in config.wheel["segments"]),
         )
         wheel_segment = wheel.spin(rng)
-    showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment)
+    with player_heads_read_meanwhile(round_row) as heads:
+        showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment)
+    # The heads are read after the step's first commit, whose appends the rows'
+    # versions include. A head at another version (a command that committed
+    # since the rows were read) is left out: read again when appending, it is
+    # refused as stale, as before.
+    head_hashes = {
+        pid: digest for pid, (version, digest) in heads.items() if pid in rows and rows[pid].stream_version == version
+    }
     house = house_account(table_id=table.pk, currency=currency)
     money = Money()
     settled_events = {int(e.stream): e for e in showdown.events if e.type == "house_player.settled"}
@@ -343,6 +352,7 @@ def _showdown(
     state, _ = commit(
         round_row=round_row, state=state, players=rows, events=showdown.events, money=money,
         idempotency_key=f"round:{round_row.round_id}:settle", actor="dealer", now=now, states=players,
+        head_hashes=head_hashes,
     )  # fmt: skip
     return state
 

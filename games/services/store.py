@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,7 +53,12 @@ def round_stream(round_id: str) -> str:
 
 
 def player_stream(round_id: str, player_id: int) -> str:
-    return f"round-{round_id}-player-{player_id}"
+    return f"{player_stream_prefix(round_id)}{player_id}"
+
+
+def player_stream_prefix(round_id: str) -> str:
+    """What every player stream of the round starts with (the player id follows)."""
+    return f"round-{round_id}-player-"
 
 
 def iso(moment: datetime) -> str:
@@ -216,6 +222,32 @@ def load_players(round_row: HouseRound) -> dict[int, PlayerRow]:
         rows[player] = PlayerRow(pk, player, game, version, state, {}, staked, street, done, returned, net,
                                  status, settled_at, before, after, loaded_state=state)  # fmt: skip
     return rows
+
+
+# Each player row's stream head: the event at the row's stream version.
+_PLAYER_HEADS = (
+    "SELECT p.player_id, e.version, e.hash FROM games_playerround p JOIN ledger_event e "
+    "ON e.stream_id = %s::text || p.player_id::text AND e.version = p.stream_version "
+    "WHERE p.round_id = %s AND p.stream_version > 0"
+)
+
+
+@contextmanager
+def player_heads_read_meanwhile(round_row: HouseRound) -> Iterator[dict[int, tuple[int, str]]]:
+    """Each player stream's head of the round, ``{player: (version, hash)}``,
+    read on the server while the block runs (PostgreSQL pipeline mode: the
+    block must not query) and filled in when it ends, so a settlement appends
+    without reading 10,000 heads after it (``StreamAppend.head_hash``). A head
+    stands only for a row still at that version. Elsewhere it stays empty
+    (heads are then read when appending)."""
+    heads: dict[int, tuple[int, str]] = {}
+    if connection.vendor != "postgresql":
+        yield heads
+        return
+    with pipelined(), connection.cursor() as cursor:
+        cursor.execute(_PLAYER_HEADS, [player_stream_prefix(round_row.round_id), round_row.pk])
+        yield heads
+        heads.update({int(player): (int(version), digest) for player, version, digest in cursor.fetchall()})
 
 
 @dataclass

@@ -232,7 +232,15 @@ def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[St
         validate_stream_id(append.stream_id)
         if not append.events:
             raise InvalidEvent("nothing to append", stream_id=append.stream_id)
-    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0])
+    # A head the caller read in this transaction (``StreamAppend.head_hash``)
+    # is not read again: a wrong version still trips the unique key when the
+    # events are written.
+    known: dict[str, tuple[int, str]] = {}
+    for append in appends:
+        if append.expected_version and append.head_hash is not None:
+            known[append.stream_id] = (append.expected_version, append.head_hash)
+    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0 and a.stream_id not in known])
+    heads |= known
     planned = []
     for append in appends:
         version, head_hash = heads.get(append.stream_id, (0, GENESIS_HASH))

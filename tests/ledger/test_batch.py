@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import pytest
 from django.db import connection, transaction
@@ -15,6 +16,7 @@ from ledger.services import (
     NewEvent,
     StreamAppend,
     TransferSpec,
+    append_events,
     open_hold,
     read_stream,
     settle_batch,
@@ -119,6 +121,53 @@ def test_a_batch_cannot_resolve_a_hold_twice_or_reuse_a_key(round_with_bets):
         settle_batch(idempotency_key="k2", currency=CURRENCY, **settlement(house, players[:5], stream_version=2))
     with pytest.raises(IdempotencyKeyReused), transaction.atomic():
         settle_batch(idempotency_key="k1", currency=CURRENCY, **settlement(house, players[5:10]))
+    assert snapshot() == before
+
+
+def _with_heads(request: dict, heads: dict[str, str]) -> dict:
+    """The request with each append carrying the head hash its caller read (``StreamAppend.head_hash``)."""
+    return request | {"appends": [replace(a, head_hash=heads[a.stream_id]) for a in request["appends"]]}
+
+
+def _heads(request: dict) -> dict[str, str]:
+    return {a.stream_id: read_stream(stream_id=a.stream_id)[-1].hash for a in request["appends"]}
+
+
+def test_a_batch_chains_onto_the_heads_its_caller_read(round_with_bets, settings):
+    house, players = round_with_bets
+    request = settlement(house, players)
+    heads = _heads(request)
+    settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **_with_heads(request, heads))
+    for stream, head in heads.items():
+        bet, settled = read_stream(stream_id=stream)
+        assert head == bet.hash
+        assert (settled.version, settled.prev_hash) == (2, bet.hash)
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def test_a_head_hash_from_the_caller_is_not_read_again_so_a_wrong_one_breaks_the_chain_and_verify_names_it(
+    round_with_bets, settings
+):
+    # The contract of ``StreamAppend.head_hash``: the batch trusts it (that is
+    # the read it saves); verify_ledger is what catches a caller that lies.
+    house, players = round_with_bets
+    request = settlement(house, players)
+    heads = _heads(request) | {"r1-p3": "f" * 64}
+    settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **_with_heads(request, heads))
+    settled = read_stream(stream_id="r1-p3")[-1]
+    assert settled.prev_hash == "f" * 64
+    problems = verify_ledger(key=settings.CASINO_SEAL_KEY.encode())
+    assert [p.event_id for p in problems if p.check == "chain"] == [settled.position], problems
+
+
+def test_a_head_hash_at_a_version_the_stream_moved_past_is_refused_and_writes_nothing(round_with_bets):
+    house, players = round_with_bets
+    request = settlement(house, players)
+    heads = _heads(request)
+    append_events(stream_id="r1-p7", expected_version=1, events=[NewEvent("test.note", {})], metadata={})
+    before = snapshot()
+    with pytest.raises(StaleStreamVersion), transaction.atomic():
+        settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **_with_heads(request, heads))
     assert snapshot() == before
 
 
