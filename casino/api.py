@@ -1,12 +1,15 @@
-"""Shared API plumbing: the error envelope for every DRF view."""
+"""Shared API plumbing: the error envelope and content negotiation of every DRF view."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
 from rest_framework import status
 from rest_framework.exceptions import NotAuthenticated
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -42,3 +45,29 @@ def request_user(request: Request) -> User:
     if not isinstance(user, User) or not user.is_authenticated:
         raise NotAuthenticated()
     return user
+
+
+class JSONFirstNegotiation(DefaultContentNegotiation):
+    """DRF's content negotiation, answered at once for what player clients
+    send (no ``Accept``, ``*/*`` or ``application/json``; no format suffix or
+    ``?format=``) when the view's first renderer is JSON: the same renderer
+    and media type DRF picks, without parsing the header on every chip.
+    Anything else (a browser's ``text/html``, an unacceptable type's ``406``)
+    is negotiated by DRF itself."""
+
+    _JSON = "application/json"
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
+        accept = request.META.get("HTTP_ACCEPT", "*/*").strip()
+        if (
+            format_suffix is None
+            and renderers
+            and renderers[0].media_type == self._JSON
+            and accept in ("*/*", self._JSON)
+            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
+            return renderers[0], self._JSON
+        return super().select_renderer(request, renderers, format_suffix)

@@ -114,9 +114,13 @@ def text_field(data: dict[str, Any], name: str) -> str:
 
 
 def result_json(result: Any) -> Any:
-    """Service results are dataclasses or plain data; render either."""
+    """Service results are dataclasses (their own ``as_json`` where they have
+    one) or plain data; render either."""
     from dataclasses import asdict, is_dataclass
 
+    as_json = getattr(result, "as_json", None)
+    if as_json is not None:
+        return as_json()
     if is_dataclass(result) and not isinstance(result, type):
         return asdict(result)
     return result

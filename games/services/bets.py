@@ -69,6 +69,12 @@ class BetResult:
     balance: int
     doubled: list[str]
 
+    def as_json(self) -> dict[str, Any]:
+        """``dataclasses.asdict(self)`` without its recursive deep copy (the
+        fields are plain values): a chip is stored and answered with it."""
+        return {"round_id": self.round_id, "totals": dict(self.totals), "capped": self.capped,
+                "balance": self.balance, "doubled": list(self.doubled)}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class DecisionResult:
@@ -364,7 +370,7 @@ def _bet_command(
             balance += player.staked - changed.staked
             player = changed
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
-        _save(row, changed, idempotency_key, asdict(result), now)
+        _save(row, changed, idempotency_key, result.as_json(), now)
         return result
 
 

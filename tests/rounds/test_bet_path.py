@@ -4,6 +4,8 @@ and a retried chip answers its first result."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from games.domain.house_round import all_decided
@@ -84,6 +86,8 @@ def test_a_retried_chip_answers_its_first_result_and_writes_nothing() -> None:
                        now=later(tick))  # fmt: skip
     assert again == first
     assert snapshot() == before
+    # Stored and answered as the dataclass's own fields (``as_json`` is asdict without the deep copy).
+    assert first.as_json() == asdict(first)
 
 
 @pytest.mark.postgres
