@@ -233,8 +233,8 @@ def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[St
         if not append.events:
             raise InvalidEvent("nothing to append", stream_id=append.stream_id)
     # A head the caller read in this transaction (``StreamAppend.head_hash``)
-    # is not read again: a wrong version still trips the unique key when the
-    # events are written.
+    # is not read again: a version the stream has moved past still trips the
+    # unique key when the events are written (see ``StreamAppend``).
     known: dict[str, tuple[int, str]] = {}
     for append in appends:
         if append.expected_version and append.head_hash is not None:

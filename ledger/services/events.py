@@ -47,8 +47,10 @@ class StreamAppend:
 
     ``head_hash``: the hash of the stream's event at ``expected_version``, when
     the caller read it already in this transaction; the head is then not read
-    again. A wrong version is still refused (the unique key on stream and
-    version), and ``verify_ledger`` would catch a wrong hash."""
+    again. The caller guarantees that event exists: a version the stream has
+    moved past is still refused (the unique key on stream and version), while
+    a wrong hash, or a version ahead of the head, is written as given and
+    named by ``verify_ledger``."""
 
     stream_id: str
     expected_version: int | None

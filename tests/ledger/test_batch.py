@@ -6,7 +6,7 @@ import uuid
 from dataclasses import replace
 
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from ledger.errors import HoldAlreadyResolved, IdempotencyKeyReused, InsufficientFunds, StaleStreamVersion
 from ledger.services import (
@@ -166,8 +166,10 @@ def test_a_head_hash_at_a_version_the_stream_moved_past_is_refused_and_writes_no
     heads = _heads(request)
     append_events(stream_id="r1-p7", expected_version=1, events=[NewEvent("test.note", {})], metadata={})
     before = snapshot()
-    with pytest.raises(StaleStreamVersion), transaction.atomic():
+    with pytest.raises(StaleStreamVersion) as refused, transaction.atomic():
         settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **_with_heads(request, heads))
+    # Refused by the unique key when the events were written (the head was not read).
+    assert isinstance(refused.value.__cause__, IntegrityError)
     assert snapshot() == before
 
 
