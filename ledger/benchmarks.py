@@ -328,6 +328,7 @@ def _raw_read(dsn: str, stream: str, batch: int = 5000) -> tuple[float, tuple[in
     count = total = 0
     with psycopg.connect(dsn) as conn:
         conn.adapters.register_loader("jsonb", psycopg.types.string.TextLoader)
+        conn.adapters.register_loader("json", psycopg.types.string.TextLoader)  # ledger_event's columns
         cur = conn.cursor()
         after = 0
         while True:

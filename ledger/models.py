@@ -13,7 +13,21 @@ transaction and rebuildable (``ledger.services.projections``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
+
+
+class VerbatimJSONField(models.JSONField):
+    """JSON stored as the text written (PostgreSQL ``json``, not ``jsonb``): an
+    event's data and metadata are their canonical encoding, which PostgreSQL
+    then only validates; ``jsonb`` rebuilt each document into its binary form,
+    the largest part of writing a settlement's events. Read back as text and
+    decoded by Django, like ``jsonb`` (``casino.db_backends.postgresql``).
+    Elsewhere an ordinary ``JSONField``."""
+
+    def db_type(self, connection: Any) -> str | None:
+        return "json" if connection.vendor == "postgresql" else super().db_type(connection)
 
 
 class Event(models.Model):
@@ -27,8 +41,8 @@ class Event(models.Model):
     version = models.PositiveIntegerField()
     type = models.CharField(max_length=100)
     schema_version = models.PositiveSmallIntegerField(default=1)
-    data = models.JSONField()
-    metadata = models.JSONField(default=dict)
+    data = VerbatimJSONField()
+    metadata = VerbatimJSONField(default=dict)
     recorded_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)

@@ -220,7 +220,7 @@ def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tupl
         return []
     ops = connection.ops
     if connection.vendor == "postgresql":
-        columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s)"
+        columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s)"
     else:
         columns, extra, placeholder = (
             _INSERT_COLUMNS + ", txid",
@@ -342,7 +342,8 @@ def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
     make = RecordedEvent._make
     if connection.vendor == "postgresql":
         loads = json.loads
-        events = [make((*r[:6], loads(r[6]), loads(r[7]), *r[8:])) for r in rows]
+        events = [make((position, txid, stream, version, kind, schema, loads(data), loads(meta), at, prev, digest))
+                  for position, txid, stream, version, kind, schema, data, meta, at, prev, digest in rows]  # fmt: skip
     else:
         events = [make((*r[:6], _decode(r[6]), _decode(r[7]), _aware(r[8]), r[9], r[10])) for r in rows]
     for index, event in enumerate(events):
@@ -361,8 +362,8 @@ def _aware(value: Any) -> datetime:
 @contextmanager
 def read_cursor() -> Iterator[Any]:
     """A cursor for bulk reads in the current transaction. On PostgreSQL it
-    is psycopg's own, with psycopg's C loaders for timestamptz and for jsonb
-    as text (decoded by ``json.loads``): Django's per-value Python loaders
+    is psycopg's own, with psycopg's C loaders for timestamptz and for json
+    and jsonb as text (decoded by ``json.loads``): Django's per-value Python loaders
     would double a replay's cost."""
     if connection.vendor != "postgresql":
         with connection.cursor() as cursor:
@@ -372,9 +373,9 @@ def read_cursor() -> Iterator[Any]:
     with connection.wrap_database_errors, connection.connection.cursor() as cursor:
         timestamptz = psycopg.adapters.types["timestamptz"].oid
         cursor.adapters.register_loader("timestamptz", psycopg.adapters.get_loader(timestamptz, Format.TEXT))
-        cursor.adapters.register_loader(
-            "jsonb", psycopg.adapters.get_loader(psycopg.adapters.types["text"].oid, Format.TEXT)
-        )
+        text = psycopg.adapters.get_loader(psycopg.adapters.types["text"].oid, Format.TEXT)
+        cursor.adapters.register_loader("jsonb", text)
+        cursor.adapters.register_loader("json", text)  # the events' data and metadata
         yield cursor
 
 

@@ -309,7 +309,7 @@ SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*)
 # Autocommit variant: a refusal raises in the statement, so nothing of it commits.
 _STRICT = ", ledger_bet_refused((SELECT count(*) FROM idem), (SELECT count(*) FROM hold))"
 _EVENT_ROW = (
-    "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::jsonb, %(m{i})s::jsonb, "
+    "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::json, %(m{i})s::json, "
     "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text"
 )
 

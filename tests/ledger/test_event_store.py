@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 
 import pytest
 from django.db import connection, connections, transaction
@@ -10,12 +11,55 @@ from django.db import connection, connections, transaction
 from ledger.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body
 from ledger.errors import InvalidEvent, StaleStreamVersion
 from ledger.event_types import DEPOSITED
-from ledger.services import GlobalPosition, NewEvent, append_events, position_of, read_global, read_stream, replay
+from ledger.services import (
+    GlobalPosition,
+    NewEvent,
+    StreamAppend,
+    append_events,
+    position_of,
+    read_global,
+    read_stream,
+    replay,
+)
 from ledger.services.events import timestamp
 
 from .conftest import snapshot, wait_until_readable
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.postgres
+def test_event_data_and_metadata_are_stored_as_their_canonical_text_through_every_writer(settings):
+    # PostgreSQL ``json`` keeps the text written (``jsonb`` would reorder keys
+    # and re-space it): what is stored is exactly what was hashed. Written by
+    # ``append_events``, the bet statement and the settlement's COPY alike.
+    from ledger.services import EventRef, HoldSettlement, open_hold, settle_batch
+    from ledger.services.verify import verify_ledger
+
+    from .conftest import CURRENCY, fund, house_account
+
+    data = {"zeta": [3, {"b": "é", "a": None}], "alpha": True, "mid": -7}
+    metadata = {"actor": "dealer", "correlation_id": "c-1"}
+    append_events(stream_id="canon-1", expected_version=0, events=[NewEvent("test.noted", data)], metadata=metadata)
+    accounts = fund("canon", 1_000)
+    house = house_account(table_id="canon", currency=CURRENCY)
+    bet = StreamAppend("canon-2", 0, [NewEvent("test.bet", data)], metadata)
+    held = open_hold(source=accounts.wallet, escrow=accounts.held, destination=house, amount=100, currency=CURRENCY,
+                     idempotency_key="canon-bet", cause=bet)  # fmt: skip
+    settle_batch(idempotency_key="canon-settle", currency=CURRENCY,
+                 appends=[StreamAppend("canon-2", 1, [NewEvent("test.settled", data)], metadata)],
+                 holds=[HoldSettlement(uuid.UUID(held.hold_id), 100, EventRef("canon-2", 2))])  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_typeof(data)::text, data::text, metadata::text FROM ledger_event "
+            "WHERE stream_id IN ('canon-1', 'canon-2') ORDER BY id"
+        )
+        rows = cursor.fetchall()
+    expected = ("json", canonical_json(data).decode(), canonical_json(metadata).decode())
+    assert len(rows) == 3
+    assert all(row == expected for row in rows), rows
+    assert [e.data for e in read_stream(stream_id="canon-2")] == [data, data]
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
 
 
 def test_append_assigns_gap_free_versions_and_chains_hashes():

@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend with a health check that costs no round trip.
+"""Django's PostgreSQL backend with a health check that costs no round trip
+(and ``json`` read as text, like ``jsonb``).
 
 With ``CONN_HEALTH_CHECKS`` Django asks a reused connection ``SELECT 1`` before
 each request's first query: one more round trip on every API request (six for
@@ -15,12 +16,21 @@ waited as long and reconnected.
 from __future__ import annotations
 
 import select
+from typing import Any
 
 from django.db.backends.postgresql import base
 from psycopg.pq import TransactionStatus
+from psycopg.types.string import TextLoader
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        connection = super().get_new_connection(conn_params)
+        # ``json`` columns (the ledger's events) reach Python as text, as Django
+        # has psycopg hand over ``jsonb``: the field or the reader decodes it.
+        connection.adapters.register_loader("json", TextLoader)
+        return connection
+
     def is_usable(self) -> bool:
         pg = self.connection
         if pg is None or pg.closed or pg.broken:
