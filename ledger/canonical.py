@@ -1,8 +1,9 @@
 """Canonical JSON, the per-stream hash chain and Merkle roots (pure Python).
 
-Canonical form: keys sorted, no insignificant whitespace, UTF-8, no floats.
-With integers, strings, booleans, null, arrays and objects only (floats are
-refused: money is integer minor units) and keys in the Basic Multilingual
+Canonical form: keys sorted, no insignificant whitespace, UTF-8, no floats,
+no NUL characters. With integers, strings, booleans, null, arrays and objects
+only (floats are refused: money is integer minor units; NUL is refused: no
+PostgreSQL text type can hold it) and keys in the Basic Multilingual
 Plane, this is byte-for-byte RFC 8785 (JCS), the reference. An export can be
 checked with any JCS implementation plus SHA-256.
 """
@@ -37,6 +38,11 @@ def _may_hold_float(text: str) -> bool:
 
 
 _NUMBER_STARTS = frozenset("-0123456789")
+
+
+# A NUL character, as the encoder escapes it: "\u0000" after an even number
+# of backslashes (an odd one is an escaped backslash followed by "u0000").
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000").search
 
 
 def _not_json(value: Any) -> Any:
@@ -75,6 +81,10 @@ def canonical_text(value: Any) -> str:
         raise NotCanonical(str(exc)) from exc
     if _may_hold_float(text):
         json.loads(text, parse_float=_no_float)
+    if "\\u0000" in text and _ESCAPED_NUL(text) is not None:
+        # PostgreSQL's text types (and ``jsonb``) cannot hold NUL; ``json``
+        # would store the escape, which no text column could then take.
+        raise NotCanonical("NUL characters are not allowed in text")
     return text
 
 

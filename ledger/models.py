@@ -20,11 +20,13 @@ from django.db import models
 
 class VerbatimJSONField(models.JSONField):
     """JSON stored as the text written (PostgreSQL ``json``, not ``jsonb``): an
-    event's data and metadata are their canonical encoding, which PostgreSQL
-    then only validates; ``jsonb`` rebuilt each document into its binary form,
-    the largest part of writing a settlement's events. Read back as text and
-    decoded by Django, like ``jsonb`` (``casino.db_backends.postgresql``).
-    Elsewhere an ordinary ``JSONField``."""
+    event's data and metadata are written as their canonical encoding, which
+    PostgreSQL then only validates; ``jsonb`` rebuilt each document into its
+    binary form, the largest part of writing a settlement's events. (Rows
+    migrated from ``jsonb`` keep its normalised text: readers decode and
+    re-encode, never hash the stored text.) Read back as text and decoded by
+    Django, like ``jsonb`` (``casino.db_backends.postgresql``). Elsewhere an
+    ordinary ``JSONField``."""
 
     def db_type(self, connection: Any) -> str | None:
         return "json" if connection.vendor == "postgresql" else super().db_type(connection)

@@ -1,9 +1,14 @@
 """Event data and metadata as PostgreSQL ``json`` (the canonical text kept as
 written) instead of ``jsonb`` (rebuilt into a binary form on every insert).
 
-On PostgreSQL the columns change type in place. Elsewhere only Django's state
-changes: SQLite stores JSON as text either way, and Django's SQLite
-``AlterField`` would rebuild the table, dropping its append-only triggers."""
+On PostgreSQL the columns change type in place: the table and its indexes are
+rewritten under an ACCESS EXCLUSIVE lock, so on a large ledger run it in a
+maintenance window (bets and reads wait for the whole rewrite). Existing rows
+keep ``jsonb``'s normalised text. Elsewhere only Django's state changes: SQLite
+stores JSON as text either way, and Django's SQLite ``AlterField`` would
+rebuild the table (by our reading of ``_remake_table``, taking its append-only
+triggers with it). Reversible while no event holds an escaped NUL, which
+``ledger.canonical`` refuses."""
 
 from django.db import migrations
 

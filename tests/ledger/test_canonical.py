@@ -44,6 +44,9 @@ def test_canonical_json_escapes_like_jcs():
         {"a": "3e4f-9.1", "b": [2, -0.0]},
         {"t": "12:30:15.5", "n": 1e16},
         {"k": [1, 2, 3.25]},
+        {"k": "a\x00b"},  # NUL: no PostgreSQL text type can hold it
+        {"a\x00": 1},
+        {"k": ["\\\x00"]},  # a backslash, then NUL
     ],
 )
 def test_values_without_canonical_form_are_refused(bad):
@@ -52,9 +55,11 @@ def test_values_without_canonical_form_are_refused(bad):
 
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
-json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
+no_nul = st.characters(codec="utf-8", exclude_characters="\x00")  # NUL is refused (above)
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(no_nul, max_size=30))
 json_values = st.recursive(
-    json_leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    json_leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(no_nul, max_size=8), inner, max_size=4),
 )
 
 
@@ -72,6 +77,12 @@ def test_a_float_anywhere_is_refused(value, number, where):
 @given(value=json_values)
 def test_integer_only_json_round_trips(value):
     assert json.loads(canonical_json(value)) == value
+
+
+@pytest.mark.parametrize("text", ["\\u0000", "\\\\u0000", "a\\u0000b", "\u0001\\u0000"])
+def test_text_that_only_spells_an_escaped_nul_is_text(text):
+    # A backslash followed by "u0000" is six ordinary characters, not NUL.
+    assert json.loads(canonical_json({"k": text})) == {"k": text}
 
 
 def test_strings_that_look_like_floats_are_text():

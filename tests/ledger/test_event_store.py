@@ -112,6 +112,7 @@ def test_stale_expected_version_writes_nothing():
     ("event", "stream"),
     [
         (NewEvent("x.bad", {"amount": 1.5}), "s"),  # floats have no canonical form
+        (NewEvent("x.bad", {"reason": "jam\x00med"}), "s"),  # nor has NUL (the json column would keep it)
         (NewEvent("", {}), "s"),
         (NewEvent("x.bad", {}, schema_version=0), "s"),
         (NewEvent(DEPOSITED, {}, schema_version=3), "s"),  # newer than the registered current version
