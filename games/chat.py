@@ -24,7 +24,7 @@ class ChatRateLimited(DomainError):
 
 
 class InvalidChatMessage(DomainError):
-    """A chat message is 1 to 280 characters of text."""
+    """A chat message is 1 to 280 characters of text, not blank, without NUL."""
 
     code = "invalid_chat_message"
 
@@ -45,7 +45,8 @@ def post_chat(*, table_id: int, player_id: int, username: str, text: object, now
     ``not_seated``, ``chat_rate_limited`` (``CASINO_CHAT_RATE`` messages per
     ``CASINO_CHAT_RATE_WINDOW`` seconds per table)."""
     now = now or timezone.now()
-    if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT_LENGTH:
+    # NUL: no PostgreSQL text column can hold it (the insert would fail, not refuse).
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_CHAT_LENGTH or "\x00" in text:
         raise InvalidChatMessage()
     seat = require_seat(table_id=table_id, player_id=player_id)
     # Lock the seat row: concurrent posts of one player count one after the other.
