@@ -36,6 +36,14 @@ CLOSE_TABLE_NOT_FOUND = 4404
 CHAT_SETTING_REFRESH_SECONDS = 5.0
 
 
+async def refuse(consumer: AsyncJsonWebsocketConsumer, code: int) -> None:
+    """Close with an application close code (4401, 4404). The handshake is
+    accepted first: a close before it becomes an HTTP 403 refusal, and the
+    client never sees the code."""
+    await consumer.accept()
+    await consumer.close(code=code)
+
+
 def _user_from_token(key: str) -> Any:
     token = Token.objects.select_related("user").filter(key=key).first()
     return token.user if token and token.user.is_active else None
@@ -78,12 +86,12 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = await self._authenticate()
         if user is None:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await refuse(self, CLOSE_UNAUTHENTICATED)
             return
         self.player_id, self.username = int(user.pk), user.get_username()
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         if not await database_sync_to_async(HouseTable.objects.filter(pk=self.table_id).exists)():
-            await self.close(code=CLOSE_TABLE_NOT_FOUND)
+            await refuse(self, CLOSE_TABLE_NOT_FOUND)
             return
         the_relay = relay()
         the_relay.ensure_running()

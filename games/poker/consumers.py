@@ -34,7 +34,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, authenticate_scope
+from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, authenticate_scope, refuse
 from games.domain.poker.events import HoleCardsDealt
 from games.poker import event_types as et
 from games.poker import presenters, services
@@ -184,12 +184,12 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = await self._authenticate()
         if user is None:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await refuse(self, CLOSE_UNAUTHENTICATED)
             return
         self.player_id = int(user.pk)
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         if not await database_sync_to_async(PokerTable.objects.filter(pk=self.table_id).exists)():
-            await self.close(code=CLOSE_TABLE_NOT_FOUND)
+            await refuse(self, CLOSE_TABLE_NOT_FOUND)
             return
         await self.accept()
         self.feed = await TableFeed.join(self.table_id, self)

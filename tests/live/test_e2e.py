@@ -206,3 +206,30 @@ def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
     assert kinds["snapshot"]["table"]["me"] is None or kinds["snapshot"]["table"]["me"]["player_id"] == alice.pk
     # Bob hides chat: the next thing he receives is his pong, not Alice's line.
     assert got_b == [{"type": "pong", "nonce": "n1"}]
+
+
+def test_a_refused_websocket_closes_with_4401_or_4404(asgi_server) -> None:
+    """docs/websocket.md: no credentials close with 4401, an unknown table with
+    4404, on house and poker tables alike (the close code reaches the client)."""
+    token = funded_player("ws-carol")
+    table = fast_table("uth", betting_seconds=60)
+    base = asgi_server.replace("http://", "ws://")
+
+    async def close_code(path: str) -> int | None:
+        async with websockets.connect(base + path, origin=Origin(asgi_server), open_timeout=20) as ws:
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+        assert closed.value.rcvd is not None
+        return closed.value.rcvd.code
+
+    async def scenario() -> list[int | None]:
+        paths = [
+            f"/ws/tables/{table.pk}/",
+            f"/ws/tables/{table.pk}/?token=not-a-token",
+            f"/ws/tables/999999/?token={token}",
+            "/ws/poker/1/",
+            f"/ws/poker/999999/?token={token}",
+        ]
+        return [await close_code(path) for path in paths]
+
+    assert asyncio.run(scenario()) == [4401, 4401, 4404, 4401, 4404]
