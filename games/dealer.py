@@ -107,7 +107,7 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     now = now or timezone.now()
     grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
-    done = {"advanced": 0, "voided": 0, "started": 0}
+    done = {"advanced": 0, "voided": 0, "started": 0, "failed": 0}
     # Closed tables are swept too: a round in progress finishes, then the table idles.
     for table in HouseTable.objects.exclude(phase="paused").order_by("pk"):
         try:
@@ -126,6 +126,12 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
         except DomainError as exc:
             # A refused step (e.g. an operator paused the table meanwhile) is not a crash.
             log.info("sweep: table %s: %s (%s)", table.code, exc.code, exc.message)
+        except Exception:
+            # One table's failure (a bug, a lost connection) must not keep the
+            # sweep from the tables after it; its step rolled back, and the next
+            # sweep tries it again.
+            log.exception("sweep: table %s failed", table.code)
+            done["failed"] += 1
     return done
 
 

@@ -764,30 +764,44 @@ def sweep(*, now: datetime) -> dict[str, int]:
 
     grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
-    done = {"advanced": 0, "freed": 0, "started": 0, "voided": 0}
+    done = {"advanced": 0, "freed": 0, "started": 0, "voided": 0, "failed": 0}
     for table in PokerTable.objects.order_by("pk"):
-        if table.phase == HAND and table.deadline is not None and table.deadline < now - gone:
-            try:
-                void_hand(table_id=table.pk, actor="system", reason="dealer_gone", now=now, automatic=True)
-                done["voided"] += 1
-            except DomainError as exc:  # moved on meanwhile (paused, finished): nothing to void
-                log.info("poker sweep: table %s: %s", table.code, exc.code)
-            continue
-        if table.phase == IDLE:
-            with transaction.atomic():
-                locked = _lock(table.pk)
-                if locked.phase != IDLE:
-                    continue
-                done["freed"] += free_expired_seats(locked, now)
-                _maybe_start_soon(locked, now)
-                done["started"] += locked.phase != IDLE
-        elif (
-            table.deadline is not None
-            and table.deadline < now - grace
-            and advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=now) is not None
-        ):
-            done["advanced"] += 1
+        try:
+            _sweep_table(table, now, grace, gone, done)
+        except DomainError as exc:  # a refused step (paused meanwhile): not a crash
+            log.info("poker sweep: table %s: %s", table.code, exc.code)
+        except Exception:
+            # One table's failure (a bug, a lost connection) must not keep the
+            # sweep from the tables after it; its step rolled back, and the next
+            # sweep tries it again.
+            log.exception("poker sweep: table %s failed", table.code)
+            done["failed"] += 1
     return done
+
+
+def _sweep_table(table: PokerTable, now: datetime, grace: timedelta, gone: timedelta, done: dict[str, int]) -> None:
+    """One table of ``sweep``; adds what it did to ``done``."""
+    if table.phase == HAND and table.deadline is not None and table.deadline < now - gone:
+        try:
+            void_hand(table_id=table.pk, actor="system", reason="dealer_gone", now=now, automatic=True)
+            done["voided"] += 1
+        except DomainError as exc:  # moved on meanwhile (paused, finished): nothing to void
+            log.info("poker sweep: table %s: %s", table.code, exc.code)
+        return
+    if table.phase == IDLE:
+        with transaction.atomic():
+            locked = _lock(table.pk)
+            if locked.phase != IDLE:
+                return
+            done["freed"] += free_expired_seats(locked, now)
+            _maybe_start_soon(locked, now)
+            done["started"] += locked.phase != IDLE
+    elif (
+        table.deadline is not None
+        and table.deadline < now - grace
+        and advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=now) is not None
+    ):
+        done["advanced"] += 1
 
 
 # --- malfunction: pause, resume, void (RULES.md, "Malfunction voids all pays and play") -----------

@@ -166,6 +166,30 @@ def test_the_sweeper_advances_an_overdue_table_but_not_one_within_grace() -> Non
     assert HouseTable.objects.get(pk=table.pk).phase_seq > tick.phase_seq
 
 
+def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch) -> None:
+    """The beat backstop goes on to the next table when one table's step fails
+    (a bug, a lost connection): that table is counted as failed and left as it
+    was, and the others are still advanced."""
+    broken, healthy = fast_table("uth"), fast_table("casino_holdem")
+    ticks = {}
+    for table in (broken, healthy):
+        make_player(table, funds=FUNDS)
+        ticks[table.pk] = start_table(table_id=table.pk, now=timezone.now())
+    real_advance = dealer.advance
+
+    def failing_for_one_table(*, table_id: int, **kwargs: object) -> object:
+        if table_id == broken.pk:
+            raise RuntimeError("simulated failure")
+        return real_advance(table_id=table_id, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dealer, "advance", failing_for_one_table)
+    deadline = max(tick.deadline for tick in ticks.values() if tick.deadline is not None)
+    done = dealer.sweep(now=deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.5))
+    assert (done["failed"], done["advanced"]) == (1, 1)
+    assert HouseTable.objects.get(pk=broken.pk).phase_seq == ticks[broken.pk].phase_seq
+    assert HouseTable.objects.get(pk=healthy.pk).phase_seq > ticks[healthy.pk].phase_seq
+
+
 def test_an_open_idle_table_is_started_by_the_sweeper() -> None:
     table = fast_table("xtreme")
     assert table.phase == "idle"

@@ -295,3 +295,30 @@ def test_a_hand_whose_dealer_was_gone_too_long_is_voided_by_the_sweep() -> None:
     assert pot_balance(hand_id) == 0
     assert ledger_sums() == {"EUR": 0}
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch) -> None:
+    """The beat backstop goes on to the next table when one table's step fails
+    (a bug, a lost connection): that table is counted as failed and left as it
+    was, and the others are still advanced."""
+    tables = []
+    for _ in range(2):
+        table, (p1, _, _) = three_handed()
+        table = advance(table, cards=AA_VS_KK)
+        act(table, p1, "raise", 30)
+        table.refresh_from_db()
+        tables.append(table)
+    broken, healthy = tables
+    real_advance = services.advance_table
+
+    def failing_for_one_table(*, table_id: int, **kwargs: Any) -> Any:
+        if table_id == broken.pk:
+            raise RuntimeError("simulated failure")
+        return real_advance(table_id=table_id, **kwargs)
+
+    monkeypatch.setattr(services, "advance_table", failing_for_one_table)
+    overdue = max(t.deadline for t in tables if t.deadline is not None) + timedelta(seconds=10)
+    done = services.sweep(now=overdue)
+    assert (done["failed"], done["advanced"]) == (1, 1)
+    assert PokerTable.objects.get(pk=broken.pk).phase_seq == broken.phase_seq
+    assert PokerTable.objects.get(pk=healthy.pk).phase_seq > healthy.phase_seq
