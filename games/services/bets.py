@@ -542,6 +542,15 @@ class TooManyTables(NotInRound):
     code = "too_many_tables"
 
 
+def tables_in_play(*, player_id: int) -> set[int]:
+    """The tables the player plays at (RULES.md: at most 4 at once): those where
+    they hold a seat, and those where a round still holds their wagers (a seat
+    given up mid-round leaves its wagers in play until the round ends)."""
+    seated = set(TableSeat.objects.filter(player_id=player_id).values_list("table_id", flat=True))
+    wagering = PlayerRound.objects.filter(player_id=player_id, status="betting", staked__gt=0)
+    return seated | set(wagering.values_list("round__table_id", flat=True))
+
+
 def join_table(*, table_id: int, player_id: int) -> TableSeat:
     """Take a seat (one per player per table). Per-seat tables number seats up to
     the deck's limit; shared tables have unlimited, unnumbered seats."""
@@ -554,7 +563,7 @@ def join_table(*, table_id: int, player_id: int) -> TableSeat:
         seat = TableSeat.objects.filter(table=table, player_id=player_id).first()
         if seat is not None:
             return seat
-        if TableSeat.objects.filter(player_id=player_id).count() >= settings.CASINO_MAX_TABLES_PER_PLAYER:
+        if len(tables_in_play(player_id=player_id) - {table.pk}) >= settings.CASINO_MAX_TABLES_PER_PLAYER:
             raise TooManyTables(limit=settings.CASINO_MAX_TABLES_PER_PLAYER)
         number = None
         if table.hand_mode == "per_seat":

@@ -129,6 +129,26 @@ def test_seats_a_second_seat_and_a_fifth_table_are_refused() -> None:
     assert post(client, f"/api/tables/{tables[4].pk}/join/").status_code == 201
 
 
+def test_a_seat_given_up_mid_round_counts_until_its_wagers_are_settled() -> None:
+    """RULES.md: at most 4 tables at once. Leaving a table whose round holds the
+    player's wagers does not free a table until that round ends."""
+    tables = [fast_table("uth", betting_seconds=60) for _ in range(5)]
+    player = make_player()
+    client = client_for(player)
+    for table in tables[:4]:
+        assert post(client, f"/api/tables/{table.pk}/join/").status_code == 201
+    tick: Any = start_table(table_id=tables[0].pk, now=timezone.now())
+    chip = post(client, f"/api/tables/{tables[0].pk}/bets/chip/", {"spot": "ante", "amount": 100})
+    assert chip.status_code == 200, chip.content
+    assert client.post(f"/api/tables/{tables[0].pk}/leave/").status_code == 204
+    refused(lambda: post(client, f"/api/tables/{tables[4].pk}/join/"), 409, "too_many_tables")
+    assert tick.deadline is not None  # the round plays on without the seat and settles
+    while tick is not None and tick.phase not in ("between", "idle"):
+        assert tick.deadline is not None
+        tick = advance_table(table_id=tables[0].pk, expected_seq=tick.phase_seq, now=tick.deadline)
+    assert post(client, f"/api/tables/{tables[4].pk}/join/").status_code == 201
+
+
 def test_unauthenticated_and_cross_player_access(betting) -> None:
     table, player, client = betting
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=300, idempotency_key=key(), now=timezone.now())
