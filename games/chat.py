@@ -60,8 +60,8 @@ def post_chat(*, table_id: int, player_id: int, username: str, text: object, now
 
 
 def recent_chat(*, table_id: int, viewer_id: int, limit: int = 50) -> list[dict]:
-    """The table's latest chat lines, oldest first; empty when the viewer hides chat
-    (their own lines are still shown to them)."""
+    """The table's latest chat lines, oldest first; only the viewer's own lines
+    when they hide chat."""
     rows = ChatMessage.objects.filter(table_id=table_id).select_related("player")
     if hides_chat(player_id=viewer_id):
         rows = rows.filter(player_id=viewer_id)
