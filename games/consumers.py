@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from casino.errors import DomainError
@@ -61,11 +62,15 @@ async def authenticate_scope(scope: Mapping[str, Any]) -> Any:
 
 
 def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
+    """The REST table view (clock fields included, by the server's clock now),
+    the seq it was taken at and the recent chat."""
     view = presenters.table_view(table_id=table_id, viewer_id=player_id)
+    table = HouseTable.objects.get(pk=table_id)
+    warning = presenters.round_warning_seconds([table]).get(table.pk)
     return {
         "type": "snapshot",
         "seq": int(view["table"]["public_seq"]),
-        "table": view,
+        "table": {**view, **presenters.clock_fields(table, timezone.now(), warning)},
         "chat": chat.recent_chat(table_id=table_id, viewer_id=player_id),
     }
 

@@ -232,6 +232,22 @@ def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]
     ]
 
 
+def traffic_light(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> str:
+    """green while betting is open, yellow in its last ``warning_seconds``, red otherwise
+    (RULES.md: the server's clock decides). ``warning_seconds``: the running round's,
+    when a configuration change since it opened made the table's differ."""
+    if table.phase != "betting" or table.deadline is None or now >= table.deadline:
+        return "red"
+    remaining = (table.deadline - now).total_seconds()
+    warning = table.warning_seconds if warning_seconds is None else warning_seconds
+    return "yellow" if remaining <= warning else "green"
+
+
+def clock_fields(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> dict[str, str]:
+    """``traffic_light`` and ``server_time`` at ``now`` (REST views and the websocket snapshot)."""
+    return {"traffic_light": traffic_light(table, now, warning_seconds), "server_time": now.isoformat()}
+
+
 def round_warning_seconds(tables: Sequence[HouseTable]) -> dict[int, int]:
     """Table id -> the yellow-light seconds of its round in betting, for the tables
     whose configuration changed after that round opened (a change is in force from

@@ -60,26 +60,11 @@ class MissingField(DomainError):
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def traffic_light(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> str:
-    """green while betting is open, yellow in its last ``warning_seconds``, red otherwise
-    (RULES.md: the server's clock decides). ``warning_seconds``: the running round's,
-    when a configuration change since it opened made the table's differ."""
-    if table.phase != "betting" or table.deadline is None or now >= table.deadline:
-        return "red"
-    remaining = (table.deadline - now).total_seconds()
-    warning = table.warning_seconds if warning_seconds is None else warning_seconds
-    return "yellow" if remaining <= warning else "green"
-
-
 def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, Any]]:
     """Lobby rows: the presenter's table summary with the light by the server clock."""
     warnings = presenters.round_warning_seconds(tables)
     return [
-        {
-            **presenters.table_summary(table),
-            "traffic_light": traffic_light(table, now, warnings.get(table.pk)),
-            "server_time": now.isoformat(),
-        }
+        {**presenters.table_summary(table), **presenters.clock_fields(table, now, warnings.get(table.pk))}
         for table in tables
     ]
 
@@ -175,8 +160,8 @@ class TableDetailView(APIView):
         table = seating.get_table(table_id=table_id)
         now = timezone.now()
         view = presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk)
-        light = traffic_light(table, now, presenters.round_warning_seconds([table]).get(table.pk))
-        return Response({**view, "traffic_light": light, "server_time": now.isoformat()})
+        warning = presenters.round_warning_seconds([table]).get(table.pk)
+        return Response({**view, **presenters.clock_fields(table, now, warning)})
 
 
 class JoinView(APIView):

@@ -233,3 +233,29 @@ def test_a_refused_websocket_closes_with_4401_or_4404(asgi_server) -> None:
         return [await close_code(path) for path in paths]
 
     assert asyncio.run(scenario()) == [4401, 4401, 4404, 4401, 4404]
+
+
+def test_the_snapshot_is_the_rest_table_view_with_the_traffic_light_by_the_server_clock(asgi_server) -> None:
+    """docs/websocket.md: the snapshot's ``table`` is ``GET /api/tables/<id>/``,
+    the traffic light and server time included (RULES.md: the server's clock)."""
+    from django.utils import timezone
+
+    from games.services import start_table
+
+    token = funded_player("ws-dave")
+    table = fast_table("uth", betting_seconds=60)
+    start_table(table_id=table.pk, now=timezone.now())
+    headers = {"Authorization": f"Token {token}"}
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={token}"
+        async with websockets.connect(url, origin=Origin(asgi_server)) as ws:
+            snapshot = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        async with httpx.AsyncClient(base_url=asgi_server, headers=headers) as http:
+            rest = (await http.get(f"/api/tables/{table.pk}/")).json()
+        return snapshot, rest
+
+    snapshot, rest = asyncio.run(scenario())
+    assert snapshot["type"] == "snapshot"
+    assert snapshot["table"]["traffic_light"] == rest["traffic_light"] == "green"  # 60 s window, 1 s warning
+    assert {**snapshot["table"], "server_time": None} == {**rest, "server_time": None}
