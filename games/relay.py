@@ -111,10 +111,10 @@ class RoundInfo:
     """What the relay caches per round: its table, hand mode and the table's
     public sequence number just before the round's first event."""
 
-    __slots__ = ("base_seq", "hand_mode", "table_id")
+    __slots__ = ("base_seq", "currency", "hand_mode", "table_id")
 
-    def __init__(self, table_id: int, hand_mode: str, base_seq: int) -> None:
-        self.table_id, self.hand_mode, self.base_seq = table_id, hand_mode, base_seq
+    def __init__(self, table_id: int, hand_mode: str, base_seq: int, currency: str) -> None:
+        self.table_id, self.hand_mode, self.base_seq, self.currency = table_id, hand_mode, base_seq, currency
 
 
 _rounds: dict[str, RoundInfo] = {}
@@ -131,12 +131,12 @@ def round_info(round_id: str) -> RoundInfo | None:
 
         from games.models import HouseRound
 
-        row = HouseRound.objects.filter(round_id=round_id).values("pk", "table_id", "hand_mode").first()
+        row = HouseRound.objects.filter(round_id=round_id).values("pk", "table_id", "hand_mode", "currency").first()
         if row is None:
             return None
         earlier = HouseRound.objects.filter(table_id=row["table_id"], pk__lt=row["pk"])
         base = earlier.aggregate(total=Sum("stream_version"))["total"] or 0
-        info = _rounds[round_id] = RoundInfo(row["table_id"], row["hand_mode"], int(base))
+        info = _rounds[round_id] = RoundInfo(row["table_id"], row["hand_mode"], int(base), row["currency"])
         if len(_rounds) > 10_000:  # old rounds are never needed again
             _rounds.pop(next(iter(_rounds)))
     return info
@@ -188,8 +188,26 @@ def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
         return out
     delta = presenters.private_delta(event)
     if delta is not None:
+        context["currency"] = info.currency  # for ``add_balances``; not sent
         out.append((player_table_group(info.table_id, player_id), private(delta, context, player_id)))
     return out
+
+
+def add_balances(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Give each player-stream delta the player's wallet balance as the relay
+    sends it (one query per batch; it may already include later movements,
+    e.g. at another table)."""
+    from ledger.models import Account
+
+    wanted = [m["delta"] for _, m in messages if m["type"] == "player.delta" and "currency" in m["delta"]]
+    if not wanted:
+        return
+    owners = {f"player:{delta['player_id']}" for delta in wanted}
+    wallets = Account.objects.filter(kind="wallet", owner__in=owners).values_list("owner", "currency", "balance")
+    balances = {(owner, currency): int(balance) for owner, currency, balance in wallets}
+    for delta in wanted:
+        currency = delta.pop("currency")
+        delta["balance"] = balances.get((f"player:{delta['player_id']}", currency), 0)
 
 
 def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, Any]:
@@ -239,6 +257,7 @@ def next_batch(after: GlobalPosition) -> tuple[GlobalPosition, list[tuple[str, d
     messages: list[tuple[str, dict[str, Any]]] = []
     for event in events:
         messages.extend(messages_for(event))
+    add_balances(messages)
     return (position_of(events[-1]) if events else after), messages
 
 
