@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from games import dealer
 from games.models import HouseRound, HouseTable, PlayerRound
-from games.services import place_chip, start_table
+from games.services import advance_table, make_decision, place_chip, start_table
 from games.tasks import advance_table_task
 from ledger.services.events import read_stream
 from ledger.services.verify import verify_ledger
@@ -118,6 +118,61 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
     assert all(r.id for r in results)
     assert HouseRound.objects.get(pk=row.round_id).stream_version == events_before
     assert_paid_once(PlayerRound.objects.get(pk=row.pk), alice)
+
+
+def test_a_worker_killed_mid_settlement_after_its_first_writes_leaves_nothing_paid_twice(spawn_worker) -> None:
+    """The showdown step is killed after it has appended events and resolved
+    holds, while its balance update waits on the house's account row: the
+    transaction dies whole, and the sweeper settles the round once."""
+    from ledger.models import Event
+    from ledger.services import house_account
+
+    victim = spawn_worker("victim-settle")
+    table = fast_table("uth", decision_seconds=60)
+    alice = make_player(table, funds=FUNDS)
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    assert tick.deadline is not None
+    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=200, idempotency_key=key(), now=timezone.now())
+    dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+    assert dealt is not None
+    assert dealt.phase == "preflop"
+    tick = dealt
+    decided = make_decision(table_id=table.pk, player_id=alice, option="call4x", idempotency_key=key(),
+                            now=timezone.now())  # fmt: skip
+    assert decided.all_decided  # the showdown may run now (early advance), before the window's deadline
+    events_before = Event.objects.count()
+    house = house_account(table_id=table.pk, currency="EUR")
+    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
+        blocker.execute("SELECT id FROM ledger_account WHERE id = %s FOR UPDATE", [house])
+        advance_table_task.apply_async(args=(table.pk, tick.phase_seq), queue=victim.queue)
+
+        def worker_waiting() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    # backend_xid: the waiting transaction has already written.
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query ILIKE %s AND datname = current_database() AND backend_xid IS NOT NULL",
+                    ["%UPDATE ledger_account%"],
+                )
+                return bool(cursor.fetchone()[0])
+
+        wait_for(worker_waiting, timeout=20, what="the worker's settlement waiting on the house row")
+        victim.kill()
+        blocker.rollback()
+    time.sleep(0.5)
+    table.refresh_from_db()
+    assert (table.phase, table.phase_seq) == ("preflop", tick.phase_seq), "the killed transaction left nothing"
+    assert Event.objects.count() == events_before
+    assert "house_player.settled" not in player_events(tick.round_id, alice)
+    grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.01)
+    assert table.deadline is not None
+    dealer.sweep(now=table.deadline + grace)
+    table.refresh_from_db()
+    assert table.phase in ("between", "idle")
+    row = settled_row(table, alice)
+    assert row is not None
+    assert row.status == "settled"
+    assert_paid_once(row, alice)
 
 
 def test_a_round_whose_dealer_is_gone_is_voided_with_refunds_and_a_reason() -> None:
