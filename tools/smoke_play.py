@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Play one Ultimate Texas Hold'em round against a running server, from the outside.
+"""Play one round at each demo table against a running server, from the outside.
 
 Used by CI to prove the embedded default (``make run``) does not only start but
-plays: the demo player logs in, joins the demo table ``UTH1``, places the
-minimum Ante while the betting light is green or yellow, makes no decision (so
-the timeouts check, check and fold), and waits until the account history shows
-the round settled. Standard library only. Exits 0 and prints the history row as
-JSON, or exits 1 naming what did not happen within the time limit.
+plays all three games: the demo player logs in, joins ``UTH1`` (Ultimate Texas
+Hold'em), ``CHE1`` (Casino Hold'em) and ``XTR1`` (Xtreme Hold'em) and watches
+each on its websocket (``ws/tables/<id>/``, docs/websocket.md). When a betting
+window opens it places the minimum Ante over REST; each ``decision.offered``
+private message is answered with the first option offered; the round is played
+when the player's own ``house_player.settled`` message arrives, and the account
+history must then show it settled. The three tables play at once.
+
+Exits 0 and prints one JSON line per table, or exits 1 naming what did not
+happen within the time limit.
 
     python tools/smoke_play.py http://127.0.0.1:8000 [--timeout 240]
 """
@@ -14,15 +19,21 @@ JSON, or exits 1 naming what did not happen within the time limit.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
 from typing import Any
 
+import websockets
+from websockets.typing import Origin
+
 DEMO_USER = ("demo", "demo-player-password")
+DEMO_TABLES = ("UTH1", "CHE1", "XTR1")
+# A decision that arrives after its window closed (the timeout decided): not a failure.
+WINDOW_GONE = ("no_decision_window", "wrong_phase", "already_decided")
 
 
 class SmokeFailure(Exception):
@@ -42,42 +53,69 @@ def call(base: str, method: str, path: str, token: str | None = None, body: Any 
         return error.code, json.loads(error.read() or b"null")
 
 
-def play(base: str, timeout: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
+async def rest(base: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    return await asyncio.to_thread(call, base, method, path, token, body)
+
+
+async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, Any]:
+    """One round at ``table`` over its websocket; the settled history row."""
+    table_id, code = table["id"], table["code"]
+    status, joined = await rest(base, "POST", f"/api/tables/{table_id}/join/", token)
+    if status not in (200, 201) and not (status == 409 and joined["error"]["code"] == "already_seated"):
+        raise SmokeFailure(f"{code}: join failed: {status} {joined}")
+    ante = table["limits"]["ante"]["min"]
+    url = base.replace("http://", "ws://", 1) + f"/ws/tables/{table_id}/?token={token}"
+    bet_round: str | None = None
+    async with websockets.connect(url, origin=Origin(base), open_timeout=30) as ws:
+        async for text in ws:
+            message = json.loads(text)
+            kind, event = message["type"], message.get("event")
+            opened = None
+            if kind == "snapshot" and message["table"].get("traffic_light") in ("green", "yellow"):
+                opened = (message["table"].get("round") or {}).get("round_id")
+            elif kind == "delta" and event == "house_round.opened":
+                opened = message["round_id"]
+            if opened and bet_round is None:
+                status, answer = await rest(
+                    base, "POST", f"/api/tables/{table_id}/bets/chip/", token, {"spot": "ante", "amount": ante}
+                )
+                if status == 200:
+                    bet_round = opened
+                elif answer["error"]["code"] != "betting_closed":  # too late: the next round
+                    raise SmokeFailure(f"{code}: the Ante was refused: {status} {answer}")
+            if kind != "private" or bet_round is None or message.get("round_id") != bet_round:
+                continue
+            if event == "decision.offered":
+                option = message["data"]["options"][0]
+                status, answer = await rest(
+                    base, "POST", f"/api/tables/{table_id}/decision/", token, {"option": option}
+                )
+                if status != 200 and answer["error"]["code"] not in WINDOW_GONE:
+                    raise SmokeFailure(f"{code}: decision {option} refused: {status} {answer}")
+            elif event == "house_player.settled":
+                break
+    status, history = await rest(base, "GET", "/api/history/?limit=20", token)
+    rows = [row for row in history.get("results", []) if row["game_number"] == bet_round]
+    if not rows or rows[0]["status"] != "settled":
+        raise SmokeFailure(f"{code}: round {bet_round} is not settled in the history: {rows}")
+    return {"table": code, **rows[0]}
+
+
+async def play(base: str, timeout: float) -> list[dict[str, Any]]:
     status, login = call(base, "POST", "/api/auth/token/", body={"username": DEMO_USER[0], "password": DEMO_USER[1]})
     if status != 200:
         raise SmokeFailure(f"login failed: {status} {login}")
     token = login["token"]
     status, tables = call(base, "GET", "/api/tables/", token)
-    table = next((t for t in tables if t["code"] == "UTH1"), None) if status == 200 else None
-    if table is None:
-        raise SmokeFailure(f"demo table UTH1 not listed: {status} {tables}")
-    status, joined = call(base, "POST", f"/api/tables/{table['id']}/join/", token)
-    already_seated = status == 409 and joined["error"]["code"] == "already_seated"
-    if status not in (200, 201) and not already_seated:
-        raise SmokeFailure(f"join failed: {status} {joined}")
-    ante = table["limits"]["ante"]["min"]
-    game_number = None
-    while game_number is None:
-        if time.monotonic() > deadline:
-            raise SmokeFailure("no betting window accepted the Ante in time")
-        status, view = call(base, "GET", f"/api/tables/{table['id']}/", token)
-        if status == 200 and view.get("traffic_light") in ("green", "yellow"):
-            status, _ = call(
-                base, "POST", f"/api/tables/{table['id']}/bets/chip/", token, {"spot": "ante", "amount": ante}
-            )
-            if status == 200:
-                status, view = call(base, "GET", f"/api/tables/{table['id']}/", token)
-                game_number = (view.get("round") or {}).get("game_number")
-                continue
-        time.sleep(0.5)
-    while time.monotonic() < deadline:
-        status, history = call(base, "GET", "/api/history/?limit=5", token)
-        rows = [row for row in history.get("results", []) if row["game_number"] == game_number]
-        if rows and rows[0]["status"] in ("settled", "voided"):
-            return rows[0]
-        time.sleep(1)
-    raise SmokeFailure(f"round {game_number} was not settled in time")
+    by_code = {t["code"]: t for t in tables} if status == 200 else {}
+    missing = [code for code in DEMO_TABLES if code not in by_code]
+    if missing:
+        raise SmokeFailure(f"demo tables not listed: {missing} ({status})")
+    rounds = [play_table(base, token, by_code[code]) for code in DEMO_TABLES]
+    try:
+        return await asyncio.wait_for(asyncio.gather(*rounds), timeout)
+    except TimeoutError:
+        raise SmokeFailure(f"the three rounds were not played within {timeout:.0f} s") from None
 
 
 def main() -> int:
@@ -86,12 +124,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=240)
     args = parser.parse_args()
     try:
-        row = play(args.base.rstrip("/"), args.timeout)
+        rows = asyncio.run(play(args.base.rstrip("/"), args.timeout))
     except SmokeFailure as failure:
         print(f"smoke play failed: {failure}", file=sys.stderr)
         return 1
-    print(json.dumps(row))
-    return 0 if row["status"] == "settled" else 1
+    for row in rows:
+        print(json.dumps(row))
+    return 0
 
 
 if __name__ == "__main__":
