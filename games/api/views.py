@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from casino.api import request_user
 from casino.errors import DomainError, NotFound
 from games import chat, dealer, presenters, seating, services
+from games.api import schemas
 from games.models import HouseTable, PlayerRound
 from ledger.services.money import balance_of, player_accounts
 
@@ -37,6 +38,24 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     "the same key with another body is refused (idempotency_key_reused).",
 )
 MAX_IDEMPOTENCY_KEY = 100
+_COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
+_PLAYER_403 = "self_excluded, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
+BET_ERRORS = schemas.errors(
+    r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
+    r403=_PLAYER_403,
+    r404="table_not_found",
+    r409="not_seated, betting_closed, round_paused, insufficient_balance, nothing_to_undo, nothing_to_repeat, "
+    "already_doubled, idempotency_key_reused",
+    r429="throttled",
+)
+DECISION_ERRORS = schemas.errors(
+    r400=f"{_COMMAND_400}, option_not_offered, decision_after_call",
+    r403=_PLAYER_403,
+    r404="table_not_found",
+    r409="not_seated, not_in_round, no_decision_window, already_decided, decision_not_covered, "
+    "insufficient_balance, wrong_phase, round_paused, idempotency_key_reused",
+    r429="throttled",
+)
 
 
 class MissingIdempotencyKey(DomainError):
@@ -132,10 +151,6 @@ class ChatBody(serializers.Serializer):
     text = serializers.CharField(max_length=chat.MAX_CHAT_LENGTH)
 
 
-class AnyObject(serializers.Serializer):
-    pass
-
-
 # --- tables ------------------------------------------------------------------------------
 
 
@@ -144,7 +159,7 @@ class TableListView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: AnyObject(many=True)})
+    @extend_schema(responses={200: schemas.TableRow(many=True), **schemas.errors()})
     def get(self, request: Request) -> Response:
         now = timezone.now()
         return Response(table_summaries(list(HouseTable.objects.order_by("code")), now))
@@ -155,7 +170,7 @@ class TableDetailView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: AnyObject})
+    @extend_schema(responses={200: schemas.TableState, **schemas.errors(r404="table_not_found")})
     def get(self, request: Request, table_id: int) -> Response:
         table = seating.get_table(table_id=table_id)
         now = timezone.now()
@@ -169,7 +184,13 @@ class JoinView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={201: AnyObject})
+    @extend_schema(
+        request=None,
+        responses={
+            201: schemas.Seat,
+            **schemas.errors(r404="table_not_found", r409="already_seated, too_many_tables, table_full, table_closed"),
+        },
+    )
     def post(self, request: Request, table_id: int) -> Response:
         seat = seating.join_table(table_id=table_id, player_id=request_user(request).pk)
         return Response({"table_id": seat.table_id, "seat_number": seat.seat_number}, status=201)
@@ -180,7 +201,7 @@ class LeaveView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(request=None, responses={204: None, **schemas.errors(r404="table_not_found", r409="not_seated")})
     def post(self, request: Request, table_id: int) -> Response:
         seating.leave_table(table_id=table_id, player_id=request_user(request).pk)
         return Response(status=204)
@@ -216,7 +237,11 @@ class BetCommandView(APIView):
 class ChipView(BetCommandView):
     """Add a chip to a betting spot (capped at the spot's maximum; the cap is reported)."""
 
-    @extend_schema(request=ChipBody, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(
+        request=ChipBody,
+        responses={200: schemas.BetResult, **BET_ERRORS},
+        parameters=[IDEMPOTENCY_HEADER],
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
@@ -232,7 +257,7 @@ class ChipView(BetCommandView):
 class UndoView(BetCommandView):
     """Remove the last chip placed."""
 
-    @extend_schema(request=None, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
@@ -243,7 +268,7 @@ class UndoView(BetCommandView):
 class ClearView(BetCommandView):
     """Remove every chip of this round."""
 
-    @extend_schema(request=None, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
@@ -254,7 +279,7 @@ class ClearView(BetCommandView):
 class RepeatView(BetCommandView):
     """Place all of the player's bets of their previous round."""
 
-    @extend_schema(request=None, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
@@ -265,7 +290,7 @@ class RepeatView(BetCommandView):
 class DoubleView(BetCommandView):
     """Double every current bet, once per round, in placing order while the balance lasts."""
 
-    @extend_schema(request=None, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
@@ -277,7 +302,11 @@ class DecisionView(BetCommandView):
     """Take one of the options offered right now (refused when not offered or not covered).
     When it was the last decision outstanding the dealer moves on at once."""
 
-    @extend_schema(request=DecisionBody, responses={200: AnyObject}, parameters=[IDEMPOTENCY_HEADER])
+    @extend_schema(
+        request=DecisionBody,
+        responses={200: schemas.DecisionResult, **DECISION_ERRORS},
+        parameters=[IDEMPOTENCY_HEADER],
+    )
     def post(self, request: Request, table_id: int) -> Response:
         # A player who gave up the seat keeps their wagers in play but decides no more.
         seating.require_seat(table_id=table_id, player_id=request_user(request).pk)
@@ -303,7 +332,7 @@ class WalletView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False)],
-        responses={200: AnyObject},
+        responses={200: schemas.Wallet, **schemas.errors(r400="unknown_currency")},
     )
     def get(self, request: Request) -> Response:
         currency = request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY
@@ -328,7 +357,7 @@ class AccountHistoryView(APIView):
             OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
             OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
         ],
-        responses={200: AnyObject},
+        responses={200: schemas.HistoryPage, **schemas.errors(r400="invalid_query")},
     )
     def get(self, request: Request) -> Response:
         limit = _query_int(request, "limit", 50, maximum=200)
@@ -346,7 +375,7 @@ class GameHistoryView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: AnyObject})
+    @extend_schema(responses={200: schemas.GameRecall, **schemas.errors(r404="game_not_found")})
     def get(self, request: Request, game_number: str) -> Response:
         player_id = request_user(request).pk
         # A player recalls only games they played: others' stakes are not theirs to see.
@@ -389,12 +418,20 @@ class ChatView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: AnyObject})
+    @extend_schema(responses={200: schemas.ChatLine(many=True), **schemas.errors(r404="table_not_found")})
     def get(self, request: Request, table_id: int) -> Response:
         seating.get_table(table_id=table_id)
         return Response(chat.recent_chat(table_id=table_id, viewer_id=request_user(request).pk))
 
-    @extend_schema(request=ChatBody, responses={201: AnyObject})
+    @extend_schema(
+        request=ChatBody,
+        responses={
+            201: schemas.ChatLine,
+            **schemas.errors(
+                r400="invalid_chat_message", r404="table_not_found", r409="not_seated", r429="chat_rate_limited"
+            ),
+        },
+    )
     def post(self, request: Request, table_id: int) -> Response:
         from asgiref.sync import async_to_sync
         from channels.layers import get_channel_layer

@@ -17,9 +17,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
+from games.api.schemas import AnyObject
 from games.api.views import (
     IDEMPOTENCY_HEADER,
-    AnyObject,
     InvalidAmount,
     PlayThrottle,
     _query_int,
