@@ -265,3 +265,69 @@ def test_the_snapshot_is_the_rest_table_view_with_the_traffic_light_by_the_serve
     assert snapshot["type"] == "snapshot"
     assert snapshot["table"]["traffic_light"] == rest["traffic_light"] == "green"  # 60 s window, 1 s warning
     assert {**snapshot["table"], "server_time": None} == {**rest, "server_time": None}
+
+
+def closing(service: Any, **kwargs: Any) -> Any:
+    """Run a service on a worker thread and close that thread's database connection."""
+    from django.db import connection
+
+    try:
+        return service(**kwargs)
+    finally:
+        connection.close()
+
+
+def test_players_are_told_over_the_websocket_when_a_round_is_paused_and_voided(asgi_server) -> None:
+    """Issue 6, malfunction: the operator's pause reaches every watcher with its
+    reason; the void reaches them too, and each player with a wager gets their
+    own void with the stake back in the wallet balance."""
+    from django.utils import timezone
+
+    from games.services import pause_round, place_chip, start_table, void_round
+
+    token = funded_player("ws-erin")
+    erin = Token.objects.get(key=token).user
+    table = fast_table("uth", betting_seconds=60)
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={token}"
+
+    async def next_message(ws: Any, kind: str, event: str) -> dict[str, Any]:
+        while True:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if message["type"] == kind and message.get("event") == event:
+                return dict(message)
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=asgi_server, headers={"Authorization": f"Token {token}"}) as http:
+            assert (await http.post(f"/api/tables/{table.pk}/join/")).status_code == 201
+        async with websockets.connect(url, origin=Origin(asgi_server)) as ws:
+            assert json.loads(await ws.recv())["type"] == "snapshot"
+            await asyncio.to_thread(
+                closing, place_chip, table_id=table.pk, player_id=erin.pk, spot="ante", amount=300,
+                idempotency_key="erin-ante", now=timezone.now(),
+            )  # fmt: skip
+            await asyncio.to_thread(
+                closing,
+                pause_round,
+                table_id=table.pk,
+                actor="operator:1",
+                reason="card reader fault",
+                now=timezone.now(),
+            )
+            paused = await next_message(ws, "delta", "house_round.paused")
+            await asyncio.to_thread(
+                closing,
+                void_round,
+                table_id=table.pk,
+                actor="operator:1",
+                reason="card reader fault",
+                now=timezone.now(),
+            )
+            voided = await next_message(ws, "delta", "house_round.voided")
+            own = await next_message(ws, "private", "house_player.voided")
+            return paused, voided, own
+
+    paused, voided, own = asyncio.run(scenario())
+    assert paused["round_id"] == voided["round_id"] == own["round_id"] == tick.round_id
+    assert paused["data"]["reason"] == voided["data"]["reason"] == "card reader fault"
+    assert own["balance"] == FUNDS  # the Ante came back
