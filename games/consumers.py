@@ -75,7 +75,25 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     }
 
 
-class TableConsumer(AsyncJsonWebsocketConsumer):
+class JSONFrames(AsyncJsonWebsocketConsumer):
+    """A frame that is not one JSON text (binary, empty, not JSON) is answered
+    with ``malformed_message``; Channels' own consumer raised and dropped the
+    socket on binary and empty frames."""
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        try:
+            content = await self.decode_json(text_data) if text_data else None
+        except ValueError:
+            content = None
+        if content is None:
+            await self.send_json(
+                {"type": "error", "code": "malformed_message", "message": "Send one JSON object per text frame."}
+            )
+            return
+        await self.receive_json(content, **kwargs)
+
+
+class TableConsumer(JSONFrames):
     """One websocket: one player watching one table."""
 
     table_id: int
@@ -153,12 +171,6 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "pong", "nonce": content.get("nonce")})
         else:
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
-
-    async def decode_json(self, text_data: str) -> Any:
-        try:
-            return await super().decode_json(text_data)
-        except ValueError:
-            return {"type": "malformed"}
 
     # --- from the relay and the channel layer ---------------------------------------
 

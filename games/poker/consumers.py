@@ -30,11 +30,10 @@ import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, authenticate_scope, refuse
+from games.consumers import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
 from games.domain.poker.events import HoleCardsDealt
 from games.poker import event_types as et
 from games.poker import presenters, services
@@ -173,7 +172,7 @@ def _snapshot(table_id: int, viewer_id: int) -> tuple[dict[str, Any], dict[str, 
     return {"type": "snapshot", "table": view, **cursor}, cursor
 
 
-class PokerTableConsumer(AsyncJsonWebsocketConsumer):
+class PokerTableConsumer(JSONFrames):
     """One websocket: one player watching (and playing at) one poker table."""
 
     table_id: int
@@ -247,9 +246,3 @@ class PokerTableConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json({"type": "acted", "hand_id": result.hand_id, "action": result.action,
                               "amount": result.amount, "stack": result.stack})  # fmt: skip
-
-    async def decode_json(self, text_data: str) -> Any:
-        try:
-            return await super().decode_json(text_data)
-        except ValueError:
-            return {"type": "malformed"}

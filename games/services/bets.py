@@ -437,8 +437,9 @@ def previous_bets(*, table_id: int, player_id: int, before_round: str) -> dict[s
 
 def repeat_bets(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
     """Place the previous round's bets again."""
-    table = HouseTable.objects.get(pk=table_id)
-    previous = previous_bets(table_id=table_id, player_id=player_id, before_round=table.current_round_id)
+    # An unknown table has no previous bets; the command then refuses it as the others do.
+    current = HouseTable.objects.filter(pk=table_id).values_list("current_round_id", flat=True).first()
+    previous = previous_bets(table_id=table_id, player_id=player_id, before_round=current or "")
     ids = _new_ids(len(previous))
     return _bet_command(
         command="house.repeat_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
