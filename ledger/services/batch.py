@@ -128,16 +128,21 @@ def settle_batch(
     """Append every stream's events, resolve the holds, make the transfers and
     update balances and statements, all or nothing, in the caller's
     transaction. Same errors as the single commands."""
-    return settle_prepared(
-        prepare_batch(
-            idempotency_key=idempotency_key,
-            currency=currency,
-            appends=appends,
-            holds=holds,
-            open_holds=open_holds,
-            transfers=transfers,
-        )
-    )
+    with transaction.atomic(savepoint=False):
+        # PostgreSQL: the streams' heads are read while Python checks and
+        # encodes the batch (two cores, not one after the other).
+        with pipelined(), bulk_cursor() as cursor:
+            read_heads = _send_heads(cursor, _streams_to_read(appends))
+            batch = prepare_batch(
+                idempotency_key=idempotency_key,
+                currency=currency,
+                appends=appends,
+                holds=holds,
+                open_holds=open_holds,
+                transfers=transfers,
+            )
+            heads = read_heads()
+        return settle_prepared(batch, heads=heads)
 
 
 def prepare_batch(
@@ -175,13 +180,15 @@ def prepare_batch(
                              metadata_jsons, digest, hold_texts)  # fmt: skip
 
 
-def settle_prepared(batch: PreparedBatch) -> BatchResult:
-    """Write a ``prepare_batch`` result: the second half of ``settle_batch``."""
+def settle_prepared(batch: PreparedBatch, *, heads: Mapping[str, tuple[int, str]] | None = None) -> BatchResult:
+    """Write a ``prepare_batch`` result: the second half of ``settle_batch``.
+    ``heads``: stream id -> (version, hash) of heads already read in this
+    transaction (``_streams_to_read``), not read again."""
     with collector_paused():
-        return _settle_prepared(batch)
+        return _settle_prepared(batch, heads or {})
 
 
-def _settle_prepared(batch: PreparedBatch) -> BatchResult:
+def _settle_prepared(batch: PreparedBatch, heads: Mapping[str, tuple[int, str]]) -> BatchResult:
     idempotency_key, currency, appends = batch.idempotency_key, batch.currency, batch.appends
     holds, open_holds, transfers, at = batch.holds, batch.open_holds, batch.transfers, batch.at
     encoded, metadata_jsons, digest = batch.encoded, batch.metadata_jsons, batch.digest
@@ -189,7 +196,7 @@ def _settle_prepared(batch: PreparedBatch) -> BatchResult:
         first = claim(cursor, key=idempotency_key, command="settle_batch", digest=digest, at=at)
         if first is not None:
             return BatchResult(**first)
-        planned = _plan_appends(cursor, appends)
+        planned = _plan_appends(cursor, appends, heads)
         refs = [(a.stream_id, start + i) for a, start, _ in planned for i in range(len(a.events))]
         event_ids = _reserve_ids(cursor, "ledger_event", len(refs)) if refs else []
         by_ref = dict(zip(refs, event_ids, strict=True))
@@ -222,9 +229,12 @@ def _settle_prepared(batch: PreparedBatch) -> BatchResult:
         return result
 
 
-def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[StreamAppend, int, str]]:
+def _plan_appends(
+    cursor: Any, appends: Sequence[StreamAppend], read: Mapping[str, tuple[int, str]]
+) -> list[tuple[StreamAppend, int, str]]:
     """Check every append against its stream's head: (append, first new
-    version, head hash); ``StaleStreamVersion`` when a stream moved on."""
+    version, head hash); ``StaleStreamVersion`` when a stream moved on.
+    ``read``: heads already read in this transaction (not read again)."""
     streams = [a.stream_id for a in appends]
     if len(set(streams)) != len(streams):
         raise InvalidEvent("a batch appends to each stream once")
@@ -235,11 +245,11 @@ def _plan_appends(cursor: Any, appends: Sequence[StreamAppend]) -> list[tuple[St
     # A head the caller read in this transaction (``StreamAppend.head_hash``)
     # is not read again: a version the stream has moved past still trips the
     # unique key when the events are written (see ``StreamAppend``).
-    known: dict[str, tuple[int, str]] = {}
+    known: dict[str, tuple[int, str]] = dict(read)
     for append in appends:
         if append.expected_version and append.head_hash is not None:
             known[append.stream_id] = (append.expected_version, append.head_hash)
-    heads = _heads(cursor, [a.stream_id for a in appends if a.expected_version != 0 and a.stream_id not in known])
+    heads = _heads(cursor, [s for s in _streams_to_read(appends) if s not in known])
     heads |= known
     planned = []
     for append in appends:
@@ -356,15 +366,34 @@ def _hash_appends(
     return prepared
 
 
+def _streams_to_read(appends: Sequence[StreamAppend]) -> list[str]:
+    """The streams whose heads a batch must read: not new ones (expected version
+    0) and not those whose head the caller passed (``StreamAppend.head_hash``)."""
+    return [
+        a.stream_id for a in appends if a.expected_version != 0 and not (a.expected_version and a.head_hash is not None)
+    ]
+
+
+def _send_heads(cursor: Any, stream_ids: list[str]) -> Callable[[], dict[str, tuple[int, str]]]:
+    """Start reading the heads of ``stream_ids``; the returned function gives
+    them. PostgreSQL in pipeline mode: the query runs on the server until then."""
+    if not stream_ids or connection.vendor != "postgresql":
+        return lambda: _heads(cursor, stream_ids)
+    cursor.execute(_HEADS_SQL, [stream_ids])
+    return lambda: {row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()}
+
+
+_HEADS_SQL = (
+    "SELECT DISTINCT ON (stream_id) stream_id, version, hash FROM ledger_event "
+    "WHERE stream_id = ANY(%s) ORDER BY stream_id, version DESC"
+)
+
+
 def _heads(cursor: Any, stream_ids: list[str]) -> dict[str, tuple[int, str]]:
     if not stream_ids:
         return {}
     if connection.vendor == "postgresql":
-        cursor.execute(
-            "SELECT DISTINCT ON (stream_id) stream_id, version, hash FROM ledger_event "
-            "WHERE stream_id = ANY(%s) ORDER BY stream_id, version DESC",
-            [stream_ids],
-        )
+        cursor.execute(_HEADS_SQL, [stream_ids])
         return {row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()}
     heads: dict[str, tuple[int, str]] = {}
     for start in range(0, len(stream_ids), 500):
