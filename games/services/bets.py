@@ -477,6 +477,10 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         money = Money()
         event = events[0]
         if event.data["amount"]:
+            # A call or play is a new stake: responsible gaming may refuse it
+            # (checking and folding stay possible).
+            assert_may_wager(player_id=player_id, amount=event.data["amount"], currency=round_row.currency, now=now,
+                             settings=context.settings)  # fmt: skip
             money.open_holds.append(
                 (hold_id, accounts.wallet, accounts.held, accounts.house, event.data["amount"], event)
             )

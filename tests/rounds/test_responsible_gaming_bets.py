@@ -11,8 +11,8 @@ from django.db import transaction
 
 from casino.errors import DomainError
 from casino.responsible_gaming import exclude, set_limit
-from games.services import place_chip, undo_bet
-from tests.rounds.conftest import key, later, make_player, make_table, open_round, snapshot, wallet
+from games.services import make_decision, place_chip, undo_bet
+from tests.rounds.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -63,3 +63,25 @@ def test_a_bet_that_could_pass_the_loss_limit_is_refused() -> None:
         idempotency_key=key(),
         now=now,
     )
+
+
+def test_an_excluded_player_cannot_call_or_play_but_can_check() -> None:
+    """A call or play is a new stake (docs: assert_may_wager covers a call/play):
+    refused once the player is excluded mid-round; checking costs nothing and
+    stays possible."""
+    table = make_table("uth", limits=LIMITS)
+    player = make_player(table, funds=10_000)
+    tick = open_round(table)
+    place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    tick = step(table, tick)
+    assert tick.phase == "preflop"
+    now = later(tick)
+    exclude(player_id=player, currency=table.currency, kind="self_exclusion", days=180, now=now)
+    for option in ("call3x", "call4x"):
+        refused(
+            "self_excluded", make_decision, table_id=table.pk, player_id=player, option=option,
+            idempotency_key=key(), now=now,
+        )  # fmt: skip
+    checked = make_decision(table_id=table.pk, player_id=player, option="check", idempotency_key=key(), now=now)
+    assert (checked.option, checked.amount) == ("check", 0)
+    assert wallet(player) == 10_000 - 200  # only the Ante and its Ante Plus are held
