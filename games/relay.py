@@ -33,6 +33,7 @@ import os
 import random
 import uuid
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -188,26 +189,31 @@ def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
         return out
     delta = presenters.private_delta(event)
     if delta is not None:
-        context["currency"] = info.currency  # for ``add_balances``; not sent
+        context["currency"] = info.currency
         out.append((player_table_group(info.table_id, player_id), private(delta, context, player_id)))
     return out
 
 
-def add_balances(messages: list[tuple[str, dict[str, Any]]]) -> None:
-    """Give each player-stream delta the player's wallet balance as the relay
-    sends it (one query per batch; it may already include later movements,
-    e.g. at another table)."""
+def wallet_balances(players: Iterable[tuple[int, str]]) -> dict[tuple[int, str], int]:
+    """(player, currency) -> wallet balance, in one query by the accounts' unique key."""
     from ledger.models import Account
+    from ledger.services.money import account_key
 
+    keys = {account_key("wallet", f"player:{pid}", currency): (pid, currency) for pid, currency in players}
+    if not keys:
+        return {}
+    rows = Account.objects.filter(key__in=list(keys)).values_list("key", "balance")
+    return {keys[key]: int(balance) for key, balance in rows}
+
+
+def add_balances(messages: list[tuple[str, dict[str, Any]]]) -> None:
+    """Give each player-stream delta (those with a ``currency``) the player's
+    wallet balance as the relay sends it: one query per batch; it may already
+    include later movements, e.g. at another table."""
     wanted = [m["delta"] for _, m in messages if m["type"] == "player.delta" and "currency" in m["delta"]]
-    if not wanted:
-        return
-    owners = {f"player:{delta['player_id']}" for delta in wanted}
-    wallets = Account.objects.filter(kind="wallet", owner__in=owners).values_list("owner", "currency", "balance")
-    balances = {(owner, currency): int(balance) for owner, currency, balance in wallets}
+    balances = wallet_balances({(delta["player_id"], delta["currency"]) for delta in wanted})
     for delta in wanted:
-        currency = delta.pop("currency")
-        delta["balance"] = balances.get((f"player:{delta['player_id']}", currency), 0)
+        delta["balance"] = balances.get((delta["player_id"], delta["currency"]), 0)
 
 
 def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, Any]:
@@ -220,21 +226,16 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     from games.domain.house_round import offered_options
     from games.models import PlayerRound
     from games.services.store import load_round, state_from_json
-    from ledger.models import Account
 
     state = load_round(round_id)
     if state.config is None:
         return []
     rows = list(PlayerRound.objects.filter(round__round_id=round_id).values_list("player_id", "state"))
-    owners = [f"player:{pid}" for pid, _ in rows]
-    balances = dict(
-        Account.objects.filter(kind="wallet", currency=state.config.currency, owner__in=owners).values_list(
-            "owner", "balance"
-        )
-    )
+    currency = state.config.currency
+    balances = wallet_balances((pid, currency) for pid, _ in rows)
     result = []
     for pid, data in rows:
-        balance = int(balances.get(f"player:{pid}", 0))
+        balance = balances.get((pid, currency), 0)
         options = offered_options(state, state_from_json(pid, data), balance=balance)
         if options:
             result.append((pid, options, balance))
