@@ -24,9 +24,9 @@ class ErrorBody(serializers.Serializer):
 
 def errors(**codes: str) -> dict[int, OpenApiResponse]:
     """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
-    documented with the codes it may carry. 401 (``not_authenticated``) is added."""
+    documented with the codes it may carry. 401 is added."""
     documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
-    documented.setdefault(401, "not_authenticated (no or a bad token or session)")
+    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
     return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
 
 

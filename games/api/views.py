@@ -39,21 +39,21 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 )
 MAX_IDEMPOTENCY_KEY = 100
 _COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
-_PLAYER_403 = "self_excluded, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
+_PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
 BET_ERRORS = schemas.errors(
     r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
     r403=_PLAYER_403,
     r404="table_not_found",
-    r409="not_seated, betting_closed, round_paused, insufficient_balance, nothing_to_undo, nothing_to_repeat, "
-    "already_doubled, idempotency_key_reused",
+    r409="not_seated, wrong_phase (no round in play), betting_closed, round_paused, insufficient_balance, "
+    "nothing_to_undo, nothing_to_repeat, already_doubled, idempotency_key_reused",
     r429="throttled",
 )
 DECISION_ERRORS = schemas.errors(
     r400=f"{_COMMAND_400}, option_not_offered, decision_after_call",
     r403=_PLAYER_403,
     r404="table_not_found",
-    r409="not_seated, not_in_round, no_decision_window, already_decided, decision_not_covered, "
-    "insufficient_balance, wrong_phase, round_paused, idempotency_key_reused",
+    r409="not_seated, not_in_round, no_decision_window, already_decided, decision_not_covered, wrong_phase, "
+    "round_paused, idempotency_key_reused",
     r429="throttled",
 )
 
@@ -413,7 +413,7 @@ def _query_int(request: Request, name: str, default: int, *, maximum: int) -> in
 
 
 class ChatView(APIView):
-    """The table's recent chat (empty when the caller hides chat) and posting a line
+    """The table's recent chat (only the caller's own lines when they hide chat) and posting a line
     (seated players; rate-limited). Lines also reach the websocket."""
 
     permission_classes = [IsAuthenticated]
@@ -428,7 +428,10 @@ class ChatView(APIView):
         responses={
             201: schemas.ChatLine,
             **schemas.errors(
-                r400="invalid_chat_message", r404="table_not_found", r409="not_seated", r429="chat_rate_limited"
+                r400="parse_error, invalid_field, invalid_chat_message",
+                r404="table_not_found",
+                r409="not_seated",
+                r429="chat_rate_limited",
             ),
         },
     )
