@@ -377,10 +377,15 @@ def _streams_to_read(appends: Sequence[StreamAppend]) -> list[str]:
 def _send_heads(cursor: Any, stream_ids: list[str]) -> Callable[[], dict[str, tuple[int, str]]]:
     """Start reading the heads of ``stream_ids``; the returned function gives
     them. PostgreSQL in pipeline mode: the query runs on the server until then."""
+
+    def with_new_streams(found: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+        # A stream without events is at version 0 (so it is not read again).
+        return {stream_id: found.get(stream_id, (0, GENESIS_HASH)) for stream_id in stream_ids}
+
     if not stream_ids or connection.vendor != "postgresql":
-        return lambda: _heads(cursor, stream_ids)
+        return lambda: with_new_streams(_heads(cursor, stream_ids))
     cursor.execute(_HEADS_SQL, [stream_ids])
-    return lambda: {row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()}
+    return lambda: with_new_streams({row[0]: (int(row[1]), row[2]) for row in cursor.fetchall()})
 
 
 _HEADS_SQL = (

@@ -8,7 +8,13 @@ from dataclasses import replace
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from ledger.errors import HoldAlreadyResolved, IdempotencyKeyReused, InsufficientFunds, StaleStreamVersion
+from ledger.errors import (
+    HoldAlreadyResolved,
+    IdempotencyKeyReused,
+    InsufficientFunds,
+    InvalidAmount,
+    StaleStreamVersion,
+)
 from ledger.services import (
     EventRef,
     HoldOpening,
@@ -103,6 +109,13 @@ def test_settle_batch_moves_the_house_once_and_keeps_every_invariant(round_with_
             ),
             InsufficientFunds,
         ),
+        # Refused while the streams' heads are being read (prepare_batch checks amounts).
+        (
+            lambda h, p: (
+                settlement(h, p) | {"transfers": [TransferSpec(h, p[1][0].wallet, 0, EventRef("r1-p1", 2), "payout")]}
+            ),
+            InvalidAmount,
+        ),
     ],
 )
 def test_a_refused_batch_leaves_everything_as_it_was(round_with_bets, change, error):
@@ -111,6 +124,26 @@ def test_a_refused_batch_leaves_everything_as_it_was(round_with_bets, change, er
     with pytest.raises(error), transaction.atomic():
         settle_batch(idempotency_key="round-1-bad", currency=CURRENCY, **change(house, players))
     assert snapshot() == before
+    # Still usable afterwards: the right batch settles.
+    settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **settlement(house, players))
+    assert [e.type for e in read_stream(stream_id="r1-p0")] == ["test.bet_placed", "test.settled"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_called_outside_a_transaction_commits_whole_or_not_at_all(round_with_bets):
+    """In autocommit the batch is its own transaction: the heads it reads while
+    encoding and its writes are one; refused while encoding, nothing is left."""
+    house, players = round_with_bets
+    before = snapshot()
+    zero = [TransferSpec(house, players[1][0].wallet, 0, EventRef("r1-p1", 2), "payout")]
+    with pytest.raises(InvalidAmount):
+        settle_batch(
+            idempotency_key="round-1-bad", currency=CURRENCY, **settlement(house, players) | {"transfers": zero}
+        )
+    assert snapshot() == before
+    result = settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **settlement(house, players))
+    assert result.events == PLAYERS
+    assert currency_totals() == {CURRENCY: 0}
 
 
 def test_a_batch_cannot_resolve_a_hold_twice_or_reuse_a_key(round_with_bets):
