@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from casino.audit import operator_actor, record_operator_action
@@ -131,7 +131,6 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
             # sweep from the tables after it; its step rolled back, and the next
             # sweep tries it again.
             log.exception("sweep: table %s failed", table.code)
-            connection.close_if_unusable_or_obsolete()  # a lost connection: a new one for the next table
             done["failed"] += 1
     return done
 

@@ -775,7 +775,6 @@ def sweep(*, now: datetime) -> dict[str, int]:
             # sweep from the tables after it; its step rolled back, and the next
             # sweep tries it again.
             log.exception("poker sweep: table %s failed", table.code)
-            connection.close_if_unusable_or_obsolete()  # a lost connection: a new one for the next table
             done["failed"] += 1
     return done
 

@@ -245,6 +245,33 @@ def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch)
     assert HouseTable.objects.get(pk=healthy.pk).phase_seq > ticks[healthy.pk].phase_seq
 
 
+def test_a_connection_lost_at_one_table_is_replaced_for_the_next(monkeypatch) -> None:
+    """The database drops the sweeper's connection while it works on one table:
+    that table fails, and the next one is advanced on a new connection."""
+    broken, healthy = fast_table("uth"), fast_table("casino_holdem")
+    ticks = {}
+    for table in (broken, healthy):
+        make_player(table, funds=FUNDS)
+        ticks[table.pk] = start_table(table_id=table.pk, now=timezone.now())
+    real_advance = dealer.advance
+
+    def connection_lost_at_one_table(*, table_id: int, **kwargs: object) -> object:
+        if table_id == broken.pk:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        return real_advance(table_id=table_id, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dealer, "advance", connection_lost_at_one_table)
+    deadline = max(tick.deadline for tick in ticks.values() if tick.deadline is not None)
+    done = dealer.sweep(now=deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.5))
+    assert (done["failed"], done["advanced"]) == (1, 1)
+    assert HouseTable.objects.get(pk=broken.pk).phase_seq == ticks[broken.pk].phase_seq
+    assert HouseTable.objects.get(pk=healthy.pk).phase_seq > ticks[healthy.pk].phase_seq
+
+
 def test_an_open_idle_table_is_started_by_the_sweeper() -> None:
     table = fast_table("xtreme")
     assert table.phase == "idle"
