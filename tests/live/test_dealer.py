@@ -7,7 +7,9 @@ loop"; RULES.md, "Malfunction voids all pays and play")."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
@@ -22,7 +24,7 @@ from games.tasks import advance_table_task
 from ledger.services.events import read_stream
 from ledger.services.verify import verify_ledger
 from tests.conftest import _database_url_for_subprocess
-from tests.live.conftest import fast_table, make_player, wait_for
+from tests.live.conftest import Worker, fast_table, make_player, wait_for
 from tests.rounds.conftest import key, wallet
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -43,6 +45,33 @@ def assert_paid_once(row: PlayerRound, player_id: int) -> None:
     assert types.count("house_player.settled") + types.count("house_player.voided") == 1, types
     assert wallet(player_id) == FUNDS + row.net
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def kill_while_blocked(
+    victim: Worker, *, lock: tuple[str, list[Any]], send: Callable[[], Any], waiting_on: str, after_writes: bool = False
+) -> None:
+    """Hold a row lock (``lock``) from another connection, hand the victim its
+    task (``send``), wait until the victim's transaction waits on that lock in a
+    statement like ``waiting_on`` (having already written, with
+    ``after_writes``), then SIGKILL the worker and release the lock."""
+    written = " AND backend_xid IS NOT NULL" if after_writes else ""
+    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
+        blocker.execute(*lock)
+        send()
+
+        def worker_waiting() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    f"AND query ILIKE %s AND datname = current_database(){written}",
+                    [waiting_on],
+                )
+                return bool(cursor.fetchone()[0])
+
+        wait_for(worker_waiting, timeout=20, what=f"the worker waiting in {waiting_on}")
+        victim.kill()
+        blocker.rollback()
+    time.sleep(0.5)
 
 
 def test_rounds_repeat_on_a_real_worker(spawn_worker) -> None:
@@ -74,26 +103,16 @@ def test_a_worker_killed_mid_phase_change_leaves_nothing_stuck_or_paid_twice(spa
     tick = start_table(table_id=table.pk, now=timezone.now())
     assert tick.deadline is not None
     place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=200, idempotency_key=key(), now=timezone.now())
-    # The dealer's task for the deadline, handed to the victim alone.
-    advance_table_task.apply_async(args=(table.pk, tick.phase_seq), eta=tick.deadline, queue=victim.queue)
-    # Hold the table row from another connection: the worker's close-betting task
-    # blocks inside its transaction, and is killed right there.
-    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
-        blocker.execute("SELECT id FROM games_housetable WHERE id = %s FOR UPDATE", [table.pk])
-
-        def worker_waiting() -> bool:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND query ILIKE %s AND datname = current_database()",
-                    ["%games_housetable%"],
-                )
-                return bool(cursor.fetchone()[0])
-
-        wait_for(worker_waiting, timeout=20, what="the worker blocked inside its advance")
-        victim.kill()
-        blocker.rollback()
-    time.sleep(0.5)
+    # The dealer's task for the deadline, handed to the victim alone. The table row
+    # is held from another connection: the worker's close-betting task blocks
+    # inside its transaction, and is killed right there.
+    deadline = tick.deadline
+    kill_while_blocked(
+        victim,
+        lock=("SELECT id FROM games_housetable WHERE id = %s FOR UPDATE", [table.pk]),
+        send=lambda: advance_table_task.apply_async(args=(table.pk, tick.phase_seq), eta=deadline, queue=victim.queue),
+        waiting_on="%games_housetable%",
+    )
     table.refresh_from_db()
     assert (table.phase, table.phase_seq) == ("betting", tick.phase_seq), "the killed transaction left nothing"
     # Beat's sweeper is the backstop: it advances the overdue table until the round is over.
@@ -142,24 +161,13 @@ def test_a_worker_killed_mid_settlement_after_its_first_writes_leaves_nothing_pa
     assert decided.all_decided  # the showdown may run now (early advance), before the window's deadline
     events_before = Event.objects.count()
     house = house_account(table_id=table.pk, currency="EUR")
-    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as blocker:
-        blocker.execute("SELECT id FROM ledger_account WHERE id = %s FOR UPDATE", [house])
-        advance_table_task.apply_async(args=(table.pk, tick.phase_seq), queue=victim.queue)
-
-        def worker_waiting() -> bool:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    # backend_xid: the waiting transaction has already written.
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND query ILIKE %s AND datname = current_database() AND backend_xid IS NOT NULL",
-                    ["%UPDATE ledger_account%"],
-                )
-                return bool(cursor.fetchone()[0])
-
-        wait_for(worker_waiting, timeout=20, what="the worker's settlement waiting on the house row")
-        victim.kill()
-        blocker.rollback()
-    time.sleep(0.5)
+    kill_while_blocked(
+        victim,
+        lock=("SELECT id FROM ledger_account WHERE id = %s FOR UPDATE", [house]),
+        send=lambda: advance_table_task.apply_async(args=(table.pk, tick.phase_seq), queue=victim.queue),
+        waiting_on="%UPDATE ledger_account%",
+        after_writes=True,
+    )
     table.refresh_from_db()
     assert (table.phase, table.phase_seq) == ("preflop", tick.phase_seq), "the killed transaction left nothing"
     assert Event.objects.count() == events_before
@@ -221,10 +229,25 @@ def test_the_sweeper_advances_an_overdue_table_but_not_one_within_grace() -> Non
     assert HouseTable.objects.get(pk=table.pk).phase_seq > tick.phase_seq
 
 
-def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch) -> None:
+def lose_this_connection() -> None:
+    """Have the database end this process's connection (as a restart or a network failure would)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+def raise_a_bug() -> None:
+    raise RuntimeError("simulated failure")
+
+
+@pytest.mark.parametrize("fault", [raise_a_bug, lose_this_connection], ids=["a bug", "a lost connection"])
+def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch, fault) -> None:
     """The beat backstop goes on to the next table when one table's step fails
-    (a bug, a lost connection): that table is counted as failed and left as it
-    was, and the others are still advanced."""
+    (a bug, or the database dropping the connection: the next table gets a new
+    one): that table is counted as failed and left as it was, and the others
+    are still advanced."""
     broken, healthy = fast_table("uth"), fast_table("casino_holdem")
     ticks = {}
     for table in (broken, healthy):
@@ -232,39 +255,12 @@ def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch)
         ticks[table.pk] = start_table(table_id=table.pk, now=timezone.now())
     real_advance = dealer.advance
 
-    def failing_for_one_table(*, table_id: int, **kwargs: object) -> object:
+    def failing_at_one_table(*, table_id: int, **kwargs: object) -> object:
         if table_id == broken.pk:
-            raise RuntimeError("simulated failure")
+            fault()
         return real_advance(table_id=table_id, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(dealer, "advance", failing_for_one_table)
-    deadline = max(tick.deadline for tick in ticks.values() if tick.deadline is not None)
-    done = dealer.sweep(now=deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.5))
-    assert (done["failed"], done["advanced"]) == (1, 1)
-    assert HouseTable.objects.get(pk=broken.pk).phase_seq == ticks[broken.pk].phase_seq
-    assert HouseTable.objects.get(pk=healthy.pk).phase_seq > ticks[healthy.pk].phase_seq
-
-
-def test_a_connection_lost_at_one_table_is_replaced_for_the_next(monkeypatch) -> None:
-    """The database drops the sweeper's connection while it works on one table:
-    that table fails, and the next one is advanced on a new connection."""
-    broken, healthy = fast_table("uth"), fast_table("casino_holdem")
-    ticks = {}
-    for table in (broken, healthy):
-        make_player(table, funds=FUNDS)
-        ticks[table.pk] = start_table(table_id=table.pk, now=timezone.now())
-    real_advance = dealer.advance
-
-    def connection_lost_at_one_table(*, table_id: int, **kwargs: object) -> object:
-        if table_id == broken.pk:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_backend_pid()")
-                pid = cursor.fetchone()[0]
-            with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        return real_advance(table_id=table_id, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(dealer, "advance", connection_lost_at_one_table)
+    monkeypatch.setattr(dealer, "advance", failing_at_one_table)
     deadline = max(tick.deadline for tick in ticks.values() if tick.deadline is not None)
     done = dealer.sweep(now=deadline + timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS + 0.5))
     assert (done["failed"], done["advanced"]) == (1, 1)

@@ -303,27 +303,14 @@ def test_players_are_told_over_the_websocket_when_a_round_is_paused_and_voided(a
             assert (await http.post(f"/api/tables/{table.pk}/join/")).status_code == 201
         async with websockets.connect(url, origin=Origin(asgi_server)) as ws:
             assert json.loads(await ws.recv())["type"] == "snapshot"
+            control = {"table_id": table.pk, "actor": "operator:1", "reason": "card reader fault"}
             await asyncio.to_thread(
                 closing, place_chip, table_id=table.pk, player_id=erin.pk, spot="ante", amount=300,
                 idempotency_key="erin-ante", now=timezone.now(),
             )  # fmt: skip
-            await asyncio.to_thread(
-                closing,
-                pause_round,
-                table_id=table.pk,
-                actor="operator:1",
-                reason="card reader fault",
-                now=timezone.now(),
-            )
+            await asyncio.to_thread(closing, pause_round, **control, now=timezone.now())
             paused = await next_message(ws, "delta", "house_round.paused")
-            await asyncio.to_thread(
-                closing,
-                void_round,
-                table_id=table.pk,
-                actor="operator:1",
-                reason="card reader fault",
-                now=timezone.now(),
-            )
+            await asyncio.to_thread(closing, void_round, **control, now=timezone.now())
             voided = await next_message(ws, "delta", "house_round.voided")
             own = await next_message(ws, "private", "house_player.voided")
             return paused, voided, own
