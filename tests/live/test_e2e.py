@@ -319,3 +319,42 @@ def test_players_are_told_over_the_websocket_when_a_round_is_paused_and_voided(a
     assert paused["round_id"] == voided["round_id"] == own["round_id"] == tick.round_id
     assert paused["data"]["reason"] == voided["data"]["reason"] == "card reader fault"
     assert own["balance"] == FUNDS  # the Ante came back
+
+
+def test_the_last_decision_over_rest_moves_the_dealer_on_at_once(celery_worker_process) -> None:
+    """Issue 6: early advance when every player has decided. The only player
+    calls 4x preflop through the REST API; the worker deals the rest of the round
+    and settles it at once, not when the 60 s decision window would end."""
+    from django.utils import timezone
+    from rest_framework.test import APIClient
+
+    from games.models import PlayerRound
+    from games.services import advance_table, place_chip, start_table
+    from tests.live.conftest import wait_for
+
+    table = fast_table("uth", betting_seconds=60, decision_seconds=60)
+    token = funded_player("rest-frank")
+    player = Token.objects.get(key=token).user.pk
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.post(f"/api/tables/{table.pk}/join/").status_code == 201
+    tick = start_table(table_id=table.pk, now=timezone.now())
+    place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key="frank-ante",
+               now=timezone.now())  # fmt: skip
+    assert tick.deadline is not None
+    dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
+    assert dealt is not None
+    assert dealt.phase == "preflop"
+    assert dealt.deadline is not None
+    decided = client.post(
+        f"/api/tables/{table.pk}/decision/", {"option": "call4x"}, format="json", HTTP_IDEMPOTENCY_KEY="frank-call"
+    )
+    assert decided.status_code == 200, decided.content
+    assert decided.json()["all_decided"] is True
+    row = wait_for(
+        lambda: PlayerRound.objects.filter(table=table, player_id=player, status="settled").first(),
+        timeout=20,
+        what="the round settled by the worker right after the last decision",
+    )
+    assert row.settled_at is not None
+    assert row.settled_at < dealt.deadline  # long before the decision window's end
