@@ -64,13 +64,11 @@ async def authenticate_scope(scope: Mapping[str, Any]) -> Any:
 def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     """The REST table view (clock fields included, by the server's clock now),
     the seq it was taken at and the recent chat."""
-    view = presenters.table_view(table_id=table_id, viewer_id=player_id)
-    table = HouseTable.objects.get(pk=table_id)
-    warning = presenters.round_warning_seconds([table]).get(table.pk)
+    view = presenters.table_view(table_id=table_id, viewer_id=player_id, now=timezone.now())
     return {
         "type": "snapshot",
         "seq": int(view["table"]["public_seq"]),
-        "table": {**view, **presenters.clock_fields(table, timezone.now(), warning)},
+        "table": view,
         "chat": chat.recent_chat(table_id=table_id, viewer_id=player_id),
     }
 

@@ -70,14 +70,18 @@ def table_summary(table: HouseTable) -> dict[str, Any]:
     }
 
 
-def table_view(*, table_id: int, viewer_id: int | None) -> dict[str, Any]:
-    """Public state of the table and its current round, plus ``viewer_id``'s own state."""
+def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = None) -> dict[str, Any]:
+    """Public state of the table and its current round, plus ``viewer_id``'s own
+    state; with ``now``, the traffic light and server time at ``now`` from the
+    same read of the table (``clock_fields``)."""
     table = HouseTable.objects.get(pk=table_id)
     view: dict[str, Any] = {
         "table": table_summary(table),
         "round": None,
         "me": None,
     }
+    if now is not None:
+        view |= clock_fields(table, now, round_warning_seconds([table]).get(table.pk))
     if not table.current_round_id:
         return view
     state = load_round(table.current_round_id)

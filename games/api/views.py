@@ -173,10 +173,9 @@ class TableDetailView(APIView):
     @extend_schema(responses={200: schemas.TableState, **schemas.errors(r404="table_not_found")})
     def get(self, request: Request, table_id: int) -> Response:
         table = seating.get_table(table_id=table_id)
-        now = timezone.now()
-        view = presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk)
-        warning = presenters.round_warning_seconds([table]).get(table.pk)
-        return Response({**view, **presenters.clock_fields(table, now, warning)})
+        return Response(
+            presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk, now=timezone.now())
+        )
 
 
 class JoinView(APIView):
