@@ -22,7 +22,7 @@ PLAYER_PASSWORD = "demo-player-password"
 # "module:function" of every app's seeder, run in order after the logins exist.
 DEMO_SEEDERS: list[str] = [
     "ledger.demo:seed_wallet",
-    "games.demo:seed_tables",
+    "games.house.demo:seed_tables",
     "games.poker.demo:seed_poker_tables",
     "compliance.demo:seed_roles",
 ]

@@ -247,7 +247,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Responsible gaming: reality-check reminders to players whose interval has passed.
     "reality-check": {"task": "casino.reality_check", "schedule": 60.0},
     # The dealer loop's backstop: advance overdue tables, void rounds whose dealer is gone,
-    # start open tables that have no round (games.tasks.sweep_tables).
+    # start open tables that have no round (games.house.tasks.sweep_tables).
     "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
     # The same backstop for the poker ring-game tables (games.poker.tasks).
     "poker-sweep": {"task": "games.poker.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},

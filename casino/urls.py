@@ -15,6 +15,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("casino.api_urls")),
-    path("api/", include("games.api.urls")),
+    path("api/", include("games.urls")),
     path("api/", include("ledger.api.urls")),
 ]

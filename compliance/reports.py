@@ -281,7 +281,7 @@ def table_performance(*, start: datetime, end: datetime, currency: str | None = 
     (``_poker_performance``): rounds are hands, the house's hold is the rake."""
     from django.db.models import Count, Q, Sum
 
-    from games.models import HouseRound
+    from games.house.models import HouseRound
 
     rounds = HouseRound.objects.filter(opened_at__gte=start, opened_at__lt=end)
     if currency is not None:
@@ -380,7 +380,7 @@ def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None
     (from its ``house_round.voided`` event), players and stakes refunded."""
     from django.db.models import Count, Sum
 
-    from games.models import HouseRound
+    from games.house.models import HouseRound
     from ledger.models import Event
 
     rounds = HouseRound.objects.filter(status="voided", closed_at__gte=start, closed_at__lt=end)

@@ -2,7 +2,7 @@
 player and time; the event timeline with the replayed state beside each event;
 pause, resume and void with a reason (void asks for confirmation). Every
 action is recorded as an ``operator.action`` event with the operator's identity
-and runs the rounds' own services (``games.services.rounds``)."""
+and runs the rounds' own services (``games.house.services.rounds``)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm as RoundControlForm
 from casino.errors import DomainError
-from games import dealer
-from games.domain import house_round as hr
-from games.models import HouseRound
-from games.services.store import round_stream
+from games.house.models import HouseRound
+from games.house.round import aggregate as hr
+from games.house.services import dealer
+from games.house.store import round_stream
 from ledger.services import read_stream
 
 ACTIONS = ("pause", "resume", "void")

@@ -6,4 +6,4 @@ class GamesConfig(AppConfig):
     verbose_name = "Games and tables"
 
     def ready(self) -> None:
-        from games import event_types  # noqa: F401  (registers the round event types)
+        from games.house import event_types  # noqa: F401  (registers the round event types)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.urls import path
 
-from games.consumers import TableConsumer
+from games.house.realtime.consumers import TableConsumer
 from games.poker.consumers import PokerTableConsumer
 
 websocket_urlpatterns: list[Any] = [

@@ -95,7 +95,7 @@ async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, 
             elif event == "house_player.settled":
                 break
     status, history = await rest(base, "GET", "/api/history/?limit=20", token)
-    # A house round's id is its game number (games.services.rounds).
+    # A house round's id is its game number (games.house.services.rounds).
     rows = [row for row in history.get("results", []) if row["game_number"] == bet_round]
     if not rows or rows[0]["status"] != "settled":
         raise SmokeFailure(f"{code}: round {bet_round} is not settled in the history: {rows}")

@@ -19,15 +19,15 @@ from typing import Any
 import numpy as np
 
 from casino.bench import BenchResult, Writer, benchmark
-from games.domain.batch import (
+from games.cards.batch import (
     PUBLISHED_CATEGORY_COUNTS,
     category_counts,
     enumerate_ranks,
     evaluate_batch,
     random_hands,
 )
-from games.domain.cards import Card
-from games.domain.evaluator import evaluate, rank7_indices, rank_of, tables
+from games.cards.cards import Card
+from games.cards.evaluator import evaluate, rank7_indices, rank_of, tables
 
 ALL_SEVEN = comb(52, 7)
 _PH_SUIT = {"c": 0, "d": 1, "h": 2, "s": 3}
@@ -58,8 +58,8 @@ def _rate(count: int, seconds: float) -> float:
 
 def simulate_uth_10m_seconds(*, out: Writer, seed: int) -> float | None:
     """Seconds to simulate 10 million rounds of Ultimate Texas Hold'em with the default
-    strategy, through ``games.math.simulation.simulate`` (what ``manage.py simulate`` runs)."""
-    from games.math.simulation import simulate
+    strategy, through ``games.house.math.simulation.simulate`` (what ``manage.py simulate`` runs)."""
+    from games.house.math.simulation import simulate
 
     result = simulate("uth", rounds=10_000_000, seed=seed)
     out.write(

@@ -44,9 +44,9 @@ from casino.bench import BenchResult, Writer, benchmark
 from casino.processes import database_url_of, free_port
 from games.benchmarks import http_clients
 from games.benchmarks.http_clients import LoadResult
-from games.domain.evaluator import warm_up
-from games.models import HouseTable, TableSeat
-from games.services import advance_table, make_decision, place_chip, start_table
+from games.cards.evaluator import warm_up
+from games.house.models import HouseTable, TableSeat
+from games.house.services import advance_table, make_decision, place_chip, start_table
 from ledger.benchmarks import scratch_database
 from ledger.models import Account, AccountKind
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, cashier_account, settle_batch
@@ -147,7 +147,7 @@ def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -
         ids = _players(table, players)
         setup_seconds = time.perf_counter() - started
         out.write(f"{players} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
-        # The dealer worker builds the evaluator's tables when it starts (games.tasks),
+        # The dealer worker builds the evaluator's tables when it starts (games.house.tasks),
         # so the timed showdown runs with them built, as it does in production.
         warm_up()
         tick = start_table(table_id=table.pk, now=timezone.now())

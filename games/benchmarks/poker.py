@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from casino.bench import BenchResult, Writer, benchmark
-from games.domain.poker.engine import (
+from games.poker.engine.hand import (
     Act,
     Action,
     HandState,
@@ -34,7 +34,7 @@ from games.domain.poker.engine import (
     next_deal,
     step,
 )
-from games.domain.poker.rules import HandConfig, Variant
+from games.poker.engine.rules import HandConfig, Variant
 
 PLAYERS = 6
 STACK = 200

@@ -22,8 +22,8 @@ def bench_rounds(*, out: Writer, players: int = 2000, **options: Any) -> BenchRe
     """A round of ``players`` players: bets, decisions, deal and settlement timed."""
     if connection.vendor != "postgresql":
         raise RuntimeError("bench rounds needs PostgreSQL (set DATABASE_URL)")
-    from games.models import HouseTable, TableSeat
-    from games.services import advance_table, make_decision, place_chip, start_table
+    from games.house.models import HouseTable, TableSeat
+    from games.house.services import advance_table, make_decision, place_chip, start_table
     from ledger.services import deposit, player_accounts
 
     with scratch_database():

@@ -17,8 +17,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
-from games.api.schemas import AnyObject
-from games.api.views import (
+from games.house.api.schemas import AnyObject
+from games.house.api.views import (
     IDEMPOTENCY_HEADER,
     InvalidAmount,
     PlayThrottle,
@@ -28,9 +28,10 @@ from games.api.views import (
     positive_int,
     text_field,
 )
-from games.poker import presenters, services
+from games.poker import presenters
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
+from games.poker.services import hands as services
 
 
 class SitBody(serializers.Serializer):

@@ -17,8 +17,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from games.domain.poker import errors
-from games.domain.poker.engine import (
+from games.poker.engine import errors
+from games.poker.engine.events import Event
+from games.poker.engine.hand import (
     Act,
     Action,
     DealBoard,
@@ -34,8 +35,7 @@ from games.domain.poker.engine import (
     legal_actions,
     next_deal,
 )
-from games.domain.poker.events import Event
-from games.domain.poker.rules import HandConfig, RakeRule, Variant, seed_rake_rule
+from games.poker.engine.rules import HandConfig, RakeRule, Variant, seed_rake_rule
 from games.poker.pokerkit_bridge import SeedRake, create_state, deal_hole, taken
 
 DECK = tuple(r + s for r in "23456789TJQKA" for s in "shdc")

@@ -1,7 +1,7 @@
 """Event types of poker tables and hands (catalogue: docs/events.md, "Poker table" and "Poker hand").
 
 Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
-(``games.domain.poker.events``) plus the dealer's own: the shuffled deck, each
+(``games.poker.engine.events``) plus the dealer's own: the shuffled deck, each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
 the seat events.
@@ -9,7 +9,7 @@ the seat events.
 
 from __future__ import annotations
 
-from games.domain.poker.events import EVENT_TYPES as ENGINE_EVENT_TYPES
+from games.poker.engine.events import EVENT_TYPES as ENGINE_EVENT_TYPES
 from ledger.upcasting import register_event_type
 
 SAT_DOWN = "poker_table.sat_down"

@@ -24,7 +24,7 @@ from pokerkit import (
 )
 from pokerkit.games import PotLimitPokerMixin, TexasHoldemMixin, UnfixedLimitHoldem
 
-from games.domain.poker.rules import HandConfig, RakeRule, Variant, allocate_rake
+from games.poker.engine.rules import HandConfig, RakeRule, Variant, allocate_rake
 
 
 class PotLimitTexasHoldem(PotLimitPokerMixin, TexasHoldemMixin, UnfixedLimitHoldem):

@@ -13,11 +13,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from games.domain.poker.engine import HandState, legal_actions, replay
-from games.domain.poker.events import Event, HoleCardsDealt
 from games.poker import event_types as et
+from games.poker.engine.events import Event, HoleCardsDealt
+from games.poker.engine.hand import HandState, legal_actions, replay
 from games.poker.models import PokerHand, PokerTable
-from games.poker.services import PAUSED, engine_events, load_hand
+from games.poker.services.hands import PAUSED, engine_events, load_hand
 
 
 def iso(value: Any) -> str | None:

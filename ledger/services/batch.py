@@ -157,7 +157,7 @@ def prepare_batch(
     """The database-free first half of ``settle_batch``: check amounts, kinds and
     events, encode every event's data and metadata and hash the request. A
     caller may run it while the server works on a statement it sent in
-    pipeline mode (``games.services.store.commit``); ``settle_prepared`` writes."""
+    pipeline mode (``games.house.store.commit``); ``settle_prepared`` writes."""
     with collector_paused():
         check_currency(currency)
         for spec in transfers:

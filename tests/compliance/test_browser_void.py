@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from compliance.roles import OPERATOR, setup_roles
-from games.models import HouseRound
-from games.services import place_chip
+from games.house.models import HouseRound
+from games.house.services import place_chip
 from ledger.models import Event
-from tests.rounds.conftest import key, later, make_player, make_table, open_round, wallet
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, wallet
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -152,7 +152,7 @@ def test_operator_approves_in_the_admin(roles, funded_player):
 
 
 def test_an_admin_change_to_a_table_is_an_event_with_the_operators_identity(roles):
-    from games.models import HouseTable
+    from games.house.models import HouseTable
 
     table = HouseTable.objects.create(code="T9", name="nine", game="uth", hand_mode="shared", currency="EUR",
                                       limits={"ante": {"min": 100, "max": 1000}}, pay_tables={"ante_plus": 1},

@@ -16,12 +16,12 @@ from django.utils import timezone
 from compliance.exports import ExportFilters, export_audit, public_key_hex
 from compliance.reports import progressive_pool_report, table_performance, voided_rounds
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
-from games.models import HouseRound
-from games.services import make_decision, place_chip
+from games.house.models import HouseRound
+from games.house.services import make_decision, place_chip
 from ledger.models import Event
 from tests.compliance.staff import staff
 from tests.conftest import ROOT
-from tests.rounds.conftest import T0, key, later, make_player, make_table, open_round, shoe, step, wallet
+from tests.house.services.conftest import T0, key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 

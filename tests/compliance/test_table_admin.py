@@ -15,12 +15,12 @@ from django.test import Client
 
 from casino.errors import DomainError
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
-from games.models import HouseRound, HouseTable, TableConfigVersion
-from games.services import place_chip
+from games.house.models import HouseRound, HouseTable, TableConfigVersion
+from games.house.services import place_chip
 from ledger.models import Event
 from ledger.services import read_stream
 from tests.compliance.staff import staff
-from tests.rounds.conftest import key, later, make_player, make_table, open_round, shoe, step, wallet
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = pytest.mark.django_db
 ADMIN = "/admin/games/housetable/"

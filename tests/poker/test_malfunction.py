@@ -16,9 +16,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from games.poker import event_types as et
-from games.poker import presenters, services
+from games.poker import presenters
 from games.poker.consumers import _new_messages
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
+from games.poker.services import hands as services
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger

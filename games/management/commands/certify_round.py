@@ -20,11 +20,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
-from games.domain.cards import Card, parse_cards
-from games.domain.house_games import WagerKind, game, resolve_decisions
-from games.domain.paytables import table_numbers
-from games.models import HouseTable, PlayerRound, TableSeat
-from games.services import advance_table, join_table, make_decision, place_chip, start_table
+from games.cards.cards import Card, parse_cards
+from games.house.models import HouseTable, PlayerRound, TableSeat
+from games.house.rules.definitions import WagerKind, game, resolve_decisions
+from games.house.rules.paytables import table_numbers
+from games.house.services import advance_table, join_table, make_decision, place_chip, start_table
 from ledger.services import balance_of, deposit, player_accounts
 
 ALIASES = {"uth": "uth", "casino_holdem": "casino_holdem", "ch": "casino_holdem", "xtreme": "xtreme", "xh": "xtreme"}
@@ -137,7 +137,7 @@ class Command(BaseCommand):
         }
 
     def _seat_result(self, round_id: str, row: PlayerRound, decision_wager: str) -> dict[str, Any]:
-        from games.presenters import game_history
+        from games.house.realtime.presenters import game_history
 
         history = game_history(game_number=row.game_number, player_id=row.player_id)
         settled = [e for e in history["player"]["events"] if e["type"] == "house_player.settled"]

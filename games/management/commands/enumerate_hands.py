@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from games.domain.batch import PUBLISHED_CATEGORY_COUNTS, category_counts, enumerate_ranks, expected_hand_count
+from games.cards.batch import PUBLISHED_CATEGORY_COUNTS, category_counts, enumerate_ranks, expected_hand_count
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
-from games.domain.evaluator import evaluate
+from games.cards.evaluator import evaluate
 
 
 class Command(BaseCommand):

@@ -15,10 +15,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
-from games.domain.poker.phh import write_phh
+from games.poker.engine.phh import write_phh
 from games.poker.errors import HandVoided
 from games.poker.models import PokerHand
-from games.poker.services import engine_events, load_hand
+from games.poker.services.hands import engine_events, load_hand
 
 
 class Command(BaseCommand):

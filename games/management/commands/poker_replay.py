@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
-from games.domain.poker.phh import read_phh, replay_phh
-from games.domain.poker.rules import RakeRule, seed_rake_rule
+from games.poker.engine.phh import read_phh, replay_phh
+from games.poker.engine.rules import RakeRule, seed_rake_rule
 
 
 def parse_rake(spec: str, *, text: str, currency: str) -> RakeRule:

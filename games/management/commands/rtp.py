@@ -10,8 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
-from games.domain.bonus_spin import EXAMPLE_WHEEL, Wheel, WheelSegment
-from games.math.rtp import DEFAULT_CONTRIBUTION_RATE, DEFAULT_POOL_VALUES, wager_rtp
+from games.house.math.rtp import DEFAULT_CONTRIBUTION_RATE, DEFAULT_POOL_VALUES, wager_rtp
+from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel, WheelSegment
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games.domain.shuffle import RandomSource, SecureRandomSource, SeededRandomSource
-from games.domain.shuffle_stats import SHUFFLES, fairness_report, position_counts
+from games.cards.shuffle import RandomSource, SecureRandomSource, SeededRandomSource
+from games.cards.shuffle_stats import SHUFFLES, fairness_report, position_counts
 
 
 class Command(BaseCommand):

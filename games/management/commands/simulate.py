@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games.math.simulation import simulate
-from games.math.strategy import DEFAULT_STRATEGY, STRATEGIES
+from games.house.math.simulation import simulate
+from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from games.math.strategy import CH_TABLE_PATH, train_ch_call_table
+from games.house.math.strategy import CH_TABLE_PATH, train_ch_call_table
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from games.math.strategy import UTH_TABLE_PATH, train_uth_table
+from games.house.math.strategy import UTH_TABLE_PATH, train_uth_table
 
 
 class Command(BaseCommand):

@@ -1,1 +1,0 @@
-"""Player REST API for play: tables, bets, decisions, histories."""

@@ -1,1 +1,0 @@
-"""The Texas Hold'em ring-game engine (pure domain)."""

@@ -1,0 +1,189 @@
+"""Operator malfunction handling over REST: pause, resume or void a table's
+round, or a poker table's hand.
+
+Thin: authorise, parse, call ``games.house.services.dealer.operator_round_control`` or
+``games.poker.services.hands.operator_hand_control`` (the same use cases as the
+admin site's controls: the operator's identity is the actor, ``user:<id>``, and
+each change is also an ``operator.action`` event), render. Only users allowed to change the table
+(``games.change_housetable``, ``games.change_pokertable``: the ``operator``
+role and superusers, see ``compliance/roles.py``) may call these; players and
+the read-only compliance role get ``permission_denied`` 403. A refusal changes
+nothing (each use case is one transaction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino.api import request_user
+from casino.errors import MAX_REASON, Conflict, required_reason
+from games.house.api.views import result_json
+from games.house.models import HouseTable
+from games.house.services import dealer
+from games.house.services.seats import TableNotFound
+from games.poker.services import hands as poker
+
+OPERATOR_PERMISSION = "games.change_housetable"
+POKER_OPERATOR_PERMISSION = "games.change_pokertable"
+
+
+class NoRoundInPlay(Conflict):
+    """The table has no round in play to pause, resume or void."""
+
+    code = "no_round_in_play"
+
+
+class IsOperator(BasePermission):
+    """The operator role (or a superuser): allowed to change tables."""
+
+    message = "Only operators may pause, resume or void rounds."
+    permission = OPERATOR_PERMISSION
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user and request.user.has_perm(self.permission))
+
+
+class IsPokerOperator(IsOperator):
+    """The operator role (or a superuser): allowed to change poker tables."""
+
+    message = "Only operators may pause, resume or void hands."
+    permission = POKER_OPERATOR_PERMISSION
+
+
+class ReasonSchema(serializers.Serializer):
+    reason = serializers.CharField(max_length=MAX_REASON)
+
+
+class TickSchema(serializers.Serializer):
+    table_id = serializers.IntegerField()
+    round_id = serializers.CharField(allow_null=True)
+    game_number = serializers.CharField(allow_null=True)
+    phase = serializers.CharField()
+    phase_seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True)
+
+
+def _reason(request: Request) -> str:
+    data = request.data
+    return required_reason(data.get("reason") if isinstance(data, dict) else None)
+
+
+def _table_in_play(table_id: int) -> None:
+    row = HouseTable.objects.filter(pk=table_id).values("current_round_id").first()
+    if row is None:
+        raise TableNotFound(table_id=table_id)
+    if not row["current_round_id"]:
+        raise NoRoundInPlay(table_id=table_id)
+
+
+class OperatorRoundView(APIView):
+    """Common: authentication, the operator permission, the table check."""
+
+    permission_classes = [IsAuthenticated, IsOperator]
+
+    def control(self, request: Request, table_id: int, action: str, reason: str = "") -> Response:
+        _table_in_play(table_id)
+        tick = dealer.operator_round_control(
+            table_id=table_id, operator=request_user(request), action=action, reason=reason
+        )
+        return Response(result_json(tick))
+
+
+class PauseRoundView(OperatorRoundView):
+    """Pause the table's round (malfunction): the clock stops, players see
+    ``house_round.paused`` with the reason; resume or void follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_pause")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "pause", _reason(request))
+
+
+class ResumeRoundView(OperatorRoundView):
+    """Resume a paused round with the time it had left on its deadline."""
+
+    @extend_schema(request=None, responses={200: TickSchema}, operation_id="operator_round_resume")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "resume")
+
+
+class VoidRoundView(OperatorRoundView):
+    """Void the table's round: every wager returned, nothing paid, the reason
+    recorded and sent to the players; the next round follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_void")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "void", _reason(request))
+
+
+# --- poker tables: the hand in play ------------------------------------------------------------
+
+
+class HandControlSchema(serializers.Serializer):
+    table_id = serializers.IntegerField()
+    hand_id = serializers.CharField()
+    phase = serializers.CharField(help_text="the table's phase: paused, hand, between")
+    phase_seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True)
+    status = serializers.CharField(help_text="the hand's status: playing or voided")
+
+
+class OperatorHandView(APIView):
+    """Common: authentication and the poker table's change permission. The
+    services lock the table and refuse ``poker_table_not_found``,
+    ``poker_no_hand``, ``poker_hand_complete``, ``poker_hand_voided``."""
+
+    permission_classes = [IsAuthenticated, IsPokerOperator]
+
+    def control(self, request: Request, table_id: int, action: str, reason: str = "") -> Response:
+        result = poker.operator_hand_control(
+            table_id=table_id, operator=request_user(request), action=action, reason=reason
+        )
+        return Response(asdict(result))
+
+
+class PauseHandView(OperatorHandView):
+    """Pause the poker table's hand (malfunction): the actor's clock stops and
+    every action is refused (``poker_hand_paused``); players see
+    ``poker_hand.paused`` with the reason. Resume or void follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_pause")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "pause", _reason(request))
+
+
+class ResumeHandView(OperatorHandView):
+    """Resume a paused hand: the actor's clock restarts with the time it had
+    left (``poker_hand_not_paused`` if the hand is not paused)."""
+
+    @extend_schema(request=None, responses={200: HandControlSchema}, operation_id="operator_poker_hand_resume")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "resume")
+
+
+class VoidHandView(OperatorHandView):
+    """Void the poker table's hand (in play or paused): every player gets back
+    exactly the chips they put into it, no rake, no pot awarded; the reason is
+    recorded and sent to the players; the next hand follows."""
+
+    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_void")
+    def post(self, request: Request, table_id: int) -> Response:
+        return self.control(request, table_id, "void", _reason(request))
+
+
+urlpatterns: list[Any] = [
+    path("tables/<int:table_id>/round/pause/", PauseRoundView.as_view(), name="operator-round-pause"),
+    path("tables/<int:table_id>/round/resume/", ResumeRoundView.as_view(), name="operator-round-resume"),
+    path("tables/<int:table_id>/round/void/", VoidRoundView.as_view(), name="operator-round-void"),
+    path("poker/tables/<int:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
+    path("poker/tables/<int:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
+    path("poker/tables/<int:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
+]

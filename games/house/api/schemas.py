@@ -1,0 +1,144 @@
+"""OpenAPI shapes of the play API's answers (documentation only: the views
+render plain data; ``tests/house/live/test_openapi.py`` checks real answers against
+these). Errors share one shape, ``casino.api.exception_handler``'s."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+
+class AnyObject(serializers.Serializer):
+    """A JSON object whose fields this schema does not list."""
+
+
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
+    message = serializers.CharField()
+    details = serializers.DictField(required=False, help_text="Facts about the refusal (e.g. the limit).")
+
+
+class ErrorBody(serializers.Serializer):
+    error = ErrorDetail()
+
+
+def errors(**codes: str) -> dict[int, OpenApiResponse]:
+    """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
+    documented with the codes it may carry. 401 is added."""
+    documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
+    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
+    return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
+
+
+class TableRow(serializers.Serializer):
+    id = serializers.IntegerField()
+    code = serializers.CharField(help_text="Short code used in game numbers, e.g. UTH1.")
+    name = serializers.CharField()
+    game = serializers.ChoiceField(choices=["uth", "casino_holdem", "xtreme"])
+    hand_mode = serializers.ChoiceField(choices=["shared", "per_seat"])
+    currency = serializers.CharField()
+    limits = serializers.DictField(help_text="Per betting spot: {min, max} in minor units.")
+    pay_tables = serializers.DictField()
+    is_open = serializers.BooleanField()
+    phase = serializers.CharField(help_text="idle, betting, preflop, flop, river, between, paused.")
+    phase_seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True, help_text="When the current phase ends (server clock).")
+    public_seq = serializers.IntegerField(help_text="The websocket sequence number of the table's last delta.")
+    betting_seconds = serializers.IntegerField()
+    warning_seconds = serializers.IntegerField()
+    decision_seconds = serializers.IntegerField()
+    traffic_light = serializers.ChoiceField(choices=["green", "yellow", "red"], help_text="By the server's clock.")
+    server_time = serializers.DateTimeField()
+
+
+class TableState(serializers.Serializer):
+    table = serializers.DictField(help_text="The table row's fields (without the clock fields).")
+    round = serializers.DictField(allow_null=True, help_text="The round in play: cards as revealed so far.")
+    me = serializers.DictField(
+        allow_null=True, help_text="This player's bets, call, decisions, options offered now and balance."
+    )
+    traffic_light = serializers.ChoiceField(choices=["green", "yellow", "red"])
+    server_time = serializers.DateTimeField()
+
+
+class Seat(serializers.Serializer):
+    table_id = serializers.IntegerField()
+    seat_number = serializers.IntegerField(allow_null=True, help_text="Per-seat tables only.")
+
+
+class BetResult(serializers.Serializer):
+    round_id = serializers.CharField()
+    totals = serializers.DictField(child=serializers.IntegerField(), help_text="Amount on each spot now.")
+    capped = serializers.BooleanField(help_text="The chip was cut to the spot's maximum.")
+    balance = serializers.IntegerField(help_text="Wallet balance after the command.")
+    doubled = serializers.ListField(child=serializers.CharField())
+
+
+class Tick(serializers.Serializer):
+    table_id = serializers.IntegerField()
+    round_id = serializers.CharField()
+    game_number = serializers.CharField()
+    phase = serializers.CharField()
+    phase_seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True)
+
+
+class DecisionResult(serializers.Serializer):
+    round_id = serializers.CharField()
+    street = serializers.CharField()
+    option = serializers.CharField()
+    amount = serializers.IntegerField(help_text="Wagered by this decision (0 for check or fold).")
+    balance = serializers.IntegerField()
+    all_decided = serializers.BooleanField(help_text="Nobody else has to decide: the dealer moves on at once.")
+    tick = Tick(allow_null=True)
+
+
+class Wallet(serializers.Serializer):
+    currency = serializers.CharField()
+    balance = serializers.IntegerField()
+    in_play = serializers.IntegerField(help_text="Stakes held in rounds not yet settled.")
+
+
+class HistoryRow(serializers.Serializer):
+    date = serializers.DateTimeField()
+    game = serializers.CharField()
+    game_number = serializers.CharField()
+    currency = serializers.CharField()
+    bets = serializers.DictField(child=serializers.IntegerField())
+    staked = serializers.IntegerField()
+    payout = serializers.IntegerField()
+    net = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class HistoryPage(serializers.Serializer):
+    count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    results = HistoryRow(many=True)
+
+
+class GameRecall(serializers.Serializer):
+    game_number = serializers.CharField()
+    table = serializers.CharField()
+    game = serializers.CharField()
+    hand_mode = serializers.CharField()
+    rules_version = serializers.CharField()
+    rules = serializers.DictField()
+    pay_tables = serializers.DictField()
+    limits = serializers.DictField()
+    currency = serializers.CharField()
+    opened_at = serializers.DateTimeField()
+    status = serializers.CharField()
+    cards = serializers.DictField(help_text="Every card of the round (as revealed, for a round in play).")
+    dealer = serializers.JSONField(allow_null=True, help_text="The dealer's hand and rank, once the round is over.")
+    player = serializers.DictField(help_text="This player's wagers, decisions, results, balance before and after.")
+    round_events = serializers.ListField(child=serializers.DictField())
+
+
+class ChatLine(serializers.Serializer):
+    id = serializers.IntegerField()
+    table_id = serializers.IntegerField()
+    player = serializers.CharField(help_text="The poster's username.")
+    text = serializers.CharField()
+    sent_at = serializers.DateTimeField()

@@ -1,0 +1,453 @@
+"""Player play API (thin: parse, authorise, call a service, render).
+
+Every refusal is a ``DomainError`` with a stable code rendered by
+``casino.api.exception_handler``; a refused command changes nothing (each
+service runs in one transaction). A player only ever sees their own bets,
+balance and history: every query is keyed by the authenticated user, never by
+an id from the request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import UserRateThrottle
+from rest_framework.views import APIView
+
+from casino.api import request_user
+from casino.errors import DomainError, NotFound
+from games.house import services
+from games.house.api import schemas
+from games.house.models import HouseTable, PlayerRound
+from games.house.realtime import presenters
+from games.house.services import chat, dealer
+from games.house.services import seats as seating
+from ledger.services.money import balance_of, player_accounts
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=True,
+    description="Unique per command; a retry with the same key returns the first result, "
+    "the same key with another body is refused (idempotency_key_reused).",
+)
+MAX_IDEMPOTENCY_KEY = 100
+_COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
+_PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
+BET_ERRORS = schemas.errors(
+    r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
+    r403=_PLAYER_403,
+    r404="table_not_found",
+    r409="not_seated, wrong_phase (no round in play), betting_closed, round_paused, insufficient_balance, "
+    "nothing_to_undo, nothing_to_repeat, already_doubled, idempotency_key_reused",
+    r429="throttled",
+)
+DECISION_ERRORS = schemas.errors(
+    r400=f"{_COMMAND_400}, option_not_offered, decision_after_call",
+    r403=_PLAYER_403,
+    r404="table_not_found",
+    r409="not_seated, not_in_round, no_decision_window, already_decided, decision_not_covered, wrong_phase, "
+    "round_paused, idempotency_key_reused",
+    r429="throttled",
+)
+
+
+class MissingIdempotencyKey(DomainError):
+    """Send an ``Idempotency-Key`` header (1 to 100 characters) with every bet and decision."""
+
+    code = "idempotency_key_required"
+
+
+class InvalidAmount(DomainError):
+    """``amount`` must be a positive whole number of minor units."""
+
+    code = "invalid_amount"
+
+
+class MissingField(DomainError):
+    """A required field is missing or of the wrong type."""
+
+    code = "invalid_field"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, Any]]:
+    """Lobby rows: the presenter's table summary with the light by the server clock."""
+    warnings = presenters.round_warning_seconds(tables)
+    return [
+        {**presenters.table_summary(table), **presenters.clock_fields(table, now, warnings.get(table.pk))}
+        for table in tables
+    ]
+
+
+def idempotency_key(request: Request) -> str:
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise MissingIdempotencyKey()
+    # Namespaced by player: one player's key can never collide with another's.
+    return f"play:{request_user(request).pk}:{key}"
+
+
+def body(request: Request) -> dict[str, Any]:
+    data = request.data
+    if not isinstance(data, dict):
+        raise MissingField("The body must be a JSON object.")
+    return data
+
+
+def positive_int(value: Any) -> int:
+    # bool is an int in Python; "10" and 10.0 are not amounts either.
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
+    return value
+
+
+def text_field(data: dict[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or not value:
+        raise MissingField(f"`{name}` is required (a string).", field=name)
+    return value
+
+
+def result_json(result: Any) -> Any:
+    """Service results are dataclasses (their own ``as_json`` where they have
+    one) or plain data; render either."""
+    from dataclasses import asdict, is_dataclass
+
+    as_json = getattr(result, "as_json", None)
+    if as_json is not None:
+        return as_json()
+    if is_dataclass(result) and not isinstance(result, type):
+        return asdict(result)
+    return result
+
+
+class PlayThrottle(UserRateThrottle):
+    scope = "play"
+    rate = "6000/min"
+
+
+# --- serializers (schema only: bodies are parsed by hand for exact error codes) ----------
+
+
+class ChipBody(serializers.Serializer):
+    spot = serializers.CharField()
+    amount = serializers.IntegerField(min_value=1)
+
+
+class DecisionBody(serializers.Serializer):
+    option = serializers.CharField()
+
+
+class ChatBody(serializers.Serializer):
+    text = serializers.CharField(max_length=chat.MAX_CHAT_LENGTH)
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+class TableListView(APIView):
+    """Every table with its game, limits, phase, deadline and traffic light."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: schemas.TableRow(many=True), **schemas.errors()})
+    def get(self, request: Request) -> Response:
+        now = timezone.now()
+        return Response(table_summaries(list(HouseTable.objects.order_by("code")), now))
+
+
+class TableDetailView(APIView):
+    """The table's state as this player may see it (face-down cards redacted)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: schemas.TableState, **schemas.errors(r404="table_not_found")})
+    def get(self, request: Request, table_id: int) -> Response:
+        table = seating.get_table(table_id=table_id)
+        return Response(
+            presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk, now=timezone.now())
+        )
+
+
+class JoinView(APIView):
+    """Take a seat (one per table, at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: schemas.Seat,
+            **schemas.errors(r404="table_not_found", r409="already_seated, too_many_tables, table_full, table_closed"),
+        },
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        seat = seating.join_table(table_id=table_id, player_id=request_user(request).pk)
+        return Response({"table_id": seat.table_id, "seat_number": seat.seat_number}, status=201)
+
+
+class LeaveView(APIView):
+    """Give up the seat (wagers in a running round stay in play)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None, **schemas.errors(r404="table_not_found", r409="not_seated")})
+    def post(self, request: Request, table_id: int) -> Response:
+        seating.leave_table(table_id=table_id, player_id=request_user(request).pk)
+        return Response(status=204)
+
+
+# --- bets and decisions ----------------------------------------------------------------------
+
+
+class BetCommandView(APIView):
+    """Base of the bet commands: idempotency key, the server's clock; the seat is
+    checked by the service in the same query that reads the round (one
+    transaction, the service's own)."""
+
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [PlayThrottle]
+
+    def post(self, request: Request, table_id: int) -> Response:
+        player = request_user(request)
+        try:
+            key = idempotency_key(request)
+            result = self.command(request, table_id=table_id, player_id=player.pk, key=key, now=timezone.now())
+        except DomainError:
+            # Refusals only (off the hot path): an unknown table or a missing
+            # seat is reported as such before anything else about the request.
+            seating.require_seat(table_id=table_id, player_id=player.pk)
+            raise
+        return Response(result_json(result))
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        raise NotImplementedError
+
+
+class ChipView(BetCommandView):
+    """Add a chip to a betting spot (capped at the spot's maximum; the cap is reported)."""
+
+    @extend_schema(
+        request=ChipBody,
+        responses={200: schemas.BetResult, **BET_ERRORS},
+        parameters=[IDEMPOTENCY_HEADER],
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        data = body(request)
+        spot = text_field(data, "spot")
+        amount = positive_int(data.get("amount"))
+        return services.place_chip(
+            table_id=table_id, player_id=player_id, spot=spot, amount=amount, idempotency_key=key, now=now
+        )
+
+
+class UndoView(BetCommandView):
+    """Remove the last chip placed."""
+
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
+    def post(self, request: Request, table_id: int) -> Response:
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        return services.undo_bet(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
+
+
+class ClearView(BetCommandView):
+    """Remove every chip of this round."""
+
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
+    def post(self, request: Request, table_id: int) -> Response:
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        return services.clear_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
+
+
+class RepeatView(BetCommandView):
+    """Place all of the player's bets of their previous round."""
+
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
+    def post(self, request: Request, table_id: int) -> Response:
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        return services.repeat_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
+
+
+class DoubleView(BetCommandView):
+    """Double every current bet, once per round, in placing order while the balance lasts."""
+
+    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
+    def post(self, request: Request, table_id: int) -> Response:
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        return services.double_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
+
+
+class DecisionView(BetCommandView):
+    """Take one of the options offered right now (refused when not offered or not covered).
+    When it was the last decision outstanding the dealer moves on at once."""
+
+    @extend_schema(
+        request=DecisionBody,
+        responses={200: schemas.DecisionResult, **DECISION_ERRORS},
+        parameters=[IDEMPOTENCY_HEADER],
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        # A player who gave up the seat keeps their wagers in play but decides no more.
+        seating.require_seat(table_id=table_id, player_id=request_user(request).pk)
+        return super().post(request, table_id)
+
+    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
+        option = text_field(body(request), "option")
+        result = services.make_decision(
+            table_id=table_id, player_id=player_id, option=option, idempotency_key=key, now=now
+        )
+        if result.all_decided and result.tick is not None:
+            dealer.advance_now(table_id=table_id, expected_seq=result.tick.phase_seq)
+        return result
+
+
+# --- money and history ---------------------------------------------------------------------------
+
+
+class WalletView(APIView):
+    """The caller's wallet balance and stakes in play, per currency."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False)],
+        responses={200: schemas.Wallet, **schemas.errors(r400="unknown_currency")},
+    )
+    def get(self, request: Request) -> Response:
+        currency = request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY
+        accounts = player_accounts(player_id=request_user(request).pk, currency=currency)
+        return Response(
+            {
+                "currency": currency,
+                "balance": balance_of(account_id=accounts.wallet),
+                "in_play": balance_of(account_id=accounts.held),
+            }
+        )
+
+
+class AccountHistoryView(APIView):
+    """The caller's rounds, newest first: date, game, game number, bets and payouts
+    (``?limit=&offset=``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
+            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
+        ],
+        responses={200: schemas.HistoryPage, **schemas.errors(r400="invalid_query")},
+    )
+    def get(self, request: Request) -> Response:
+        limit = _query_int(request, "limit", 50, maximum=200)
+        offset = _query_int(request, "offset", 0, maximum=10**9)
+        player_id = request_user(request).pk
+        # The presenter renders the newest ``limit`` rows; the page is their tail.
+        rows = presenters.account_history(player_id=player_id, limit=offset + limit)[offset:]
+        total = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).count()
+        return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
+
+
+class GameHistoryView(APIView):
+    """Full recall of one game number for the caller: every card, wager, decision,
+    result, balance before and after, and the pay tables in force."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: schemas.GameRecall, **schemas.errors(r404="game_not_found")})
+    def get(self, request: Request, game_number: str) -> Response:
+        player_id = request_user(request).pk
+        # A player recalls only games they played: others' stakes are not theirs to see.
+        if not PlayerRound.objects.filter(game_number=game_number, player_id=player_id).exists():
+            raise GameNotFound(game_number=game_number)
+        return Response(presenters.game_history(game_number=game_number, player_id=player_id))
+
+
+class GameNotFound(NotFound):
+    """No game with this number in the caller's history."""
+
+    code = "game_not_found"
+
+
+class InvalidQuery(DomainError):
+    """A query parameter is not a whole number in range."""
+
+    code = "invalid_query"
+
+
+def _query_int(request: Request, name: str, default: int, *, maximum: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidQuery(parameter=name) from None
+    if value < 0 or value > maximum:
+        raise InvalidQuery(parameter=name, maximum=maximum)
+    return value
+
+
+# --- chat -------------------------------------------------------------------------------------------
+
+
+class ChatView(APIView):
+    """The table's recent chat (only the caller's own lines when they hide chat) and posting a line
+    (seated players; rate-limited). Lines also reach the websocket."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: schemas.ChatLine(many=True), **schemas.errors(r404="table_not_found")})
+    def get(self, request: Request, table_id: int) -> Response:
+        seating.get_table(table_id=table_id)
+        return Response(chat.recent_chat(table_id=table_id, viewer_id=request_user(request).pk))
+
+    @extend_schema(
+        request=ChatBody,
+        responses={
+            201: schemas.ChatLine,
+            **schemas.errors(
+                r400="parse_error, invalid_field, invalid_chat_message",
+                r404="table_not_found",
+                r409="not_seated",
+                r429="chat_rate_limited",
+            ),
+        },
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        from asgiref.sync import async_to_sync
+        from channels.layers import get_channel_layer
+
+        from games.house.realtime.relay import chat_group
+
+        user = request_user(request)
+        line = chat.post_chat(
+            table_id=table_id, player_id=user.pk, username=user.get_username(), text=body(request).get("text")
+        )
+        layer = get_channel_layer()
+        if layer is not None:
+            async_to_sync(layer.group_send)(chat_group(table_id), {"type": "chat.message", "line": line})
+        return Response(line, status=201)

@@ -1,0 +1,21 @@
+"""House-banked round event types (catalogue: docs/events.md, "House-banked round")."""
+
+from __future__ import annotations
+
+from games.house.round.aggregate import PLAYER_EVENT_TYPES, PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA, ROUND_EVENT_TYPES
+from ledger.upcasting import Data, register_event_type, upcaster
+
+POOL_SEEDED = "house_pool.seeded"
+
+for _type in (*ROUND_EVENT_TYPES, *PLAYER_EVENT_TYPES, POOL_SEEDED):
+    register_event_type(_type, 1)
+register_event_type(PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA)
+
+
+@upcaster(PLAYER_SETTLED, 1)
+def _player_settled_v1_to_v2(data: Data) -> Data:
+    """v1 had no ``wagers``: each wager's settlement was its own
+    ``house_wager.settled`` event just before it in the player's stream. v2
+    carries them inside; an upcast v1 says ``"wagers": None`` (look in the
+    stream), since an upcaster sees one event, not its neighbours."""
+    return {**data, "wagers": None}

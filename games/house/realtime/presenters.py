@@ -1,0 +1,273 @@
+"""The one redaction layer for house-banked rounds, used by REST and websockets alike.
+
+- ``table_view(table_id=, viewer_id=)``: public table/round state plus the
+  viewer's own private state (bets, decisions, options, balance).
+- ``public_delta(event)`` / ``private_delta(event)``: what one stored event may
+  tell everyone / its own player, for the realtime relay.
+- ``game_history(game_number=, player_id=)``: the full recall of a finished round.
+- ``account_history(player_id=)``: the per-player-round rows.
+
+Face-down cards (the dealer's hole cards, board cards not yet revealed) are
+never in any output before their ``house_round.cards_revealed`` event; the deck
+beyond the dealt cards is never stored at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
+from games.house.round import aggregate as hr
+from games.house.store import load_round, player_stream, round_stream, state_from_json
+from ledger.services import balance_of, player_accounts, read_stream
+
+
+def _visible_cards(state: hr.RoundState, viewer_id: int | None) -> dict[str, Any]:
+    if state.config is None:
+        return {"player": None, "dealer": [], "board": []}
+    hands: dict[str, list[str]] = {}
+    for owner, cards in state.hands.items():
+        hands[owner] = list(cards)  # player hands are dealt face up
+    finished = state.closed and not state.voided
+    dealer = list(state.dealer) if state.dealer_revealed or finished else [None] * len(state.dealer)
+    board_shown = len(state.board) if finished else state.board_revealed
+    board = [*state.board[:board_shown], *([None] * (len(state.board) - board_shown))]
+    view: dict[str, Any] = {"dealer": dealer, "board": board}
+    if state.config.hand_mode == "shared":
+        view["player"] = hands.get("shared")
+    else:
+        # Other seats' cards stay private until the round is over.
+        view["seats"] = {
+            owner.split(":")[1]: cards if finished or owner == f"player:{viewer_id}" else [None, None]
+            for owner, cards in hands.items()
+        }
+        view["player"] = hands.get(f"player:{viewer_id}") if viewer_id is not None else None
+        view["seat_numbers"] = {str(pid): number for pid, number in state.seats.items()}
+    return view
+
+
+def table_summary(table: HouseTable) -> dict[str, Any]:
+    """The table's public configuration and phase (lobby rows and the table view)."""
+    return {
+        "id": table.pk,
+        "code": table.code,
+        "name": table.name,
+        "game": table.game,
+        "hand_mode": table.hand_mode,
+        "currency": table.currency,
+        "limits": table.limits,
+        "pay_tables": table.pay_tables,
+        "is_open": table.is_open,
+        "phase": table.phase,
+        "phase_seq": table.phase_seq,
+        "deadline": table.deadline.isoformat() if table.deadline else None,
+        "public_seq": table.public_seq,
+        "betting_seconds": table.betting_seconds,
+        "warning_seconds": table.warning_seconds,
+        "decision_seconds": table.decision_seconds,
+    }
+
+
+def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = None) -> dict[str, Any]:
+    """Public state of the table and its current round, plus ``viewer_id``'s own
+    state; with ``now``, the traffic light and server time at ``now`` from the
+    same read of the table (``clock_fields``)."""
+    table = HouseTable.objects.get(pk=table_id)
+    view: dict[str, Any] = {
+        "table": table_summary(table),
+        "round": None,
+        "me": None,
+    }
+    if now is not None:
+        view |= clock_fields(table, now, round_warning_seconds([table]).get(table.pk))
+    if not table.current_round_id:
+        return view
+    state = load_round(table.current_round_id)
+    assert state.config is not None
+    view["round"] = {
+        "round_id": state.config.round_id,
+        "game_number": state.config.game_number,
+        "rules_version": state.config.definition.rules_version,
+        "phase": state.phase,
+        "paused": state.paused,
+        "deadline": state.deadline,
+        # Betting light: green until ``warning_at``, yellow until ``deadline``, then red (closed).
+        "warning_at": _warning_at(state),
+        "participants": len(state.participants),
+        "cards": _visible_cards(state, viewer_id),
+        "wheel_spin": state.wheel_spin,
+    }
+    if viewer_id is not None:
+        row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
+        player = state_from_json(viewer_id, row.state if row else {})
+        balance = balance_of(account_id=player_accounts(player_id=viewer_id, currency=table.currency).wallet)
+        view["me"] = {
+            "player_id": viewer_id,
+            "balance": balance,
+            "bets": player.totals(),
+            "call": player.call_amount,
+            "folded": player.folded,
+            "doubled": player.doubled,
+            "decisions": [{"street": d.street, "option": d.option, "auto": d.auto} for d in player.decisions],
+            "options": hr.offered_options(state, player, balance=balance),
+            "returned": player.returned if (player.settled or player.voided) else None,
+        }
+    return view
+
+
+def _warning_at(state: hr.RoundState) -> str | None:
+    if state.config is None or state.phase != hr.BETTING or state.deadline is None:
+        return None
+    return (datetime.fromisoformat(state.deadline) - timedelta(seconds=state.config.warning_seconds)).isoformat()
+
+
+def _redact_dealt(data: Mapping[str, Any], viewer_id: int | None, shared: bool) -> dict[str, Any]:
+    cards = []
+    for card in data["cards"]:
+        own = card["to"] == "shared" or (viewer_id is not None and card["to"] == f"player:{viewer_id}")
+        visible = card["face_up"] and (own or (shared and card["to"] != "dealer" and card["to"] != "board"))
+        cards.append({**card, "card": card["card"] if visible else None})
+    return {"cards": cards}
+
+
+def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | None:
+    """What a round-stream event tells every watcher (None: nothing public).
+    Player-stream events are private (``private_delta``). ``viewer_id``: in
+    per-seat mode a player's own hole cards in ``cards_dealt`` are shown to them."""
+    kind, data = event.type, event.data
+    if kind not in hr.ROUND_EVENT_TYPES:
+        return None
+    if kind == hr.OPENED:
+        keep = ("round_id", "game_number", "game", "rules_version", "hand_mode", "currency", "limits", "pay_tables")
+        payload = {k: data[k] for k in keep} | {"opened_at": data["opened_at"], "deadline": data["betting_deadline"]}
+        payload["warning_at"] = data["warning_at"]
+    elif kind == hr.CARDS_DEALT:
+        shared = any(card["to"] == "shared" for card in data["cards"])
+        payload = _redact_dealt(data, viewer_id, shared)
+    else:
+        payload = dict(data)
+    return {"type": kind, "stream_version": getattr(event, "version", None), "data": payload}
+
+
+def private_delta(event: Any) -> dict[str, Any] | None:
+    """What a player-stream event tells its own player (None for round events)."""
+    if event.type not in hr.PLAYER_EVENT_TYPES:
+        return None
+    data = {k: v for k, v in event.data.items() if k not in ("hold_id", "hold_ids")}
+    return {"type": event.type, "stream_version": getattr(event, "version", None), "data": data}
+
+
+def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
+    """Full recall of a round: every card, wager, decision and result, the pay tables
+    and rules in force, and (for ``player_id``) the balance before and after.
+    A round still in play shows only what has been revealed."""
+    round_row = HouseRound.objects.get(game_number=game_number)
+    events = read_stream(stream_id=round_stream(round_row.round_id))
+    state = hr.replay_round(events)
+    opened = events[0].data
+    history: dict[str, Any] = {
+        "game_number": game_number,
+        "table": opened["table_code"],
+        "game": opened["game"],
+        "hand_mode": opened["hand_mode"],
+        "rules_version": opened["rules_version"],
+        "rules": opened["rules"],
+        "pay_tables": opened["pay_tables"],
+        "limits": opened["limits"],
+        "currency": opened["currency"],
+        "opened_at": opened["opened_at"],
+        "status": round_row.status,
+        "cards": _visible_cards(state, player_id),
+        "round_events": [public_delta(e, player_id) for e in events],
+        "dealer": round_row.summary.get("dealer"),
+    }
+    if player_id is not None:
+        row = PlayerRound.objects.filter(round=round_row, player_id=player_id).first()
+        player_events = read_stream(stream_id=player_stream(round_row.round_id, player_id)) if row else []
+        history["player"] = {
+            "player_id": player_id,
+            "events": [private_delta(e) for e in player_events],
+            "wagers": settled_wagers(player_events),
+            "decisions": [
+                {"street": e.data["street"], "option": e.data["option"], "auto": e.data["auto"]}
+                for e in player_events
+                if e.type == hr.DECISION_MADE
+            ],
+            "staked": row.staked if row else 0,
+            "returned": row.returned if row else 0,
+            "net": row.net if row else 0,
+            "balance_before": row.balance_before if row else None,
+            "balance_after": row.balance_after if row else None,
+        }
+    return history
+
+
+WAGER_FIELDS = ("wager", "stake", "outcome", "returned", "rounding_kept", "hand")
+
+
+def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each wager's settlement from a player's stream: inside ``house_player.settled``
+    (schema 2), or, for rounds stored with schema 1 (upcast with ``"wagers": None``),
+    from the ``house_wager.settled`` events before it."""
+    for event in player_events:
+        if event.type == hr.PLAYER_SETTLED and event.data.get("wagers") is not None:
+            return [{k: w[k] for k in WAGER_FIELDS} for w in event.data["wagers"]]
+    return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == hr.WAGER_SETTLED]
+
+
+def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]:
+    """Account-history rows, newest first: date, game, game number, bet amounts, payouts."""
+    rows = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).order_by("-created_at", "-id")[:limit]
+    return [
+        {
+            "date": row.created_at.isoformat(),
+            "game": row.game,
+            "game_number": row.game_number,
+            "currency": row.currency,
+            "bets": row.totals,
+            "staked": row.staked,
+            "payout": row.returned,
+            "net": row.net,
+            "status": row.status,
+        }
+        for row in rows
+    ]
+
+
+def traffic_light(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> str:
+    """green while betting is open, yellow in its last ``warning_seconds``, red otherwise
+    (RULES.md: the server's clock decides). ``warning_seconds``: the running round's,
+    when a configuration change since it opened made the table's differ."""
+    if table.phase != "betting" or table.deadline is None or now >= table.deadline:
+        return "red"
+    remaining = (table.deadline - now).total_seconds()
+    warning = table.warning_seconds if warning_seconds is None else warning_seconds
+    return "yellow" if remaining <= warning else "green"
+
+
+def clock_fields(table: HouseTable, now: datetime, warning_seconds: int | None = None) -> dict[str, str]:
+    """``traffic_light`` and ``server_time`` at ``now`` (REST views and the websocket snapshot)."""
+    return {"traffic_light": traffic_light(table, now, warning_seconds), "server_time": now.isoformat()}
+
+
+def round_warning_seconds(tables: Sequence[HouseTable]) -> dict[int, int]:
+    """Table id -> the yellow-light seconds of its round in betting, for the tables
+    whose configuration changed after that round opened (a change is in force from
+    the next round, so the running round keeps the version it opened with). Tables
+    not listed use their own ``warning_seconds``. One query, plus one per changed table."""
+    betting = {t.current_round_id: t for t in tables if t.phase == "betting" and t.current_round_id}
+    if not betting:
+        return {}
+    found: dict[int, int] = {}
+    opened = HouseRound.objects.filter(round_id__in=list(betting)).values_list("round_id", "config_version")
+    for round_id, version in opened:
+        table = betting[round_id]
+        if version == table.config_version:
+            continue
+        config = TableConfigVersion.objects.filter(table=table, version=version).values_list("config", flat=True)
+        warning = (config.first() or {}).get("warning_seconds")
+        if warning is not None:
+            found[table.pk] = int(warning)
+    return found

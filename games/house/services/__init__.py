@@ -1,0 +1,47 @@
+"""Application services of the house-banked games (docs/rounds.md)."""
+
+from __future__ import annotations
+
+from games.house.services.bets import (
+    BetResult,
+    DecisionResult,
+    clear_bets,
+    double_bets,
+    join_table,
+    leave_table,
+    make_decision,
+    place_chip,
+    repeat_bets,
+    undo_bet,
+)
+from games.house.services.rounds import (
+    TableTick,
+    advance_table,
+    pause_round,
+    pool_account,
+    resume_round,
+    start_table,
+    void_overdue_rounds,
+    void_round,
+)
+
+__all__ = [
+    "BetResult",
+    "DecisionResult",
+    "TableTick",
+    "advance_table",
+    "clear_bets",
+    "double_bets",
+    "join_table",
+    "leave_table",
+    "make_decision",
+    "pause_round",
+    "place_chip",
+    "pool_account",
+    "repeat_bets",
+    "resume_round",
+    "start_table",
+    "undo_bet",
+    "void_overdue_rounds",
+    "void_round",
+]

@@ -1,0 +1,427 @@
+"""Dealer-side services: open, advance, pause, resume and void house-banked rounds.
+
+Every function is keyword-only, runs in one transaction, and locks the table
+row (then the round row) so two dealer tasks never interleave. ``advance_table``
+is idempotent by ``expected_seq``: a stale or duplicated task changes nothing
+and returns ``None``. The dealer loop (issue 6) schedules the next call at
+``TableTick.deadline``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import transaction
+
+from casino.collector import collector_paused
+from casino.errors import DomainError
+from games.cards.cards import Card
+from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
+from games.house.event_types import POOL_SEEDED
+from games.house.models import HouseRound, HouseTable, TableSeat
+from games.house.round.aggregate import (
+    BETTING,
+    PER_SEAT_MAX,
+    PlayerState,
+    RoundConfig,
+    RoundState,
+    all_decided,
+    decide_advance,
+    decide_close_betting,
+    decide_open,
+    decide_pause,
+    decide_resume,
+    decide_showdown,
+    decide_void,
+    needs_showdown,
+)
+from games.house.rules.bonus_spin import Wheel, WheelSegment
+from games.house.rules.definitions import WagerKind, game
+from games.house.rules.paytables import pay_table
+from games.house.store import (
+    Money,
+    PlayerRow,
+    commit,
+    iso,
+    load_players,
+    load_round,
+    player_heads_read_meanwhile,
+    state_from_json,
+    wallets,
+)
+from ledger.currencies import MINOR_UNITS
+from ledger.models import AccountKind
+from ledger.services import balance_of, ensure_account, house_account
+
+IDLE = "idle"
+BETWEEN = "between"
+PAUSED = "paused"
+
+
+@dataclass(frozen=True)
+class TableTick:
+    """What the dealer loop needs to schedule the next step."""
+
+    table_id: int
+    round_id: str
+    game_number: str
+    phase: str
+    phase_seq: int
+    deadline: datetime | None
+
+
+def tick_of(table: HouseTable) -> TableTick:
+    game_number = table.current_round_id
+    return TableTick(table.pk, table.current_round_id, game_number, table.phase, table.phase_seq, table.deadline)
+
+
+def pool_account(*, table_id: int, pool: str, currency: str) -> int:
+    """The ledger account of one STAX progressive pool of a table's bank."""
+    return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:stax:{pool}", currency=currency)
+
+
+def game_number_for(table: HouseTable, now: datetime) -> str:
+    """``CODE-YYYYMMDD-HHMMSS`` (GMT); ``-2``, ``-3``… when a second is taken."""
+    base = f"{table.code}-{now.astimezone(UTC):%Y%m%d-%H%M%S}"
+    number, n = base, 1
+    while HouseRound.objects.filter(game_number=number).exists():
+        n += 1
+        number = f"{base}-{n}"
+    return number
+
+
+class TableMisconfigured(DomainError):
+    """The table's configuration cannot run a round (pay table, wheel or limits missing)."""
+
+    code = "table_misconfigured"
+
+
+def check_table_config(table: HouseTable) -> None:
+    """Refuse a configuration a round could not settle: every offered spot is a
+    placeable wager with ``0 < min <= max``, every wager that needs a pay table has
+    an existing one, and Bonus Spin Xtreme has a wheel."""
+    definition = game(table.game)
+    if "ante" not in table.limits:
+        raise TableMisconfigured("the Ante must be offered", table=table.code)
+    for spot, limit in table.limits.items():
+        wager = definition.wager(spot)
+        if wager.kind not in (WagerKind.REQUIRED, WagerKind.OPTIONAL):
+            raise TableMisconfigured(f"{spot} is not a betting spot", table=table.code, spot=spot)
+        if not 0 < int(limit["min"]) <= int(limit["max"]):
+            raise TableMisconfigured(f"{spot} limits must satisfy 0 < min <= max", table=table.code, spot=spot)
+    needed = [w for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals == "ante")]
+    for wager in needed:
+        number = table.pay_tables.get(wager.name)
+        if number is None:
+            raise TableMisconfigured(f"no pay table chosen for {wager.name}", table=table.code, wager=wager.name)
+        pay_table(table.game, wager.name, int(number))
+    if "bonus_spin" in table.limits and not table.wheel.get("segments"):
+        raise TableMisconfigured("Bonus Spin Xtreme needs a wheel", table=table.code)
+
+
+def _priced(table: HouseTable) -> set[str]:
+    """Wagers of the table that have a pay table in force (offered spots and automatic wagers)."""
+    definition = game(table.game)
+    return {w.name for w in definition.wagers if w.needs_pay_table and (w.name in table.limits or w.equals)}
+
+
+def _config(table: HouseTable, game_number: str) -> RoundConfig:
+    check_table_config(table)
+    return RoundConfig(
+        round_id=game_number,
+        table_id=table.pk,
+        table_code=table.code,
+        game_number=game_number,
+        game=table.game,
+        hand_mode=table.hand_mode,
+        currency=table.currency,
+        currency_unit=10 ** MINOR_UNITS[table.currency],
+        limits=table.limits,
+        pay_tables={w: int(n) for w, n in table.pay_tables.items() if w in _priced(table)},
+        wheel=table.wheel,
+        progressives=table.progressives,
+        betting_seconds=table.betting_seconds,
+        warning_seconds=table.warning_seconds,
+        decision_seconds=table.decision_seconds,
+        deal_pause_seconds=table.deal_pause_seconds,
+        between_rounds_seconds=table.between_rounds_seconds,
+        max_seats=min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX),
+        config_version=table.config_version,
+    )
+
+
+def _lock_table(table_id: int) -> HouseTable:
+    return HouseTable.objects.select_for_update().get(pk=table_id)
+
+
+def _set_table(table: HouseTable, *, phase: str, deadline: datetime | None, round_id: str | None = None) -> None:
+    table.phase = phase
+    table.phase_seq += 1
+    table.deadline = deadline
+    if round_id is not None:
+        table.current_round_id = round_id
+    HouseTable.objects.filter(pk=table.pk).update(
+        phase=phase, phase_seq=table.phase_seq, deadline=deadline, current_round_id=table.current_round_id
+    )
+
+
+def _open_round(table: HouseTable, now: datetime) -> None:
+    game_number = game_number_for(table, now)
+    config = _config(table, game_number)
+    _ensure_pools(table, config, now)
+    round_row = HouseRound.objects.create(
+        round_id=game_number,
+        table=table,
+        game_number=game_number,
+        game=table.game,
+        hand_mode=table.hand_mode,
+        currency=table.currency,
+        rules_version=config.definition.rules_version,
+        config_version=table.config_version,
+        pay_tables=dict(config.pay_tables),
+        opened_at=now,
+    )
+    events = decide_open(config, now=iso(now))
+    state, _ = commit(
+        round_row=round_row, state=RoundState(), players={}, events=events, money=Money(),
+        idempotency_key=f"round:{game_number}:open", actor="dealer", now=now,
+    )  # fmt: skip
+    _set_table(table, phase=BETTING, deadline=_dt(state.deadline), round_id=game_number)
+
+
+def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None:
+    """Seed each configured STAX pool from the house to its reset amount when empty."""
+    from ledger.services import NewEvent, StreamAppend, transfer
+
+    if "stax" not in config.limits:
+        return
+    house = house_account(table_id=table.pk, currency=table.currency)
+    for pool, reset in sorted(config.progressives.get("reset", {}).items()):
+        account = pool_account(table_id=table.pk, pool=pool, currency=table.currency)
+        if int(reset) > 0 and balance_of(account_id=account) == 0:
+            transfer(
+                debit_account=house,
+                credit_account=account,
+                amount=int(reset),
+                currency=table.currency,
+                kind="pool_seed",
+                idempotency_key=f"pool-seed:{table.pk}:{pool}:{config.game_number}",
+                cause=StreamAppend(
+                    f"table-{table.pk}-stax-{pool}",
+                    None,
+                    [NewEvent(POOL_SEEDED, {"pool": pool, "amount": int(reset), "at": iso(now)})],
+                    {"actor": "dealer"},
+                ),
+            )
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def start_table(*, table_id: int, now: datetime) -> TableTick:
+    """Open the first betting window if the table is open and idle."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        if table.is_open and table.phase in (IDLE, ""):
+            _open_round(table, now)
+        return tick_of(table)
+
+
+def _players(round_row: HouseRound) -> tuple[dict[int, PlayerRow], dict[int, PlayerState]]:
+    rows = load_players(round_row)
+    return rows, {pid: state_from_json(pid, row.state) for pid, row in rows.items()}
+
+
+def advance_table(
+    *,
+    table_id: int,
+    expected_seq: int,
+    now: datetime,
+    shoe: Sequence[Card] | None = None,
+    rng: RandomSource | None = None,
+) -> TableTick | None:
+    """Run the step whose deadline passed (or a decision window everyone has
+    answered). ``None`` and no change when ``expected_seq`` is stale or the
+    deadline is not yet due. ``shoe`` (certification only) replaces the shuffle;
+    ``rng`` defaults to the secure generator (shuffle and wheel)."""
+    rng = rng or SecureRandomSource()
+    with transaction.atomic(), collector_paused():
+        table = _lock_table(table_id)
+        if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED, ""):
+            return None
+        due = table.deadline is None or table.deadline <= now
+        if table.phase == BETWEEN:
+            if not due:
+                return None
+            if table.is_open:
+                _open_round(table, now)
+            else:
+                _set_table(table, phase=IDLE, deadline=None)
+            return tick_of(table)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        rows, players = _players(round_row)
+        if not due and not (state.phase != BETTING and all_decided(state, players)):
+            return None
+        key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
+        if state.phase == BETTING:
+            deck = list(shoe) if shoe is not None else shuffled_deck(rng)
+            seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
+            events = decide_close_betting(state, players, now=iso(now), deck=deck, seats=seats)
+        else:
+            events = decide_advance(state, players, now=iso(now))
+        state, changed = commit(
+            round_row=round_row, state=state, players=rows, events=events, money=Money(),
+            idempotency_key=key, actor="dealer", now=now, states=players,
+        )  # fmt: skip
+        players |= changed
+        if needs_showdown(state, players):
+            state = _showdown(table, round_row, state, rows, players, now, rng)
+        if state.closed:
+            _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
+        else:
+            _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
+        return tick_of(table)
+
+
+def _showdown(
+    table: HouseTable,
+    round_row: HouseRound,
+    state: RoundState,
+    rows: dict[int, PlayerRow],
+    players: dict[int, PlayerState],
+    now: datetime,
+    rng: RandomSource,
+) -> RoundState:
+    assert state.config is not None
+    config = state.config
+    currency = config.currency
+    pools = {
+        pool: pool_account(table_id=table.pk, pool=pool, currency=currency)
+        for pool in ("star", "spade", "heart", "diamond", "club")
+    } if "stax" in config.limits else {}  # fmt: skip
+    balances = {pool: balance_of(account_id=account) for pool, account in pools.items()}
+    wheel_segment: WheelSegment | None = None
+    if config.wheel.get("segments"):
+        wheel = Wheel(
+            config.wheel.get("name", ""),
+            str(config.wheel.get("version", "")),
+            tuple(WheelSegment(s["label"], int(s["multiple"]), int(s["weight"])) for s in config.wheel["segments"]),
+        )
+        wheel_segment = wheel.spin(rng)
+    with player_heads_read_meanwhile(round_row) as heads:
+        showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment)
+    # The heads are read after the step's first commit, whose appends the rows'
+    # versions include. A head at another version (a command that committed
+    # since the rows were read) is left out: read again when appending, it is
+    # refused as stale, as before.
+    head_hashes = {
+        pid: digest for pid, (version, digest) in heads.items() if pid in rows and rows[pid].stream_version == version
+    }
+    house = house_account(table_id=table.pk, currency=currency)
+    money = Money()
+    settled_events = {int(e.stream): e for e in showdown.events if e.type == "house_player.settled"}
+    accounts = wallets(list(showdown.settlements), currency) if showdown.settlements else {}
+    round_closed = showdown.events[-1]
+    for pid, settlement in showdown.settlements.items():
+        player = players[pid]
+        cause = settled_events[pid]
+        for chip in player.chips:
+            money.settle_holds.append((chip.hold_id, chip.held, cause))
+        if player.call_hold_id:
+            money.settle_holds.append((player.call_hold_id, player.call_amount, cause))
+        shares = sum(showdown.hits.get(pool, {}).get(pid, 0) for pool in showdown.hits)
+        wallet, balance = accounts[pid]
+        before = balance + player.staked
+        rows[pid].balance_before = before
+        from_house = settlement.returned - shares
+        if from_house:
+            money.transfers.append((house, wallet, from_house, "payout", cause))
+        for pool, hits in showdown.hits.items():
+            if hits.get(pid):
+                money.transfers.append((pools[pool], wallet, hits[pid], "jackpot", cause))
+        rows[pid].balance_after = before - player.staked + settlement.returned
+    for pool, amount in showdown.contributions.items():
+        money.transfers.append((house, pools[pool], amount, "contribution", round_closed))
+    for pool, amount in showdown.resets.items():
+        if amount:
+            money.transfers.append((house, pools[pool], amount, "pool_reset", round_closed))
+    state, _ = commit(
+        round_row=round_row, state=state, players=rows, events=showdown.events, money=money,
+        idempotency_key=f"round:{round_row.round_id}:settle", actor="dealer", now=now, states=players,
+        head_hashes=head_hashes,
+    )  # fmt: skip
+    return state
+
+
+def pause_round(*, table_id: int, actor: str, reason: str, now: datetime) -> TableTick:
+    """Operator pause ("malfunction"): the deadline stops; resume or void follows."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        events = decide_pause(state, actor=actor, reason=reason, now=iso(now))
+        commit(
+            round_row=round_row, state=state, players={}, events=events, money=Money(),
+            idempotency_key=f"round:{round_row.round_id}:pause:{state.version}", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=PAUSED, deadline=None)
+        return tick_of(table)
+
+
+def resume_round(*, table_id: int, actor: str, now: datetime) -> TableTick:
+    """Resume a paused round with the time that was left on its deadline."""
+    with transaction.atomic():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        events = decide_resume(state, actor=actor, now=iso(now))
+        state, _ = commit(
+            round_row=round_row, state=state, players={}, events=events, money=Money(),
+            idempotency_key=f"round:{round_row.round_id}:resume:{state.version}", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
+        return tick_of(table)
+
+
+def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automatic: bool = False) -> TableTick:
+    """Void the current round: every hold (bets, calls, plays) goes back to its wallet."""
+    with transaction.atomic(), collector_paused():
+        table = _lock_table(table_id)
+        round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
+        state = load_round(round_row.round_id)
+        rows, players = _players(round_row)
+        events = decide_void(state, players, actor=actor, reason=reason, now=iso(now), automatic=automatic)
+        money = Money()
+        for event in events:
+            if event.type == "house_player.voided":
+                player = players[int(event.stream)]
+                for chip in player.chips:
+                    money.settle_holds.append((chip.hold_id, 0, event))
+                if player.call_hold_id:
+                    money.settle_holds.append((player.call_hold_id, 0, event))
+        commit(
+            round_row=round_row, state=state, players=rows, events=events, money=money,
+            idempotency_key=f"round:{round_row.round_id}:void", actor=actor, now=now,
+        )  # fmt: skip
+        _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
+        return tick_of(table)
+
+
+def void_overdue_rounds(*, now: datetime, grace_seconds: float | None = None) -> list[TableTick]:
+    """RULES.md: a round that cannot continue (its dealer process gone past a grace
+    period) is voided automatically, players told why. Voids the round of every
+    table whose deadline passed more than ``grace_seconds`` ago (default
+    ``CASINO_DEALER_GONE_VOID_SECONDS``) while a round is in play."""
+    from django.conf import settings
+
+    grace = settings.CASINO_DEALER_GONE_VOID_SECONDS if grace_seconds is None else grace_seconds
+    cutoff = now - timedelta(seconds=grace)
+    overdue = HouseTable.objects.filter(deadline__lt=cutoff).exclude(phase__in=[IDLE, BETWEEN, PAUSED, ""])
+    ticks = []
+    for table_id in overdue.values_list("pk", flat=True):
+        ticks.append(void_round(table_id=table_id, actor="system", reason="dealer_gone", now=now, automatic=True))
+    return ticks

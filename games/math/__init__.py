@@ -1,1 +1,0 @@
-"""Game math: exact RTP by enumeration and main-game simulation (pure, NumPy)."""

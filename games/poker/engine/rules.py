@@ -1,0 +1,136 @@
+"""Stakes, betting structures and the rake of seed 001 (pure data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from games.poker.engine.errors import InvalidHandSetup
+
+
+class Variant(StrEnum):
+    """Betting structure. Seed 001's rake table calls them "Unlimited",
+    "Limit" and "Fixed"."""
+
+    NO_LIMIT = "no_limit"
+    POT_LIMIT = "pot_limit"
+    FIXED_LIMIT = "fixed_limit"
+
+
+@dataclass(frozen=True, slots=True)
+class RakeRule:
+    """Rake = ``floor(pot * percent_bp / 10000)``, raised to ``minimum``,
+    capped at ``cap`` and at the pot; all in minor units. With
+    ``no_flop_no_drop`` a hand that ends before the flop pays none."""
+
+    percent_bp: int = 250
+    minimum: int = 0
+    cap: int = 300
+    no_flop_no_drop: bool = True
+
+    def amount(self, pot: int, *, flop_seen: bool) -> int:
+        if pot <= 0 or (self.no_flop_no_drop and not flop_seen):
+            return 0
+        rake = max(pot * self.percent_bp // 10_000, self.minimum)
+        return min(rake, self.cap, pot)
+
+
+# Seed 001's table, in euro cents: (pot type, players lo, hi, small blind lo, hi, minimum, cap).
+_SEED_001_EUR: tuple[tuple[Variant, int, int, int, int | None, int, int], ...] = (
+    (Variant.FIXED_LIMIT, 2, 10, 0, 50, 0, 300),
+    (Variant.FIXED_LIMIT, 2, 10, 51, 1000, 2, 300),
+    (Variant.FIXED_LIMIT, 2, 10, 1001, None, 0, 300),
+    (Variant.POT_LIMIT, 2, 3, 0, None, 0, 100),
+    (Variant.POT_LIMIT, 4, 5, 0, None, 0, 200),
+    (Variant.POT_LIMIT, 6, 10, 0, None, 0, 300),
+    (Variant.NO_LIMIT, 2, 3, 0, None, 0, 100),
+    (Variant.NO_LIMIT, 4, 5, 0, None, 0, 200),
+    (Variant.NO_LIMIT, 6, 10, 0, None, 0, 300),
+)
+SEED_001_DEFAULT = RakeRule(percent_bp=250, minimum=0, cap=300)
+
+
+def seed_rake_rule(
+    variant: Variant, *, players: int, small_blind: int, currency: str = "EUR", no_flop_no_drop: bool = True
+) -> RakeRule:
+    """The rake of seed 001 for a hand of ``players`` dealt in at a table with
+    this small blind (minor units). The seed's amounts are euros; the rows
+    with a small-blind bracket (0-0.50, 0.51-10, >10 euros) are read in cents,
+    and a small blind between two brackets' edges (e.g. 50.5 cents) cannot
+    occur in integer cents. Other currencies use the seed's "Any" row."""
+    if currency != "EUR":
+        return RakeRule(SEED_001_DEFAULT.percent_bp, SEED_001_DEFAULT.minimum, SEED_001_DEFAULT.cap, no_flop_no_drop)
+    for row_variant, lo, hi, sb_lo, sb_hi, minimum, cap in _SEED_001_EUR:
+        if (
+            row_variant is variant
+            and lo <= players <= hi
+            and sb_lo <= small_blind
+            and (sb_hi is None or small_blind <= sb_hi)
+        ):
+            return RakeRule(250, minimum, cap, no_flop_no_drop)
+    return RakeRule(SEED_001_DEFAULT.percent_bp, SEED_001_DEFAULT.minimum, SEED_001_DEFAULT.cap, no_flop_no_drop)
+
+
+def allocate_rake(rake: int, pots: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """Split ``rake`` over the pots in proportion to their size (largest
+    remainder; ties go to the earlier pot, the main pot first), so a short
+    all-in player's main pot pays no more than its share."""
+    total = sum(pots)
+    if rake <= 0 or total <= 0:
+        return tuple(0 for _ in pots)
+    shares = [rake * amount // total for amount in pots]
+    left = rake - sum(shares)
+    order = sorted(range(len(pots)), key=lambda i: (-(rake * pots[i] % total), i))
+    for i in order[:left]:
+        shares[i] += 1
+    return tuple(shares)
+
+
+@dataclass(frozen=True, slots=True)
+class HandConfig:
+    """A hand's stakes. ``blinds_or_straddles`` and ``antes`` are in the
+    conventional order (small blind, big blind, first straddle, ...) exactly
+    as PHH and pokerkit write them: with three or more players entry ``i`` is
+    posted by the ``i``-th player left of the button; heads-up the button
+    posts entry 0 (the small blind) and the other player entry 1. ``ante``
+    is an ante every player posts, used when ``antes`` is empty.
+    ``min_bet`` is the no-limit/pot-limit minimum bet and raise increment
+    (default: the big blind); fixed limit bets ``small_bet`` preflop and on
+    the flop, ``big_bet`` on the turn and river (default: big blind and twice
+    it). All amounts are integer chips (minor units)."""
+
+    variant: Variant
+    blinds_or_straddles: tuple[int, ...]
+    antes: tuple[int, ...] = ()
+    ante: int = 0
+    min_bet: int | None = None
+    small_bet: int | None = None
+    big_bet: int | None = None
+    rake: RakeRule | None = None
+    raise_cap: int = 4
+
+    def __post_init__(self) -> None:
+        blinds = self.blinds_or_straddles
+        if len(blinds) < 2 or any(b < 0 for b in blinds) or blinds[1] <= 0:
+            raise InvalidHandSetup("needs a small blind >= 0 and a big blind > 0", code="poker_invalid_stakes")
+        if self.ante < 0 or any(a < 0 for a in self.antes):
+            raise InvalidHandSetup("antes cannot be negative", code="poker_invalid_stakes")
+        for value in (self.min_bet, self.small_bet, self.big_bet):
+            if value is not None and value <= 0:
+                raise InvalidHandSetup("bet sizes must be positive", code="poker_invalid_stakes")
+
+    @property
+    def small_blind(self) -> int:
+        return self.blinds_or_straddles[0]
+
+    @property
+    def big_blind(self) -> int:
+        return self.blinds_or_straddles[1]
+
+    def street_min_bet(self, street: int) -> int:
+        """Minimum bet and raise increment (the fixed size in fixed limit)."""
+        if self.variant is Variant.FIXED_LIMIT:
+            if street < 2:
+                return self.small_bet or self.big_blind
+            return self.big_bet or 2 * (self.small_bet or self.big_blind)
+        return self.min_bet or self.big_blind

@@ -1,0 +1,101 @@
+"""Live-table fixtures: fast tables, funded players, a dealer worker the test may kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from games.house.models import HouseTable
+from tests.conftest import _database_url_for_subprocess
+from tests.house.services.conftest import make_player, make_table
+
+ROOT = Path(__file__).resolve().parents[3]
+FAST = {
+    "betting_seconds": 2,
+    "warning_seconds": 1,
+    "decision_seconds": 1,
+    "deal_pause_seconds": 1,
+    "between_rounds_seconds": 1,
+}
+
+
+def fast_table(game: str, **changes: Any) -> HouseTable:
+    """An open table with one-to-two-second phases (tests only)."""
+    table = make_table(game)
+    for name, value in {**FAST, **changes}.items():
+        setattr(table, name, value)
+    table.save()
+    return table
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 0.1, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Worker:
+    """A real ``celery worker`` process on the test database and broker, killable.
+    Besides the default queue it consumes its own (``queue``), so a test can hand
+    a task to this worker and no other (the session's worker may be running)."""
+
+    def __init__(self, name: str) -> None:
+        self.queue = f"{name}-{os.getpid()}"
+        env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
+        self.log_path = ROOT / "var" / f"test-live-{name}.log"
+        self.log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
+             "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "--hostname", f"{name}-{os.getpid()}@%h", "--queues", f"celery,{self.queue}"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        wait_for(lambda: b"ready." in self.log_path.read_bytes(), timeout=timeout, what="worker ready")
+
+    def kill(self) -> None:
+        """SIGKILL: no warm shutdown, no ack of the task in hand."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def spawn_worker() -> Iterator[Callable[[str], Worker]]:
+    workers: list[Worker] = []
+
+    def spawn(name: str) -> Worker:
+        worker = Worker(name)
+        workers.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield spawn
+    for worker in workers:
+        worker.stop()
+
+
+__all__ = ["FAST", "Worker", "fast_table", "make_player", "wait_for"]
