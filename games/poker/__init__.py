@@ -1,1 +1,1 @@
-"""Poker tooling around the pure engine (pokerkit bridge, differential play)."""
+"""The poker ring game: the pure engine, its services, faces (API, consumers, admin, tasks) and PokerKit tooling."""

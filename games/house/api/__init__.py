@@ -1,0 +1,1 @@
+"""REST views and schemas of the house-banked tables (mounted by ``games.urls``)."""

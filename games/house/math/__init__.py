@@ -1,0 +1,1 @@
+"""Game math of the house-banked games: strategy, training, simulation, exact RTP (pure, no Django)."""
