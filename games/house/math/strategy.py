@@ -28,11 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from games.cards.batch import evaluate_batch
+from games.house.math.deals import BoolArray, Deal, IntArray, dealt_rounds, settle_deals
+from games.house.rules.definitions import game
 from games.house.rules.outcomes import card_rank_table, card_suit_table, categories
 from games.house.rules.paytables import CATEGORIES
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 TWO_PAIR = CATEGORIES.index("two_pair")
 THREE_OF_A_KIND = CATEGORIES.index("three_of_a_kind")
@@ -41,17 +40,6 @@ HIGH_CARD = CATEGORIES.index("high_card")
 
 OUTS_LIMIT = 21  # UTH river: call with fewer than 21 dealer outs
 OUTS_CHUNK = 10_000  # 450,000 six-card hands per evaluate_batch call: bounded memory
-
-
-@dataclass(frozen=True)
-class Deal:
-    """A batch of rounds: ``player`` (N,2), ``dealer`` (N,2), ``board`` (N,5) card
-    indices, and the player's 7-card evaluator ranks ``player_rank`` (N,)."""
-
-    player: IntArray
-    dealer: IntArray
-    board: IntArray
-    player_rank: IntArray
 
 
 Strategy = Callable[[Deal], tuple[IntArray, BoolArray]]
@@ -344,9 +332,6 @@ def _training_batches(
     """Dealt batches with the dealer's ranks and ``net(multiplier)``: each round's net
     (in antes) had the player called ``multiplier`` x ante, settled by the game's
     own rule tables."""
-    from games.house.math.simulation import dealt_rounds, settle_batch
-    from games.house.rules.definitions import game
-
     definition = game(game_code)
     tables = definition.default_pay_tables()
     done = 0
@@ -356,7 +341,7 @@ def _training_batches(
         def net(
             multiplier: int, pr: IntArray = deal.player_rank, dr: IntArray = dealer_rank, size: int = n
         ) -> npt.NDArray[np.float64]:
-            settled = settle_batch(
+            settled = settle_deals(
                 definition, tables, pr, dr, np.full(size, multiplier, dtype=np.int64), np.zeros(size, dtype=bool)
             )
             return sum((r - s for s, r in settled.values()), start=np.zeros(size))
@@ -376,7 +361,7 @@ def train_ch_call_table(
     antes) is compared with folding's -1 and the class calls when calling is
     better (shrunk toward the coarse class, ``_FlopMeans``); classes never seen
     fall back to their coarse class. Settlement is the game definition's own
-    (``settle_batch``)."""
+    (``deals.settle_deals``)."""
     means = _FlopMeans()
     for deal, _, net in _training_batches("casino_holdem", rounds, seed, batch, progress):
         means.add(deal.player, deal.board[:, :3], net(2) + 1.0)
@@ -490,7 +475,7 @@ def train_uth_table(
     3. preflop: every round; a class calls 4x when the mean of (net of 4x) - (value
        of the learned flop and river decisions) is positive.
 
-    Settlement is the game definition's own (``settle_batch``)."""
+    Settlement is the game definition's own (``deals.settle_deals``)."""
 
     def report(stage: str) -> Callable[[int], None] | None:
         return None if progress is None else (lambda done: progress(stage, done))
