@@ -61,20 +61,22 @@ def preflop_raise(player: IntArray) -> BoolArray:
     suits = _suit_codes(player)
     suited = suits[:, 0] == suits[:, 1]
     pair = high == low
-    return (
+    raises: BoolArray = (
         (pair & (high >= 3))
         | (high == 14)
         | ((high == 13) & (suited | (low >= 5)))
         | ((high == 12) & ((suited & (low >= 6)) | (low >= 8)))
         | ((high == 11) & ((suited & (low >= 8)) | (low >= 10)))
     )
+    return raises
 
 
 def _hidden_pair(player: IntArray, shown: IntArray) -> BoolArray:
     """A hole card pairs a community card shown so far."""
     hole = _ranks(player)
     board = _ranks(shown)
-    return (hole[:, :1] == board).any(axis=1) | (hole[:, 1:2] == board).any(axis=1)
+    paired: BoolArray = (hole[:, :1] == board).any(axis=1) | (hole[:, 1:2] == board).any(axis=1)
+    return paired
 
 
 def _board_category(shown: IntArray) -> IntArray:
@@ -101,7 +103,8 @@ def flop_raise(player: IntArray, flop: IntArray) -> BoolArray:
     four_flush = counts.max(axis=1) >= 4
     hole_suits = suits[:, :2]
     hidden_ten = ((hole_suits == flush_suit[:, None]) & (hole >= 10)).any(axis=1)
-    return made | _hidden_pair(player, flop) | pocket | (four_flush & hidden_ten)
+    raises: BoolArray = made | _hidden_pair(player, flop) | pocket | (four_flush & hidden_ten)
+    return raises
 
 
 def outs(player: IntArray, board: IntArray, player_rank: IntArray) -> tuple[IntArray, IntArray]:
@@ -131,7 +134,7 @@ def river_call(player: IntArray, board: IntArray, player_rank: IntArray) -> Bool
     hole = _ranks(player)
     player_cat = categories(player_rank)
     better_than_board = (player_cat < _board_category(board)) & (player_cat <= PAIR)
-    call = _hidden_pair(player, board) | (hole[:, 0] == hole[:, 1]) | better_than_board
+    call: BoolArray = _hidden_pair(player, board) | (hole[:, 0] == hole[:, 1]) | better_than_board
     undecided = np.nonzero(~call)[0]
     for start in range(0, len(undecided), OUTS_CHUNK):
         index = undecided[start : start + OUTS_CHUNK]
@@ -380,15 +383,17 @@ def river_keys(player: IntArray, board: IntArray, player_rank: IntArray) -> IntA
     qualifies for sure)."""
     beat, tie = outs(player, board, player_rank)
     paired = (_board_category(board) != HIGH_CARD).astype(np.int64)
-    return (
+    keys: IntArray = (
         (beat * (RIVER_TIE_CAP + 1) + np.minimum(tie, RIVER_TIE_CAP)) * len(CATEGORIES) + categories(player_rank)
     ) * 2 + paired
+    return keys
 
 
 def preflop_keys(player: IntArray) -> IntArray:
     ranks = np.sort(_ranks(player), axis=1) - 2
     suits = _suit_codes(player)
-    return (ranks[:, 1] * 13 + ranks[:, 0]) * 2 + (suits[:, 0] == suits[:, 1])
+    keys: IntArray = (ranks[:, 1] * 13 + ranks[:, 0]) * 2 + (suits[:, 0] == suits[:, 1])
+    return keys
 
 
 @dataclass(frozen=True)
@@ -566,13 +571,14 @@ def ch_call(player: IntArray, flop: IntArray) -> BoolArray:
     cat = categories(np.asarray(evaluate_batch(five), dtype=np.int64))
     made = (cat <= PAIR) & (cat < _board_category(flop))
     hole = _ranks(player)
-    return (
+    call: BoolArray = (
         made
         | (flush_draw(player, five) == 2)
         | (straight_draw(five) == 2)
         | (hole.max(axis=1) >= 13)
         | (hole.min(axis=1) > _ranks(flop).max(axis=1))
     )
+    return call
 
 
 def ch_basic(deal: Deal) -> tuple[IntArray, BoolArray]:
