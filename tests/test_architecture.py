@@ -15,7 +15,7 @@ Both rules work on whatever modules the packages hold: they walk the directories
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -103,7 +103,7 @@ def resolve(module: str, node: ast.ImportFrom) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def imports_of(module: str, nodes: list[ast.stmt] | ast.AST) -> Iterator[Import]:
+def imports_of(module: str, nodes: Sequence[ast.stmt] | ast.AST) -> Iterator[Import]:
     """The modules that the import statements among ``nodes`` load.
 
     ``from package import name`` loads ``package.name`` when that is a module of
