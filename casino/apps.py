@@ -7,3 +7,4 @@ class CasinoConfig(AppConfig):
 
     def ready(self) -> None:
         from casino import checks  # noqa: F401  (registers the system checks)
+        from casino.celery import app  # noqa: F401  (the app shared tasks are bound to, in every process)

@@ -39,7 +39,7 @@ def evaluate_batch(hands: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     idx = array.astype(np.intp, copy=False)
     key = t.card_rank_key[idx].sum(axis=1, dtype=np.int64)
     suit_key = t.card_suit_key[idx].sum(axis=1, dtype=np.int32)
-    ranks = t.nonflush[array.shape[1]][key]
+    ranks: npt.NDArray[np.uint16] = t.nonflush[array.shape[1]][key]
     flush_suit = t.flush_suit[suit_key]
     rows = np.flatnonzero(flush_suit >= 0)
     if rows.size:

@@ -206,7 +206,8 @@ def _multisets(n: int) -> npt.NDArray[np.int64]:
         counts = np.concatenate(
             [np.column_stack([counts[totals + c <= n], np.full((totals + c <= n).sum(), c)]) for c in range(5)]
         )
-    return counts[counts.sum(axis=1) == n]
+    multisets: npt.NDArray[np.int64] = counts[counts.sum(axis=1) == n]
+    return multisets
 
 
 @functools.cache

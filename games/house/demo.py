@@ -9,7 +9,7 @@ from django.conf import settings
 from casino.demo import DemoLogins
 from games.house.models import HouseTable
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL
-from games.house.services import join_table
+from games.house.services import assign_seat
 
 # Minor units (EUR cents): 1.00 to 500.00 on the Ante, side bets 1.00 to 100.00.
 _ANTE = {"min": 100, "max": 50_000}
@@ -64,6 +64,6 @@ def seed_tables(logins: DemoLogins) -> list[str]:
         table, _ = HouseTable.objects.get_or_create(
             code=spec["code"], defaults={**defaults, "currency": settings.CASINO_DEFAULT_CURRENCY, "is_open": True}
         )
-        join_table(table_id=table.pk, player_id=logins.player.pk)
+        assign_seat(table_id=table.pk, player_id=logins.player.pk)
         lines.append(f"demo table {table.code:<6}       {table.name}, {table.currency} (id {table.pk})")
     return lines

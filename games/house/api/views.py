@@ -194,7 +194,7 @@ class JoinView(APIView):
         },
     )
     def post(self, request: Request, table_id: int) -> Response:
-        seat = seating.join_table(table_id=table_id, player_id=request_user(request).pk)
+        seat = seating.take_seat(table_id=table_id, player_id=request_user(request).pk)
         return Response({"table_id": seat.table_id, "seat_number": seat.seat_number}, status=201)
 
 

@@ -5,6 +5,8 @@ freshly shuffled deck (a partial Fisher-Yates shuffle per round, driven by NumPy
 seeded PCG64 generator: reproducible, and not the live secure generator), lets
 the strategy decide, and settles the main wagers with the game definition's own
 rule tables (``MainRule``) and pay tables: the same data live settlement reads.
+Dealing and settling are ``deals.dealt_rounds`` and ``deals.settle_deals``, which
+the strategy training uses too.
 
 RTP per ante = 1 + mean net / ante; RTP per total wagered = total returned /
 total staked (ante, automatic wager and call/play). 95 % intervals: normal
@@ -14,23 +16,16 @@ approximation on the per-round net (per ante) and the delta method (per total).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from games.cards.batch import evaluate_batch
-from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES, Deal
-from games.house.rules.definitions import Action, GameDefinition, WagerKind, game
-from games.house.rules.outcomes import categories
-from games.house.rules.paytables import CATEGORIES, PayTable
+from games.house.math.deals import FloatArray, dealt_rounds, settle_deals
+from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES
+from games.house.rules.definitions import game
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-RESULTS = ("win", "tie", "lose", "fold")
 DEFAULT_BATCH = 250_000
 
 
@@ -67,73 +62,6 @@ class SimulationResult:
         }
 
 
-def deal_batch(rng: np.random.Generator, n: int) -> IntArray:
-    """(n, 9) distinct card indices per row: a partial Fisher-Yates shuffle of a fresh deck."""
-    deck = np.tile(np.arange(52, dtype=np.int8), (n, 1))  # int8: 52 bytes per round
-    rows = np.arange(n)
-    for i in range(9):
-        j = rng.integers(i, 52, size=n)
-        picked = deck[rows, j]
-        deck[rows, j] = deck[rows, i]
-        deck[rows, i] = picked
-    return deck[:, :9].astype(np.int64)
-
-
-def dealt_rounds(rounds: int, seed: int, batch: int) -> Iterator[tuple[Deal, IntArray]]:
-    """``rounds`` dealt rounds in batches from a seeded generator: the ``Deal`` (with
-    the player's 7-card ranks) and the dealer's 7-card ranks."""
-    rng = np.random.default_rng(seed)
-    done = 0
-    while done < rounds:
-        n = min(batch, rounds - done)
-        cards = deal_batch(rng, n)
-        player, dealer, board = cards[:, 0:2], cards[:, 2:4], cards[:, 4:9]
-        player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
-        dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
-        yield Deal(player, dealer, board, player_rank), dealer_rank
-        done += n
-
-
-def _action_factor(action: Action, table_factor: FloatArray) -> FloatArray:
-    if action is Action.TABLE:
-        return table_factor
-    value = {Action.EVEN: 2.0, Action.PUSH: 1.0, Action.LOSE: 0.0}[action]
-    return np.full(len(table_factor), value)
-
-
-def settle_batch(
-    definition: GameDefinition,
-    tables: dict[str, PayTable],
-    player_rank: IntArray,
-    dealer_rank: IntArray,
-    multiplier: IntArray,
-    folded: npt.NDArray[np.bool_],
-) -> dict[str, tuple[FloatArray, FloatArray]]:
-    """Per main wager: (stake, returned) per round, in antes, from the game's rule tables."""
-    qualified = dealer_rank >= definition.qualifier.threshold_rank()
-    result = np.where(folded, 3, np.where(player_rank > dealer_rank, 0, np.where(player_rank == dealer_rank, 1, 2)))
-    cats = categories(player_rank)
-    out: dict[str, tuple[FloatArray, FloatArray]] = {}
-    for wager in definition.wagers:
-        rule = wager.main_rule
-        if rule is None:
-            continue
-        stake = multiplier.astype(np.float64) if wager.kind is WagerKind.DECISION else np.ones(len(player_rank))
-        if wager.name in tables:
-            lut = np.array([float(tables[wager.name].pay_for(c).return_multiple) for c in CATEGORIES])
-            table_factor = lut[cats]
-        else:
-            table_factor = np.ones(len(player_rank))
-        factor = np.zeros(len(player_rank))
-        for code, name in enumerate(RESULTS):
-            for q in (True, False):
-                mask = (result == code) & (qualified == q)
-                if mask.any():
-                    factor[mask] = _action_factor(rule.action(name, q), table_factor[mask])
-        out[wager.name] = (stake, stake * factor)
-    return out
-
-
 def simulate(
     game_code: str,
     *,
@@ -160,7 +88,7 @@ def simulate(
     done = 0
     for deal, dealer_rank in dealt_rounds(rounds, seed, batch):
         multiplier, folded = decide(deal)
-        settled = settle_batch(definition, tables, deal.player_rank, dealer_rank, multiplier, folded)
+        settled = settle_deals(definition, tables, deal.player_rank, dealer_rank, multiplier, folded)
         staked: FloatArray = np.sum([s for s, _ in settled.values()], axis=0)
         returned: FloatArray = np.sum([r for _, r in settled.values()], axis=0)
         net = returned - staked

@@ -28,11 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from games.cards.batch import evaluate_batch
+from games.house.math.deals import BoolArray, Deal, IntArray, dealt_rounds, settle_deals
+from games.house.rules.definitions import game
 from games.house.rules.outcomes import card_rank_table, card_suit_table, categories
 from games.house.rules.paytables import CATEGORIES
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 TWO_PAIR = CATEGORIES.index("two_pair")
 THREE_OF_A_KIND = CATEGORIES.index("three_of_a_kind")
@@ -41,17 +40,6 @@ HIGH_CARD = CATEGORIES.index("high_card")
 
 OUTS_LIMIT = 21  # UTH river: call with fewer than 21 dealer outs
 OUTS_CHUNK = 10_000  # 450,000 six-card hands per evaluate_batch call: bounded memory
-
-
-@dataclass(frozen=True)
-class Deal:
-    """A batch of rounds: ``player`` (N,2), ``dealer`` (N,2), ``board`` (N,5) card
-    indices, and the player's 7-card evaluator ranks ``player_rank`` (N,)."""
-
-    player: IntArray
-    dealer: IntArray
-    board: IntArray
-    player_rank: IntArray
 
 
 Strategy = Callable[[Deal], tuple[IntArray, BoolArray]]
@@ -73,20 +61,22 @@ def preflop_raise(player: IntArray) -> BoolArray:
     suits = _suit_codes(player)
     suited = suits[:, 0] == suits[:, 1]
     pair = high == low
-    return (
+    raises: BoolArray = (
         (pair & (high >= 3))
         | (high == 14)
         | ((high == 13) & (suited | (low >= 5)))
         | ((high == 12) & ((suited & (low >= 6)) | (low >= 8)))
         | ((high == 11) & ((suited & (low >= 8)) | (low >= 10)))
     )
+    return raises
 
 
 def _hidden_pair(player: IntArray, shown: IntArray) -> BoolArray:
     """A hole card pairs a community card shown so far."""
     hole = _ranks(player)
     board = _ranks(shown)
-    return (hole[:, :1] == board).any(axis=1) | (hole[:, 1:2] == board).any(axis=1)
+    paired: BoolArray = (hole[:, :1] == board).any(axis=1) | (hole[:, 1:2] == board).any(axis=1)
+    return paired
 
 
 def _board_category(shown: IntArray) -> IntArray:
@@ -113,7 +103,8 @@ def flop_raise(player: IntArray, flop: IntArray) -> BoolArray:
     four_flush = counts.max(axis=1) >= 4
     hole_suits = suits[:, :2]
     hidden_ten = ((hole_suits == flush_suit[:, None]) & (hole >= 10)).any(axis=1)
-    return made | _hidden_pair(player, flop) | pocket | (four_flush & hidden_ten)
+    raises: BoolArray = made | _hidden_pair(player, flop) | pocket | (four_flush & hidden_ten)
+    return raises
 
 
 def outs(player: IntArray, board: IntArray, player_rank: IntArray) -> tuple[IntArray, IntArray]:
@@ -143,7 +134,7 @@ def river_call(player: IntArray, board: IntArray, player_rank: IntArray) -> Bool
     hole = _ranks(player)
     player_cat = categories(player_rank)
     better_than_board = (player_cat < _board_category(board)) & (player_cat <= PAIR)
-    call = _hidden_pair(player, board) | (hole[:, 0] == hole[:, 1]) | better_than_board
+    call: BoolArray = _hidden_pair(player, board) | (hole[:, 0] == hole[:, 1]) | better_than_board
     undecided = np.nonzero(~call)[0]
     for start in range(0, len(undecided), OUTS_CHUNK):
         index = undecided[start : start + OUTS_CHUNK]
@@ -344,9 +335,6 @@ def _training_batches(
     """Dealt batches with the dealer's ranks and ``net(multiplier)``: each round's net
     (in antes) had the player called ``multiplier`` x ante, settled by the game's
     own rule tables."""
-    from games.house.math.simulation import dealt_rounds, settle_batch
-    from games.house.rules.definitions import game
-
     definition = game(game_code)
     tables = definition.default_pay_tables()
     done = 0
@@ -356,7 +344,7 @@ def _training_batches(
         def net(
             multiplier: int, pr: IntArray = deal.player_rank, dr: IntArray = dealer_rank, size: int = n
         ) -> npt.NDArray[np.float64]:
-            settled = settle_batch(
+            settled = settle_deals(
                 definition, tables, pr, dr, np.full(size, multiplier, dtype=np.int64), np.zeros(size, dtype=bool)
             )
             return sum((r - s for s, r in settled.values()), start=np.zeros(size))
@@ -376,7 +364,7 @@ def train_ch_call_table(
     antes) is compared with folding's -1 and the class calls when calling is
     better (shrunk toward the coarse class, ``_FlopMeans``); classes never seen
     fall back to their coarse class. Settlement is the game definition's own
-    (``settle_batch``)."""
+    (``deals.settle_deals``)."""
     means = _FlopMeans()
     for deal, _, net in _training_batches("casino_holdem", rounds, seed, batch, progress):
         means.add(deal.player, deal.board[:, :3], net(2) + 1.0)
@@ -395,15 +383,17 @@ def river_keys(player: IntArray, board: IntArray, player_rank: IntArray) -> IntA
     qualifies for sure)."""
     beat, tie = outs(player, board, player_rank)
     paired = (_board_category(board) != HIGH_CARD).astype(np.int64)
-    return (
+    keys: IntArray = (
         (beat * (RIVER_TIE_CAP + 1) + np.minimum(tie, RIVER_TIE_CAP)) * len(CATEGORIES) + categories(player_rank)
     ) * 2 + paired
+    return keys
 
 
 def preflop_keys(player: IntArray) -> IntArray:
     ranks = np.sort(_ranks(player), axis=1) - 2
     suits = _suit_codes(player)
-    return (ranks[:, 1] * 13 + ranks[:, 0]) * 2 + (suits[:, 0] == suits[:, 1])
+    keys: IntArray = (ranks[:, 1] * 13 + ranks[:, 0]) * 2 + (suits[:, 0] == suits[:, 1])
+    return keys
 
 
 @dataclass(frozen=True)
@@ -490,7 +480,7 @@ def train_uth_table(
     3. preflop: every round; a class calls 4x when the mean of (net of 4x) - (value
        of the learned flop and river decisions) is positive.
 
-    Settlement is the game definition's own (``settle_batch``)."""
+    Settlement is the game definition's own (``deals.settle_deals``)."""
 
     def report(stage: str) -> Callable[[int], None] | None:
         return None if progress is None else (lambda done: progress(stage, done))
@@ -581,13 +571,14 @@ def ch_call(player: IntArray, flop: IntArray) -> BoolArray:
     cat = categories(np.asarray(evaluate_batch(five), dtype=np.int64))
     made = (cat <= PAIR) & (cat < _board_category(flop))
     hole = _ranks(player)
-    return (
+    call: BoolArray = (
         made
         | (flush_draw(player, five) == 2)
         | (straight_draw(five) == 2)
         | (hole.max(axis=1) >= 13)
         | (hole.min(axis=1) > _ranks(flop).max(axis=1))
     )
+    return call
 
 
 def ch_basic(deal: Deal) -> tuple[IntArray, BoolArray]:

@@ -556,9 +556,11 @@ def tables_in_play(*, player_id: int) -> set[int]:
     return seated | set(wagering.values_list("round__table_id", flat=True))
 
 
-def join_table(*, table_id: int, player_id: int) -> TableSeat:
-    """Take a seat (one per player per table). Per-seat tables number seats up to
-    the deck's limit; shared tables have unlimited, unnumbered seats."""
+def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
+    """The player's seat at the table, assigned if they have none (idempotent: one
+    per player per table). Per-seat tables number seats up to the deck's limit;
+    shared tables have unlimited, unnumbered seats. Refusals: ``too_many_tables``,
+    ``table_full``."""
     from django.conf import settings
 
     from games.house.round.aggregate import PER_SEAT_MAX, TableFull

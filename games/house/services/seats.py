@@ -2,7 +2,7 @@
 
 RULES.md: a player holds at most one seat per table and plays at most
 ``CASINO_MAX_TABLES_PER_PLAYER`` (default 4) tables at once. The API refuses a
-second seat (``already_seated``) where the round service's ``join_table`` is
+second seat (``already_seated``) where the round service's ``assign_seat`` is
 idempotent, and serialises one player's joins on their user row so the table
 count cannot race; ``one_seat_per_table`` is the database's last guard.
 """
@@ -49,9 +49,9 @@ def get_table(*, table_id: int) -> HouseTable:
 
 
 @transaction.atomic
-def join_table(*, table_id: int, player_id: int) -> TableSeat:
+def take_seat(*, table_id: int, player_id: int) -> TableSeat:
     """Seat the player at an open table (numbering and the table limit:
-    ``games.house.services.join_table``). Refusals: ``table_not_found``,
+    ``games.house.services.assign_seat``). Refusals: ``table_not_found``,
     ``table_closed``, ``already_seated``, ``too_many_tables``, ``table_full``."""
     # Serialise this player's joins: two joins of different tables cannot both
     # pass the table count (the service locks only the table row).
@@ -63,7 +63,7 @@ def join_table(*, table_id: int, player_id: int) -> TableSeat:
         raise AlreadySeated(table_id=table_id)
     try:
         with transaction.atomic():
-            return services.join_table(table_id=table.pk, player_id=player_id)
+            return services.assign_seat(table_id=table.pk, player_id=player_id)
     except IntegrityError:
         raise AlreadySeated(table_id=table_id) from None
 

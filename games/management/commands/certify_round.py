@@ -24,7 +24,7 @@ from games.cards.cards import Card, parse_cards
 from games.house.models import HouseTable, PlayerRound, TableSeat
 from games.house.rules.definitions import WagerKind, game, resolve_decisions
 from games.house.rules.paytables import table_numbers
-from games.house.services import advance_table, join_table, make_decision, place_chip, start_table
+from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
 from ledger.services import balance_of, deposit, player_accounts
 
 ALIASES = {"uth": "uth", "casino_holdem": "casino_holdem", "ch": "casino_holdem", "xtreme": "xtreme", "xh": "xtreme"}
@@ -193,6 +193,6 @@ class Command(BaseCommand):
                     actor="certify_round",
                 )
             TableSeat.objects.filter(player=user).exclude(table=table).delete()
-            join_table(table_id=table.pk, player_id=user.pk)
+            assign_seat(table_id=table.pk, player_id=user.pk)
             players.append(int(user.pk))
         return players

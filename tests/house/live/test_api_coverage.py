@@ -34,7 +34,7 @@ from django.utils import timezone
 from websockets.typing import Origin
 
 from games.house.models import HouseTable
-from games.house.services import TableTick, advance_table, dealer, join_table, place_chip, start_table
+from games.house.services import TableTick, advance_table, assign_seat, dealer, place_chip, start_table
 from games.live.models import ChatMessage
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_bad_input import betting, client_for, post, refused, state
@@ -294,7 +294,7 @@ def test_the_websocket_authenticates_with_the_django_session_cookie(asgi_server)
     funded_player(name)  # password f"{name}-pw-123456", funded
     user = get_user_model().objects.get(username=name)
     table = fast_table("uth", betting_seconds=60)
-    join_table(table_id=table.pk, player_id=user.pk)
+    assign_seat(table_id=table.pk, player_id=user.pk)
     start_table(table_id=table.pk, now=timezone.now())
     browser = Client()
     assert browser.login(username=name, password=f"{name}-pw-123456")

@@ -11,8 +11,9 @@ from django.core.management import call_command
 
 from games.cards.batch import evaluate_batch
 from games.cards.cards import Card
-from games.house.math.simulation import deal_batch, settle_batch, simulate
-from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES, Deal
+from games.house.math.deals import Deal, deal_batch, settle_deals
+from games.house.math.simulation import simulate
+from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES
 from games.house.rules.definitions import GAMES, Play, settle_round
 
 
@@ -35,7 +36,7 @@ def test_vectorised_settlement_equals_live_settlement(game, strategy):
     player_rank = np.asarray(evaluate_batch(np.concatenate([player, board], axis=1)), dtype=np.int64)
     dealer_rank = np.asarray(evaluate_batch(np.concatenate([dealer, board], axis=1)), dtype=np.int64)
     multiplier, folded = STRATEGIES[game][strategy](Deal(player, dealer, board, player_rank))
-    settled = settle_batch(definition, tables, player_rank, dealer_rank, multiplier, folded)
+    settled = settle_deals(definition, tables, player_rank, dealer_rank, multiplier, folded)
     for i in range(len(cards)):
         live = settle_round(
             definition,

@@ -14,7 +14,7 @@ from django.db import connection
 
 from games.cards.cards import Card, parse_cards
 from games.house.models import HouseTable
-from games.house.services import TableTick, advance_table, join_table, start_table
+from games.house.services import TableTick, advance_table, assign_seat, start_table
 from ledger.services import balance_of, deposit, player_accounts
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
@@ -67,7 +67,7 @@ def make_player(table: HouseTable | None = None, funds: int = 100_000, name: str
         deposit(wallet=accounts.wallet, amount=funds, currency="EUR", external_reference=key("ref"),
                 idempotency_key=key("dep"), actor="test")  # fmt: skip
     if table is not None:
-        join_table(table_id=table.pk, player_id=user.pk)
+        assign_seat(table_id=table.pk, player_id=user.pk)
     return int(user.pk)
 
 

@@ -276,7 +276,7 @@ def test_bonus_spin_needs_a_wheel() -> None:
 def test_one_decision_per_street_and_seat_limits() -> None:
     from django.test import override_settings
 
-    from games.house.services import join_table
+    from games.house.services import assign_seat
 
     table = make_table("uth", limits=LIMITS)
     p = make_player(table, funds=10_000)
@@ -291,9 +291,9 @@ def test_one_decision_per_street_and_seat_limits() -> None:
     seats.save()
     make_player(seats)
     late = make_player(None)
-    refused("table_full", join_table, table_id=seats.pk, player_id=late)
+    refused("table_full", assign_seat, table_id=seats.pk, player_id=late)
     with override_settings(CASINO_MAX_TABLES_PER_PLAYER=1):
-        refused("too_many_tables", join_table, table_id=seats.pk, player_id=p)
+        refused("too_many_tables", assign_seat, table_id=seats.pk, player_id=p)
 
 
 def test_a_retried_bet_is_not_placed_twice() -> None:
