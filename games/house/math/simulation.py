@@ -23,9 +23,10 @@ import numpy.typing as npt
 
 from games.cards.batch import evaluate_batch
 from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES, Deal
-from games.house.rules.definitions import Action, GameDefinition, WagerKind, game
+from games.house.rules.definitions import Action, GameDefinition, WagerKind
 from games.house.rules.outcomes import categories
 from games.house.rules.paytables import CATEGORIES, PayTable
+from games.house.rules.registry import game
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -13,7 +13,8 @@ from games.cards.batch import evaluate_batch
 from games.cards.cards import Card
 from games.house.math.simulation import deal_batch, settle_batch, simulate
 from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES, Deal
-from games.house.rules.definitions import GAMES, Play, settle_round
+from games.house.rules.definitions import Play, settle_round
+from games.house.rules.registry import GAMES
 
 
 def test_deal_batch_gives_nine_distinct_cards_per_round():
