@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from games.house.models import GameCode, HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
+from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
 
 __all__ = [
-    "GameCode",
     "HandMode",
     "HouseRound",
     "HouseTable",

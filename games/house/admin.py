@@ -33,7 +33,7 @@ from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
-from games.house.rules.definitions import GAMES
+from games.house.rules.registry import GAMES
 from games.house.rules.table_config import DURATION_FIELDS
 from games.house.services import dealer
 from games.house.services.tables import configure_table, create_table

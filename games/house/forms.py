@@ -18,8 +18,8 @@ from django import forms
 
 from games.house.models import HouseTable
 from games.house.round.aggregate import PER_SEAT_MAX
-from games.house.rules.definitions import GAMES, WagerKind, game
-from games.house.rules.paytables import PROGRESSIVE_POOLS
+from games.house.rules.definitions import WagerKind
+from games.house.rules.registry import GAMES, game
 from games.house.rules.table_config import (
     CONFIG_FIELDS,
     DURATION_FIELDS,
@@ -77,6 +77,8 @@ class TableForm(forms.ModelForm):
     spots: ClassVar[list[str]] = []
     optional_spots: ClassVar[list[str]] = []
     priced: ClassVar[list[str]] = []
+    progressive_wager: ClassVar[str | None] = None
+    pools: ClassVar[tuple[str, ...]] = ()  # the progressive pools a table of this game has
 
     reason = forms.CharField(
         max_length=200, required=False, help_text="Why (kept with the version in the configuration history)."
@@ -120,10 +122,10 @@ class TableForm(forms.ModelForm):
         if "wheel_segments" in self.fields:
             self.initial["wheel_name"] = table.wheel.get("name", "")
             self.initial["wheel_segments"] = format_wheel(table.wheel)
-            for pool in PROGRESSIVE_POOLS:
-                reset, rate = pool_fields(pool)
-                self.initial[reset] = table.progressives.get("reset", {}).get(pool)
-                self.initial[rate] = table.progressives.get("contribution_bp", {}).get(pool)
+        for pool in self.pools:
+            reset, rate = pool_fields(pool)
+            self.initial[reset] = table.progressives.get("reset", {}).get(pool)
+            self.initial[rate] = table.progressives.get("contribution_bp", {}).get(pool)
 
     def _offered(self, data: Mapping[str, Any]) -> list[str]:
         return [s for s in self.spots if s not in self.optional_spots or data.get(f"offer_{s}")]
@@ -160,10 +162,10 @@ class TableForm(forms.ModelForm):
             "wheel": self._wheel(data) if "bonus_spin" in offered else {},
             "progressives": {},
         }
-        if "stax" in offered:
+        if self.progressive_wager in offered:
             config["progressives"] = {
-                "reset": {p: data.get(pool_fields(p)[0]) for p in PROGRESSIVE_POOLS},
-                "contribution_bp": {p: data.get(pool_fields(p)[1]) for p in PROGRESSIVE_POOLS},
+                "reset": {p: data.get(pool_fields(p)[0]) for p in self.pools},
+                "contribution_bp": {p: data.get(pool_fields(p)[1]) for p in self.pools},
             }
         for name in DURATION_FIELDS:
             config[name] = data.get(name)
@@ -190,7 +192,7 @@ class TableForm(forms.ModelForm):
         elif head == "pay_tables":
             target = pay_table_field(key) if pay_table_field(key) in self.fields else None
         elif head == "progressives":
-            target = pool_fields(key)[0] if key in PROGRESSIVE_POOLS else None
+            target = pool_fields(key)[0] if key in self.pools else None
         elif head == "wheel":
             target = "wheel_segments"
         if target not in self.fields:
@@ -210,9 +212,10 @@ class TableForm(forms.ModelForm):
             sets.append((f"Spot: {spot}", {"fields": [*offer, *limit_fields(spot)]}))
         sets.append(("Pay tables", {"fields": [pay_table_field(w) for w in cls.priced]}))
         sets.append(("Phase durations (seconds)", {"fields": list(DURATION_FIELDS)}))
-        if cls.game_code == "xtreme":
-            pools = [name for pool in PROGRESSIVE_POOLS for name in pool_fields(pool)]
+        if cls.pools:
+            pools = [name for pool in cls.pools for name in pool_fields(pool)]
             sets.append(("STAX progressives (with STAX offered)", {"fields": pools}))
+        if "wheel_segments" in cls.base_fields:
             sets.append(("Bonus Spin Xtreme wheel (with Bonus Spin offered)",
                          {"fields": ["wheel_name", "wheel_segments"]}))  # fmt: skip
         sets.append(("Change", {"fields": ["reason"]}))
@@ -235,13 +238,13 @@ def _extra_fields(game_code: str) -> dict[str, forms.Field]:
             choices=[("", "---------"), *choices],
             help_text="Required when the wager is offered (automatic wagers always).",
         )  # fmt: skip
-    if game_code == "xtreme":
-        for pool in PROGRESSIVE_POOLS:
-            reset, rate = pool_fields(pool)
-            fields[reset] = forms.IntegerField(required=False, label=f"{pool} reset", help_text="Minor units.")
-            fields[rate] = forms.IntegerField(
-                required=False, label=f"{pool} contribution", help_text="Basis points of each STAX wager (100 = 1 %)."
-            )
+    for pool in definition.progressive_pools:
+        reset, rate = pool_fields(pool)
+        fields[reset] = forms.IntegerField(required=False, label=f"{pool} reset", help_text="Minor units.")
+        fields[rate] = forms.IntegerField(
+            required=False, label=f"{pool} contribution", help_text="Basis points of each STAX wager (100 = 1 %)."
+        )
+    if any(w.name == "bonus_spin" for w in definition.wagers):
         fields["wheel_name"] = forms.CharField(required=False, max_length=60)
         fields["wheel_segments"] = forms.CharField(
             required=False, widget=forms.Textarea(attrs={"rows": 6}), help_text=WHEEL_HELP
@@ -263,6 +266,8 @@ def table_form(game_code: str) -> type[TableForm]:
             "spots": betting_spots(game_code),
             "optional_spots": [w.name for w in definition.wagers if w.kind is WagerKind.OPTIONAL],
             "priced": [w.name for w in definition.wagers if w.needs_pay_table],
+            "progressive_wager": definition.progressive_wager,
+            "pools": definition.progressive_pools,
         }
         _FORMS[game_code] = type(f"{game_code.title().replace('_', '')}TableForm", (TableForm,), attrs)
     return _FORMS[game_code]

@@ -30,6 +30,7 @@ from games.house.round.aggregate import (
     replay_round,
 )
 from games.house.rules.definitions import DecisionTaken
+from games.house.rules.registry import game as game_definition
 from ledger.services import (
     EventRef,
     HoldOpening,
@@ -390,8 +391,7 @@ def project_player(row: Row, player: PlayerState, now: datetime) -> Row:
     row.stream_version = player.version
     totals = player.totals()
     if player.call_amount:
-        decision_wager = "play" if row.game == "xtreme" else "call"
-        totals[decision_wager] = player.call_amount
+        totals[game_definition(row.game).decision_wager] = player.call_amount
     row.totals = totals
     row.staked = player.staked
     row.last_street = player.decisions[-1].street if player.decisions else ""

@@ -7,6 +7,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from games.house.rules.registry import games
+
 
 class AnyObject(serializers.Serializer):
     """A JSON object whose fields this schema does not list."""
@@ -34,7 +36,7 @@ class TableRow(serializers.Serializer):
     id = serializers.IntegerField()
     code = serializers.CharField(help_text="Short code used in game numbers, e.g. UTH1.")
     name = serializers.CharField()
-    game = serializers.ChoiceField(choices=["uth", "casino_holdem", "xtreme"])
+    game = serializers.ChoiceField(choices=[g.code for g in games()])
     hand_mode = serializers.ChoiceField(choices=["shared", "per_seat"])
     currency = serializers.CharField()
     limits = serializers.DictField(help_text="Per betting spot: {min, max} in minor units.")

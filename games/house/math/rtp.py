@@ -29,20 +29,11 @@ from typing import Any
 from casino.errors import DomainError
 from games.house.math.enumeration import outcome_counts
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel
-from games.house.rules.definitions import WagerKind, game
+from games.house.rules.definitions import WagerKind
 from games.house.rules.outcomes import CARDS_PER_BASIS
-from games.house.rules.paytables import (
-    BONUS_SPIN_FIXED_AWARDS,
-    CLUB,
-    DIAMOND,
-    HEART,
-    SPADE,
-    STAR,
-    Basis,
-    PayKind,
-    PayTable,
-    pay_table,
-)
+from games.house.rules.paytables import BONUS_SPIN_FIXED_AWARDS, Basis, PayKind, PayTable
+from games.house.rules.registry import game, pay_table
+from games.house.rules.xtreme import CLUB, DIAMOND, HEART, SPADE, STAR
 
 
 class MainGameWager(DomainError):
@@ -147,10 +138,10 @@ def wager_rtp(
     if spec.main_rule is not None or spec.kind is WagerKind.DECISION:
         raise MainGameWager(f"{game_code} {wager} is a main-game wager; its return needs a strategy: use simulate")
     if wager == "bonus_spin":
-        return _bonus_spin_rtp(wheel, bonus_spin_units)
+        return _bonus_spin_rtp(game_code, wheel, bonus_spin_units)
     table = pay_table(game_code, wager, number)
     counts = outcome_counts(table.basis)
-    if wager != "stax":
+    if not spec.pools:  # no progressive lines: the table alone decides the return
         rtp, lines, total = rtp_from_counts(table, counts)
         return RtpReport(game_code, wager, table.name, rtp, total, lines)
     pools = dict(DEFAULT_POOL_VALUES if pool_values is None else pool_values)
@@ -175,7 +166,7 @@ def wager_rtp(
     return RtpReport(game_code, wager, table.name, fixed, total, lines, extra)
 
 
-def _bonus_spin_rtp(wheel: Wheel, units: int) -> RtpReport:
+def _bonus_spin_rtp(game_code: str, wheel: Wheel, units: int) -> RtpReport:
     counts = outcome_counts(Basis.COMMUNITY_FIVE)
     total = comb(52, CARDS_PER_BASIS[Basis.COMMUNITY_FIVE])
     awards = BONUS_SPIN_FIXED_AWARDS[units]
@@ -197,4 +188,4 @@ def _bonus_spin_rtp(wheel: Wheel, units: int) -> RtpReport:
         "wheel_expected_multiple": float(spin),
         "trigger_probability": float(sum((line.probability for line in lines if line.pay != "lose"), Fraction(0))),
     }
-    return RtpReport("xtreme", "bonus_spin", f"bonus_spin.{units}", returned / total, total, tuple(lines), extra)
+    return RtpReport(game_code, "bonus_spin", f"bonus_spin.{units}", returned / total, total, tuple(lines), extra)

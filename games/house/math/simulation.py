@@ -24,7 +24,7 @@ import numpy as np
 
 from games.house.math.deals import FloatArray, dealt_rounds, settle_deals
 from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES
-from games.house.rules.definitions import game
+from games.house.rules.registry import game
 
 DEFAULT_BATCH = 250_000
 

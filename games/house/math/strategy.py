@@ -29,9 +29,9 @@ import numpy.typing as npt
 
 from games.cards.batch import evaluate_batch
 from games.house.math.deals import BoolArray, Deal, IntArray, dealt_rounds, settle_deals
-from games.house.rules.definitions import game
 from games.house.rules.outcomes import card_rank_table, card_suit_table, categories
 from games.house.rules.paytables import CATEGORIES
+from games.house.rules.registry import game, games
 
 TWO_PAIR = CATEGORIES.index("two_pair")
 THREE_OF_A_KIND = CATEGORIES.index("three_of_a_kind")
@@ -596,9 +596,16 @@ def always_call(deal: Deal) -> tuple[IntArray, BoolArray]:
     return np.full(n, 2, dtype=np.int64), np.zeros(n, dtype=bool)
 
 
-STRATEGIES: dict[str, dict[str, Strategy]] = {
-    "uth": {"uth_table": uth_table, "uth_basic": uth_basic, "always_max": always_max},
-    "xtreme": {"uth_table": uth_table, "uth_basic": uth_basic, "always_max": always_max},
-    "casino_holdem": {"ch_table": ch_table, "ch_basic": ch_basic, "always_call": always_call},
+BY_NAME: dict[str, Strategy] = {
+    "uth_table": uth_table,
+    "uth_basic": uth_basic,
+    "always_max": always_max,
+    "ch_table": ch_table,
+    "ch_basic": ch_basic,
+    "always_call": always_call,
 }
-DEFAULT_STRATEGY = {"uth": "uth_table", "xtreme": "uth_table", "casino_holdem": "ch_table"}
+# Which strategies fit which game is the game's data (``GameDefinition.strategies``).
+STRATEGIES: dict[str, dict[str, Strategy]] = {
+    g.code: {name: BY_NAME[name] for name in g.strategies} for g in games() if g.strategies
+}
+DEFAULT_STRATEGY = {g.code: g.strategy for g in games() if g.strategies}

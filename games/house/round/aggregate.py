@@ -40,10 +40,9 @@ from games.house.rules.definitions import (
     WagerKind,
     WheelSpinRequired,
     bonus_spin_triggered,
-    game,
     settle_round,
 )
-from games.house.rules.paytables import PROGRESSIVE_POOLS, pay_table
+from games.house.rules.registry import game, pay_table
 
 # Phases of a round (the table adds ``between`` and ``idle``).
 BETTING = "betting"
@@ -644,9 +643,10 @@ class Showdown:
 def progressive_contributions(config: RoundConfig, players: Mapping[int, PlayerState]) -> dict[str, int]:
     """Per pool: floor(sum of STAX stakes x rate in basis points / 10 000)."""
     rates = config.progressives.get("contribution_bp", {})
-    stax_total = sum(players[pid].totals().get("stax", 0) for pid in players)
+    wager = config.definition.progressive_wager
+    stax_total = sum(players[pid].totals().get(wager, 0) for pid in players) if wager else 0
     result = {}
-    for pool in PROGRESSIVE_POOLS:
+    for pool in config.definition.progressive_pools:
         amount = stax_total * int(rates.get(pool, 0)) // 10_000
         if amount:
             result[pool] = amount

@@ -1,10 +1,14 @@
-"""House-banked games as data, and their pure settlement (RULES.md decides every point).
+"""The shape of a house-banked game as data, and its pure settlement (RULES.md decides every point).
 
 A ``GameDefinition`` lists the game's wagers (required, automatic, optional, and the
 decision wager ``call``/``play``), its decision points per street with their
 options, multipliers and timeout defaults, the dealer qualification rule, the main
-wagers' settlement rules and a rules version. ``settle_round`` turns cards, stakes
-and decisions into per-wager results; the simulator reads the same rule tables.
+wagers' settlement rules, its pay tables, its default strategy's name and a rules
+version. ``settle_round`` turns cards, stakes and decisions into per-wager results;
+the simulator reads the same rule tables.
+
+The games themselves are data in one module each (``uth.py``, ``casino_holdem.py``,
+``xtreme.py``); ``registry.py`` is where every other layer looks a game up.
 
 Not implemented, as RULES.md decides: seed 000's "any side bets are lost" when the
 dealer wins, and seed 004's "blind returned if the dealer has less than a pair" and
@@ -26,7 +30,7 @@ from games.cards.cards import Card, parse_cards
 from games.cards.evaluator import HandValue, evaluate, rank_of
 from games.house.rules.bonus_spin import WheelSegment, fixed_award_units, wager_units
 from games.house.rules.outcomes import outcome_of
-from games.house.rules.paytables import Basis, PayKind, Payout, PayTable, pay_table
+from games.house.rules.paytables import Basis, PayKind, Payout, PayTable, UnknownPayTable
 
 RULES_VERSION = "2026.11.1"
 
@@ -134,6 +138,7 @@ class Wager:
     main_rule: MainRule | None = None  # main wagers; side bets use their pay table alone
     equals: str | None = None  # automatic wagers: the wager they equal
     needs_pay_table: bool = False
+    pools: tuple[str, ...] = ()  # progressive pools its pay tables pay from (STAX); () for none
 
 
 @dataclass(frozen=True)
@@ -208,17 +213,75 @@ _RANK_CHARS = {
 
 @dataclass(frozen=True)
 class GameDefinition:
+    """One house-banked game. ``code`` is stored on tables and rounds; ``title`` is
+    what people read (and the model's choice label). ``pay_tables`` are every table
+    of every priced wager, numbered per wager (table 1 is the default);
+    ``strategies`` name the simulator's strategies that fit the game's decisions,
+    ``strategies[0]`` the default; ``aliases`` are short names for commands.
+    Inconsistent data is refused when the definition is built (``ValueError``)."""
+
     code: str
     title: str
     wagers: tuple[Wager, ...]
     decision_points: tuple[DecisionPoint, ...]
     decision_wager: str  # ``call`` or ``play``
     qualifier: Qualifier
+    pay_tables: tuple[PayTable, ...] = ()
+    strategies: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
     rules_version: str = RULES_VERSION
     _wager_index: Mapping[str, Wager] = field(init=False, repr=False, compare=False)
+    _table_index: Mapping[tuple[str, int], PayTable] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_wager_index", MappingProxyType({w.name: w for w in self.wagers}))
+        object.__setattr__(self, "_table_index", MappingProxyType({(t.wager, t.number): t for t in self.pay_tables}))
+        self._check()
+
+    def _check(self) -> None:
+        decision = self._wager_index.get(self.decision_wager)
+        if decision is None or decision.kind is not WagerKind.DECISION:
+            raise ValueError(f"{self.code}: decision wager {self.decision_wager!r} is not a decision wager")
+        for table in self.pay_tables:
+            wager = self._wager_index.get(table.wager)
+            if table.game != self.code or wager is None or not wager.needs_pay_table:
+                raise ValueError(f"{self.code}: pay table {table.name} is not for a priced wager of this game")
+            pools = {pay.pool for _, pay in table.lines if pay.kind is PayKind.PROGRESSIVE}
+            if not pools <= set(wager.pools):
+                raise ValueError(f"{self.code}: {table.name} pays from pools {wager.name} does not have")
+        for wager in self.wagers:
+            if wager.needs_pay_table and (wager.name, 1) not in self._table_index:
+                raise ValueError(f"{self.code}: {wager.name} needs a pay table 1")
+
+    @property
+    def strategy(self) -> str:
+        """The simulator's default strategy for this game ('' when it has none)."""
+        return self.strategies[0] if self.strategies else ""
+
+    @property
+    def progressive_wager(self) -> str | None:
+        """The wager that feeds and wins the progressive pools (STAX), if the game has one."""
+        return next((w.name for w in self.wagers if w.pools), None)
+
+    @property
+    def progressive_pools(self) -> tuple[str, ...]:
+        """The progressive pools a table of this game has when its progressive wager is offered."""
+        return next((w.pools for w in self.wagers if w.pools), ())
+
+    def pay_table(self, wager: str, number: int = 1) -> PayTable:
+        """Pay table ``number`` of ``wager``; ``UnknownPayTable`` if none."""
+        try:
+            return self._table_index[(wager, number)]
+        except KeyError:
+            raise UnknownPayTable(
+                f"no pay table {number} for {self.code} {wager}",
+                game=self.code,
+                wager=wager,
+                available=self.table_numbers(wager),
+            ) from None
+
+    def table_numbers(self, wager: str) -> list[int]:
+        return sorted(n for w, n in self._table_index if w == wager)
 
     def wager(self, name: str) -> Wager:
         try:
@@ -234,7 +297,7 @@ class GameDefinition:
 
     def default_pay_tables(self) -> dict[str, PayTable]:
         """Pay table 1 of every wager that needs one."""
-        return {w.name: pay_table(self.code, w.name, 1) for w in self.wagers if w.needs_pay_table}
+        return {w.name: self.pay_table(w.name, 1) for w in self.wagers if w.needs_pay_table}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -260,75 +323,18 @@ ANTE_IF_QUALIFIED = MainRule(A.EVEN, A.PUSH, A.PUSH, A.PUSH, A.LOSE, A.PUSH)
 BLIND = MainRule(A.TABLE, A.TABLE, A.PUSH, A.PUSH, A.LOSE, A.LOSE)
 # UTH Call / Xtreme Play: 1:1, push on tie, lose.
 CALL_EVEN = MainRule(A.EVEN, A.EVEN, A.PUSH, A.PUSH, A.LOSE, A.LOSE)
-# Casino Hold'em Ante: table when the dealer does not qualify or the player wins.
-CH_ANTE = MainRule(A.TABLE, A.TABLE, A.PUSH, A.TABLE, A.LOSE, A.TABLE)
-# Casino Hold'em Call: 1:1 on a win against a qualifying dealer, push when not qualified.
-CH_CALL = MainRule(A.EVEN, A.PUSH, A.PUSH, A.PUSH, A.LOSE, A.PUSH)
 
-_CHECK = DecisionOption("check", 0)
-_FOLD = DecisionOption("fold", 0, folds=True)
+CHECK = DecisionOption("check", 0)
+FOLD = DecisionOption("fold", 0, folds=True)
 
 
-def _streets(prefix: str) -> tuple[DecisionPoint, ...]:
+def three_streets(prefix: str) -> tuple[DecisionPoint, ...]:
+    """UTH's decisions (Xtreme's too): 4x or 3x preflop, 2x on the flop, 1x or fold on the river."""
     return (
-        DecisionPoint("preflop", (DecisionOption(f"{prefix}4x", 4), DecisionOption(f"{prefix}3x", 3), _CHECK), "check"),
-        DecisionPoint("flop", (DecisionOption(f"{prefix}2x", 2), _CHECK), "check"),
-        DecisionPoint("river", (DecisionOption(f"{prefix}1x", 1), _FOLD), "fold"),
+        DecisionPoint("preflop", (DecisionOption(f"{prefix}4x", 4), DecisionOption(f"{prefix}3x", 3), CHECK), "check"),
+        DecisionPoint("flop", (DecisionOption(f"{prefix}2x", 2), CHECK), "check"),
+        DecisionPoint("river", (DecisionOption(f"{prefix}1x", 1), FOLD), "fold"),
     )
-
-
-UTH = GameDefinition(
-    code="uth",
-    title="Ultimate Texas Hold'em",
-    wagers=(
-        Wager("ante", WagerKind.REQUIRED, ANTE_IF_QUALIFIED),
-        Wager("ante_plus", WagerKind.AUTOMATIC, BLIND, equals="ante", needs_pay_table=True),
-        Wager("best_five", WagerKind.OPTIONAL, needs_pay_table=True),
-        Wager("call", WagerKind.DECISION, CALL_EVEN),
-    ),
-    decision_points=_streets("call"),
-    decision_wager="call",
-    qualifier=Qualifier(2),
-)
-
-CASINO_HOLDEM = GameDefinition(
-    code="casino_holdem",
-    title="Casino Hold'em",
-    wagers=(
-        Wager("ante", WagerKind.REQUIRED, CH_ANTE, needs_pay_table=True),
-        Wager("bonus", WagerKind.OPTIONAL, needs_pay_table=True),
-        Wager("call", WagerKind.DECISION, CH_CALL),
-    ),
-    decision_points=(DecisionPoint("flop", (DecisionOption("call", 2), _FOLD), "fold"),),
-    decision_wager="call",
-    qualifier=Qualifier(4),
-)
-
-XTREME = GameDefinition(
-    code="xtreme",
-    title="Xtreme Hold'em",
-    wagers=(
-        Wager("ante", WagerKind.REQUIRED, ANTE_IF_QUALIFIED),
-        Wager("xtra_bonus", WagerKind.AUTOMATIC, BLIND, equals="ante", needs_pay_table=True),
-        Wager("player_bonus", WagerKind.OPTIONAL, needs_pay_table=True),
-        Wager("hole_card_bonus", WagerKind.OPTIONAL, needs_pay_table=True),
-        Wager("stax", WagerKind.OPTIONAL, needs_pay_table=True),
-        Wager("bonus_spin", WagerKind.OPTIONAL),
-        Wager("play", WagerKind.DECISION, CALL_EVEN),
-    ),
-    decision_points=_streets("play"),
-    decision_wager="play",
-    qualifier=Qualifier(2),
-)
-
-GAMES: Mapping[str, GameDefinition] = MappingProxyType({g.code: g for g in (UTH, CASINO_HOLDEM, XTREME)})
-
-
-def game(code: str) -> GameDefinition:
-    try:
-        return GAMES[code]
-    except KeyError:
-        raise UnknownGame(f"unknown game {code!r}", game=code, known=sorted(GAMES)) from None
 
 
 # --- decisions ----------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ pay is an exact rational:
 Amounts are integer minor units; a fractional return (3:2 on an odd stake) is
 rounded **down** and ``Payout.rounding_kept`` says exactly what the house kept.
 
-Tables are looked up by ``(game, wager, number)`` in ``PAY_TABLES`` (``pay_table``),
-so a table setting or ``--paytable N`` picks one. Outcomes missing from a table lose.
+Each game's tables are data in its rules module (``uth.py``, ``casino_holdem.py``,
+``xtreme.py``) and are looked up by ``(game, wager, number)`` through the registry
+(``registry.pay_table``), so a table setting or ``--paytable N`` picks one.
+Outcomes missing from a table lose.
 """
 
 from __future__ import annotations
@@ -201,118 +203,33 @@ ACE_FACE = "ace_face"
 ROYAL_FLUSH_DIAMONDS = "royal_flush_diamonds"
 ROYAL_FLUSH_OTHER = "royal_flush_other"
 
-STAR, SPADE, HEART, DIAMOND, CLUB = "star", "spade", "heart", "diamond", "club"
-PROGRESSIVE_POOLS: tuple[str, ...] = (STAR, SPADE, HEART, DIAMOND, CLUB)
+Lines = tuple[tuple[str, Pay], ...]
 
 
-def _t(*pays: tuple[str, Pay]) -> tuple[tuple[str, Pay], ...]:
+def lines(*pays: tuple[str, Pay]) -> Lines:
+    """A pay table's lines, best first (shorthand for the games' pay-table data)."""
     return tuple(pays)
 
 
-def _to(n: int, d: int = 1) -> Pay:
+def to(n: int, d: int = 1) -> Pay:
+    """``n/d`` to 1 (shorthand for the games' pay-table data)."""
     return Pay.to_one(n, d)
 
 
-def _for(n: int) -> Pay:
-    return Pay.for_one(n)
-
-
-def _prog(pool: str) -> Pay:
-    return Pay.progressive(pool)
-
-
-# Seed 000 "ANTE PLUS" = seed 004 "Blind"; RULES.md: three of a kind or less pushes.
-_BLIND_LINES = _t(
-    ("royal_flush", _to(500)),
-    ("straight_flush", _to(50)),
-    ("four_of_a_kind", _to(10)),
-    ("full_house", _to(3)),
-    ("flush", _to(3, 2)),
-    ("straight", _to(1)),
+# Seed 000 "ANTE PLUS" = seed 004 "Blind" = seed 002 "X-tra Bonus" (UTH and Xtreme);
+# RULES.md: three of a kind or less pushes.
+BLIND_LINES = lines(
+    ("royal_flush", to(500)),
+    ("straight_flush", to(50)),
+    ("four_of_a_kind", to(10)),
+    ("full_house", to(3)),
+    ("flush", to(3, 2)),
+    ("straight", to(1)),
     ("three_of_a_kind", PUSH),
     ("two_pair", PUSH),
     ("pair", PUSH),
     ("high_card", PUSH),
 )
-
-_BEST_FIVE_LINES = _t(
-    ("royal_flush", _to(50)),
-    ("straight_flush", _to(40)),
-    ("four_of_a_kind", _to(30)),
-    ("full_house", _to(8)),
-    ("flush", _to(7)),
-    ("straight", _to(4)),
-    ("three_of_a_kind", _to(3)),
-)
-
-_CH_ANTE_LINES = _t(
-    ("royal_flush", _to(100)),
-    ("straight_flush", _to(20)),
-    ("four_of_a_kind", _to(10)),
-    ("full_house", _to(3)),
-    ("flush", _to(2)),
-    ("straight", _to(1)),
-    ("three_of_a_kind", _to(1)),
-    ("two_pair", _to(1)),
-    ("pair", _to(1)),
-    ("high_card", _to(1)),
-)
-
-_CH_BONUS_LINES = _t(
-    ("royal_flush", _to(100)),
-    ("straight_flush", _to(50)),
-    ("four_of_a_kind", _to(40)),
-    ("full_house", _to(30)),
-    ("flush", _to(20)),
-    ("straight", _to(7)),
-    ("three_of_a_kind", _to(7)),
-    ("two_pair", _to(7)),
-    (PAIR_OF_ACES, _to(7)),
-)
-
-
-def _player_bonus(full_house: int, flush: int, straight: int) -> tuple[tuple[str, Pay], ...]:
-    return _t(
-        ("royal_flush", _to(50)),
-        ("straight_flush", _to(40)),
-        ("four_of_a_kind", _to(30)),
-        ("full_house", _to(full_house)),
-        ("flush", _to(flush)),
-        ("straight", _to(straight)),
-        ("three_of_a_kind", _to(3)),
-    )
-
-
-def _hole_card_bonus(aces: int, pair: int) -> tuple[tuple[str, Pay], ...]:
-    return _t((PAIR_OF_ACES, _to(aces)), (ACE_FACE_SUITED, _to(20)), (ACE_FACE, _to(10)), ("pair", _to(pair)))
-
-
-def _stax(*pays: Pay) -> tuple[tuple[str, Pay], ...]:
-    names = (
-        ROYAL_FLUSH_DIAMONDS,
-        ROYAL_FLUSH_OTHER,
-        "straight_flush",
-        "four_of_a_kind",
-        "full_house",
-        "flush",
-        "straight",
-        "three_of_a_kind",
-        "two_pair",
-    )
-    return tuple(zip(names, pays, strict=True))
-
-
-_STAX_TABLES: dict[int, tuple[tuple[str, Pay], ...]] = {
-    1: _stax(_prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _for(100), _for(50), _for(25), _for(10), LOSE),
-    2: _stax(_prog(STAR), _prog(STAR), _prog(SPADE), _prog(HEART), _for(100), _for(50), _for(25), _for(10), LOSE),
-    3: _stax(_prog(STAR), _prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _for(40), _for(30), _for(10), LOSE),
-    6: _stax(
-        _prog(STAR), _prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _for(30), _for(20), _for(10), _for(4)
-    ),
-    7: _stax(_prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _for(60), _for(40), _for(30), _for(15), LOSE),
-    8: _stax(_prog(STAR), _prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _for(50), _for(30), _for(15), LOSE),
-    9: _stax(_prog(STAR), _prog(SPADE), _prog(HEART), _prog(DIAMOND), _prog(CLUB), _for(50), _for(30), _for(10), LOSE),
-}
 
 # Bonus Spin Xtreme (seed 002): the triggering events and fixed awards, in whole
 # currency units, per wager size (1, 2 or 5 units). Every trigger also spins the wheel.
@@ -354,48 +271,3 @@ BONUS_SPIN_FIXED_AWARDS: Mapping[int, Mapping[str, int]] = MappingProxyType(
         ),
     }
 )
-
-
-def _tables() -> dict[tuple[str, str, int], PayTable]:
-    tables: list[PayTable] = [
-        PayTable("uth", "ante_plus", 1, Basis.PLAYER_SEVEN, _BLIND_LINES, title="Ante Plus (Blind), seed 000"),
-        PayTable("uth", "best_five", 1, Basis.PLAYER_SEVEN, _BEST_FIVE_LINES, title="Best Five / Trips, seed 000/004"),
-        PayTable("casino_holdem", "ante", 1, Basis.PLAYER_SEVEN, _CH_ANTE_LINES, title="Ante, seed 003"),
-        PayTable("casino_holdem", "bonus", 1, Basis.FIRST_FIVE, _CH_BONUS_LINES, title="AA Bonus, seed 003"),
-        PayTable("xtreme", "xtra_bonus", 1, Basis.PLAYER_SEVEN, _BLIND_LINES, title="X-tra Bonus, seed 002"),
-    ]
-    player_bonus = {1: (9, 7, 4), 2: (8, 6, 5), 3: (8, 7, 4), 4: (7, 6, 5)}
-    for number, (fh, fl, st) in player_bonus.items():
-        tables.append(
-            PayTable(
-                "xtreme", "player_bonus", number, Basis.PLAYER_SEVEN, _player_bonus(fh, fl, st), title="Player Bonus"
-            )
-        )
-    hole_card = {1: (30, 5), 2: (25, 5), 3: (30, 4)}
-    for number, (aces, pair) in hole_card.items():
-        tables.append(
-            PayTable(
-                "xtreme", "hole_card_bonus", number, Basis.HOLE_CARDS, _hole_card_bonus(aces, pair), title="Hole Card"
-            )
-        )
-    for number, lines in _STAX_TABLES.items():
-        tables.append(PayTable("xtreme", "stax", number, Basis.STAX_FIVE, lines, title="STAX"))
-    return {(t.game, t.wager, t.number): t for t in tables}
-
-
-PAY_TABLES: Mapping[tuple[str, str, int], PayTable] = MappingProxyType(_tables())
-
-
-def pay_table(game: str, wager: str, number: int = 1) -> PayTable:
-    """The pay table ``number`` of ``wager`` in ``game``; ``UnknownPayTable`` if none."""
-    try:
-        return PAY_TABLES[(game, wager, number)]
-    except KeyError:
-        numbers = sorted(n for g, w, n in PAY_TABLES if g == game and w == wager)
-        raise UnknownPayTable(
-            f"no pay table {number} for {game} {wager}", game=game, wager=wager, available=numbers
-        ) from None
-
-
-def table_numbers(game: str, wager: str) -> list[int]:
-    return sorted(n for g, w, n in PAY_TABLES if g == game and w == wager)

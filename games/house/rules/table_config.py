@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.house.rules.bonus_spin import InvalidWheel, Wheel, WheelSegment
-from games.house.rules.definitions import GAMES, WagerKind, game
-from games.house.rules.paytables import BONUS_SPIN_WAGER_UNITS, PROGRESSIVE_POOLS, pay_table, table_numbers
+from games.house.rules.definitions import WagerKind
+from games.house.rules.paytables import BONUS_SPIN_WAGER_UNITS
+from games.house.rules.registry import GAMES, game, pay_table, table_numbers
 
 HAND_MODES = ("shared", "per_seat")
 DURATION_FIELDS = (
@@ -177,8 +178,10 @@ def _check_durations(config: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _check_progressives(progressives: Any, offered: frozenset[str]) -> list[Problem]:
-    if "stax" not in offered:
+def _check_progressives(game_code: str, progressives: Any, offered: frozenset[str]) -> list[Problem]:
+    definition = game(game_code)
+    wager, pools = definition.progressive_wager, definition.progressive_pools
+    if wager is None or wager not in offered:
         if progressives:
             return [Problem("progressives", "progressives_not_used", "progressives need the STAX bet offered")]
         return []
@@ -191,9 +194,9 @@ def _check_progressives(progressives: Any, offered: frozenset[str]) -> list[Prob
     if set(progressives) - {"reset", "contribution_bp"}:
         problems.append(Problem("progressives", "invalid_progressives", "only reset and contribution_bp are settings"))
     for pool in sorted(set(resets) | set(rates)):
-        if pool not in PROGRESSIVE_POOLS:
+        if pool not in pools:
             problems.append(Problem(f"progressives.{pool}", "unknown_pool", f"no STAX pool {pool!r}"))
-    for pool in PROGRESSIVE_POOLS:
+    for pool in pools:
         reset, rate = _int(resets.get(pool)), _int(rates.get(pool))
         if reset is None or reset <= 0:
             problems.append(
@@ -203,7 +206,7 @@ def _check_progressives(progressives: Any, offered: frozenset[str]) -> list[Prob
             problems.append(
                 Problem(f"progressives.{pool}", "invalid_rate", f"{pool}: contribution must be 0 to 10000 basis points")
             )
-    total = sum(_int(rates.get(pool)) or 0 for pool in PROGRESSIVE_POOLS)
+    total = sum(_int(rates.get(pool)) or 0 for pool in pools)
     if total > BASIS_POINTS:
         problems.append(
             Problem("progressives", "invalid_rate", "the contributions together exceed 100 % of the STAX wager")
@@ -267,7 +270,7 @@ def validate_config(
     offered = frozenset(limits) if isinstance(limits, Mapping) else frozenset()
     problems += _check_pay_tables(game_code, config.get("pay_tables"), offered)
     problems += _check_durations(config)
-    problems += _check_progressives(config.get("progressives"), offered)
+    problems += _check_progressives(game_code, config.get("progressives"), offered)
     problems += _check_wheel(config.get("wheel"), offered)
     return problems
 

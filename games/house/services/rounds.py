@@ -38,8 +38,8 @@ from games.house.round.aggregate import (
     needs_showdown,
 )
 from games.house.rules.bonus_spin import Wheel, WheelSegment
-from games.house.rules.definitions import WagerKind, game
-from games.house.rules.paytables import pay_table
+from games.house.rules.definitions import WagerKind
+from games.house.rules.registry import game, pay_table
 from games.house.store import (
     Money,
     PlayerRow,
@@ -77,9 +77,15 @@ def tick_of(table: HouseTable) -> TableTick:
     return TableTick(table.pk, table.current_round_id, game_number, table.phase, table.phase_seq, table.deadline)
 
 
-def pool_account(*, table_id: int, pool: str, currency: str) -> int:
-    """The ledger account of one STAX progressive pool of a table's bank."""
-    return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:stax:{pool}", currency=currency)
+def pool_account(*, table_id: int, game_code: str, pool: str, currency: str) -> int:
+    """The ledger account of one progressive pool (STAX's) of a table of ``game_code``.
+
+    The owner is ``table:{id}:{progressive wager}:{pool}`` (``table:7:stax:star``):
+    accounts exist under these names, so the format never changes."""
+    wager = game(game_code).progressive_wager
+    if wager is None:
+        raise ValueError(f"{game_code} has no progressive pools")
+    return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:{wager}:{pool}", currency=currency)
 
 
 def game_number_for(table: HouseTable, now: datetime) -> str:
@@ -195,11 +201,12 @@ def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None
     """Seed each configured STAX pool from the house to its reset amount when empty."""
     from ledger.services import NewEvent, StreamAppend, transfer
 
-    if "stax" not in config.limits:
+    wager = config.definition.progressive_wager
+    if wager is None or wager not in config.limits:
         return
     house = house_account(table_id=table.pk, currency=table.currency)
     for pool, reset in sorted(config.progressives.get("reset", {}).items()):
-        account = pool_account(table_id=table.pk, pool=pool, currency=table.currency)
+        account = pool_account(table_id=table.pk, game_code=table.game, pool=pool, currency=table.currency)
         if int(reset) > 0 and balance_of(account_id=account) == 0:
             transfer(
                 debit_account=house,
@@ -209,7 +216,7 @@ def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None
                 kind="pool_seed",
                 idempotency_key=f"pool-seed:{table.pk}:{pool}:{config.game_number}",
                 cause=StreamAppend(
-                    f"table-{table.pk}-stax-{pool}",
+                    f"table-{table.pk}-{wager}-{pool}",
                     None,
                     [NewEvent(POOL_SEEDED, {"pool": pool, "amount": int(reset), "at": iso(now)})],
                     {"actor": "dealer"},
@@ -299,10 +306,11 @@ def _showdown(
     assert state.config is not None
     config = state.config
     currency = config.currency
+    progressive = config.definition.progressive_wager
     pools = {
-        pool: pool_account(table_id=table.pk, pool=pool, currency=currency)
-        for pool in ("star", "spade", "heart", "diamond", "club")
-    } if "stax" in config.limits else {}  # fmt: skip
+        pool: pool_account(table_id=table.pk, game_code=table.game, pool=pool, currency=currency)
+        for pool in config.definition.progressive_pools
+    } if progressive in config.limits else {}  # fmt: skip
     balances = {pool: balance_of(account_id=account) for pool, account in pools.items()}
     wheel_segment: WheelSegment | None = None
     if config.wheel.get("segments"):

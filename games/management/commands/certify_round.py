@@ -22,12 +22,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from casino.errors import DomainError
 from games.cards.cards import Card, parse_cards
 from games.house.models import HouseTable, PlayerRound, TableSeat
-from games.house.rules.definitions import WagerKind, game, resolve_decisions
-from games.house.rules.paytables import table_numbers
+from games.house.rules.definitions import WagerKind, resolve_decisions
+from games.house.rules.registry import game, games, table_numbers
 from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
 from ledger.services import balance_of, deposit, player_accounts
 
-ALIASES = {"uth": "uth", "casino_holdem": "casino_holdem", "ch": "casino_holdem", "xtreme": "xtreme", "xh": "xtreme"}
+ALIASES = {name: g.code for g in games() for name in (g.code, *g.aliases)}
 CERT_FUNDS = 10**12
 CERT_WHEEL = {
     "name": "certification-wheel",

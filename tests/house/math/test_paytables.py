@@ -6,14 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from games.house.rules.paytables import (
-    PAY_TABLES,
-    Pay,
-    PayKind,
-    UnknownPayTable,
-    pay_table,
-    table_numbers,
-)
+from games.house.rules.paytables import Pay, PayKind, UnknownPayTable
+from games.house.rules.registry import games, pay_table, table_numbers
 
 
 def labels(game: str, wager: str, number: int = 1) -> dict[str, str]:
@@ -152,4 +146,4 @@ def test_tables_are_immutable_named_and_versioned():
         table._index["pair"] = Pay.to_one(1)  # type: ignore[index]
     recorded = table.as_dict()
     assert recorded["lines"][0] == {"outcome": "royal_flush", "kind": "to_one", "ratio": "50", "pool": None}
-    assert all(isinstance(t.as_dict()["version"], str) for t in PAY_TABLES.values())
+    assert all(isinstance(t.as_dict()["version"], str) for g in games() for t in g.pay_tables)

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from games.cards.cards import Card
 from games.house.rules.bonus_spin import WheelSegment
-from games.house.rules.definitions import GAMES, Play, settle_round
-from games.house.rules.paytables import pay_table, table_numbers
+from games.house.rules.definitions import Play, settle_round
+from games.house.rules.registry import GAMES, pay_table, table_numbers
 
 PLAYS = {
     "uth": [Play((), m, False) for m in (4, 3, 2, 1)] + [Play((), 0, True)],

@@ -17,7 +17,8 @@ from games.house.math.enumeration import (
     outcome_counts,
 )
 from games.house.math.rtp import MainGameWager, rtp_from_counts, wager_rtp
-from games.house.rules.paytables import Basis, pay_table
+from games.house.rules.paytables import Basis
+from games.house.rules.registry import pay_table
 
 
 def test_best_five_trips_is_96_50_percent_on_the_seven_card_table():

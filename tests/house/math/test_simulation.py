@@ -14,7 +14,8 @@ from games.cards.cards import Card
 from games.house.math.deals import Deal, deal_batch, settle_deals
 from games.house.math.simulation import simulate
 from games.house.math.strategy import DEFAULT_STRATEGY, STRATEGIES
-from games.house.rules.definitions import GAMES, Play, settle_round
+from games.house.rules.definitions import Play, settle_round
+from games.house.rules.registry import GAMES
 
 
 def test_deal_batch_gives_nine_distinct_cards_per_round():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from games.cards.cards import parse_cards
-from games.house.rules.definitions import CASINO_HOLDEM, OptionNotOffered, resolve_decisions, settle_round
+from games.house.rules.casino_holdem import CASINO_HOLDEM
+from games.house.rules.definitions import OptionNotOffered, resolve_decisions, settle_round
 
 
 def settle(player, dealer, board, decisions, **stakes):

@@ -8,7 +8,6 @@ import pytest
 
 from games.cards.cards import parse_cards
 from games.house.rules.definitions import (
-    UTH,
     DecisionAfterCall,
     InvalidCards,
     InvalidStake,
@@ -18,6 +17,7 @@ from games.house.rules.definitions import (
     resolve_decisions,
     settle_round,
 )
+from games.house.rules.uth import UTH
 
 
 def settle(player, dealer, board, decisions, **stakes):

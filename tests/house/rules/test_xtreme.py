@@ -10,14 +10,14 @@ from games.cards.cards import parse_cards
 from games.cards.shuffle import SeededRandomSource
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL, InvalidBonusSpinWager, InvalidWheel, Wheel, WheelSegment
 from games.house.rules.definitions import (
-    XTREME,
     MissingPayTable,
     WheelSpinRequired,
     bonus_spin_triggered,
     resolve_decisions,
     settle_round,
 )
-from games.house.rules.paytables import pay_table
+from games.house.rules.registry import pay_table
+from games.house.rules.xtreme import XTREME
 
 
 def settle(player, dealer, board, decisions, tables=None, progressive=None, spin=None, **stakes):

@@ -152,7 +152,7 @@ def play_round(
     progressives: dict[str, Any] | None = None,
 ) -> Played:
     """Play one shared-mode round with one player through the real services."""
-    from games.house.rules.definitions import game as game_definition
+    from games.house.rules.registry import game as game_definition
     from games.house.services import make_decision, place_chip
     from ledger.services import read_stream
 

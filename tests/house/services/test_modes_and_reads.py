@@ -79,7 +79,7 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
     table = make_table("xtreme", progressives=progressives)
     a, b = make_player(table), make_player(table)
     tick = open_round(table)
-    star = pool_account(table_id=table.pk, pool="star", currency="EUR")
+    star = pool_account(table_id=table.pk, game_code="xtreme", pool="star", currency="EUR")
     assert balance_of(account_id=star) == 100_001  # seeded at opening
     for p in (a, b):
         for spot, amount in (("ante", 100), ("stax", 100)):
@@ -109,7 +109,7 @@ def test_contributions_move_at_settlement_from_the_stax_stakes() -> None:
     table = make_table("xtreme", progressives=progressives)
     p = make_player(table)
     tick = open_round(table)
-    heart = pool_account(table_id=table.pk, pool="heart", currency="EUR")
+    heart = pool_account(table_id=table.pk, game_code="xtreme", pool="heart", currency="EUR")
     place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     place_chip(table_id=table.pk, player_id=p, spot="stax", amount=1000, idempotency_key=key(), now=later(tick))
     assert balance_of(account_id=heart) == 1000  # nothing moves at bet time
@@ -161,7 +161,7 @@ def test_the_round_records_the_pay_tables_whose_rtp_is_published() -> None:
 
     from games.house.math.enumeration import SEVEN_CARD_COUNTS
     from games.house.math.rtp import rtp_from_counts
-    from games.house.rules.paytables import pay_table
+    from games.house.rules.registry import pay_table
 
     table = make_table("uth", pay_tables={"ante_plus": 1, "best_five": 1})
     tick = open_round(table)
