@@ -1,0 +1,63 @@
+"""The one table clock (``games.pacing``): game numbers unique across both
+families, in the format RULES.md gives (``UTH1-20261122-134501``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta, timezone
+
+import pytest
+
+from games import pacing
+from games.house.services import start_table
+from games.poker.models import PokerHand
+from tests.house.services.conftest import T0
+from tests.house.services.conftest import make_table as make_house_table
+from tests.poker.tables import advance, make_player, sit
+from tests.poker.tables import make_table as make_poker_table
+
+pytestmark = pytest.mark.django_db
+
+NUMBER = re.compile(r"^[A-Z0-9]{1,12}-\d{8}-\d{6}(-[1-9]\d*)?$")
+
+
+def deal_a_poker_hand(code: str) -> str:
+    """Two players sit down at ``T0``; the hand is dealt at the table's deadline. Its id."""
+    table = make_poker_table(code=code)
+    for seat in (1, 2):
+        sit(table, make_player(), seat)
+    table = advance(table)
+    return table.current_hand_id
+
+
+def test_the_game_number_is_the_table_code_and_the_gmt_second() -> None:
+    cest = timezone(timedelta(hours=2))
+    assert pacing.game_number(table_code="UTH1", now=T0.astimezone(cest)) == "UTH1-20261122-134501"
+    assert NUMBER.match(pacing.game_number(table_code="NL1", now=T0))
+
+
+def test_a_house_round_never_takes_a_poker_hands_number() -> None:
+    hand_id = deal_a_poker_hand("SAME1")
+    moment = PokerHand.objects.get(hand_id=hand_id).started_at
+    assert hand_id == f"SAME1-{moment:%Y%m%d-%H%M%S}"
+    house = make_house_table("uth", code="SAME1")
+    tick = start_table(table_id=house.pk, now=moment)
+    assert tick.game_number == f"{hand_id}-2"
+    assert NUMBER.match(tick.game_number)
+
+
+def test_a_poker_hand_never_takes_a_house_rounds_number() -> None:
+    # The poker table deals at its deadline (T0 + the pause between hands): the
+    # house round opens in that very second.
+    house = make_house_table("uth", code="SAME2")
+    table = make_poker_table(code="SAME2")
+    dealt_at = T0 + timedelta(seconds=table.between_hands_seconds)
+    tick = start_table(table_id=house.pk, now=dealt_at)
+    assert tick.game_number == f"SAME2-{dealt_at:%Y%m%d-%H%M%S}"
+    for seat in (1, 2):
+        sit(table, make_player(), seat)
+    table = advance(table)
+    assert table.current_hand_id == f"{tick.game_number}-2"
+    assert NUMBER.match(table.current_hand_id)
+    # and a third start in that second takes the next free suffix, whichever family
+    assert pacing.game_number(table_code="SAME2", now=dealt_at) == f"{tick.game_number}-3"
