@@ -28,10 +28,9 @@ from games.house.api.views import (
     positive_int,
     text_field,
 )
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
-from games.poker.services import hands as services
 
 
 class SitBody(serializers.Serializer):

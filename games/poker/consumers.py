@@ -41,10 +41,9 @@ from games.house.realtime.consumers import (
     refuse,
 )
 from games.poker import event_types as et
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
-from games.poker.services import hands as services
 from ledger.services import read_stream
 
 log = logging.getLogger(__name__)
