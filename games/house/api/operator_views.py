@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import MAX_REASON, Conflict, required_reason
-from games.house.api.views import result_json
+from games.api import result_json
 from games.house.models import HouseTable
 from games.house.services import dealer
 from games.house.services.seats import TableNotFound

@@ -8,10 +8,6 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 
-class AnyObject(serializers.Serializer):
-    """A JSON object whose fields this schema does not list."""
-
-
 class ErrorDetail(serializers.Serializer):
     code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
     message = serializers.CharField()
