@@ -3,7 +3,7 @@ stakes, timers, rake); seats and hands are projections, read-only.
 
 The table's page has the malfunction controls of the hand in play (RULES.md,
 "Malfunction voids all pays and play"): pause and void with a reason, void
-confirmed, resume. Each runs ``games.poker.services.hands.pause_hand/resume_hand/
+confirmed, resume. Each runs ``games.poker.services.operator.pause_hand/resume_hand/
 void_hand`` and records the ``operator.action`` (``hand.<action>``) in the same
 transaction; only users who may change poker tables (the operator role,
 superusers) may use them.
@@ -23,8 +23,8 @@ from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin
 from casino.errors import DomainError
+from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.services import hands as services
 
 HAND_CONTROLS = ("pause", "resume", "void")
 VOID_CONFIRM = "I confirm: void this hand and give every player back the chips they put in"

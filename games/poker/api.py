@@ -17,21 +17,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
-from games.house.api.schemas import AnyObject
-from games.house.api.views import (
+from games.api import (
     IDEMPOTENCY_HEADER,
+    AnyObject,
     InvalidAmount,
     PlayThrottle,
-    _query_int,
     body,
     idempotency_key,
     positive_int,
+    query_int,
     text_field,
 )
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
-from games.poker.services import hands as services
 
 
 class SitBody(serializers.Serializer):
@@ -160,8 +159,8 @@ class HandListView(PokerView):
         operation_id="poker_hands_list",
     )
     def get(self, request: Request) -> Response:
-        limit = _query_int(request, "limit", 50, maximum=200)
-        offset = _query_int(request, "offset", 0, maximum=10**9)
+        limit = query_int(request, "limit", 50, maximum=200)
+        offset = query_int(request, "offset", 0, maximum=10**9)
         player_id = request_user(request).pk
         rows = presenters.hand_list(player_id=player_id, limit=limit, offset=offset)
         total = PokerHandPlayer.objects.filter(player_id=player_id).count()

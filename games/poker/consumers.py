@@ -33,18 +33,17 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.house.realtime.consumers import (
+from games.poker import event_types as et
+from games.poker import presenters, services
+from games.poker.engine.events import HoleCardsDealt
+from games.poker.models import PokerHand, PokerTable
+from games.realtime import (
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
     JSONFrames,
     authenticate_scope,
     refuse,
 )
-from games.poker import event_types as et
-from games.poker import presenters
-from games.poker.engine.events import HoleCardsDealt
-from games.poker.models import PokerHand, PokerTable
-from games.poker.services import hands as services
 from ledger.services import read_stream
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,10 @@
-"""Refusals of the poker table services (stable codes; nothing changes)."""
+"""Refusals of the poker table services (stable codes; nothing changes).
+
+One class per meaning: what the hand itself refuses (whose turn, amounts, a
+finished hand) is the engine's (``games.poker.engine.errors``), and the
+services raise those classes (e.g. ``HandComplete``) rather than a second one
+for the same meaning; this module holds the table's own refusals (seats,
+chips, a hand paused or voided by the operator)."""
 
 from __future__ import annotations
 

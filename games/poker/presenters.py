@@ -17,7 +17,7 @@ from games.poker import event_types as et
 from games.poker.engine.events import Event, HoleCardsDealt
 from games.poker.engine.hand import HandState, legal_actions, replay
 from games.poker.models import PokerHand, PokerTable
-from games.poker.services.hands import PAUSED, engine_events, load_hand
+from games.poker.services.tables import PAUSED, engine_events, load_hand
 
 
 def iso(value: Any) -> str | None:

@@ -1,4 +1,4 @@
-"""Poker dealer tasks (thin: each calls ``games.poker.services.hands``). Idempotent
+"""Poker dealer tasks (thin: each calls ``games.poker.services``). Idempotent
 like the house tables' ``games.advance``: the task carries the phase sequence
 it expects and does nothing when the table has moved on."""
 
@@ -12,7 +12,7 @@ from celery.signals import worker_ready
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.poker.services import hands as services
+from games.poker import services
 
 log = logging.getLogger(__name__)
 

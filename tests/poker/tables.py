@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from casino.errors import DomainError
+from games.poker import services
 from games.poker.models import PokerTable
-from games.poker.services import hands as services
 from ledger.services import balance_of, deposit, player_accounts
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)

@@ -16,10 +16,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from games.poker import event_types as et
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.consumers import _new_messages
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from games.poker.services import hands as services
+from games.poker.services import hands
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger
@@ -310,14 +310,14 @@ def test_one_tables_failure_does_not_keep_the_sweep_from_the_others(monkeypatch)
         table.refresh_from_db()
         tables.append(table)
     broken, healthy = tables
-    real_advance = services.advance_table
+    real_advance = hands.advance_table
 
     def failing_for_one_table(*, table_id: int, **kwargs: Any) -> Any:
         if table_id == broken.pk:
             raise RuntimeError("simulated failure")
         return real_advance(table_id=table_id, **kwargs)
 
-    monkeypatch.setattr(services, "advance_table", failing_for_one_table)
+    monkeypatch.setattr(hands, "advance_table", failing_for_one_table)
     overdue = max(t.deadline for t in tables if t.deadline is not None) + timedelta(seconds=10)
     done = services.sweep(now=overdue)
     assert (done["failed"], done["advanced"]) == (1, 1)

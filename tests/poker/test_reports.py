@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from compliance.reports import table_performance, voided_rounds
+from games.poker import services
 from games.poker.models import PokerHand
-from games.poker.services import hands as services
 from tests.poker.tables import T0, advance, play_the_raked_hand
 from tests.poker.test_tables import AA_VS_KK, three_handed
 

@@ -11,9 +11,9 @@ from django.conf import settings
 
 from casino.errors import DomainError
 from games.poker import event_types as et
+from games.poker import services
 from games.poker.engine.rules import Variant, seed_rake_rule
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.services import hands as services
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger
 from tests.poker.tables import (

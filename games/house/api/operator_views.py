@@ -2,7 +2,7 @@
 round, or a poker table's hand.
 
 Thin: authorise, parse, call ``games.house.services.dealer.operator_round_control`` or
-``games.poker.services.hands.operator_hand_control`` (the same use cases as the
+``games.poker.services.operator.operator_hand_control`` (the same use cases as the
 admin site's controls: the operator's identity is the actor, ``user:<id>``, and
 each change is also an ``operator.action`` event), render. Only users allowed to change the table
 (``games.change_housetable``, ``games.change_pokertable``: the ``operator``
@@ -26,11 +26,11 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import MAX_REASON, Conflict, required_reason
-from games.house.api.views import result_json
+from games.api import result_json
 from games.house.models import HouseTable
 from games.house.services import dealer
 from games.house.services.seats import TableNotFound
-from games.poker.services import hands as poker
+from games.poker import services as poker
 
 OPERATOR_PERMISSION = "games.change_housetable"
 POKER_OPERATOR_PERMISSION = "games.change_pokertable"

@@ -10,10 +10,6 @@ from rest_framework import serializers
 from games.house.rules.registry import games
 
 
-class AnyObject(serializers.Serializer):
-    """A JSON object whose fields this schema does not list."""
-
-
 class ErrorDetail(serializers.Serializer):
     code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
     message = serializers.CharField()

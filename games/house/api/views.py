@@ -19,11 +19,20 @@ from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import DomainError, NotFound
+from games.api import (
+    IDEMPOTENCY_HEADER,
+    PlayThrottle,
+    body,
+    idempotency_key,
+    positive_int,
+    query_int,
+    result_json,
+    text_field,
+)
 from games.house import services
 from games.house.api import schemas
 from games.house.models import HouseTable, PlayerRound
@@ -32,15 +41,6 @@ from games.house.services import chat, dealer
 from games.house.services import seats as seating
 from ledger.services.money import balance_of, player_accounts
 
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key",
-    str,
-    OpenApiParameter.HEADER,
-    required=True,
-    description="Unique per command; a retry with the same key returns the first result, "
-    "the same key with another body is refused (idempotency_key_reused).",
-)
-MAX_IDEMPOTENCY_KEY = 100
 _COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
 _PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
 BET_ERRORS = schemas.errors(
@@ -61,24 +61,6 @@ DECISION_ERRORS = schemas.errors(
 )
 
 
-class MissingIdempotencyKey(DomainError):
-    """Send an ``Idempotency-Key`` header (1 to 100 characters) with every bet and decision."""
-
-    code = "idempotency_key_required"
-
-
-class InvalidAmount(DomainError):
-    """``amount`` must be a positive whole number of minor units."""
-
-    code = "invalid_amount"
-
-
-class MissingField(DomainError):
-    """A required field is missing or of the wrong type."""
-
-    code = "invalid_field"
-
-
 # --- helpers ---------------------------------------------------------------------------------
 
 
@@ -89,53 +71,6 @@ def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, A
         {**presenters.table_summary(table), **presenters.clock_fields(table, now, warnings.get(table.pk))}
         for table in tables
     ]
-
-
-def idempotency_key(request: Request) -> str:
-    key = request.headers.get("Idempotency-Key", "").strip()
-    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
-        raise MissingIdempotencyKey()
-    # Namespaced by player: one player's key can never collide with another's.
-    return f"play:{request_user(request).pk}:{key}"
-
-
-def body(request: Request) -> dict[str, Any]:
-    data = request.data
-    if not isinstance(data, dict):
-        raise MissingField("The body must be a JSON object.")
-    return data
-
-
-def positive_int(value: Any) -> int:
-    # bool is an int in Python; "10" and 10.0 are not amounts either.
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
-    return value
-
-
-def text_field(data: dict[str, Any], name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str) or not value:
-        raise MissingField(f"`{name}` is required (a string).", field=name)
-    return value
-
-
-def result_json(result: Any) -> Any:
-    """Service results are dataclasses (their own ``as_json`` where they have
-    one) or plain data; render either."""
-    from dataclasses import asdict, is_dataclass
-
-    as_json = getattr(result, "as_json", None)
-    if as_json is not None:
-        return as_json()
-    if is_dataclass(result) and not isinstance(result, type):
-        return asdict(result)
-    return result
-
-
-class PlayThrottle(UserRateThrottle):
-    scope = "play"
-    rate = "6000/min"
 
 
 # --- serializers (schema only: bodies are parsed by hand for exact error codes) ----------
@@ -362,8 +297,8 @@ class AccountHistoryView(APIView):
         responses={200: schemas.HistoryPage, **schemas.errors(r400="invalid_query")},
     )
     def get(self, request: Request) -> Response:
-        limit = _query_int(request, "limit", 50, maximum=200)
-        offset = _query_int(request, "offset", 0, maximum=10**9)
+        limit = query_int(request, "limit", 50, maximum=200)
+        offset = query_int(request, "offset", 0, maximum=10**9)
         player_id = request_user(request).pk
         # The presenter renders the newest ``limit`` rows; the page is their tail.
         rows = presenters.account_history(player_id=player_id, limit=offset + limit)[offset:]
@@ -390,25 +325,6 @@ class GameNotFound(NotFound):
     """No game with this number in the caller's history."""
 
     code = "game_not_found"
-
-
-class InvalidQuery(DomainError):
-    """A query parameter is not a whole number in range."""
-
-    code = "invalid_query"
-
-
-def _query_int(request: Request, name: str, default: int, *, maximum: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidQuery(parameter=name) from None
-    if value < 0 or value > maximum:
-        raise InvalidQuery(parameter=name, maximum=maximum)
-    return value
 
 
 # --- chat -------------------------------------------------------------------------------------------

@@ -8,15 +8,10 @@ the relay and the channel layer deliver. No game rule lives here.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from casino.errors import DomainError
 from games.house.models import HouseTable
@@ -31,35 +26,9 @@ from games.house.realtime.relay import (
     table_group,
 )
 from games.house.services import chat
+from games.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
 
-# Close codes (4000-4999 are the application's).
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_TABLE_NOT_FOUND = 4404
 CHAT_SETTING_REFRESH_SECONDS = 5.0
-
-
-async def refuse(consumer: AsyncJsonWebsocketConsumer, code: int) -> None:
-    """Close with an application close code (4401, 4404). The handshake is
-    accepted first: a close before it becomes an HTTP 403 refusal, and the
-    client never sees the code."""
-    await consumer.accept()
-    await consumer.close(code=code)
-
-
-def _user_from_token(key: str) -> Any:
-    token = Token.objects.select_related("user").filter(key=key).first()
-    return token.user if token and token.user.is_active else None
-
-
-async def authenticate_scope(scope: Mapping[str, Any]) -> Any:
-    """The websocket's user: ``?token=`` (an API token) or the session's, else ``None``."""
-    query = parse_qs((scope.get("query_string") or b"").decode())
-    if query.get("token"):
-        return await database_sync_to_async(_user_from_token)(query["token"][0])
-    user = scope.get("user")
-    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
-        return None
-    return user
 
 
 def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
@@ -72,24 +41,6 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
         "table": view,
         "chat": chat.recent_chat(table_id=table_id, viewer_id=player_id),
     }
-
-
-class JSONFrames(AsyncJsonWebsocketConsumer):
-    """A frame that is not one JSON text (binary, empty, not JSON) is answered
-    with ``malformed_message``; Channels' own consumer raised and dropped the
-    socket on binary and empty frames."""
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        try:
-            content = await self.decode_json(text_data) if text_data else None
-        except ValueError:
-            content = None
-        if content is None:
-            await self.send_json(
-                {"type": "error", "code": "malformed_message", "message": "Send one JSON object per text frame."}
-            )
-            return
-        await self.receive_json(content, **kwargs)
 
 
 class TableConsumer(JSONFrames):

@@ -36,8 +36,10 @@ from django.utils import timezone
 
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
+from games import pacing
 from games.house import services
 from games.house.models import HouseTable
+from games.house.services.rounds import TableTick
 from games.house.services.tables import close_table, open_table
 
 log = logging.getLogger(__name__)
@@ -50,19 +52,14 @@ IDLE_PHASES = frozenset({"idle", ""})
 BETWEEN_ROUNDS = "between"
 
 
-def schedule_tick(tick: Any) -> None:
-    """Enqueue the advance of ``tick``'s table for its deadline, once the
-    current transaction commits (immediately outside one)."""
-    if tick is None or tick.deadline is None:
+def schedule_tick(tick: TableTick | None) -> None:
+    """Enqueue ``games.advance`` for ``tick``'s deadline, carrying its phase
+    sequence, once the current transaction commits (``games.pacing``)."""
+    if tick is None:
         return
-    from games.house.tasks import advance_table_task
-
-    table_id, phase_seq, deadline = tick.table_id, tick.phase_seq, tick.deadline
-
-    def enqueue() -> None:
-        advance_table_task.apply_async(args=(table_id, phase_seq), eta=deadline)
-
-    transaction.on_commit(enqueue)
+    pacing.schedule_advance(
+        task=pacing.HOUSE_ADVANCE, table_id=tick.table_id, expected_seq=tick.phase_seq, deadline=tick.deadline
+    )
 
 
 def start(*, table_id: int, now: datetime | None = None) -> Any:
@@ -83,9 +80,7 @@ def advance(*, table_id: int, expected_seq: int, now: datetime | None = None) ->
 
 def advance_now(*, table_id: int, expected_seq: int) -> None:
     """Early advance (everyone has decided): enqueue the advance for now, on commit."""
-    from games.house.tasks import advance_table_task
-
-    transaction.on_commit(lambda: advance_table_task.apply_async(args=(table_id, expected_seq)))
+    pacing.advance_now(task=pacing.HOUSE_ADVANCE, table_id=table_id, expected_seq=expected_seq)
 
 
 def void_gone_round(*, table: HouseTable, now: datetime) -> None:
@@ -107,32 +102,24 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     now = now or timezone.now()
     grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
-    done = {"advanced": 0, "voided": 0, "started": 0, "failed": 0}
+
+    def step(table: HouseTable, done: dict[str, int]) -> None:
+        if table.phase in IDLE_PHASES:
+            if table.is_open:
+                start(table_id=table.pk, now=now)
+                done["started"] += 1
+            return
+        if table.deadline is None or table.deadline >= now - grace:
+            return
+        if table.deadline < now - gone and table.phase != BETWEEN_ROUNDS:
+            void_gone_round(table=table, now=now)
+            done["voided"] += 1
+        elif advance(table_id=table.pk, expected_seq=table.phase_seq, now=now) is not None:
+            done["advanced"] += 1
+
     # Closed tables are swept too: a round in progress finishes, then the table idles.
-    for table in HouseTable.objects.exclude(phase="paused").order_by("pk"):
-        try:
-            if table.phase in IDLE_PHASES:
-                if table.is_open:
-                    start(table_id=table.pk, now=now)
-                    done["started"] += 1
-                continue
-            if table.deadline is None or table.deadline >= now - grace:
-                continue
-            if table.deadline < now - gone and table.phase != BETWEEN_ROUNDS:
-                void_gone_round(table=table, now=now)
-                done["voided"] += 1
-            elif advance(table_id=table.pk, expected_seq=table.phase_seq, now=now) is not None:
-                done["advanced"] += 1
-        except DomainError as exc:
-            # A refused step (e.g. an operator paused the table meanwhile) is not a crash.
-            log.info("sweep: table %s: %s (%s)", table.code, exc.code, exc.message)
-        except Exception:
-            # One table's failure (a bug, a lost connection) must not keep the
-            # sweep from the tables after it; its step rolled back, and the next
-            # sweep tries it again.
-            log.exception("sweep: table %s failed", table.code)
-            done["failed"] += 1
-    return done
+    tables = HouseTable.objects.exclude(phase="paused").order_by("pk")
+    return pacing.sweep(family="house", tables=tables, step=step, counts=("advanced", "voided", "started"))
 
 
 def start_open_tables(*, now: datetime | None = None) -> int:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
 from casino.collector import collector_paused
 from casino.errors import DomainError
+from games import pacing
 from games.cards.cards import Card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.house.event_types import POOL_SEEDED
@@ -88,16 +89,6 @@ def pool_account(*, table_id: int, game_code: str, pool: str, currency: str) -> 
     return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:{wager}:{pool}", currency=currency)
 
 
-def game_number_for(table: HouseTable, now: datetime) -> str:
-    """``CODE-YYYYMMDD-HHMMSS`` (GMT); ``-2``, ``-3``… when a second is taken."""
-    base = f"{table.code}-{now.astimezone(UTC):%Y%m%d-%H%M%S}"
-    number, n = base, 1
-    while HouseRound.objects.filter(game_number=number).exists():
-        n += 1
-        number = f"{base}-{n}"
-    return number
-
-
 class TableMisconfigured(DomainError):
     """The table's configuration cannot run a round (pay table, wheel or limits missing)."""
 
@@ -159,7 +150,7 @@ def _config(table: HouseTable, game_number: str) -> RoundConfig:
 
 
 def _lock_table(table_id: int) -> HouseTable:
-    return HouseTable.objects.select_for_update().get(pk=table_id)
+    return pacing.lock_table(HouseTable, table_id)
 
 
 def _set_table(table: HouseTable, *, phase: str, deadline: datetime | None, round_id: str | None = None) -> None:
@@ -174,7 +165,7 @@ def _set_table(table: HouseTable, *, phase: str, deadline: datetime | None, roun
 
 
 def _open_round(table: HouseTable, now: datetime) -> None:
-    game_number = game_number_for(table, now)
+    game_number = pacing.game_number(table_code=table.code, now=now)
     config = _config(table, game_number)
     _ensure_pools(table, config, now)
     round_row = HouseRound.objects.create(

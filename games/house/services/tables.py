@@ -29,6 +29,7 @@ from django.db import transaction
 
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
+from games import pacing
 from games.house.models import HouseTable, TableConfigVersion
 from games.house.round.aggregate import PER_SEAT_MAX
 from games.house.rules.table_config import CONFIG_FIELDS, Problem, config_changes, validate_config
@@ -187,7 +188,7 @@ def configure_table(
     (``config_changed_meanwhile``) rather than silently overwritten. Invalid
     configurations are refused (``invalid_table_config``) and change nothing."""
     with transaction.atomic():
-        table = HouseTable.objects.select_for_update().get(pk=table_id)
+        table = pacing.lock_table(HouseTable, table_id)
         if expected_version is not None and expected_version != table.config_version:
             raise ConfigChangedMeanwhile(
                 table=table.code, expected_version=expected_version, version=table.config_version
@@ -217,7 +218,7 @@ def open_table(*, table_id: int, operator: Operator, now: datetime) -> TableTick
     whose last round is still finishing after a close simply keeps dealing.
     Refuses ``table_already_open``, and a configuration a round cannot run on."""
     with transaction.atomic():
-        table = HouseTable.objects.select_for_update().get(pk=table_id)
+        table = pacing.lock_table(HouseTable, table_id)
         if table.is_open:
             raise TableAlreadyOpen(table=table.code)
         check_config(game_code=table.game, currency=table.currency, config=config_of(table), table=table.code)
@@ -236,7 +237,7 @@ def close_table(*, table_id: int, operator: Operator, now: datetime) -> TableTic
     """Close the table (``table.close`` event): the round in progress finishes
     (the dealer keeps advancing it), then no new round opens and the table idles."""
     with transaction.atomic():
-        table = HouseTable.objects.select_for_update().get(pk=table_id)
+        table = pacing.lock_table(HouseTable, table_id)
         if not table.is_open:
             raise TableAlreadyClosed(table=table.code)
         HouseTable.objects.filter(pk=table.pk).update(is_open=False, updated_at=now)

@@ -18,7 +18,7 @@ from casino.errors import DomainError
 from games.poker.engine.phh import write_phh
 from games.poker.errors import HandVoided
 from games.poker.models import PokerHand
-from games.poker.services.hands import engine_events, load_hand
+from games.poker.services.tables import engine_events, load_hand
 
 
 class Command(BaseCommand):

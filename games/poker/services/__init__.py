@@ -1,0 +1,68 @@
+"""Poker table services (docs/poker.md, "Tables"), by concern:
+
+- ``tables``: the table's accounts, row lock, phase and deadline, hand reads;
+- ``seats``: sit down, add money, stand up, sit out and in, freeing seats;
+- ``hands``: dealing, the players' actions, the dealer's step, the sweeper;
+- ``operator``: pause, resume and void a hand (malfunction).
+
+Pacing (game numbers, the row lock, scheduling the next step, the sweep loop)
+comes from ``games.pacing``, shared with the house-banked tables. Callers use
+the package: ``from games.poker import services``.
+"""
+
+from __future__ import annotations
+
+from games.poker.services.hands import ActResult, act, advance_table, hand_config, rake_rule, sweep
+from games.poker.services.operator import (
+    HandControlResult,
+    operator_hand_control,
+    pause_hand,
+    resume_hand,
+    void_hand,
+)
+from games.poker.services.seats import SeatResult, free_expired_seats, sit_down, sit_in, sit_out, stand_up, top_up
+from games.poker.services.tables import (
+    BETWEEN,
+    HAND,
+    IDLE,
+    PAUSED,
+    engine_events,
+    get_table,
+    iso,
+    load_hand,
+    pot_account,
+    rake_account,
+    seat_account,
+)
+
+__all__ = [
+    "BETWEEN",
+    "HAND",
+    "IDLE",
+    "PAUSED",
+    "ActResult",
+    "HandControlResult",
+    "SeatResult",
+    "act",
+    "advance_table",
+    "engine_events",
+    "free_expired_seats",
+    "get_table",
+    "hand_config",
+    "iso",
+    "load_hand",
+    "operator_hand_control",
+    "pause_hand",
+    "pot_account",
+    "rake_account",
+    "rake_rule",
+    "resume_hand",
+    "seat_account",
+    "sit_down",
+    "sit_in",
+    "sit_out",
+    "stand_up",
+    "sweep",
+    "top_up",
+    "void_hand",
+]

@@ -147,13 +147,13 @@ def test_replaying_the_streams_gives_the_projected_state_and_histories_recall_ev
 
 
 def test_game_numbers_are_unique_within_one_second() -> None:
-    from games.house.services.rounds import game_number_for
+    from games.pacing import game_number
     from tests.house.services.conftest import T0
 
     table = make_table("uth", code="UTH1")
     tick = open_round(table)
     assert tick.game_number == "UTH1-20261122-134501"
-    assert game_number_for(table, T0) == "UTH1-20261122-134501-2"
+    assert game_number(table_code=table.code, now=T0) == "UTH1-20261122-134501-2"
 
 
 def test_the_round_records_the_pay_tables_whose_rtp_is_published() -> None:

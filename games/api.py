@@ -1,0 +1,115 @@
+"""The REST pieces every game family's player API shares (interface layer):
+the idempotency key header, parsing a JSON body and its fields with exact
+error codes, query integers, rendering a service result, the play throttle,
+and the free-form object of the OpenAPI schema. Every refusal is a
+``DomainError`` rendered by ``casino.api.exception_handler``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.throttling import UserRateThrottle
+
+from casino.api import request_user
+from casino.errors import DomainError
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=True,
+    description="Unique per command; a retry with the same key returns the first result, "
+    "the same key with another body is refused (idempotency_key_reused).",
+)
+MAX_IDEMPOTENCY_KEY = 100
+
+
+class MissingIdempotencyKey(DomainError):
+    """Send an ``Idempotency-Key`` header (1 to 100 characters) with every bet and decision."""
+
+    code = "idempotency_key_required"
+
+
+class InvalidAmount(DomainError):
+    """``amount`` must be a positive whole number of minor units."""
+
+    code = "invalid_amount"
+
+
+class MissingField(DomainError):
+    """A required field is missing or of the wrong type."""
+
+    code = "invalid_field"
+
+
+def idempotency_key(request: Request) -> str:
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+        raise MissingIdempotencyKey()
+    # Namespaced by player: one player's key can never collide with another's.
+    return f"play:{request_user(request).pk}:{key}"
+
+
+def body(request: Request) -> dict[str, Any]:
+    data = request.data
+    if not isinstance(data, dict):
+        raise MissingField("The body must be a JSON object.")
+    return data
+
+
+def positive_int(value: Any) -> int:
+    # bool is an int in Python; "10" and 10.0 are not amounts either.
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
+    return value
+
+
+def text_field(data: dict[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or not value:
+        raise MissingField(f"`{name}` is required (a string).", field=name)
+    return value
+
+
+def result_json(result: Any) -> Any:
+    """Service results are dataclasses (their own ``as_json`` where they have
+    one) or plain data; render either."""
+    from dataclasses import asdict, is_dataclass
+
+    as_json = getattr(result, "as_json", None)
+    if as_json is not None:
+        return as_json()
+    if is_dataclass(result) and not isinstance(result, type):
+        return asdict(result)
+    return result
+
+
+class PlayThrottle(UserRateThrottle):
+    scope = "play"
+    rate = "6000/min"
+
+
+class InvalidQuery(DomainError):
+    """A query parameter is not a whole number in range."""
+
+    code = "invalid_query"
+
+
+def query_int(request: Request, name: str, default: int, *, maximum: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidQuery(parameter=name) from None
+    if value < 0 or value > maximum:
+        raise InvalidQuery(parameter=name, maximum=maximum)
+    return value
+
+
+class AnyObject(serializers.Serializer):
+    """A JSON object whose fields this schema does not list."""

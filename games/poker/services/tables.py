@@ -1,0 +1,165 @@
+"""The poker table's own pieces the other services share: its ledger accounts,
+the row lock, the idempotent command wrapper, the phase and its deadline, and
+reads of the table's hand (docs/poker.md, "Tables").
+
+Everything here runs inside the caller's transaction; the functions that take
+a ``PokerTable`` expect it locked (``lock_table``) by that transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from django.db import connection
+
+from games import pacing
+from games.poker import event_types as et
+from games.poker.engine.events import Event, event_from_dict
+from games.poker.engine.hand import HandState, apply
+from games.poker.errors import NotSeated, PokerTableNotFound
+from games.poker.models import PokerHand, PokerSeat, PokerTable
+from ledger.models import AccountKind
+from ledger.services import NewEvent, append_events, ensure_account, read_stream
+from ledger.services.events import now as ledger_now
+from ledger.services.postings import claim, record_result, request_hash
+
+IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
+DEALER = "dealer"
+R = TypeVar("R")
+
+
+def seat_account(*, table_id: int, player_id: int, currency: str) -> int:
+    """The player's chips at the table (``poker_seat``)."""
+    return ensure_account(
+        kind=AccountKind.POKER_SEAT, owner=f"poker-table:{table_id}:player:{player_id}", currency=currency
+    )
+
+
+def pot_account(*, hand_id: str, currency: str) -> int:
+    """The hand's pot (``poker_pot``): zero again once the hand is over."""
+    return ensure_account(kind=AccountKind.POKER_POT, owner=f"poker-hand:{hand_id}", currency=currency)
+
+
+def rake_account(*, table_id: int, currency: str) -> int:
+    return ensure_account(kind=AccountKind.RAKE, owner=f"poker-table:{table_id}", currency=currency)
+
+
+def iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def get_table(*, table_id: int) -> PokerTable:
+    try:
+        return PokerTable.objects.get(pk=table_id)
+    except (PokerTable.DoesNotExist, ValueError, TypeError):
+        raise PokerTableNotFound(table_id=table_id) from None
+
+
+def lock_table(table_id: int) -> PokerTable:
+    """The table row locked until the transaction ends (``games.pacing.lock_table``);
+    call inside ``transaction.atomic()`` before touching any of the table's rows.
+    ``poker_table_not_found`` when there is no such table."""
+    return pacing.lock_table(PokerTable, table_id, missing=lambda: PokerTableNotFound(table_id=table_id))
+
+
+def once(key: str, command: str, request: Mapping[str, Any], run: Callable[[], R], make: Callable[..., R]) -> R:
+    """Run ``run`` once per idempotency key (inside the caller's transaction): a
+    retry with the same key and request gets the first result, rebuilt by
+    ``make``, and changes nothing."""
+    with connection.cursor() as cursor:
+        first = claim(cursor, key=key, command=command, digest=request_hash(command, request), at=ledger_now())
+    if first is not None:
+        return make(**first)
+    result = run()
+    with connection.cursor() as cursor:
+        record_result(cursor, key=key, result=asdict(result))  # type: ignore[call-overload]
+    return result
+
+
+def schedule(table: PokerTable) -> None:
+    """Enqueue ``games.poker.advance`` for the table's deadline, carrying its
+    phase sequence, once the transaction commits (``games.pacing``)."""
+    pacing.schedule_advance(
+        task=pacing.POKER_ADVANCE, table_id=table.pk, expected_seq=table.phase_seq, deadline=table.deadline
+    )
+
+
+def set_table(table: PokerTable, *, phase: str, deadline: datetime | None, **fields: Any) -> None:
+    """Move the locked table to ``phase`` with ``deadline`` (the next phase
+    sequence) and schedule its advance for that deadline."""
+    table.phase = phase
+    table.phase_seq += 1
+    table.deadline = deadline
+    for name, value in fields.items():
+        setattr(table, name, value)
+    PokerTable.objects.filter(pk=table.pk).update(phase=phase, phase_seq=table.phase_seq, deadline=deadline, **fields)
+    schedule(table)
+
+
+def table_append(table: PokerTable, event_type: str, data: dict[str, Any], actor: str) -> None:
+    """Append one event to the table's stream (``poker-table-{id}``)."""
+    append_events(
+        stream_id=et.table_stream(table.pk),
+        expected_version=None,
+        events=[NewEvent(event_type, data)],
+        metadata={"actor": actor},
+    )
+
+
+def eligible(table: PokerTable) -> list[PokerSeat]:
+    """Seats dealt into the next hand: not sitting out, with chips."""
+    return list(table.seats.filter(sitting_out=False, stack__gt=0).order_by("seat_number"))
+
+
+def maybe_start_soon(table: PokerTable, now: datetime) -> None:
+    """An idle table with two players ready deals after the pause between hands."""
+    if table.phase == IDLE and table.is_open and len(eligible(table)) >= 2:
+        set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
+
+
+def current_hand(table: PokerTable) -> PokerHand | None:
+    """The table's hand while it is being played (``None`` once it is over or voided)."""
+    if not table.current_hand_id:
+        return None
+    hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first()
+    return hand if hand is not None and hand.status == "playing" else None
+
+
+def seat_of(table: PokerTable, player_id: int) -> PokerSeat:
+    """The player's seat at the table; ``poker_not_seated`` without one."""
+    seat = PokerSeat.objects.filter(table=table, player_id=player_id).first()
+    if seat is None:
+        raise NotSeated(table_id=table.pk)
+    return seat
+
+
+def load_hand(hand_id: str) -> tuple[HandState | None, list[str], list[Any]]:
+    """(engine state, deck, every recorded event) of a hand, from its stream."""
+    recorded = read_stream(stream_id=et.hand_stream(hand_id))
+    state: HandState | None = None
+    deck: list[str] = []
+    for event in recorded:
+        if event.type in et.ENGINE_EVENT_TYPES:
+            state = apply(state, event_from_dict({"type": event.type, **event.data}))
+        elif event.type == et.SHUFFLED:
+            deck = list(event.data["deck"])
+    return state, deck, recorded
+
+
+def engine_events(recorded: Sequence[Any]) -> list[Event]:
+    """The engine's events of a hand stream (the hand history proper)."""
+    return [event_from_dict({"type": e.type, **e.data}) for e in recorded if e.type in et.ENGINE_EVENT_TYPES]
+
+
+def in_live_hand(table: PokerTable, player_id: int) -> bool:
+    """Dealt into the running hand and not folded."""
+    hand = current_hand(table)
+    if hand is None or str(player_id) not in {str(p) for p in hand.players.values()}:
+        return False
+    state, _, _ = load_hand(hand.hand_id)
+    if state is None:
+        return False
+    return any(p.player_id == str(player_id) and not p.folded for p in state.players)

@@ -1,0 +1,48 @@
+"""The poker wing stands on its own: what it shares with the house-banked
+games (the table clock, the websocket and REST faces) lives at the top of
+``games``, not in ``games/house``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import games.poker
+
+POKER = Path(games.poker.__file__).parent
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_no_poker_module_imports_the_house_wing() -> None:
+    modules = sorted(POKER.rglob("*.py"))
+    assert len(modules) > 20  # the wing was found
+    offenders = {
+        str(path.relative_to(POKER)): sorted(m for m in imported_modules(path) if m.startswith("games.house"))
+        for path in modules
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_poker_services_package_has_no_import_cycle() -> None:
+    """tables <- seats <- hands, operator <- hands: no module imports one that imports it back."""
+    services = POKER / "services"
+    graph = {
+        path.stem: {m.rsplit(".", 1)[-1] for m in imported_modules(path) if m.startswith("games.poker.services.")}
+        for path in services.glob("*.py")
+        if path.stem != "__init__"
+    }
+    assert graph == {
+        "tables": set(),
+        "seats": {"tables"},
+        "operator": {"tables"},
+        "hands": {"tables", "seats", "operator"},
+    }
