@@ -12,12 +12,10 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from games.house.rules.registry import games
+from games.house.rules.registry import game_choices
 
-# The registry's games when the models load: value = code, label = title. They are
-# part of the migration state, so a game registered in the registry for good needs a
-# state-only ``AlterField`` migration (no SQL: the column has no CHECK constraint).
-GAME_CHOICES: list[tuple[str, str]] = [(g.code, g.title) for g in games()]
+# The ``game`` columns' choices are the registry's games, asked when validated
+# (``game_choices`` is passed as a callable, so a new game needs no migration).
 
 
 class HandMode(models.TextChoices):
@@ -39,7 +37,7 @@ class HouseTable(models.Model):
 
     code = models.CharField(max_length=12, unique=True, help_text="Short code used in game numbers, e.g. UTH1.")
     name = models.CharField(max_length=80)
-    game = models.CharField(max_length=20, choices=GAME_CHOICES)
+    game = models.CharField(max_length=20, choices=game_choices)
     hand_mode = models.CharField(max_length=10, choices=HandMode.choices, default=HandMode.SHARED)
     currency = models.CharField(max_length=3, default="EUR")
     limits = models.JSONField(default=dict)
@@ -133,7 +131,7 @@ class HouseRound(models.Model):
     round_id = models.CharField(max_length=64, unique=True)
     table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="rounds")
     game_number = models.CharField(max_length=40, unique=True)
-    game = models.CharField(max_length=20, choices=GAME_CHOICES)
+    game = models.CharField(max_length=20, choices=game_choices)
     hand_mode = models.CharField(max_length=10, choices=HandMode.choices)
     currency = models.CharField(max_length=3)
     rules_version = models.CharField(max_length=20)
@@ -174,7 +172,7 @@ class PlayerRound(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="house_rounds", db_index=False
     )
     game_number = models.CharField(max_length=40)
-    game = models.CharField(max_length=20, choices=GAME_CHOICES)
+    game = models.CharField(max_length=20, choices=game_choices)
     currency = models.CharField(max_length=3)
     stream_version = models.PositiveIntegerField(default=0)
     state = models.JSONField(default=dict)

@@ -60,6 +60,15 @@ def games() -> tuple[GameDefinition, ...]:
     return tuple(_REGISTRY.values())
 
 
+def game_choices() -> list[tuple[str, str]]:
+    """``(code, title)`` of every registered game: the models' ``game`` choices.
+
+    The models pass this function itself (Django's callable choices), so the
+    migration state names the function, not the list, and a game added to the
+    registry needs no migration."""
+    return [(definition.code, definition.title) for definition in _REGISTRY.values()]
+
+
 def pay_table(game_code: str, wager: str, number: int = 1) -> PayTable:
     """Pay table ``number`` of ``wager`` in ``game_code``; ``UnknownPayTable`` if none (unknown game included)."""
     definition = _REGISTRY.get(game_code)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
 from games.house.models import HouseTable
 from games.house.rules.definitions import (
@@ -124,6 +125,13 @@ def test_a_registered_game_times_out_to_its_own_default(toy: GameDefinition) -> 
     assert wagers == {"ante": (100, "lose", 0)}
     assert net == change == -100
     assert ledger_sums() == {"EUR": 0}
+
+
+def test_a_registered_game_is_a_valid_model_choice_and_needs_no_migration(toy: GameDefinition) -> None:
+    table, _ = toy_table()
+    table.full_clean()  # the model's game choices come from the registry when validated
+    assert ("toy", toy.title) in HouseTable._meta.get_field("game").choices
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)  # exits non-zero on a change
 
 
 def test_registered_is_undone_after_the_block() -> None:
