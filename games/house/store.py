@@ -19,8 +19,12 @@ from uuid import UUID
 from django.db import connection, transaction
 
 from games.house.models import HouseRound, HouseTable, PlayerRound
-from games.house.round.aggregate import (
+from games.house.round import (
+    PAUSED,
+    ROUND_CLOSED,
     ROUND_EVENT_TYPES,
+    SETTLED,
+    VOIDED_EVENT,
     Chip,
     Event,
     PlayerState,
@@ -29,6 +33,7 @@ from games.house.round.aggregate import (
     apply_round,
     replay_round,
 )
+from games.house.round.events import RoundSettled
 from games.house.rules.definitions import DecisionTaken
 from ledger.services import (
     EventRef,
@@ -511,19 +516,20 @@ def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], 
     row.stream_version = state.version
     row.participants = len(state.participants)
     for event in events:
-        if event.type == "house_round.settled":
-            row.staked = event.data["staked"]
-            row.returned = event.data["returned"]
+        if event.type == SETTLED:
+            settled = RoundSettled.from_data(event.data)
+            row.staked = settled.staked
+            row.returned = settled.returned
             row.status = "settled"
-            row.summary = {**row.summary, "dealer": event.data["dealer"], "board": event.data["board"]}
-        elif event.type == "house_round.voided":
+            row.summary = {**row.summary, "dealer": settled.dealer, "board": list(settled.board)}
+        elif event.type == VOIDED_EVENT:
             row.status = "voided"
             row.summary = {**row.summary, "void": dict(event.data)}
-        elif event.type == "house_round.closed":
+        elif event.type == ROUND_CLOSED:
             row.closed_at = now
             if row.status == "open":
                 row.status = "empty"
-        elif event.type == "house_round.paused":
+        elif event.type == PAUSED:
             row.phase = "paused"
     row.save()
     public = sum(1 for e in events if e.type in ROUND_EVENT_TYPES)

@@ -20,7 +20,6 @@ from casino.api import request_user
 from games.house.api.schemas import AnyObject
 from games.house.api.views import (
     IDEMPOTENCY_HEADER,
-    InvalidAmount,
     PlayThrottle,
     _query_int,
     body,
@@ -28,6 +27,7 @@ from games.house.api.views import (
     positive_int,
     text_field,
 )
+from games.house.round.errors import MalformedAmount
 from games.poker import presenters
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
@@ -140,7 +140,7 @@ class ActView(PokerView):
         action = text_field(data, "action")
         amount: Any = data.get("amount")
         if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
-            raise InvalidAmount(amount=str(amount))
+            raise MalformedAmount(amount=str(amount))
         result = services.act(
             table_id=table_id, player_id=request_user(request).pk, action=action, amount=amount,
             idempotency_key=idempotency_key(request), now=timezone.now(),

@@ -28,6 +28,7 @@ from games.house import services
 from games.house.api import schemas
 from games.house.models import HouseTable, PlayerRound
 from games.house.realtime import presenters
+from games.house.round import MalformedAmount
 from games.house.services import chat, dealer
 from games.house.services import seats as seating
 from ledger.services.money import balance_of, player_accounts
@@ -67,12 +68,6 @@ class MissingIdempotencyKey(DomainError):
     code = "idempotency_key_required"
 
 
-class InvalidAmount(DomainError):
-    """``amount`` must be a positive whole number of minor units."""
-
-    code = "invalid_amount"
-
-
 class MissingField(DomainError):
     """A required field is missing or of the wrong type."""
 
@@ -109,7 +104,7 @@ def body(request: Request) -> dict[str, Any]:
 def positive_int(value: Any) -> int:
     # bool is an int in Python; "10" and 10.0 are not amounts either.
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
+        raise MalformedAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
     return value
 
 

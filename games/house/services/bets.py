@@ -22,11 +22,12 @@ from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
 from casino.responsible_gaming import ROW_TABLE as RG_TABLE
 from casino.responsible_gaming import UNREAD_SETTINGS, assert_may_wager, settings_row
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
-from games.house.round.aggregate import (
+from games.house.round import (
     BET_PLACED,
     BetOutcome,
     Event,
     NotInRound,
+    NotSeated,
     PlayerState,
     RoundState,
     WrongPhase,
@@ -37,6 +38,7 @@ from games.house.round.aggregate import (
     decide_repeat,
     decide_undo,
 )
+from games.house.round.events import BetPlaced, BetRemoved, DecisionMade
 from games.house.services.rounds import TableTick, tick_of
 from games.house.store import (
     Money,
@@ -53,12 +55,6 @@ from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
 from ledger.services.postings import bulk_cursor, claim, pipelined, record_result, request_hash
-
-
-class NotSeated(NotInRound):
-    """The player must join the table (take a seat) before betting."""
-
-    code = "not_seated"
 
 
 @dataclass(frozen=True)
@@ -378,12 +374,12 @@ def _bet_money(events: list[Event], accounts: _Accounts) -> Money:
     money = Money()
     for event in events:
         if event.type == BET_PLACED:
-            amount = int(event.data["amount"]) + sum(event.data["automatic"].values())
+            placed = BetPlaced.from_data(event.data)
             money.open_holds.append(
-                (event.data["hold_id"], accounts.wallet, accounts.held, accounts.house, amount, event)
+                (placed.hold_id, accounts.wallet, accounts.held, accounts.house, placed.held, event)
             )
         else:
-            for hold_id in event.data["hold_ids"]:
+            for hold_id in BetRemoved.from_data(event.data).hold_ids:
                 money.settle_holds.append((hold_id, 0, event))
     return money
 
@@ -476,14 +472,13 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         events = decide_decision(state, player, option=option, balance=balance, hold_id=hold_id, now=iso(now))
         money = Money()
         event = events[0]
-        if event.data["amount"]:
+        made = DecisionMade.from_data(event.data)
+        if made.amount:
             # A call or play is a new stake: responsible gaming may refuse it
             # (checking and folding stay possible).
-            assert_may_wager(player_id=player_id, amount=event.data["amount"], currency=round_row.currency, now=now,
+            assert_may_wager(player_id=player_id, amount=made.amount, currency=round_row.currency, now=now,
                              settings=context.settings)  # fmt: skip
-            money.open_holds.append(
-                (hold_id, accounts.wallet, accounts.held, accounts.house, event.data["amount"], event)
-            )
+            money.open_holds.append((hold_id, accounts.wallet, accounts.held, accounts.house, made.amount, event))
         _, players = commit(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
@@ -494,10 +489,10 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
                                           street=state.phase)  # fmt: skip
         result = DecisionResult(
             round_row.round_id,
-            event.data["street"],
-            event.data["option"],
-            event.data["amount"],
-            balance - event.data["amount"],
+            made.street,
+            made.option,
+            made.amount,
+            balance - made.amount,
             not waiting,
             tick,
         )
@@ -561,7 +556,7 @@ def join_table(*, table_id: int, player_id: int) -> TableSeat:
     the deck's limit; shared tables have unlimited, unnumbered seats."""
     from django.conf import settings
 
-    from games.house.round.aggregate import PER_SEAT_MAX, TableFull
+    from games.house.round import PER_SEAT_MAX, TableFull
 
     with transaction.atomic():
         table = HouseTable.objects.select_for_update().get(pk=table_id)
