@@ -98,8 +98,7 @@ def test_the_context_query_reads_the_player_streams_head_and_settings() -> None:
     from django.db import connection, transaction
 
     from casino.responsible_gaming import _row, set_limit
-    from games.house.store import _pg_context
-    from games.house.store import player_stream
+    from games.house.store import _pg_context, player_stream
     from ledger.services.events import stream_head
 
     table = make_table("uth")
