@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from casino.errors import NotFound
+from games.house import round as hr
 from games.house.models import HouseRound
 from games.house.realtime.presenters import game_history
-from games.house.round import aggregate as hr
 from games.house.store import round_stream
 from ledger.services import read_stream
 

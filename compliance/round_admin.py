@@ -19,8 +19,8 @@ from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm as RoundControlForm
 from casino.errors import DomainError
+from games.house import round as hr
 from games.house.models import HouseRound
-from games.house.round import aggregate as hr
 from games.house.services import dealer
 from games.house.store import round_stream
 from ledger.services import read_stream

@@ -33,7 +33,7 @@ class MissingIdempotencyKey(DomainError):
     code = "idempotency_key_required"
 
 
-class InvalidAmount(DomainError):
+class MalformedAmount(DomainError):
     """``amount`` must be a positive whole number of minor units."""
 
     code = "invalid_amount"
@@ -63,7 +63,7 @@ def body(request: Request) -> dict[str, Any]:
 def positive_int(value: Any) -> int:
     # bool is an int in Python; "10" and 10.0 are not amounts either.
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
+        raise MalformedAmount(amount=value if isinstance(value, int | str | float | None) else str(value))
     return value
 
 

@@ -2,7 +2,11 @@
 
 Shared by the dealer-side (``games.house.services.rounds``) and player-side
 (``games.house.services.bets``) services. Streams: ``round-{round_id}`` and
-``round-{round_id}-player-{player_id}``.
+``round-{round_id}-player-{player_id}``. The only module with SQL or
+``connection.vendor`` branches for house rounds: the player commands' read side
+(``read_command``) and last write (``save_player``) are here too. A player's
+projection is derived in one place, ``project_player``, and written here only
+(``save_rows`` for the dealer's steps, ``save_player`` for a player command).
 """
 
 from __future__ import annotations
@@ -18,9 +22,16 @@ from uuid import UUID
 
 from django.db import connection, transaction
 
-from games.house.models import HouseRound, HouseTable, PlayerRound
-from games.house.round.aggregate import (
+from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
+from casino.responsible_gaming import ROW_TABLE as RG_TABLE
+from casino.responsible_gaming import UNREAD_SETTINGS, settings_row
+from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
+from games.house.round import (
+    PAUSED,
+    ROUND_CLOSED,
     ROUND_EVENT_TYPES,
+    SETTLED,
+    VOIDED_EVENT,
     Chip,
     Event,
     PlayerState,
@@ -29,6 +40,7 @@ from games.house.round.aggregate import (
     apply_round,
     replay_round,
 )
+from games.house.round.events import RoundSettled
 from games.house.rules.definitions import DecisionTaken
 from games.house.rules.registry import game as game_definition
 from ledger.services import (
@@ -40,12 +52,16 @@ from ledger.services import (
     StreamAppend,
     TransferSpec,
     append_events,
+    house_account,
     open_hold,
+    player_accounts,
     prepare_batch,
     read_stream,
     settle_prepared,
 )
-from ledger.services.postings import pipelined
+from ledger.services.events import now as ledger_now
+from ledger.services.money import account_key
+from ledger.services.postings import bulk_cursor, claim, pipelined, record_result, request_hash
 from ledger.upcasting import CURRENT_VERSIONS
 
 
@@ -511,19 +527,20 @@ def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], 
     row.stream_version = state.version
     row.participants = len(state.participants)
     for event in events:
-        if event.type == "house_round.settled":
-            row.staked = event.data["staked"]
-            row.returned = event.data["returned"]
+        if event.type == SETTLED:
+            settled = RoundSettled.from_data(event.data)
+            row.staked = settled.staked
+            row.returned = settled.returned
             row.status = "settled"
-            row.summary = {**row.summary, "dealer": event.data["dealer"], "board": event.data["board"]}
-        elif event.type == "house_round.voided":
+            row.summary = {**row.summary, "dealer": settled.dealer, "board": list(settled.board)}
+        elif event.type == VOIDED_EVENT:
             row.status = "voided"
             row.summary = {**row.summary, "void": dict(event.data)}
-        elif event.type == "house_round.closed":
+        elif event.type == ROUND_CLOSED:
             row.closed_at = now
             if row.status == "open":
                 row.status = "empty"
-        elif event.type == "house_round.paused":
+        elif event.type == PAUSED:
             row.phase = "paused"
     row.save()
     public = sum(1 for e in events if e.type in ROUND_EVENT_TYPES)
@@ -534,3 +551,292 @@ def models_f(name: str) -> Any:
     from django.db.models import F
 
     return F(name)
+
+
+# --- player commands: the read side and the last write of the bet and decision paths -----------
+
+
+@dataclass
+class CommandContext:
+    """Everything a player command reads before the domain decides (``read_command``)."""
+
+    round_row: HouseRound
+    state: RoundState
+    row: PlayerRound
+    accounts: Accounts
+    # The player stream's head hash (at ``row.stream_version``) and the
+    # responsible-gaming settings, when the context query read them already.
+    head_hash: str | None = None
+    settings: Any = UNREAD_SETTINGS
+    # The player's state at ``row.stream_version`` when this process had it
+    # (``store.known_player``): ``row.state`` was then not read.
+    player: PlayerState | None = None
+    # The database server's start time (``store.KnownPlayer.incarnation``); None on SQLite.
+    incarnation: object = None
+
+    def player_state(self, player_id: int) -> PlayerState:
+        return self.player if self.player is not None else state_from_json(player_id, self.row.state)
+
+
+@dataclass(frozen=True)
+class Accounts:
+    wallet: int
+    held: int
+    house: int
+    balance: int
+
+
+def _account_keys(player_id: int, table_id: int, currency: str) -> list[str]:
+    return [
+        account_key("wallet", f"player:{player_id}", currency),
+        account_key("held", f"player:{player_id}", currency),
+        account_key("house", f"table:{table_id}", currency),
+    ]
+
+
+def _open_accounts(player_id: int, table_id: int, currency: str) -> None:
+    player_accounts(player_id=player_id, currency=currency)
+    house_account(table_id=table_id, currency=currency)
+
+
+def _new_row(round_row: HouseRound, table_id: int, player_id: int, now: datetime) -> PlayerRound:
+    return PlayerRound(
+        round=round_row,
+        table_id=table_id,
+        player_id=player_id,
+        game_number=round_row.game_number,
+        game=round_row.game,
+        currency=round_row.currency,
+        created_at=now,
+    )
+
+
+# PostgreSQL: the whole read side of a player command in one round trip. The
+# idempotency key is claimed first (a data-modifying CTE runs whatever the rest
+# finds; a refusal rolls it back), the round is share-locked through its table
+# (bettors never block each other; the dealer's close waits), the player's own
+# row is locked, and the seat and the three accounts come along.
+_PG_CONTEXT = f"""
+WITH idem AS (
+    INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at)
+    SELECT %(key)s::text, %(command)s::text, %(digest)s::text, NULL, %(at)s::timestamptz
+    WHERE %(key)s::text IS NOT NULL
+    ON CONFLICT (key) DO NOTHING RETURNING 1
+)
+SELECT (SELECT count(*) FROM idem) + (%(key)s::text IS NULL)::int,
+       r.id, r.round_id, r.stream_version, r.currency, r.game, r.game_number,
+       EXISTS (SELECT 1 FROM games_tableseat s WHERE s.table_id = t.id AND s.player_id = %(player)s::bigint),
+       p.id, CASE WHEN r.round_id = %(known_round)s::text AND p.stream_version = %(known_version)s::int
+                       AND pg_postmaster_start_time() = %(known_incarnation)s::timestamptz
+                  THEN NULL ELSE p.state END,
+       p.stream_version, p.created_at, w.id, w.balance, h.id, hs.id,
+       e.hash, rg.user_id IS NOT NULL, {", ".join(f"rg.{c}" for c in RG_COLUMNS)}, pg_postmaster_start_time()
+FROM games_housetable t
+JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
+LEFT JOIN LATERAL (
+    SELECT id, state, stream_version, created_at FROM games_playerround
+    WHERE round_id = r.id AND player_id = %(player)s::bigint FOR UPDATE
+) p ON true
+LEFT JOIN ledger_account w ON w.key = 'wallet:player:' || %(player)s::bigint::text || ':' || r.currency
+LEFT JOIN ledger_account h ON h.key = 'held:player:' || %(player)s::bigint::text || ':' || r.currency
+LEFT JOIN ledger_account hs ON hs.key = 'house:table:' || t.id::text || ':' || r.currency
+-- store.player_stream's id: the head the player's next events chain onto
+LEFT JOIN ledger_event e ON e.stream_id = 'round-' || r.round_id || '-player-' || %(player)s::bigint::text
+                        AND e.version = p.stream_version
+LEFT JOIN {RG_TABLE} rg ON rg.user_id = %(player)s::bigint
+WHERE t.id = %(table)s::bigint
+FOR SHARE OF r
+"""
+
+
+def _pg_context(
+    *, command: str, table_id: int, player_id: int, key: str, digest: str, now: datetime
+) -> tuple[bool, CommandContext | None, bool]:
+    """(claimed, context or ``None`` when the table has no round, seated)."""
+    known = known_player(table_id, player_id)
+    params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": ledger_now(), "player": player_id,
+              "table": table_id, "known_round": known.round_id if known else None,
+              "known_version": known.version if known else None,
+              "known_incarnation": known.incarnation if known else None}  # fmt: skip
+    with bulk_cursor() as cursor:
+        for _ in range(2):
+            # Prepared once per connection: parsing and planning the joins cost
+            # PostgreSQL more than running them.
+            with pipelined():
+                # The transaction's BEGIN travels with the query: one round trip.
+                cursor.execute(_PG_CONTEXT, params, prepare=True)
+            found = cursor.fetchone()
+            if found is None:
+                return True, None, False
+            claimed, rid, round_id, version, currency, game, number, seated, *player = found[:12]
+            wallet, balance, held, house, head_hash, has_settings = found[12:18]
+            if not claimed:
+                return False, None, bool(seated)
+            if wallet is not None and held is not None and house is not None:
+                break
+            # First bet of this player (or table) in this currency: open the
+            # accounts, then read again (the claim is ours already).
+            _open_accounts(player_id, table_id, currency)
+            params["key"] = None  # ON CONFLICT cannot fire on NULL: re-reading claims nothing
+    round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version, currency=currency,
+                           game=game, game_number=number)  # fmt: skip
+    incarnation = found[-1]
+    row_id, state_json, stream_version, created_at = player
+    cached = None
+    if row_id is None:
+        row = _new_row(round_row, table_id, player_id, now)
+    else:
+        if state_json is None:  # not read: this process has the state at this version
+            assert known is not None
+            assert (known.round_id, known.version, known.incarnation) == (round_id, stream_version, incarnation)
+            cached = known.state
+        state_data = json.loads(state_json) if isinstance(state_json, str | bytes) else state_json or {}
+        row = PlayerRound(id=row_id, round=round_row, table_id=table_id, player_id=player_id, game_number=number,
+                          game=game, currency=currency, state=state_data, stream_version=stream_version,
+                          created_at=created_at)  # fmt: skip
+    settings = settings_row(found[18:-1]) if has_settings else None
+    accounts = Accounts(wallet, held, house, int(balance))
+    state = load_round_at(round_id, version, incarnation)
+    context = CommandContext(round_row, state, row, accounts, head_hash, settings, cached, incarnation)
+    return True, context, bool(seated)
+
+
+def _accounts(player_id: int, table_id: int, currency: str) -> Accounts:
+    """Wallet, held and house account ids and the wallet balance in one query
+    (opened first when missing)."""
+    keys = _account_keys(player_id, table_id, currency)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT key, id, balance FROM ledger_account WHERE key IN (%s, %s, %s)", keys)
+        found = {key: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
+    if len(found) < 3:
+        _open_accounts(player_id, table_id, currency)
+        return _accounts(player_id, table_id, currency)
+    return Accounts(found[keys[0]][0], found[keys[1]][0], found[keys[2]][0], found[keys[0]][1])
+
+
+def _claim_lookup(key: str, command: str, digest: str) -> Any:
+    """The first result stored under ``key`` (``IdempotencyKeyReused`` for another request)."""
+    with connection.cursor() as cursor:
+        return claim(cursor, key=key, command=command, digest=digest, at=ledger_now())
+
+
+def read_command(
+    *, command: str, table_id: int, player_id: int, key: str, request: dict[str, Any], now: datetime
+) -> tuple[bool, Any, CommandContext | None, bool]:
+    """Claim ``key`` and read a player command's context, in one round trip on
+    PostgreSQL: ``(retry, first result, context, seated)``. A retry of the key
+    gives ``(True, first result, None, ...)``; otherwise ``context`` is ``None``
+    when the table has no round. The caller refuses (no round, no seat)."""
+    digest = request_hash(command, {"table": table_id, "player": player_id, **request})
+    if connection.vendor == "postgresql":
+        claimed, context, has_seat = _pg_context(
+            command=command, table_id=table_id, player_id=player_id, key=key, digest=digest, now=now
+        )
+        if not claimed:
+            return True, _claim_lookup(key, command, digest), None, has_seat
+        return False, None, context, has_seat
+    first = _claim_lookup(key, command, digest)
+    if first is not None:
+        return True, first, None, False
+    context = _portable_context(table_id, player_id, now)
+    has_seat = TableSeat.objects.filter(table_id=table_id, player_id=player_id).exists()
+    return False, None, context, has_seat
+
+
+def _portable_context(table_id: int, player_id: int, now: datetime) -> CommandContext | None:
+    """``_pg_context`` in several statements, for SQLite (the embedded default)."""
+    found = list(
+        HouseRound.objects.raw(
+            "SELECT r.* FROM games_houseround r JOIN games_housetable t "
+            "ON t.id = r.table_id AND t.current_round_id = r.round_id WHERE t.id = %s",
+            [table_id],
+        )
+    )
+    if not found:
+        return None
+    round_row = found[0]
+    row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
+    return CommandContext(
+        round_row,
+        load_round_at(round_row.round_id, round_row.stream_version),
+        row or _new_row(round_row, table_id, player_id, now),
+        _accounts(player_id, table_id, round_row.currency),
+    )
+
+
+# The write side's last round trip on PostgreSQL: the player's projection row
+# (inserted with the first chip) and the command's result under its key.
+_PG_SAVE = """
+WITH pr AS (
+    INSERT INTO games_playerround (round_id, table_id, player_id, game_number, game, currency, stream_version, state,
+                                   totals, staked, returned, net, status, last_street, done_deciding, created_at)
+    VALUES (%(round)s::bigint, %(table)s::bigint, %(player)s::bigint, %(number)s::text, %(game)s::text,
+            %(currency)s::text, %(version)s::int, %(state)s::jsonb, %(totals)s::jsonb, %(staked)s::bigint, 0, 0,
+            'betting', %(street)s::text, %(done)s::bool, %(created)s::timestamptz)
+    ON CONFLICT ON CONSTRAINT one_player_round DO UPDATE SET
+        stream_version = EXCLUDED.stream_version, state = EXCLUDED.state, totals = EXCLUDED.totals,
+        staked = EXCLUDED.staked, last_street = EXCLUDED.last_street, done_deciding = EXCLUDED.done_deciding
+    RETURNING 1
+)
+UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::text AND (SELECT count(*) FROM pr) = 1
+"""
+
+
+def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: dict[str, Any], now: datetime) -> None:
+    """A player command's last write: the player's projection (``project_player``,
+    when ``player`` changed) and ``result`` under the idempotency key; one
+    statement on PostgreSQL."""
+    if player is None or connection.vendor != "postgresql":
+        if player is not None:
+            if row.pk is None:
+                row.save()
+            save_rows([project_player(row, player, now)])
+        with connection.cursor() as cursor:
+            record_result(cursor, key=key, result=result)
+        return
+    project_player(row, player, now)
+    params: dict[str, Any] = {
+        "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
+        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
+        "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
+        "created": row.created_at, "result": json.dumps(result), "key": key,
+    }  # fmt: skip
+    with bulk_cursor() as cursor:
+        cursor.execute(_PG_SAVE, params, prepare=True)
+
+
+# Is anyone but this player still to decide on ``street``? Two probes of the
+# partial index ``playerround_undecided`` (round, last_street) over the players
+# with a stake who have not called or folded: a row whose last street sorts
+# before or after ``street`` has not decided on it. O(log n) per decision, so
+# 10,000 players deciding cost 10,000 probes, not 10,000 scans of the round.
+_PG_TICK_AND_WAITING = """
+SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline,
+       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street < %(street)s AND p.player_id <> %(player)s)
+       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street > %(street)s AND p.player_id <> %(player)s)
+FROM games_housetable t WHERE t.id = %(table)s
+"""
+
+
+def tick_and_waiting(
+    *, table_id: int, round_row: HouseRound, player_id: int, street: str
+) -> tuple[tuple[str, str, int, datetime | None], bool]:
+    """The table's (current round, phase, phase sequence, deadline) and whether
+    another participant still has to decide on ``street``."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _PG_TICK_AND_WAITING, {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
+            )
+            round_id, phase, phase_seq, deadline, waiting = cursor.fetchone()
+        return (round_id, phase, phase_seq, deadline), bool(waiting)
+    waiting = (
+        PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
+        .exclude(last_street=street)
+        .exclude(player_id=player_id)
+        .exists()
+    )
+    table = HouseTable.objects.get(pk=table_id)
+    return (table.current_round_id, table.phase, table.phase_seq, table.deadline), waiting

@@ -20,7 +20,7 @@ from casino.api import request_user
 from games.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
-    InvalidAmount,
+    MalformedAmount,
     PlayThrottle,
     body,
     idempotency_key,
@@ -139,7 +139,7 @@ class ActView(PokerView):
         action = text_field(data, "action")
         amount: Any = data.get("amount")
         if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
-            raise InvalidAmount(amount=str(amount))
+            raise MalformedAmount(amount=str(amount))
         result = services.act(
             table_id=table_id, player_id=request_user(request).pk, action=action, amount=amount,
             idempotency_key=idempotency_key(request), now=timezone.now(),

@@ -15,11 +15,11 @@ beyond the dealt cards is never stored at all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from games.house import round as hr
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
-from games.house.round import aggregate as hr
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import balance_of, player_accounts, read_stream
 
@@ -111,7 +111,7 @@ def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = N
             "folded": player.folded,
             "doubled": player.doubled,
             "decisions": [{"street": d.street, "option": d.option, "auto": d.auto} for d in player.decisions],
-            "options": hr.offered_options(state, player, balance=balance),
+            "options": hr.offered_options(state, player, balance=balance, now=(now or datetime.now(UTC)).isoformat()),
             "returned": player.returned if (player.settled or player.voided) else None,
         }
     return view

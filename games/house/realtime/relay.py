@@ -34,6 +34,7 @@ import random
 import uuid
 import weakref
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -157,8 +158,8 @@ def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
 def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
     """The (group, message) pairs one stored event turns into, already redacted
     by the presenter (``games.house.realtime.presenters``)."""
+    from games.house import round as hr
     from games.house.realtime import presenters
-    from games.house.round import aggregate as hr
 
     parsed = parse_stream(event.stream_id)
     if parsed is None:
@@ -224,19 +225,21 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     """(player, options offered now, wallet balance) for every participant of the
     round, in two queries (a decision window can have 10,000 participants)."""
     from games.house.models import PlayerRound
-    from games.house.round.aggregate import offered_options
+    from games.house.round import offered_options
     from games.house.store import load_round, state_from_json
 
     state = load_round(round_id)
     if state.config is None:
         return []
+    # Offered iff a decision sent now would be accepted: past the deadline, none.
+    now = datetime.now(UTC).isoformat()
     rows = list(PlayerRound.objects.filter(round__round_id=round_id).values_list("player_id", "state"))
     currency = state.config.currency
     balances = wallet_balances((pid, currency) for pid, _ in rows)
     result = []
     for pid, data in rows:
         balance = balances.get((pid, currency), 0)
-        options = offered_options(state, state_from_json(pid, data), balance=balance)
+        options = offered_options(state, state_from_json(pid, data), balance=balance, now=now)
         if options:
             result.append((pid, options, balance))
     return result

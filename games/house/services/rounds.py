@@ -22,7 +22,7 @@ from games.cards.cards import Card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.house.event_types import POOL_SEEDED
 from games.house.models import HouseRound, HouseTable, TableSeat
-from games.house.round.aggregate import (
+from games.house.round import (
     BETTING,
     PER_SEAT_MAX,
     PlayerState,

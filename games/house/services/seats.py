@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from casino.errors import Conflict, NotFound
 from games.house import services
 from games.house.models import HouseTable, TableSeat
+from games.house.round import NotSeated
 
 
 class TableNotFound(NotFound):
@@ -27,12 +28,6 @@ class AlreadySeated(Conflict):
     """The player already holds a seat at this table (one seat per table)."""
 
     code = "already_seated"
-
-
-class NotSeated(Conflict):
-    """The player has no seat at this table: join it first."""
-
-    code = "not_seated"
 
 
 class TableClosed(Conflict):

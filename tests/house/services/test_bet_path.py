@@ -9,7 +9,7 @@ from dataclasses import asdict
 import pytest
 
 from games.house.models import HouseRound, HouseTable
-from games.house.round.aggregate import all_decided
+from games.house.round import all_decided
 from games.house.services import make_decision, place_chip
 from games.house.services.rounds import _players
 from games.house.store import load_round, load_round_at
@@ -98,8 +98,7 @@ def test_the_context_query_reads_the_player_streams_head_and_settings() -> None:
     from django.db import connection, transaction
 
     from casino.responsible_gaming import _row, set_limit
-    from games.house.services.bets import _pg_context
-    from games.house.store import player_stream
+    from games.house.store import _pg_context, player_stream
     from ledger.services.events import stream_head
 
     table = make_table("uth")

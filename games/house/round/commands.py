@@ -1,0 +1,245 @@
+"""The player's commands in a house-banked round: chips, undo, clear, repeat,
+double, and decisions. Each ``decide_*`` validates against the round and the
+player's state and returns the events (typed, in their envelopes) or raises a
+``RoundError`` and returns nothing. Pure: ``now`` (ISO text), the balance and
+new hold ids are inputs.
+
+Legality has one source: ``check_decision`` is what ``decide_decision``
+enforces, and ``offered_options`` offers exactly the options it accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from casino.errors import DomainError
+from games.house.round.errors import (
+    AlreadyDecided,
+    AlreadyDoubled,
+    AnteRequired,
+    BelowMinimum,
+    BettingClosed,
+    DecisionNotCovered,
+    InsufficientBalance,
+    InvalidChip,
+    NoDecisionWindow,
+    NothingToRepeat,
+    NothingToUndo,
+    NotInRound,
+    RoundPaused,
+    SpotNotOffered,
+)
+from games.house.round.events import BetPlaced, BetRemoved, DecisionMade, Event
+from games.house.round.state import BETTING, PlayerState, RoundConfig, RoundState, before, config_of
+from games.house.rules.bonus_spin import InvalidBonusSpinWager, wager_units
+from games.house.rules.definitions import DecisionAfterCall, DecisionOption, DecisionPoint, GameDefinition, WagerKind
+
+
+@dataclass(frozen=True)
+class BetOutcome:
+    events: list[Event]
+    capped: bool = False
+    doubled: tuple[str, ...] = ()
+
+
+def _betting_open(state: RoundState, now: str) -> RoundConfig:
+    config = config_of(state)
+    if state.paused:
+        raise RoundPaused()
+    if state.phase != BETTING or not before(now, state.deadline):
+        raise BettingClosed(phase=state.phase, deadline=state.deadline)
+    return config
+
+
+def _automatic(definition: GameDefinition, spot: str, amount: int) -> dict[str, int]:
+    return {w.name: amount for w in definition.wagers if w.kind is WagerKind.AUTOMATIC and w.equals == spot}
+
+
+def _chip(
+    config: RoundConfig,
+    totals: Mapping[str, int],
+    spot: str,
+    amount: int,
+    hold_id: str,
+    source: str,
+) -> tuple[BetPlaced | None, bool]:
+    """One chip on ``spot`` (capped at the spot maximum). Returns (event or None, capped)."""
+    definition = config.definition
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise InvalidChip(amount=amount)
+    limits = config.limits.get(spot)
+    wager = definition.wager(spot) if limits is not None else None
+    if limits is None or wager is None or wager.kind not in (WagerKind.REQUIRED, WagerKind.OPTIONAL):
+        raise SpotNotOffered(spot=spot, offered=sorted(config.limits))
+    if spot != "ante" and not totals.get("ante"):
+        raise AnteRequired(spot=spot)
+    current = totals.get(spot, 0)
+    room = int(limits["max"]) - current
+    capped = amount > room
+    amount = min(amount, room)
+    if amount <= 0:
+        return None, True
+    if current + amount < int(limits["min"]):
+        raise BelowMinimum(spot=spot, minimum=limits["min"], total=current + amount)
+    if spot == "bonus_spin":
+        wager_units(current + amount, config.currency_unit)  # exactly 1, 2 or 5 units
+    automatic = _automatic(definition, spot, amount)
+    return BetPlaced(spot, amount, automatic, hold_id, source, capped), capped
+
+
+def decide_place_chip(
+    state: RoundState, player: PlayerState, *, spot: str, amount: int, balance: int, hold_id: str, now: str
+) -> BetOutcome:
+    config = _betting_open(state, now)
+    event, capped = _chip(config, player.totals(), spot, amount, hold_id, "chip")
+    if event is None:
+        return BetOutcome([], capped=True)
+    if event.held > balance:
+        raise InsufficientBalance(needed=event.held, balance=balance)
+    return BetOutcome([event.event(player.player_id)], capped=capped)
+
+
+def decide_undo(state: RoundState, player: PlayerState, *, now: str) -> BetOutcome:
+    _betting_open(state, now)
+    if not player.chips:
+        raise NothingToUndo()
+    last = player.chips[-1]
+    removed = BetRemoved((last.hold_id,), "undo", spot=last.spot, amount=last.amount)
+    return BetOutcome([removed.event(player.player_id)])
+
+
+def decide_clear(state: RoundState, player: PlayerState, *, now: str) -> BetOutcome:
+    _betting_open(state, now)
+    if not player.chips:
+        raise NothingToUndo()
+    removed = BetRemoved(tuple(c.hold_id for c in player.chips), "clear", totals=player.totals())
+    return BetOutcome([removed.event(player.player_id)])
+
+
+def decide_repeat(
+    state: RoundState,
+    player: PlayerState,
+    *,
+    previous: Mapping[str, int],
+    balance: int,
+    hold_ids: Sequence[str],
+    now: str,
+) -> BetOutcome:
+    """Place the previous round's bets (spot totals, ante first), each capped at its maximum.
+    Refused whole when the balance does not cover them all."""
+    config = _betting_open(state, now)
+    if not previous:
+        raise NothingToRepeat()
+    totals = dict(player.totals())
+    events: list[Event] = []
+    capped_any = False
+    ids = iter(hold_ids)
+    needed = 0
+    definition = config.definition
+    # Spots the table no longer offers are left out (the rest is placed as before).
+    placeable = [w.name for w in definition.wagers if w.name in previous and w.name in config.limits]
+    for spot in placeable:
+        event, capped = _chip(config, totals, spot, int(previous[spot]), next(ids), "repeat")
+        capped_any |= capped
+        if event is None:
+            continue
+        needed += event.held
+        events.append(event.event(player.player_id))
+        totals[spot] = totals.get(spot, 0) + event.amount
+    if needed > balance:
+        raise InsufficientBalance(needed=needed, balance=balance)
+    return BetOutcome(events, capped=capped_any)
+
+
+def decide_double(
+    state: RoundState, player: PlayerState, *, balance: int, hold_ids: Sequence[str], now: str
+) -> BetOutcome:
+    """Double every current bet once per round, spots in the order first placed; when
+    the balance runs out, the remaining spots stay as they are. A Bonus Spin
+    wager that would not be 1, 2 or 5 units once doubled is left as it is."""
+    config = _betting_open(state, now)
+    if player.doubled:
+        raise AlreadyDoubled()
+    if not player.chips:
+        raise NothingToUndo("no bets to double")
+    totals = dict(player.totals())
+    order: list[str] = []
+    for chip in player.chips:
+        if chip.spot not in order:
+            order.append(chip.spot)
+    events: list[Event] = []
+    doubled: list[str] = []
+    capped_any = False
+    left = balance
+    ids = iter(hold_ids)
+    for spot in order:
+        try:
+            event, capped = _chip(config, totals, spot, totals[spot], next(ids), "double")
+        except InvalidBonusSpinWager:
+            continue
+        capped_any |= capped
+        if event is None:
+            continue
+        if event.held > left:
+            break
+        left -= event.held
+        events.append(event.event(player.player_id))
+        doubled.append(spot)
+    if not events:
+        raise InsufficientBalance(needed=totals[order[0]], balance=balance)
+    return BetOutcome(events, capped=capped_any, doubled=tuple(doubled))
+
+
+def check_decision(
+    state: RoundState, player: PlayerState, *, option: str, balance: int, now: str
+) -> tuple[DecisionPoint, DecisionOption, int]:
+    """Raise what refuses ``option`` now, or return (decision point, option,
+    amount to hold). The one legality check of decisions: ``decide_decision``
+    and ``offered_options`` both call it."""
+    config = config_of(state)
+    if state.paused:
+        raise RoundPaused()
+    streets = {p.street for p in config.definition.decision_points}
+    if state.phase not in streets or not before(now, state.deadline):
+        raise NoDecisionWindow(phase=state.phase)
+    if player.player_id not in state.participants:
+        raise NotInRound()
+    if player.done_deciding:
+        raise DecisionAfterCall(street=state.phase, option=option)
+    point = config.definition.decision_point(state.phase)
+    chosen = point.option(option)
+    if player.decided(point.street):
+        raise AlreadyDecided(street=point.street)
+    amount = chosen.multiplier * player.totals()["ante"]
+    if amount > balance:
+        raise DecisionNotCovered(option=option, amount=amount, balance=balance)
+    return point, chosen, amount
+
+
+def offered_options(state: RoundState, player: PlayerState, *, balance: int, now: str) -> list[str]:
+    """The options ``decide_decision`` would accept from this player now (in the
+    decision point's order); none outside a decision window."""
+    if state.config is None:
+        return []
+    points = {p.street: p for p in state.config.definition.decision_points}
+    point = points.get(state.phase)
+    if point is None:
+        return []
+    offered = []
+    for candidate in point.options:
+        try:
+            check_decision(state, player, option=candidate.name, balance=balance, now=now)
+        except DomainError:
+            continue
+        offered.append(candidate.name)
+    return offered
+
+
+def decide_decision(
+    state: RoundState, player: PlayerState, *, option: str, balance: int, hold_id: str, now: str
+) -> list[Event]:
+    """Take ``option`` at the open decision point (a call/play held under ``hold_id``)."""
+    point, chosen, amount = check_decision(state, player, option=option, balance=balance, now=now)
+    made = DecisionMade(point.street, chosen.name, False, amount, chosen.folds, hold_id if amount else None, now)
+    return [made.event(player.player_id)]
