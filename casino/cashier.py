@@ -52,24 +52,16 @@ TRANSITIONS: dict[str, set[str]] = {
 _NAMESPACE = uuid.UUID("7f0c5a8e-6b1d-4c53-9a52-0d7d3a3c4a11")
 
 
-class CashierStateConflict(Conflict):
+class CashierStateConflict(Conflict, code="cashier_state_conflict"):
     """The transaction is not in a state that allows this."""
 
-    code = "cashier_state_conflict"
 
-
-class CallbackMismatch(DomainError):
+class CallbackMismatch(DomainError, code="callback_mismatch", http_status=400):
     """The callback's amount or currency differs from the transaction's."""
 
-    code = "callback_mismatch"
-    http_status = 400
 
-
-class InvalidCashierRequest(DomainError):
+class InvalidCashierRequest(DomainError, code="invalid_cashier_request", http_status=400):
     """The cashier request is invalid."""
-
-    code = "invalid_cashier_request"
-    http_status = 400
 
 
 @dataclass(frozen=True)

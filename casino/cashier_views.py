@@ -89,11 +89,8 @@ class CashierTransactionsView(APIView):
         return Response(CashierTransactionSerializer(rows, many=True).data)
 
 
-class BadSignature(DomainError):
+class BadSignature(DomainError, code="bad_signature", http_status=401):
     """The callback's signature is missing or wrong."""
-
-    code = "bad_signature"
-    http_status = 401
 
 
 def callback_signature(body: bytes) -> str:

@@ -16,6 +16,15 @@ class DomainError(Exception):
     code: str = "domain_error"
     http_status: int = 400
 
+    def __init_subclass__(cls, *, code: str | None = None, http_status: int | None = None, **kwargs: Any) -> None:
+        """Declare a refusal in its class line: ``class Gone(DomainError, code="gone", http_status=410)``.
+        Unset, both are inherited."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if http_status is not None:
+            cls.http_status = http_status
+
     def __init__(self, message: str = "", *, code: str | None = None, **details: Any) -> None:
         super().__init__(message or self.__class__.__doc__ or self.code)
         if code is not None:
@@ -30,34 +39,23 @@ class DomainError(Exception):
         return body
 
 
-class NotFound(DomainError):
+class NotFound(DomainError, code="not_found", http_status=404):
     """The named object does not exist."""
 
-    code = "not_found"
-    http_status = 404
 
-
-class Conflict(DomainError):
+class Conflict(DomainError, code="conflict", http_status=409):
     """The command conflicts with the current state."""
 
-    code = "conflict"
-    http_status = 409
 
-
-class Forbidden(DomainError):
+class Forbidden(DomainError, code="forbidden", http_status=403):
     """The actor may not do this."""
-
-    code = "forbidden"
-    http_status = 403
 
 
 MAX_REASON = 500
 
 
-class ReasonRequired(DomainError):
+class ReasonRequired(DomainError, code="reason_required"):
     """A pause or void needs a ``reason`` (1 to 500 characters): players are told it and it is recorded."""
-
-    code = "reason_required"
 
 
 def required_reason(value: object) -> str:

@@ -22,11 +22,8 @@ from casino.responsible_gaming import start_session
 from casino.serializers import LoginSerializer, MeSerializer, PlayerSettingsSerializer, TokenSerializer
 
 
-class InvalidCredentials(DomainError):
+class InvalidCredentials(DomainError, code="invalid_credentials", http_status=401):
     """Unknown username or wrong password."""
-
-    code = "invalid_credentials"
-    http_status = 401
 
 
 class LoginThrottle(AnonRateThrottle):

@@ -32,42 +32,28 @@ COOL_OFF_DAYS = (1, 42)  # a cool-off lasts one day to six weeks
 SELF_EXCLUSION_MIN_DAYS = 180  # shorter breaks are cool-offs; no days means permanent
 
 
-class ResponsibleGamingRefusal(DomainError):
+class ResponsibleGamingRefusal(DomainError, code="responsible_gaming", http_status=403):
     """Refused by the player's responsible-gaming settings."""
 
-    code = "responsible_gaming"
-    http_status = 403
 
-
-class PlayerExcluded(ResponsibleGamingRefusal):
+class PlayerExcluded(ResponsibleGamingRefusal, code="self_excluded"):
     """The player is self-excluded or cooling off: no bets and no deposits until the date given."""
 
-    code = "self_excluded"
 
-
-class DepositLimitExceeded(ResponsibleGamingRefusal):
+class DepositLimitExceeded(ResponsibleGamingRefusal, code="deposit_limit_exceeded"):
     """The deposit would exceed the player's deposit limit for the window."""
 
-    code = "deposit_limit_exceeded"
 
-
-class LossLimitExceeded(ResponsibleGamingRefusal):
+class LossLimitExceeded(ResponsibleGamingRefusal, code="loss_limit_exceeded"):
     """The bet could take the player's losses in the window past their loss limit."""
 
-    code = "loss_limit_exceeded"
 
-
-class SessionTimeLimitReached(ResponsibleGamingRefusal):
+class SessionTimeLimitReached(ResponsibleGamingRefusal, code="session_time_limit_reached"):
     """The player's session time limit is reached; bets resume in a new session."""
 
-    code = "session_time_limit_reached"
 
-
-class InvalidLimit(DomainError):
+class InvalidLimit(DomainError, code="invalid_limit", http_status=400):
     """The limit or exclusion asked for is not valid."""
-
-    code = "invalid_limit"
-    http_status = 400
 
 
 def _permanent() -> datetime:

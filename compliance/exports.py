@@ -34,18 +34,12 @@ from tools.verify_export import (
 )
 
 
-class ExportRefused(DomainError):
+class ExportRefused(DomainError, code="export_refused", http_status=400):
     """The period cannot be exported as asked."""
 
-    code = "export_refused"
-    http_status = 400
 
-
-class PeriodNotSealed(DomainError):
+class PeriodNotSealed(DomainError, code="period_not_sealed", http_status=409):
     """Events of the period are not sealed yet (the period is too recent or a writer is still running)."""
-
-    code = "period_not_sealed"
-    http_status = 409
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,8 @@ from ledger.services.events import now, timestamp
 NO_ACTIVITY = "No Activity"
 
 
-class UnknownReport(DomainError):
+class UnknownReport(DomainError, code="unknown_report", http_status=404):
     """No report of that name."""
-
-    code = "unknown_report"
-    http_status = 404
 
 
 @dataclass

@@ -27,22 +27,16 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 MAX_IDEMPOTENCY_KEY = 100
 
 
-class MissingIdempotencyKey(DomainError):
+class MissingIdempotencyKey(DomainError, code="idempotency_key_required"):
     """Send an ``Idempotency-Key`` header (1 to 100 characters) with every bet and decision."""
 
-    code = "idempotency_key_required"
 
-
-class MalformedAmount(DomainError):
+class MalformedAmount(DomainError, code="invalid_amount"):
     """``amount`` must be a positive whole number of minor units."""
 
-    code = "invalid_amount"
 
-
-class MissingField(DomainError):
+class MissingField(DomainError, code="invalid_field"):
     """A required field is missing or of the wrong type."""
-
-    code = "invalid_field"
 
 
 def idempotency_key(request: Request) -> str:
@@ -92,10 +86,8 @@ class PlayThrottle(UserRateThrottle):
     rate = "6000/min"
 
 
-class InvalidQuery(DomainError):
+class InvalidQuery(DomainError, code="invalid_query"):
     """A query parameter is not a whole number in range."""
-
-    code = "invalid_query"
 
 
 def query_int(request: Request, name: str, default: int, *, maximum: int) -> int:

@@ -10,91 +10,61 @@ from __future__ import annotations
 from casino.errors import Conflict, DomainError, NotFound
 
 
-class LedgerError(DomainError):
+class LedgerError(DomainError, code="ledger_error"):
     """A ledger command was refused."""
 
-    code = "ledger_error"
 
-
-class StaleStreamVersion(Conflict):
+class StaleStreamVersion(Conflict, code="stale_stream_version"):
     """The stream moved on since the caller read it (optimistic concurrency)."""
 
-    code = "stale_stream_version"
 
-
-class InvalidEvent(LedgerError):
+class InvalidEvent(LedgerError, code="invalid_event"):
     """The event cannot be recorded (bad type, data or schema version)."""
 
-    code = "invalid_event"
 
-
-class UnknownEvent(NotFound):
+class UnknownEvent(NotFound, code="unknown_event"):
     """No event has this position (a money command must name its cause)."""
 
-    code = "unknown_event"
 
-
-class InvalidTransferKind(LedgerError):
+class InvalidTransferKind(LedgerError, code="invalid_transfer_kind"):
     """A transfer kind is 1..16 characters."""
 
-    code = "invalid_transfer_kind"
 
-
-class UnknownAccount(NotFound):
+class UnknownAccount(NotFound, code="unknown_account"):
     """No ledger account has this id."""
 
-    code = "unknown_account"
 
-
-class CurrencyMismatch(LedgerError):
+class CurrencyMismatch(LedgerError, code="currency_mismatch"):
     """The accounts or the command do not share one currency."""
 
-    code = "currency_mismatch"
 
-
-class UnknownCurrency(LedgerError):
+class UnknownCurrency(LedgerError, code="unknown_currency"):
     """Not an ISO 4217 currency this ledger knows."""
 
-    code = "unknown_currency"
 
-
-class InvalidAmount(LedgerError):
+class InvalidAmount(LedgerError, code="invalid_amount"):
     """Amounts are positive integers in minor units."""
 
-    code = "invalid_amount"
 
-
-class InsufficientFunds(Conflict):
+class InsufficientFunds(Conflict, code="insufficient_funds"):
     """The account may not go negative and does not hold enough."""
 
-    code = "insufficient_funds"
 
-
-class SameAccount(LedgerError):
+class SameAccount(LedgerError, code="same_account"):
     """A transfer needs two different accounts."""
 
-    code = "same_account"
 
-
-class UnknownHold(NotFound):
+class UnknownHold(NotFound, code="unknown_hold"):
     """No hold has this id."""
 
-    code = "unknown_hold"
 
-
-class HoldAlreadyResolved(Conflict):
+class HoldAlreadyResolved(Conflict, code="hold_already_resolved"):
     """The hold was already posted or voided; a hold resolves at most once."""
 
-    code = "hold_already_resolved"
 
-
-class PostExceedsHold(LedgerError):
+class PostExceedsHold(LedgerError, code="post_exceeds_hold"):
     """A post may move at most the held amount."""
 
-    code = "post_exceeds_hold"
 
-
-class IdempotencyKeyReused(Conflict):
+class IdempotencyKeyReused(Conflict, code="idempotency_key_reused"):
     """This idempotency key was used for a different request."""
-
-    code = "idempotency_key_reused"

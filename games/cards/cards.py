@@ -25,22 +25,16 @@ SUITS: Final = ("s", "h", "d", "c")
 SUIT_NAMES: Final = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
 
 
-class CardError(DomainError):
+class CardError(DomainError, code="invalid_card"):
     """The cards given are not valid."""
 
-    code = "invalid_card"
 
-
-class InvalidCard(CardError):
+class InvalidCard(CardError, code="invalid_card"):
     """Not a card in the two-character notation (e.g. ``As``, ``Td``, ``9c``)."""
 
-    code = "invalid_card"
 
-
-class DuplicateCard(CardError):
+class DuplicateCard(CardError, code="duplicate_card"):
     """The same card appears more than once."""
-
-    code = "duplicate_card"
 
 
 class Card:

@@ -11,103 +11,69 @@ from __future__ import annotations
 from casino.errors import Conflict, DomainError, NotFound
 
 
-class PokerTableNotFound(NotFound):
+class PokerTableNotFound(NotFound, code="poker_table_not_found"):
     """No such poker table."""
 
-    code = "poker_table_not_found"
 
-
-class PokerTableClosed(Conflict):
+class PokerTableClosed(Conflict, code="poker_table_closed"):
     """The poker table is closed."""
 
-    code = "poker_table_closed"
 
-
-class SeatTaken(Conflict):
+class SeatTaken(Conflict, code="poker_seat_taken"):
     """Another player sits in that seat."""
 
-    code = "poker_seat_taken"
 
-
-class InvalidSeat(DomainError):
+class InvalidSeat(DomainError, code="poker_invalid_seat"):
     """The seat number is not one of this table's seats (1 to its seat count)."""
 
-    code = "poker_invalid_seat"
 
-
-class AlreadySeated(Conflict):
+class AlreadySeated(Conflict, code="poker_already_seated"):
     """The player already holds a seat at this table (one seat per table)."""
 
-    code = "poker_already_seated"
 
-
-class NotSeated(Conflict):
+class NotSeated(Conflict, code="poker_not_seated"):
     """The player has no seat at this table."""
 
-    code = "poker_not_seated"
 
-
-class BuyInOutOfRange(DomainError):
+class BuyInOutOfRange(DomainError, code="poker_buy_in_out_of_range"):
     """The chips at the table would be outside the table's buy-in minimum and maximum."""
 
-    code = "poker_buy_in_out_of_range"
 
-
-class InHand(Conflict):
+class InHand(Conflict, code="poker_in_hand"):
     """The player is in the hand being played: wait for it to end (or fold first)."""
 
-    code = "poker_in_hand"
 
-
-class NoChips(Conflict):
+class NoChips(Conflict, code="poker_no_chips"):
     """The player has no chips at the table: add money first."""
 
-    code = "poker_no_chips"
 
-
-class NoHand(Conflict):
+class NoHand(Conflict, code="poker_no_hand"):
     """No hand is being played at this table."""
 
-    code = "poker_no_hand"
 
-
-class NotInHand(Conflict):
+class NotInHand(Conflict, code="poker_not_in_hand"):
     """The player is not dealt into the hand being played."""
 
-    code = "poker_not_in_hand"
 
-
-class InvalidAction(DomainError):
+class InvalidAction(DomainError, code="poker_invalid_action"):
     """``action`` must be fold, check, call, bet, raise or all_in; ``amount`` a whole number of chips."""
 
-    code = "poker_invalid_action"
 
-
-class HandNotFound(NotFound):
+class HandNotFound(NotFound, code="poker_hand_not_found"):
     """No hand with this id in the caller's history."""
 
-    code = "poker_hand_not_found"
 
-
-class HandPaused(Conflict):
+class HandPaused(Conflict, code="poker_hand_paused"):
     """The hand is paused by the operator (malfunction): it will be resumed or voided."""
 
-    code = "poker_hand_paused"
 
-
-class HandNotPaused(Conflict):
+class HandNotPaused(Conflict, code="poker_hand_not_paused"):
     """Only a paused hand can be resumed."""
 
-    code = "poker_hand_not_paused"
 
-
-class HandVoided(Conflict):
+class HandVoided(Conflict, code="poker_hand_voided"):
     """The hand was voided (malfunction): every chip put in was returned and it has no result."""
 
-    code = "poker_hand_voided"
 
-
-class PotMismatch(Conflict):
+class PotMismatch(Conflict, code="poker_pot_mismatch"):
     """The chips to return do not add up to the hand's pot account: nothing was voided (check the ledger)."""
-
-    code = "poker_pot_mismatch"

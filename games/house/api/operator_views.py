@@ -36,10 +36,8 @@ OPERATOR_PERMISSION = "games.change_housetable"
 POKER_OPERATOR_PERMISSION = "games.change_pokertable"
 
 
-class NoRoundInPlay(Conflict):
+class NoRoundInPlay(Conflict, code="no_round_in_play"):
     """The table has no round in play to pause, resume or void."""
-
-    code = "no_round_in_play"
 
 
 class IsOperator(BasePermission):

@@ -321,10 +321,8 @@ class GameHistoryView(APIView):
         return Response(presenters.game_history(game_number=game_number, player_id=player_id))
 
 
-class GameNotFound(NotFound):
+class GameNotFound(NotFound, code="game_not_found"):
     """No game with this number in the caller's history."""
-
-    code = "game_not_found"
 
 
 # --- chat -------------------------------------------------------------------------------------------

@@ -36,10 +36,8 @@ from games.house.rules.registry import game, pay_table
 from games.house.rules.xtreme import CLUB, DIAMOND, HEART, SPADE, STAR
 
 
-class MainGameWager(DomainError):
+class MainGameWager(DomainError, code="main_game_wager"):
     """A main-game wager's return depends on the player's decisions: use ``simulate``."""
-
-    code = "main_game_wager"
 
 
 # Documented defaults for the STAX pools, in multiples of the STAX stake: typical

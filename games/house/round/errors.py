@@ -10,107 +10,68 @@ from __future__ import annotations
 from casino.errors import DomainError
 
 
-class RoundError(DomainError):
-    code = "round_error"
-    http_status = 409
+class RoundError(DomainError, code="round_error", http_status=409): ...
 
 
-class WrongPhase(RoundError):
+class WrongPhase(RoundError, code="wrong_phase"):
     """The command is not allowed in the round's current phase."""
 
-    code = "wrong_phase"
 
-
-class BettingClosed(RoundError):
+class BettingClosed(RoundError, code="betting_closed"):
     """Bets are accepted only while the betting window is open (server clock)."""
 
-    code = "betting_closed"
 
-
-class RoundPaused(RoundError):
+class RoundPaused(RoundError, code="round_paused"):
     """The round is paused by the operator."""
 
-    code = "round_paused"
 
-
-class SpotNotOffered(RoundError):
+class SpotNotOffered(RoundError, code="spot_not_offered", http_status=400):
     """The table offers no such betting spot."""
 
-    code = "spot_not_offered"
-    http_status = 400
 
-
-class BelowMinimum(RoundError):
+class BelowMinimum(RoundError, code="below_minimum", http_status=400):
     """A spot's total must reach the table minimum for that spot."""
 
-    code = "below_minimum"
-    http_status = 400
 
-
-class AnteRequired(RoundError):
+class AnteRequired(RoundError, code="ante_required", http_status=400):
     """Side bets need an Ante first."""
 
-    code = "ante_required"
-    http_status = 400
 
-
-class InsufficientBalance(RoundError):
+class InsufficientBalance(RoundError, code="insufficient_balance"):
     """The player's balance does not cover the wager or decision."""
 
-    code = "insufficient_balance"
+
+class NothingToUndo(RoundError, code="nothing_to_undo"): ...
 
 
-class NothingToUndo(RoundError):
-    code = "nothing_to_undo"
+class NothingToRepeat(RoundError, code="nothing_to_repeat"): ...
 
 
-class NothingToRepeat(RoundError):
-    code = "nothing_to_repeat"
-
-
-class AlreadyDoubled(RoundError):
+class AlreadyDoubled(RoundError, code="already_doubled"):
     """DOUBLE is allowed once per round."""
 
-    code = "already_doubled"
 
-
-class NotInRound(RoundError):
+class NotInRound(RoundError, code="not_in_round"):
     """The player has no wagers in this round (a round in progress cannot be joined)."""
 
-    code = "not_in_round"
 
-
-class NotSeated(RoundError):
+class NotSeated(RoundError, code="not_seated"):
     """The player has no seat at this table: join it first."""
 
-    # One meaning for the bet path and the seat services alike (409 on both).
-    code = "not_seated"
 
-
-class NoDecisionWindow(RoundError):
+class NoDecisionWindow(RoundError, code="no_decision_window"):
     """No decision window is open for this player now."""
 
-    code = "no_decision_window"
+
+class AlreadyDecided(RoundError, code="already_decided"): ...
 
 
-class AlreadyDecided(RoundError):
-    code = "already_decided"
-
-
-class DecisionNotCovered(RoundError):
+class DecisionNotCovered(RoundError, code="decision_not_covered"):
     """A decision whose amount the balance does not cover is not offered."""
 
-    code = "decision_not_covered"
 
-
-class TableFull(RoundError):
+class TableFull(RoundError, code="table_full"):
     """Per-seat mode: the deck limits the seats."""
 
-    code = "table_full"
 
-
-class InvalidChip(RoundError):
-    # The domain's refusal of a chip amount (not a positive int). The API
-    # refuses a malformed request amount before that (``games.api.MalformedAmount``).
-    code = "invalid_chip"
-    http_status = 400
+class InvalidChip(RoundError, code="invalid_chip", http_status=400): ...

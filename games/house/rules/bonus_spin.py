@@ -24,16 +24,12 @@ from games.cards.shuffle import RandomSource
 from games.house.rules.paytables import BONUS_SPIN_FIXED_AWARDS, BONUS_SPIN_WAGER_UNITS
 
 
-class InvalidBonusSpinWager(DomainError):
+class InvalidBonusSpinWager(DomainError, code="invalid_bonus_spin_wager"):
     """The Bonus Spin Xtreme wager must be exactly 1, 2 or 5 currency units."""
 
-    code = "invalid_bonus_spin_wager"
 
-
-class InvalidWheel(DomainError):
+class InvalidWheel(DomainError, code="invalid_wheel"):
     """A wheel needs at least one segment, positive weights and non-negative awards."""
-
-    code = "invalid_wheel"
 
 
 @dataclass(frozen=True)

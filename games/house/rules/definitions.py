@@ -38,59 +38,40 @@ RULES_VERSION = "2026.11.1"
 # --- errors -------------------------------------------------------------------------------------
 
 
-class UnknownGame(DomainError):
+class UnknownGame(DomainError, code="unknown_game", http_status=404):
     """No such game."""
 
-    code = "unknown_game"
-    http_status = 404
 
-
-class UnknownWager(DomainError):
+class UnknownWager(DomainError, code="unknown_wager"):
     """The game has no wager of that name."""
 
-    code = "unknown_wager"
 
-
-class MissingRequiredWager(DomainError):
+class MissingRequiredWager(DomainError, code="missing_required_wager"):
     """A required wager (the Ante) has no stake."""
 
-    code = "missing_required_wager"
 
-
-class InvalidStake(DomainError):
+class InvalidStake(DomainError, code="invalid_stake"):
     """A stake must be a positive whole number of minor units; automatic wagers equal their base."""
 
-    code = "invalid_stake"
 
-
-class OptionNotOffered(DomainError):
+class OptionNotOffered(DomainError, code="option_not_offered"):
     """That option is not offered at that decision point."""
 
-    code = "option_not_offered"
 
-
-class DecisionAfterCall(DomainError):
+class DecisionAfterCall(DomainError, code="decision_after_call"):
     """One call (play) per round: no decision is taken after it or after a fold."""
 
-    code = "decision_after_call"
 
-
-class MissingPayTable(DomainError):
+class MissingPayTable(DomainError, code="missing_pay_table"):
     """The round has no pay table in force for a wager that needs one."""
 
-    code = "missing_pay_table"
 
-
-class WheelSpinRequired(DomainError):
+class WheelSpinRequired(DomainError, code="wheel_spin_required"):
     """A triggered Bonus Spin Xtreme wager needs the wheel spin to settle."""
 
-    code = "wheel_spin_required"
 
-
-class InvalidCards(DomainError):
+class InvalidCards(DomainError, code="invalid_cards"):
     """Settlement needs 2 player cards, 2 dealer cards and 5 board cards, all distinct."""
-
-    code = "invalid_cards"
 
 
 # --- definitions --------------------------------------------------------------------------------

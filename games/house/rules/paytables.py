@@ -46,11 +46,8 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
-class UnknownPayTable(DomainError):
+class UnknownPayTable(DomainError, code="unknown_pay_table", http_status=404):
     """No pay table with that game, wager and number."""
-
-    code = "unknown_pay_table"
-    http_status = 404
 
 
 class PayKind(StrEnum):

@@ -267,10 +267,8 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         return result
 
 
-class TooManyTables(NotInRound):
+class TooManyTables(NotInRound, code="too_many_tables"):
     """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
-
-    code = "too_many_tables"
 
 
 def tables_in_play(*, player_id: int) -> set[int]:

@@ -16,17 +16,12 @@ from games.live.models import ChatMessage
 MAX_CHAT_LENGTH = 280
 
 
-class ChatRateLimited(DomainError):
+class ChatRateLimited(DomainError, code="chat_rate_limited", http_status=429):
     """Too many chat messages: wait a few seconds."""
 
-    code = "chat_rate_limited"
-    http_status = 429
 
-
-class InvalidChatMessage(DomainError):
+class InvalidChatMessage(DomainError, code="invalid_chat_message"):
     """A chat message is 1 to 280 characters of text, not blank, without NUL."""
-
-    code = "invalid_chat_message"
 
 
 def chat_line(message: ChatMessage, username: str) -> dict[str, object]:

@@ -89,10 +89,8 @@ def pool_account(*, table_id: int, game_code: str, pool: str, currency: str) -> 
     return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:{wager}:{pool}", currency=currency)
 
 
-class TableMisconfigured(DomainError):
+class TableMisconfigured(DomainError, code="table_misconfigured"):
     """The table's configuration cannot run a round (pay table, wheel or limits missing)."""
-
-    code = "table_misconfigured"
 
 
 def check_table_config(table: HouseTable) -> None:

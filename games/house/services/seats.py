@@ -18,22 +18,16 @@ from games.house.models import HouseTable, TableSeat
 from games.house.round import NotSeated
 
 
-class TableNotFound(NotFound):
+class TableNotFound(NotFound, code="table_not_found"):
     """No such table."""
 
-    code = "table_not_found"
 
-
-class AlreadySeated(Conflict):
+class AlreadySeated(Conflict, code="already_seated"):
     """The player already holds a seat at this table (one seat per table)."""
 
-    code = "already_seated"
 
-
-class TableClosed(Conflict):
+class TableClosed(Conflict, code="table_closed"):
     """The table is closed."""
-
-    code = "table_closed"
 
 
 def get_table(*, table_id: int) -> HouseTable:

@@ -41,37 +41,24 @@ Operator = AbstractBaseUser | AnonymousUser
 CODE_PATTERN = re.compile(r"^[A-Za-z0-9]{1,12}$")
 
 
-class InvalidTableConfig(DomainError):
+class InvalidTableConfig(DomainError, code="invalid_table_config"):
     """The configuration breaks a rule (each problem names its field); nothing changed."""
 
-    code = "invalid_table_config"
 
-
-class InvalidTableIdentity(DomainError):
+class InvalidTableIdentity(DomainError, code="invalid_table_identity"):
     """Code, game or currency of a new table is unusable (code taken, unknown game or currency)."""
 
-    code = "invalid_table_identity"
 
-
-class ConfigChangedMeanwhile(DomainError):
+class ConfigChangedMeanwhile(DomainError, code="config_changed_meanwhile", http_status=409):
     """Another change was saved since the form was loaded; reload and redo it."""
 
-    code = "config_changed_meanwhile"
-    http_status = 409
 
-
-class TableAlreadyOpen(DomainError):
+class TableAlreadyOpen(DomainError, code="table_already_open", http_status=409):
     """The table is open already."""
 
-    code = "table_already_open"
-    http_status = 409
 
-
-class TableAlreadyClosed(DomainError):
+class TableAlreadyClosed(DomainError, code="table_already_closed", http_status=409):
     """The table is closed already."""
-
-    code = "table_already_closed"
-    http_status = 409
 
 
 def config_of(table: HouseTable) -> dict[str, Any]:

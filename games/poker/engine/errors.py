@@ -6,139 +6,93 @@ from __future__ import annotations
 from casino.errors import Conflict, DomainError
 
 
-class PokerError(DomainError):
+class PokerError(DomainError, code="poker_error"):
     """A poker command was refused."""
 
-    code = "poker_error"
 
-
-class InvalidHandSetup(PokerError):
+class InvalidHandSetup(PokerError, code="poker_invalid_setup"):
     """The hand cannot start with these seats, stakes or button."""
 
-    code = "poker_invalid_setup"
 
-
-class HandAlreadyStarted(Conflict):
+class HandAlreadyStarted(Conflict, code="poker_hand_already_started"):
     """The hand has already started."""
 
-    code = "poker_hand_already_started"
 
-
-class HandNotStarted(Conflict):
+class HandNotStarted(Conflict, code="poker_hand_not_started"):
     """The hand has not started."""
 
-    code = "poker_hand_not_started"
 
-
-class HandComplete(Conflict):
+class HandComplete(Conflict, code="poker_hand_complete"):
     """The hand is over; no further command is accepted."""
 
-    code = "poker_hand_complete"
 
-
-class WrongPhase(Conflict):
+class WrongPhase(Conflict, code="poker_wrong_phase"):
     """That command does not fit the hand's current phase."""
 
-    code = "poker_wrong_phase"
 
-
-class InvalidCards(PokerError):
+class InvalidCards(PokerError, code="poker_invalid_cards"):
     """The cards are malformed, duplicated or of the wrong count."""
 
-    code = "poker_invalid_cards"
 
-
-class UnknownSeat(PokerError):
+class UnknownSeat(PokerError, code="poker_unknown_seat"):
     """No player in this hand sits in that seat."""
 
-    code = "poker_unknown_seat"
 
-
-class NotYourTurn(Conflict):
+class NotYourTurn(Conflict, code="poker_not_your_turn"):
     """It is another player's turn to act."""
 
-    code = "poker_not_your_turn"
 
-
-class PlayerFolded(Conflict):
+class PlayerFolded(Conflict, code="poker_player_folded"):
     """The player has folded and cannot act again in this hand."""
 
-    code = "poker_player_folded"
 
-
-class PlayerAllIn(Conflict):
+class PlayerAllIn(Conflict, code="poker_player_all_in"):
     """The player is all-in and has no further action in this hand."""
 
-    code = "poker_player_all_in"
 
-
-class CannotCheck(PokerError):
+class CannotCheck(PokerError, code="poker_cannot_check"):
     """There is a bet to call; checking is not possible."""
 
-    code = "poker_cannot_check"
 
-
-class NothingToCall(PokerError):
+class NothingToCall(PokerError, code="poker_nothing_to_call"):
     """There is no bet to call."""
 
-    code = "poker_nothing_to_call"
 
-
-class BetNotAllowed(PokerError):
+class BetNotAllowed(PokerError, code="poker_bet_not_allowed"):
     """There is already a bet this round: raise instead."""
 
-    code = "poker_bet_not_allowed"
 
-
-class RaiseNotAllowed(PokerError):
+class RaiseNotAllowed(PokerError, code="poker_raise_not_allowed"):
     """There is no bet to raise: bet instead."""
 
-    code = "poker_raise_not_allowed"
 
-
-class BettingNotReopened(PokerError):
+class BettingNotReopened(PokerError, code="poker_betting_not_reopened"):
     """Only a short all-in raise followed this player's action: betting is not reopened."""
 
-    code = "poker_betting_not_reopened"
 
-
-class RaiseCapReached(PokerError):
+class RaiseCapReached(PokerError, code="poker_raise_cap_reached"):
     """The fixed-limit cap of a bet and three raises has been reached."""
 
-    code = "poker_raise_cap_reached"
 
-
-class NoOneToRaise(PokerError):
+class NoOneToRaise(PokerError, code="poker_no_one_to_raise"):
     """Every other player is all-in or covered: only call or fold."""
 
-    code = "poker_no_one_to_raise"
 
-
-class AmountRequired(PokerError):
+class AmountRequired(PokerError, code="poker_amount_required"):
     """A bet or raise needs an amount (the player's total bet for the round)."""
 
-    code = "poker_amount_required"
 
-
-class BelowMinimumBet(PokerError):
+class BelowMinimumBet(PokerError, code="poker_below_minimum"):
     """The bet or raise is under the minimum (and is not all-in)."""
 
-    code = "poker_below_minimum"
 
-
-class OverStack(PokerError):
+class OverStack(PokerError, code="poker_over_stack"):
     """The amount is more than the player has."""
 
-    code = "poker_over_stack"
 
-
-class OverPotLimit(PokerError):
+class OverPotLimit(PokerError, code="poker_over_pot_limit"):
     """The pot-limit raise is larger than the pot."""
 
-    code = "poker_over_pot_limit"
 
-
-class NotFixedLimitSize(PokerError):
+class NotFixedLimitSize(PokerError, code="poker_not_fixed_limit_size"):
     """In fixed limit a bet or raise must be exactly one small or big bet."""
-
-    code = "poker_not_fixed_limit_size"

@@ -56,10 +56,8 @@ VARIANT_CODES = {Variant.NO_LIMIT: "NT", Variant.FIXED_LIMIT: "FT", Variant.POT_
 CODE_VARIANTS = {code: variant for variant, code in VARIANT_CODES.items()}
 
 
-class PhhError(PokerError):
+class PhhError(PokerError, code="phh_invalid"):
     """The PHH file is not a Texas hold'em history we can replay."""
-
-    code = "phh_invalid"
 
 
 @dataclass
