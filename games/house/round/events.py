@@ -3,9 +3,13 @@ dataclass per event type with its (de)serialiser (catalogue: docs/events.md,
 "House-banked round"; upcasters: ``games.house.event_types``).
 
 ``to_data`` writes the stored JSON object and ``from_data`` reads it back:
-``cls.from_data(data).to_data() == data`` for every stored event (a field that
-older events lack is ``None`` here and left out again). Commands build these
-classes; ``Event`` is the envelope the store appends (type, data, stream).
+``cls.from_data(data).to_data() == data`` for every stored event. One codec,
+``Record``, derives both from the dataclass fields: a JSON key per field, in
+field order; tuples are lists and nested records their own objects; a field
+whose default is ``None`` is one that older events lack, left out while
+``None``. Only a class whose JSON is shaped otherwise writes its own pair.
+Commands build these classes; ``Event`` is the envelope the store appends
+(type, data, stream).
 
 Folding (``games.house.round.state``) reads the data mappings directly and
 does not build these classes: a showdown folds tens of thousands of recorded
@@ -14,9 +18,10 @@ player events, and a constructor per event would cost there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Self, Union, get_args, get_origin, get_type_hints
 
 # Event types.
 OPENED = "house_round.opened"
@@ -71,19 +76,77 @@ class Event:
     stream: str | int = "round"
 
 
-@dataclass(frozen=True, slots=True)
-class HouseEvent:
-    """One typed house event. Subclasses set ``type`` and implement both ways."""
+_Decode = Callable[[Any], Any]
 
-    type: ClassVar[str] = ""
-    schema: ClassVar[int] = 1
+
+def _plain(value: Any) -> Any:
+    """A field's JSON value: records as their objects, tuples as lists, mappings as dicts."""
+    if isinstance(value, Record):
+        return value.to_data()
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _decoder(hint: Any) -> _Decode:
+    """How a field of type ``hint`` reads its JSON value (lists back to tuples, records rebuilt)."""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        inner = _decoder(next(arg for arg in get_args(hint) if arg is not type(None)))
+        return lambda value: None if value is None else inner(value)
+    if origin is tuple:
+        item = _decoder(get_args(hint)[0])
+        return lambda value: tuple(item(v) for v in value)
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return hint.from_data
+    return _same
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A stored JSON object as a frozen dataclass; ``to_data`` and ``from_data``
+    derive from the fields (see the module docstring for the mapping)."""
 
     def to_data(self) -> dict[str, Any]:
-        raise NotImplementedError
+        data: dict[str, Any] = {}
+        for name, optional, _ in self._codec():
+            value = getattr(self, name)
+            if not (optional and value is None):
+                data[name] = _plain(value)
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Self:
-        raise NotImplementedError
+        return cls(**{
+            name: decode(data[name]) if name in data or not optional else None
+            for name, optional, decode in cls._codec()
+        })  # fmt: skip
+
+    @classmethod
+    def _codec(cls) -> tuple[tuple[str, bool, _Decode], ...]:
+        """(name, left out while None, decoder) per field, worked out once per class."""
+        codec = _CODECS.get(cls)
+        if codec is None:
+            hints = get_type_hints(cls)
+            codec = _CODECS[cls] = tuple((f.name, f.default is None, _decoder(hints[f.name])) for f in fields(cls))
+        return codec
+
+
+_CODECS: dict[type[Record], tuple[tuple[str, bool, _Decode], ...]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class HouseEvent(Record):
+    """One typed house event. Subclasses set ``type`` (and ``schema`` past 1)."""
+
+    type: ClassVar[str] = ""
+    schema: ClassVar[int] = 1
 
     def event(self, stream: str | int = "round") -> Event:
         """The envelope to append to ``stream`` ("round" or a player id)."""
@@ -94,7 +157,7 @@ class HouseEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class CardAt:
+class CardAt(Record):
     """A card and where it goes: ``to`` is ``shared``, ``player:{id}``, ``dealer`` or
     ``board``. ``face_up`` only in ``cards_dealt`` (``None``: not recorded)."""
 
@@ -103,19 +166,9 @@ class CardAt:
     card: str
     face_up: bool | None = None
 
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"to": self.to, "position": self.position, "card": self.card}
-        if self.face_up is not None:
-            data["face_up"] = self.face_up
-        return data
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> CardAt:
-        return cls(data["to"], data["position"], data["card"], data.get("face_up"))
-
 
 @dataclass(frozen=True, slots=True)
-class SettledWager:
+class SettledWager(Record):
     """One wager's settlement (``rounding_kept``: a fraction as text, e.g. ``"1/2"``)."""
 
     wager: str
@@ -126,35 +179,6 @@ class SettledWager:
     hand: str | None
     progressive: str | None
     wheel: str | None
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "wager": self.wager,
-            "stake": self.stake,
-            "outcome": self.outcome,
-            "returned": self.returned,
-            "rounding_kept": self.rounding_kept,
-            "hand": self.hand,
-            "progressive": self.progressive,
-            "wheel": self.wheel,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> SettledWager:
-        return cls(
-            data["wager"],
-            data["stake"],
-            data["outcome"],
-            data["returned"],
-            data["rounding_kept"],
-            data["hand"],
-            data["progressive"],
-            data["wheel"],
-        )
-
-
-def _cards(items: Any) -> tuple[CardAt, ...]:
-    return tuple(CardAt.from_data(c) for c in items)
 
 
 # --- round stream -------------------------------------------------------------------------------
@@ -188,58 +212,6 @@ class RoundOpened(HouseEvent):
     betting_deadline: str
     warning_at: str
 
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "round_id": self.round_id,
-            "table_id": self.table_id,
-            "table_code": self.table_code,
-            "game_number": self.game_number,
-            "game": self.game,
-            "rules_version": self.rules_version,
-            "rules": self.rules,
-            "hand_mode": self.hand_mode,
-            "currency": self.currency,
-            "currency_unit": self.currency_unit,
-            "limits": {k: dict(v) for k, v in self.limits.items()},
-            "pay_tables": dict(self.pay_tables),
-            "wheel": dict(self.wheel),
-            "progressives": dict(self.progressives),
-            "durations": dict(self.durations),
-        }
-        if self.max_seats is not None:
-            data["max_seats"] = self.max_seats
-        if self.config_version is not None:
-            data["config_version"] = self.config_version
-        data["opened_at"] = self.opened_at
-        data["betting_deadline"] = self.betting_deadline
-        data["warning_at"] = self.warning_at
-        return data
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> RoundOpened:
-        return cls(
-            round_id=data["round_id"],
-            table_id=data["table_id"],
-            table_code=data["table_code"],
-            game_number=data["game_number"],
-            game=data["game"],
-            rules_version=data["rules_version"],
-            rules=data["rules"],
-            hand_mode=data["hand_mode"],
-            currency=data["currency"],
-            currency_unit=data["currency_unit"],
-            limits=data["limits"],
-            pay_tables=data["pay_tables"],
-            wheel=data["wheel"],
-            progressives=data["progressives"],
-            durations=data["durations"],
-            max_seats=data.get("max_seats"),
-            config_version=data.get("config_version"),
-            opened_at=data["opened_at"],
-            betting_deadline=data["betting_deadline"],
-            warning_at=data["warning_at"],
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class BettingWindowClosed(HouseEvent):
@@ -250,16 +222,6 @@ class BettingWindowClosed(HouseEvent):
     participants: tuple[int, ...]
     seats: Mapping[str, int | None] | None = None
 
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"at": self.at, "participants": list(self.participants)}
-        if self.seats is not None:
-            data["seats"] = dict(self.seats)
-        return data
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> BettingWindowClosed:
-        return cls(data["at"], tuple(data["participants"]), data.get("seats"))
-
 
 @dataclass(frozen=True, slots=True)
 class CardsDealt(HouseEvent):
@@ -267,13 +229,6 @@ class CardsDealt(HouseEvent):
 
     type: ClassVar[str] = CARDS_DEALT
     cards: tuple[CardAt, ...]
-
-    def to_data(self) -> dict[str, Any]:
-        return {"cards": [c.to_data() for c in self.cards]}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> CardsDealt:
-        return cls(_cards(data["cards"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,26 +238,12 @@ class DecisionWindowOpened(HouseEvent):
     opens_at: str
     deadline: str
 
-    def to_data(self) -> dict[str, Any]:
-        return {"street": self.street, "opens_at": self.opens_at, "deadline": self.deadline}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> DecisionWindowOpened:
-        return cls(data["street"], data["opens_at"], data["deadline"])
-
 
 @dataclass(frozen=True, slots=True)
 class CardsRevealed(HouseEvent):
     type: ClassVar[str] = CARDS_REVEALED
     street: str
     cards: tuple[CardAt, ...]
-
-    def to_data(self) -> dict[str, Any]:
-        return {"street": self.street, "cards": [c.to_data() for c in self.cards]}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> CardsRevealed:
-        return cls(data["street"], _cards(data["cards"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,14 +255,6 @@ class WheelSpun(HouseEvent):
     multiple: int
     weight: int
 
-    def to_data(self) -> dict[str, Any]:
-        return {"wheel": self.wheel, "version": self.version, "label": self.label, "multiple": self.multiple,
-                "weight": self.weight}  # fmt: skip
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> WheelSpun:
-        return cls(data["wheel"], data["version"], data["label"], data["multiple"], data["weight"])
-
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveContributed(HouseEvent):
@@ -329,13 +262,6 @@ class ProgressiveContributed(HouseEvent):
 
     type: ClassVar[str] = PROGRESSIVE_CONTRIBUTED
     pools: Mapping[str, int]
-
-    def to_data(self) -> dict[str, Any]:
-        return {"pools": dict(self.pools)}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> ProgressiveContributed:
-        return cls(data["pools"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,15 +302,6 @@ class RoundSettled(HouseEvent):
     returned: int
     at: str
 
-    def to_data(self) -> dict[str, Any]:
-        return {"dealer": dict(self.dealer), "board": list(self.board), "players": self.players,
-                "staked": self.staked, "returned": self.returned, "at": self.at}  # fmt: skip
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> RoundSettled:
-        return cls(data["dealer"], tuple(data["board"]), data["players"], data["staked"], data["returned"],
-                   data["at"])  # fmt: skip
-
 
 @dataclass(frozen=True, slots=True)
 class Paused(HouseEvent):
@@ -395,14 +312,6 @@ class Paused(HouseEvent):
     phase: str
     remaining_ms: int
 
-    def to_data(self) -> dict[str, Any]:
-        return {"actor": self.actor, "reason": self.reason, "at": self.at, "phase": self.phase,
-                "remaining_ms": self.remaining_ms}  # fmt: skip
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Paused:
-        return cls(data["actor"], data["reason"], data["at"], data["phase"], data["remaining_ms"])
-
 
 @dataclass(frozen=True, slots=True)
 class Resumed(HouseEvent):
@@ -410,13 +319,6 @@ class Resumed(HouseEvent):
     actor: str
     at: str
     deadline: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"actor": self.actor, "at": self.at, "deadline": self.deadline}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> Resumed:
-        return cls(data["actor"], data["at"], data["deadline"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,13 +331,6 @@ class RoundVoided(HouseEvent):
     automatic: bool
     at: str
 
-    def to_data(self) -> dict[str, Any]:
-        return {"actor": self.actor, "reason": self.reason, "automatic": self.automatic, "at": self.at}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> RoundVoided:
-        return cls(data["actor"], data["reason"], data["automatic"], data["at"])
-
 
 @dataclass(frozen=True, slots=True)
 class RoundClosed(HouseEvent):
@@ -444,13 +339,6 @@ class RoundClosed(HouseEvent):
     type: ClassVar[str] = ROUND_CLOSED
     at: str
     reason: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"at": self.at, "reason": self.reason}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> RoundClosed:
-        return cls(data["at"], data["reason"])
 
 
 # --- player streams -----------------------------------------------------------------------------
@@ -474,15 +362,6 @@ class BetPlaced(HouseEvent):
         """What the hold takes from the wallet."""
         return self.amount + sum(self.automatic.values())
 
-    def to_data(self) -> dict[str, Any]:
-        return {"spot": self.spot, "amount": self.amount, "automatic": dict(self.automatic),
-                "hold_id": self.hold_id, "source": self.source, "capped": self.capped}  # fmt: skip
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> BetPlaced:
-        return cls(data["spot"], data["amount"], data["automatic"], data["hold_id"], data["source"],
-                   data["capped"])  # fmt: skip
-
 
 @dataclass(frozen=True, slots=True)
 class BetRemoved(HouseEvent):
@@ -495,21 +374,6 @@ class BetRemoved(HouseEvent):
     spot: str | None = None
     amount: int | None = None
     totals: Mapping[str, int] | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"hold_ids": list(self.hold_ids)}
-        if self.spot is not None:
-            data["spot"] = self.spot
-        if self.amount is not None:
-            data["amount"] = self.amount
-        if self.totals is not None:
-            data["totals"] = dict(self.totals)
-        data["reason"] = self.reason
-        return data
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> BetRemoved:
-        return cls(tuple(data["hold_ids"]), data["reason"], data.get("spot"), data.get("amount"), data.get("totals"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,15 +389,6 @@ class DecisionMade(HouseEvent):
     folds: bool
     hold_id: str | None
     at: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"street": self.street, "option": self.option, "auto": self.auto, "amount": self.amount,
-                "folds": self.folds, "hold_id": self.hold_id, "at": self.at}  # fmt: skip
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> DecisionMade:
-        return cls(data["street"], data["option"], data["auto"], data["amount"], data["folds"], data["hold_id"],
-                   data["at"])  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,30 +421,6 @@ class PlayerSettled(HouseEvent):
     wagers: tuple[SettledWager, ...] | None
     at: str
 
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "result": self.result,
-            "staked": self.staked,
-            "returned": self.returned,
-            "net": self.net,
-            "player": dict(self.player),
-            "wagers": None if self.wagers is None else [w.to_data() for w in self.wagers],
-            "at": self.at,
-        }
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> PlayerSettled:
-        wagers = data["wagers"]
-        return cls(
-            data["result"],
-            data["staked"],
-            data["returned"],
-            data["net"],
-            data["player"],
-            None if wagers is None else tuple(SettledWager.from_data(w) for w in wagers),
-            data["at"],
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class PlayerVoided(HouseEvent):
@@ -599,13 +430,6 @@ class PlayerVoided(HouseEvent):
     returned: int
     reason: str
     at: str
-
-    def to_data(self) -> dict[str, Any]:
-        return {"returned": self.returned, "reason": self.reason, "at": self.at}
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> PlayerVoided:
-        return cls(data["returned"], data["reason"], data["at"])
 
 
 EVENT_CLASSES: dict[str, type[HouseEvent]] = {
