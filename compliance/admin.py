@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from casino.admin_base import ReadOnlyAdmin
+from compliance import round_admin  # noqa: F401  (registers the rounds' admin)
 from compliance.charts import handle_hold_svg
 from compliance.exports import public_key_hex
 from compliance.models import ComplianceAccess
@@ -48,6 +49,3 @@ class ComplianceAdmin(ReadOnlyAdmin):
             "can_export": request.user.has_perm("compliance.export_audit"),
         }
         return TemplateResponse(request, "admin/compliance/reports.html", context)
-
-
-from compliance import round_admin  # noqa: E402,F401  (registers the rounds' admin)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from casino.errors import NotFound
-from games.house import round as hr
 from games.house.models import HouseRound
 from games.house.realtime.presenters import game_history
+from games.house.round.events import CARDS_DEALT
 from games.house.store import round_stream
 from ledger.services import read_stream
 
@@ -20,7 +20,7 @@ def recall(*, game_number: str, player_id: int | None) -> dict[str, Any]:
     round_row = HouseRound.objects.filter(game_number=game_number).first()
     if round_row is None:
         raise NotFound(f"no round {game_number}", game_number=game_number)
-    dealt = [e.data for e in read_stream(stream_id=round_stream(round_row.round_id)) if e.type == hr.CARDS_DEALT]
+    dealt = [e.data for e in read_stream(stream_id=round_stream(round_row.round_id)) if e.type == CARDS_DEALT]
     return {
         "game_number": game_number,
         "player_id": player_id,

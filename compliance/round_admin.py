@@ -19,8 +19,8 @@ from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm as RoundControlForm
 from casino.errors import DomainError
-from games.house import round as hr
 from games.house.models import HouseRound
+from games.house.round.state import RoundState, apply_round
 from games.house.services import dealer
 from games.house.store import round_stream
 from ledger.services import read_stream
@@ -28,7 +28,7 @@ from ledger.services import read_stream
 ACTIONS = ("pause", "resume", "void")
 
 
-def state_summary(state: hr.RoundState) -> dict[str, Any]:
+def state_summary(state: RoundState) -> dict[str, Any]:
     """The replayed round state shown beside each event."""
     return {
         "version": state.version,
@@ -84,10 +84,10 @@ class RoundControlAdmin(admin.ModelAdmin):
     @admin.display(description="event timeline (replayed state beside each event)")
     def timeline(self, obj: HouseRound) -> SafeString:
         events = read_stream(stream_id=round_stream(obj.round_id))
-        state = hr.RoundState()
+        state = RoundState()
         rows = []
         for event in events:
-            state = hr.apply_round(state, event)
+            state = apply_round(state, event)
             rows.append(
                 (event.version, event.type, event.recorded_at.isoformat(),
                  json.dumps(event.data, sort_keys=True)[:600], json.dumps(state_summary(state)))

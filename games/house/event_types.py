@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from games.house.round import PLAYER_EVENT_TYPES, PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA, ROUND_EVENT_TYPES
+from games.house.round.events import PLAYER_EVENT_TYPES, PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA, ROUND_EVENT_TYPES
 from ledger.upcasting import Data, register_event_type, upcaster
 
 POOL_SEEDED = "house_pool.seeded"

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from django import forms
 
 from games.house.models import HouseTable
-from games.house.round import PER_SEAT_MAX
+from games.house.round.state import PER_SEAT_MAX
 from games.house.rules.definitions import WagerKind
 from games.house.rules.registry import GAMES, game
 from games.house.rules.table_config import (

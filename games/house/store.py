@@ -26,21 +26,8 @@ from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
 from casino.responsible_gaming import ROW_TABLE as RG_TABLE
 from casino.responsible_gaming import UNREAD_SETTINGS, settings_row
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
-from games.house.round import (
-    PAUSED,
-    ROUND_CLOSED,
-    ROUND_EVENT_TYPES,
-    SETTLED,
-    VOIDED_EVENT,
-    Chip,
-    Event,
-    PlayerState,
-    RoundState,
-    apply_player,
-    apply_round,
-    replay_round,
-)
-from games.house.round.events import RoundSettled
+from games.house.round.events import PAUSED, ROUND_CLOSED, ROUND_EVENT_TYPES, SETTLED, VOIDED_EVENT, Event, RoundSettled
+from games.house.round.state import Chip, PlayerState, RoundState, apply_player, apply_round, replay_round
 from games.house.rules.definitions import DecisionTaken
 from games.house.rules.registry import game as game_definition
 from ledger.services import (

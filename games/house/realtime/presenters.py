@@ -18,13 +18,23 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from games.house import round as hr
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
+from games.house.round.commands import offered_options
+from games.house.round.events import (
+    CARDS_DEALT,
+    DECISION_MADE,
+    OPENED,
+    PLAYER_EVENT_TYPES,
+    PLAYER_SETTLED,
+    ROUND_EVENT_TYPES,
+    WAGER_SETTLED,
+)
+from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import balance_of, player_accounts, read_stream
 
 
-def _visible_cards(state: hr.RoundState, viewer_id: int | None) -> dict[str, Any]:
+def _visible_cards(state: RoundState, viewer_id: int | None) -> dict[str, Any]:
     if state.config is None:
         return {"player": None, "dealer": [], "board": []}
     hands: dict[str, list[str]] = {}
@@ -111,14 +121,14 @@ def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = N
             "folded": player.folded,
             "doubled": player.doubled,
             "decisions": [{"street": d.street, "option": d.option, "auto": d.auto} for d in player.decisions],
-            "options": hr.offered_options(state, player, balance=balance, now=(now or datetime.now(UTC)).isoformat()),
+            "options": offered_options(state, player, balance=balance, now=(now or datetime.now(UTC)).isoformat()),
             "returned": player.returned if (player.settled or player.voided) else None,
         }
     return view
 
 
-def _warning_at(state: hr.RoundState) -> str | None:
-    if state.config is None or state.phase != hr.BETTING or state.deadline is None:
+def _warning_at(state: RoundState) -> str | None:
+    if state.config is None or state.phase != BETTING or state.deadline is None:
         return None
     return (datetime.fromisoformat(state.deadline) - timedelta(seconds=state.config.warning_seconds)).isoformat()
 
@@ -137,13 +147,13 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
     Player-stream events are private (``private_delta``). ``viewer_id``: in
     per-seat mode a player's own hole cards in ``cards_dealt`` are shown to them."""
     kind, data = event.type, event.data
-    if kind not in hr.ROUND_EVENT_TYPES:
+    if kind not in ROUND_EVENT_TYPES:
         return None
-    if kind == hr.OPENED:
+    if kind == OPENED:
         keep = ("round_id", "game_number", "game", "rules_version", "hand_mode", "currency", "limits", "pay_tables")
         payload = {k: data[k] for k in keep} | {"opened_at": data["opened_at"], "deadline": data["betting_deadline"]}
         payload["warning_at"] = data["warning_at"]
-    elif kind == hr.CARDS_DEALT:
+    elif kind == CARDS_DEALT:
         shared = any(card["to"] == "shared" for card in data["cards"])
         payload = _redact_dealt(data, viewer_id, shared)
     else:
@@ -153,7 +163,7 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
 
 def private_delta(event: Any) -> dict[str, Any] | None:
     """What a player-stream event tells its own player (None for round events)."""
-    if event.type not in hr.PLAYER_EVENT_TYPES:
+    if event.type not in PLAYER_EVENT_TYPES:
         return None
     data = {k: v for k, v in event.data.items() if k not in ("hold_id", "hold_ids")}
     return {"type": event.type, "stream_version": getattr(event, "version", None), "data": data}
@@ -165,7 +175,7 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
     A round still in play shows only what has been revealed."""
     round_row = HouseRound.objects.get(game_number=game_number)
     events = read_stream(stream_id=round_stream(round_row.round_id))
-    state = hr.replay_round(events)
+    state = replay_round(events)
     opened = events[0].data
     history: dict[str, Any] = {
         "game_number": game_number,
@@ -193,7 +203,7 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
             "decisions": [
                 {"street": e.data["street"], "option": e.data["option"], "auto": e.data["auto"]}
                 for e in player_events
-                if e.type == hr.DECISION_MADE
+                if e.type == DECISION_MADE
             ],
             "staked": row.staked if row else 0,
             "returned": row.returned if row else 0,
@@ -212,9 +222,9 @@ def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
     (schema 2), or, for rounds stored with schema 1 (upcast with ``"wagers": None``),
     from the ``house_wager.settled`` events before it."""
     for event in player_events:
-        if event.type == hr.PLAYER_SETTLED and event.data.get("wagers") is not None:
+        if event.type == PLAYER_SETTLED and event.data.get("wagers") is not None:
             return [{k: w[k] for k in WAGER_FIELDS} for w in event.data["wagers"]]
-    return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == hr.WAGER_SETTLED]
+    return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == WAGER_SETTLED]
 
 
 def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]:

@@ -158,8 +158,8 @@ def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
 def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
     """The (group, message) pairs one stored event turns into, already redacted
     by the presenter (``games.house.realtime.presenters``)."""
-    from games.house import round as hr
     from games.house.realtime import presenters
+    from games.house.round.events import CARDS_DEALT, WINDOW_OPENED
 
     parsed = parse_stream(event.stream_id)
     if parsed is None:
@@ -176,14 +176,14 @@ def messages_for(event: RecordedEvent) -> list[tuple[str, dict[str, Any]]]:
             return []
         seq = info.base_seq + event.version
         out.append((table_group(info.table_id), {"type": "table.delta", "delta": {**public, **context, "seq": seq}}))
-        if event.type == hr.CARDS_DEALT and info.hand_mode == "per_seat":
+        if event.type == CARDS_DEALT and info.hand_mode == "per_seat":
             # Each seat's own hole cards, to that player only.
             owners = {c["to"] for c in event.data["cards"] if str(c["to"]).startswith("player:")}
             for owner in sorted(owners):
                 pid = int(owner.split(":", 1)[1])
                 own = presenters.public_delta(event, viewer_id=pid)
                 out.append((player_table_group(info.table_id, pid), private(own, context, pid)))
-        elif event.type == hr.WINDOW_OPENED:
+        elif event.type == WINDOW_OPENED:
             for pid, options, balance in offers(round_id):
                 offer = {"type": "decision.offered", "data": {**event.data, "options": options, "balance": balance}}
                 out.append((player_table_group(info.table_id, pid), private(offer, context, pid)))
@@ -225,7 +225,7 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     """(player, options offered now, wallet balance) for every participant of the
     round, in two queries (a decision window can have 10,000 participants)."""
     from games.house.models import PlayerRound
-    from games.house.round import offered_options
+    from games.house.round.commands import offered_options
     from games.house.store import load_round, state_from_json
 
     state = load_round(round_id)

@@ -19,14 +19,8 @@ from django.db import transaction
 
 from casino.responsible_gaming import assert_may_wager
 from games.house.models import HouseTable, PlayerRound, TableSeat
-from games.house.round import (
-    BET_PLACED,
+from games.house.round.commands import (
     BetOutcome,
-    Event,
-    NotInRound,
-    NotSeated,
-    PlayerState,
-    WrongPhase,
     decide_clear,
     decide_decision,
     decide_double,
@@ -34,7 +28,9 @@ from games.house.round import (
     decide_repeat,
     decide_undo,
 )
-from games.house.round.events import BetPlaced, BetRemoved, DecisionMade
+from games.house.round.errors import NotInRound, NotSeated, WrongPhase
+from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
+from games.house.round.state import PlayerState
 from games.house.services.rounds import TableTick
 from games.house.store import (
     Accounts,
@@ -287,7 +283,8 @@ def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
     ``table_full``."""
     from django.conf import settings
 
-    from games.house.round import PER_SEAT_MAX, TableFull
+    from games.house.round.errors import TableFull
+    from games.house.round.state import PER_SEAT_MAX
 
     with transaction.atomic():
         table = HouseTable.objects.select_for_update().get(pk=table_id)

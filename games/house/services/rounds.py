@@ -22,12 +22,7 @@ from games.cards.cards import Card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.house.event_types import POOL_SEEDED
 from games.house.models import HouseRound, HouseTable, TableSeat
-from games.house.round import (
-    BETTING,
-    PER_SEAT_MAX,
-    PlayerState,
-    RoundConfig,
-    RoundState,
+from games.house.round.dealer import (
     all_decided,
     decide_advance,
     decide_close_betting,
@@ -38,6 +33,7 @@ from games.house.round import (
     decide_void,
     needs_showdown,
 )
+from games.house.round.state import BETTING, PER_SEAT_MAX, PlayerState, RoundConfig, RoundState
 from games.house.rules.bonus_spin import Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
 from games.house.rules.registry import game, pay_table

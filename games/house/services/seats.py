@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from casino.errors import Conflict, NotFound
 from games.house import services
 from games.house.models import HouseTable, TableSeat
-from games.house.round import NotSeated
+from games.house.round.errors import NotSeated
 
 
 class TableNotFound(NotFound, code="table_not_found"):

@@ -11,21 +11,10 @@ import pytest
 
 from casino.errors import DomainError
 from games.cards.cards import parse_cards
-from games.house.round import (
-    Event,
-    PlayerState,
-    RoundConfig,
-    RoundState,
-    apply_player,
-    apply_round,
-    decide_advance,
-    decide_close_betting,
-    decide_decision,
-    decide_open,
-    decide_pause,
-    decide_place_chip,
-    offered_options,
-)
+from games.house.round.commands import decide_decision, decide_place_chip, offered_options
+from games.house.round.dealer import decide_advance, decide_close_betting, decide_open, decide_pause
+from games.house.round.events import Event
+from games.house.round.state import PlayerState, RoundConfig, RoundState, apply_player, apply_round
 from games.house.rules.registry import game
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

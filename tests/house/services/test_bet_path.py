@@ -9,7 +9,7 @@ from dataclasses import asdict
 import pytest
 
 from games.house.models import HouseRound, HouseTable
-from games.house.round import all_decided
+from games.house.round.dealer import all_decided
 from games.house.services import make_decision, place_chip
 from games.house.services.rounds import _players
 from games.house.store import load_round, load_round_at

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from casino.errors import DomainError
 from games.cards.shuffle import SeededRandomSource, shuffled_deck
 from games.house.models import PlayerRound
-from games.house.round import replay_player, replay_round
+from games.house.round.state import replay_player, replay_round
 from games.house.rules.registry import game
 from games.house.services import make_decision, place_chip
 from games.house.store import load_round, player_stream, round_stream, state_from_json
