@@ -20,6 +20,7 @@ from ledger.services import (
     player_accounts,
 )
 from ledger.services.events import safe_txid_bound
+from tests.db import rows
 
 CURRENCY = "EUR"
 _keys = itertools.count()
@@ -84,19 +85,8 @@ def wait_until_readable(timeout: float = 30) -> None:
 
 def snapshot() -> dict[str, Any]:
     """Everything a refused command must leave exactly as it was."""
-    with connection.cursor() as cursor:
-        state: dict[str, Any] = {}
-        for table, order in [
-            ("ledger_event", "id"),
-            ("ledger_transfer", "id"),
-            ("ledger_statement_line", "id"),
-            ("ledger_hold", "id"),
-            ("ledger_idempotency", "key"),
-            ("ledger_account", "id"),
-        ]:
-            cursor.execute(f"SELECT * FROM {table} ORDER BY {order}")
-            state[table] = cursor.fetchall()
-    return state
+    return rows("ledger_event", "ledger_transfer", "ledger_statement_line", "ledger_hold", "ledger_idempotency",
+                "ledger_account")  # fmt: skip
 
 
 def balances(*account_ids: int) -> list[int]:
@@ -106,9 +96,3 @@ def balances(*account_ids: int) -> list[int]:
             cursor.execute("SELECT balance FROM ledger_account WHERE id = %s", [account_id])
             out.append(cursor.fetchone()[0])
     return out
-
-
-def currency_totals() -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
-        return {row[0]: int(row[1]) for row in cursor.fetchall()}

@@ -29,8 +29,9 @@ from ledger.services import (
 )
 from ledger.services.projections import expected_projections
 from ledger.services.verify import verify_ledger
+from tests.db import ledger_sums
 
-from .conftest import CURRENCY, balances, bet_event, currency_totals, fund, house_account, snapshot
+from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +83,7 @@ def test_settle_batch_moves_the_house_once_and_keeps_every_invariant(round_with_
     for n, (accounts, _) in enumerate(players):
         assert balances(accounts.wallet, accounts.held) == [1_100 if n % 4 == 0 else 900, 0]
         assert [e.type for e in read_stream(stream_id=f"r1-p{n}")] == ["test.bet_placed", "test.settled"]
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
     with connection.cursor() as cursor:
         expected_balances, expected_lines = expected_projections(cursor)
         cursor.execute("SELECT account_id, transfer_id, event_id, amount, balance_after FROM ledger_statement_line")
@@ -143,7 +144,7 @@ def test_a_batch_called_outside_a_transaction_commits_whole_or_not_at_all(round_
     assert snapshot() == before
     result = settle_batch(idempotency_key="round-1-settle", currency=CURRENCY, **settlement(house, players))
     assert result.events == PLAYERS
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
 
 
 def test_a_batch_cannot_resolve_a_hold_twice_or_reuse_a_key(round_with_bets):

@@ -13,8 +13,9 @@ from django.db import connections, transaction
 
 from ledger.errors import DomainError
 from ledger.services import open_hold, post_hold, read_stream, void_hold
+from tests.db import ledger_sums
 
-from .conftest import CURRENCY, balances, bet_event, currency_totals, fund, house_account, snapshot
+from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -121,7 +122,7 @@ def test_concurrent_bets_never_overdraw_the_wallet(atomic: bool):
     outcome = Counter("ok" if not isinstance(r, str) else r for r in results)
     assert outcome == {"ok": 3, "insufficient_funds": 5}
     assert balances(alice.wallet, alice.held) == [100, 900]
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
 
 
 def test_racing_post_and_void_resolve_a_hold_once():

@@ -9,8 +9,7 @@ from casino.demo import seed_demo
 from ledger.demo import DEMO_DEPOSIT
 from ledger.event_types import DEPOSITED
 from ledger.services import balance_of, player_accounts, read_stream
-
-from .conftest import currency_totals
+from tests.db import ledger_sums
 
 pytestmark = pytest.mark.django_db
 
@@ -24,5 +23,5 @@ def test_demo_wallet_is_funded_by_one_cashier_deposit_however_often_seeded():
     wallet = player_accounts(player_id=player.pk, currency=settings.CASINO_DEFAULT_CURRENCY).wallet
     assert balance_of(account_id=wallet) == DEMO_DEPOSIT == 100_000
     assert [e.type for e in read_stream(stream_id=f"account-{wallet}")] == [DEPOSITED]
-    assert currency_totals() == {settings.CASINO_DEFAULT_CURRENCY: 0}
+    assert ledger_sums() == {settings.CASINO_DEFAULT_CURRENCY: 0}
     assert any("1000.00" in line for line in lines)

@@ -39,8 +39,9 @@ from ledger.services import (
     withdraw,
 )
 from ledger.services.projections import rebuild_projections
+from tests.db import ledger_sums
 
-from .conftest import CURRENCY, World, balances, bet_event, currency_totals, key, snapshot
+from .conftest import CURRENCY, World, balances, bet_event, key, snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +80,7 @@ def test_deposit_credits_the_wallet_from_the_cashier_with_its_own_event(world: W
         "actor": "operator:1",
     }
     assert events[-1].position == result.event_id
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
 
 
 def test_withdrawal_debits_the_wallet_and_cannot_overdraw(world: World):
@@ -128,7 +129,7 @@ def test_transfer_moves_money_and_names_its_event(world: World):
             [result.transfer_id],
         )
         assert cursor.fetchall() == [(world.alice.wallet, -300, 9_700), (world.bob.wallet, 300, 5_300)]
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
 
 
 def test_hold_then_full_post_moves_the_stake_to_the_house(world: World):
@@ -140,7 +141,7 @@ def test_hold_then_full_post_moves_the_stake_to_the_house(world: World):
     )
     assert (posted.status, posted.posted_amount) == ("posted", 1_000)
     assert balances(world.alice.wallet, world.alice.held, world.house) == [9_000, 0, 1_000]
-    assert currency_totals() == {CURRENCY: 0}
+    assert ledger_sums() == {CURRENCY: 0}
 
 
 def test_partial_post_releases_the_rest_to_the_source(world: World):

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerTable
 from ledger.services import balance_of, deposit, player_accounts
+from tests.db import rows
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
 RANKS = "23456789TJQKA"
@@ -78,23 +78,10 @@ def act(table: PokerTable, player: int, action: str, amount: int | None = None, 
                         idempotency_key=key("act"), now=at or T0)  # fmt: skip
 
 
-def ledger_sums() -> dict[str, int]:
-    """Sum of every account's balance per currency: zero when no money was created or lost."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
-        return {currency: int(total) for currency, total in cursor.fetchall()}
-
-
 def snapshot() -> dict[str, Any]:
     """Everything the ledger and the poker projections store (before/after a refusal)."""
-    names = ["ledger_event", "ledger_transfer", "ledger_account", "ledger_statement_line", "ledger_idempotency",
-             "games_pokertable", "games_pokerseat", "games_pokerhand", "games_pokerhandplayer"]  # fmt: skip
-    result: dict[str, Any] = {}
-    with connection.cursor() as cursor:
-        for name in names:
-            cursor.execute(f"SELECT * FROM {name} ORDER BY 1")
-            result[name] = cursor.fetchall()
-    return result
+    return rows("ledger_event", "ledger_transfer", "ledger_account", "ledger_statement_line", "ledger_idempotency",
+                "games_pokertable", "games_pokerseat", "games_pokerhand", "games_pokerhandplayer")  # fmt: skip
 
 
 def refused(code: str, call: Callable[[], object]) -> None:

@@ -13,7 +13,8 @@ from games.poker.models import PokerHand, PokerSeat
 from ledger.models import Event
 from ledger.services import read_stream
 from tests.compliance.staff import staff
-from tests.poker.tables import act, advance, ledger_sums, snapshot
+from tests.db import ledger_sums
+from tests.poker.tables import act, advance, snapshot
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db

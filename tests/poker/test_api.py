@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from games.poker.models import PokerTable
-from tests.poker.tables import advance, ledger_sums, make_player, make_table, wallet
+from tests.db import ledger_sums
+from tests.poker.tables import advance, make_player, make_table, wallet
 from tests.poker.test_tables import AA_VS_KK
 
 pytestmark = pytest.mark.django_db

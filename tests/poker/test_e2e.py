@@ -19,7 +19,8 @@ from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
 from games.poker.models import PokerHand, PokerTable
-from tests.poker.tables import ledger_sums, make_player, make_table
+from tests.db import ledger_sums
+from tests.poker.tables import make_player, make_table
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 CARD = re.compile(r'"([2-9TJQKA][shdc])"')

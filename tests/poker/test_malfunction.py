@@ -23,18 +23,8 @@ from games.poker.services import hands
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger
-from tests.poker.tables import (
-    T0,
-    act,
-    advance,
-    key,
-    ledger_sums,
-    make_table,
-    refused,
-    seat_balance,
-    snapshot,
-    wallet,
-)
+from tests.db import ledger_sums
+from tests.poker.tables import T0, act, advance, key, make_table, refused, seat_balance, snapshot, wallet
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db

@@ -19,8 +19,9 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from ledger.models import Event
 from ledger.services import read_stream
 from ledger.services.verify import verify_ledger
+from tests.db import ledger_sums
 from tests.house.live.test_operator_api import client_for
-from tests.poker.tables import act, advance, ledger_sums, make_table, snapshot
+from tests.poker.tables import act, advance, make_table, snapshot
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db

@@ -16,13 +16,13 @@ from games.poker.engine.rules import Variant, seed_rake_rule
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger
+from tests.db import ledger_sums
 from tests.poker.tables import (
     T0,
     act,
     advance,
     deck,
     key,
-    ledger_sums,
     make_player,
     make_table,
     play_the_raked_hand,

@@ -5,10 +5,8 @@ from __future__ import annotations
 from games.house.services.bets import (
     BetResult,
     DecisionResult,
-    assign_seat,
     clear_bets,
     double_bets,
-    leave_table,
     make_decision,
     place_chip,
     repeat_bets,
@@ -24,6 +22,7 @@ from games.house.services.rounds import (
     void_overdue_rounds,
     void_round,
 )
+from games.house.services.seats import assign_seat
 
 __all__ = [
     "BetResult",
@@ -33,7 +32,6 @@ __all__ = [
     "assign_seat",
     "clear_bets",
     "double_bets",
-    "leave_table",
     "make_decision",
     "pause_round",
     "place_chip",

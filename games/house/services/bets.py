@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from casino.responsible_gaming import assert_may_wager
-from games.house.models import HouseTable, PlayerRound, TableSeat
+from games.house.models import HouseTable, PlayerRound
 from games.house.round.commands import (
     BetOutcome,
     decide_clear,
@@ -261,49 +261,3 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             stored["tick"]["deadline"] = stored["tick"]["deadline"].isoformat()
         save_player(row, players[player_id], idempotency_key, stored, now)
         return result
-
-
-class TooManyTables(NotInRound, code="too_many_tables"):
-    """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
-
-
-def tables_in_play(*, player_id: int) -> set[int]:
-    """The tables the player plays at (RULES.md: at most 4 at once): those where
-    they hold a seat, and those where a round still holds their wagers (a seat
-    given up mid-round leaves its wagers in play until the round ends)."""
-    seated = set(TableSeat.objects.filter(player_id=player_id).values_list("table_id", flat=True))
-    wagering = PlayerRound.objects.filter(player_id=player_id, status="betting", staked__gt=0)
-    return seated | set(wagering.values_list("round__table_id", flat=True))
-
-
-def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
-    """The player's seat at the table, assigned if they have none (idempotent: one
-    per player per table). Per-seat tables number seats up to the deck's limit;
-    shared tables have unlimited, unnumbered seats. Refusals: ``too_many_tables``,
-    ``table_full``."""
-    from django.conf import settings
-
-    from games.house.round.errors import TableFull
-    from games.house.round.state import PER_SEAT_MAX
-
-    with transaction.atomic():
-        table = HouseTable.objects.select_for_update().get(pk=table_id)
-        seat = TableSeat.objects.filter(table=table, player_id=player_id).first()
-        if seat is not None:
-            return seat
-        if len(tables_in_play(player_id=player_id) - {table.pk}) >= settings.CASINO_MAX_TABLES_PER_PLAYER:
-            raise TooManyTables(limit=settings.CASINO_MAX_TABLES_PER_PLAYER)
-        number = None
-        if table.hand_mode == "per_seat":
-            limit = min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX)
-            taken = set(TableSeat.objects.filter(table=table).values_list("seat_number", flat=True))
-            free = [n for n in range(1, limit + 1) if n not in taken]
-            if not free:
-                raise TableFull(seats=limit)
-            number = free[0]
-        return TableSeat.objects.create(table=table, player_id=player_id, seat_number=number)
-
-
-def leave_table(*, table_id: int, player_id: int) -> None:
-    """Give the seat up (bets already in a round play on: a round proceeds regardless)."""
-    TableSeat.objects.filter(table_id=table_id, player_id=player_id).delete()

@@ -1,21 +1,24 @@
 """Joining and leaving tables (application services).
 
 RULES.md: a player holds at most one seat per table and plays at most
-``CASINO_MAX_TABLES_PER_PLAYER`` (default 4) tables at once. The API refuses a
-second seat (``already_seated``) where the round service's ``assign_seat`` is
-idempotent, and serialises one player's joins on their user row so the table
-count cannot race; ``one_seat_per_table`` is the database's last guard.
+``CASINO_MAX_TABLES_PER_PLAYER`` (default 4) tables at once. ``take_seat`` (the
+player's request) refuses a second seat (``already_seated``) and serialises one
+player's joins on their user row so the table count cannot race; ``assign_seat``
+(the numbering and the limits, also used by the demo and the certification
+harness) is idempotent; ``one_seat_per_table`` is the database's last guard.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from casino.errors import Conflict, NotFound
-from games.house import services
-from games.house.models import HouseTable, TableSeat
-from games.house.round.errors import NotSeated
+from games.house.models import HouseTable, PlayerRound, TableSeat
+from games.house.round.errors import NotInRound, NotSeated, TableFull
+from games.house.round.state import PER_SEAT_MAX
+from games.pacing import lock_table
 
 
 class TableNotFound(NotFound, code="table_not_found"):
@@ -40,7 +43,7 @@ def get_table(*, table_id: int) -> HouseTable:
 @transaction.atomic
 def take_seat(*, table_id: int, player_id: int) -> TableSeat:
     """Seat the player at an open table (numbering and the table limit:
-    ``games.house.services.assign_seat``). Refusals: ``table_not_found``,
+    ``assign_seat``). Refusals: ``table_not_found``,
     ``table_closed``, ``already_seated``, ``too_many_tables``, ``table_full``."""
     # Serialise this player's joins: two joins of different tables cannot both
     # pass the table count (the service locks only the table row).
@@ -52,7 +55,7 @@ def take_seat(*, table_id: int, player_id: int) -> TableSeat:
         raise AlreadySeated(table_id=table_id)
     try:
         with transaction.atomic():
-            return services.assign_seat(table_id=table.pk, player_id=player_id)
+            return assign_seat(table_id=table.pk, player_id=player_id)
     except IntegrityError:
         raise AlreadySeated(table_id=table_id) from None
 
@@ -74,3 +77,39 @@ def require_seat(*, table_id: int, player_id: int) -> TableSeat:
         get_table(table_id=table_id)
         raise NotSeated(table_id=table_id)
     return seat
+
+
+class TooManyTables(NotInRound, code="too_many_tables"):
+    """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
+
+
+def tables_in_play(*, player_id: int) -> set[int]:
+    """The tables the player plays at (RULES.md: at most 4 at once): those where
+    they hold a seat, and those where a round still holds their wagers (a seat
+    given up mid-round leaves its wagers in play until the round ends)."""
+    seated = set(TableSeat.objects.filter(player_id=player_id).values_list("table_id", flat=True))
+    wagering = PlayerRound.objects.filter(player_id=player_id, status="betting", staked__gt=0)
+    return seated | set(wagering.values_list("round__table_id", flat=True))
+
+
+def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
+    """The player's seat at the table, assigned if they have none (idempotent: one
+    per player per table). Per-seat tables number seats up to the deck's limit;
+    shared tables have unlimited, unnumbered seats. Refusals: ``too_many_tables``,
+    ``table_full``."""
+    with transaction.atomic():
+        table = lock_table(HouseTable, table_id)
+        seat = TableSeat.objects.filter(table=table, player_id=player_id).first()
+        if seat is not None:
+            return seat
+        if len(tables_in_play(player_id=player_id) - {table.pk}) >= settings.CASINO_MAX_TABLES_PER_PLAYER:
+            raise TooManyTables(limit=settings.CASINO_MAX_TABLES_PER_PLAYER)
+        number = None
+        if table.hand_mode == "per_seat":
+            limit = min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX)
+            taken = set(TableSeat.objects.filter(table=table).values_list("seat_number", flat=True))
+            free = [n for n in range(1, limit + 1) if n not in taken]
+            if not free:
+                raise TableFull(seats=limit)
+            number = free[0]
+        return TableSeat.objects.create(table=table, player_id=player_id, seat_number=number)

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import transaction
 
+from casino.errors import DomainError
 from games.cards.cards import Card, parse_cards
 from games.house.models import HouseTable
 from games.house.services import TableTick, advance_table, assign_seat, start_table
 from ledger.services import balance_of, deposit, player_accounts
+from tests.db import rows
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
 _keys = itertools.count()
@@ -99,14 +101,17 @@ def play_out(table: HouseTable, tick: TableTick) -> TableTick:
 
 def snapshot() -> dict[str, Any]:
     """Everything the ledger and projections store, to compare before/after a refusal."""
-    tables = ["ledger_event", "ledger_transfer", "ledger_hold", "ledger_account", "games_playerround",
-              "games_houseround", "ledger_statement_line"]  # fmt: skip
-    result: dict[str, Any] = {}
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f"SELECT * FROM {table} ORDER BY 1")
-            result[table] = cursor.fetchall()
-    return result
+    return rows("ledger_event", "ledger_transfer", "ledger_hold", "ledger_account", "games_playerround",
+                "games_houseround", "ledger_statement_line")  # fmt: skip
+
+
+def refused(code: str, call: Callable[..., Any], **kwargs: Any) -> None:
+    """``call(**kwargs)`` is refused with ``code`` and the database is exactly as before."""
+    before = snapshot()
+    with pytest.raises(DomainError) as info, transaction.atomic():
+        call(**kwargs)
+    assert info.value.code == code
+    assert snapshot() == before
 
 
 @pytest.fixture
@@ -189,10 +194,3 @@ def play_round(
         wallet_change=wallet(player) - before,
         dealer_qualifies=summary[0]["dealer"]["qualifies"] if summary else None,
     )
-
-
-def ledger_sums() -> dict[str, int]:
-    """Sum of every account balance per currency (always 0)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
-        return {c: int(s) for c, s in cursor.fetchall()}

@@ -13,7 +13,8 @@ from games.house.round.dealer import all_decided
 from games.house.services import make_decision, place_chip
 from games.house.services.rounds import _players
 from games.house.store import load_round, load_round_at
-from tests.house.services.conftest import key, later, ledger_sums, make_player, make_table, open_round, snapshot, step
+from tests.db import ledger_sums
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
 
-from casino.errors import DomainError
 from games.house.models import HouseTable
 from games.house.services import (
     advance_table,
@@ -21,15 +19,16 @@ from games.house.services import (
     undo_bet,
     void_round,
 )
+from tests.db import ledger_sums
 from tests.house.services.conftest import (
     T0,
     key,
     later,
-    ledger_sums,
     make_player,
     make_table,
     open_round,
     play_out,
+    refused,
     shoe,
     snapshot,
     step,
@@ -39,15 +38,6 @@ from tests.house.services.conftest import (
 pytestmark = pytest.mark.django_db
 
 LIMITS = {"ante": {"min": 100, "max": 1000}, "best_five": {"min": 100, "max": 500}}
-
-
-def refused(code: str, call, **kwargs) -> None:
-    """The command is refused with ``code`` and the database is exactly as before."""
-    before = snapshot()
-    with pytest.raises(DomainError) as info, transaction.atomic():
-        call(**kwargs)
-    assert info.value.code == code
-    assert snapshot() == before
 
 
 def chip(table: HouseTable, player: int, spot: str, amount: int, now):

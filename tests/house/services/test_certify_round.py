@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from tests.house.services.conftest import ledger_sums
+from tests.db import ledger_sums
 
 pytestmark = pytest.mark.django_db
 

@@ -12,17 +12,8 @@ from games.house.round.state import replay_player, replay_round
 from games.house.services import make_decision, place_chip, pool_account
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import balance_of, read_stream
-from tests.house.services.conftest import (
-    key,
-    later,
-    ledger_sums,
-    make_player,
-    make_table,
-    open_round,
-    shoe,
-    step,
-    wallet,
-)
+from tests.db import ledger_sums
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = pytest.mark.django_db
 

@@ -30,7 +30,8 @@ from games.house.services import TableTick, make_decision, place_chip, pool_acco
 from games.house.services.tables import create_table, open_table
 from ledger.models import Account
 from ledger.services import read_stream
-from tests.house.services.conftest import T0, key, later, ledger_sums, make_player, shoe, step, wallet
+from tests.db import ledger_sums
+from tests.house.services.conftest import T0, key, later, make_player, shoe, step, wallet
 
 pytestmark = pytest.mark.django_db
 

@@ -22,17 +22,8 @@ from games.house.rules.registry import game
 from games.house.services import make_decision, place_chip
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import read_stream
-from tests.house.services.conftest import (
-    key,
-    later,
-    ledger_sums,
-    make_player,
-    make_table,
-    open_round,
-    snapshot,
-    step,
-    wallet,
-)
+from tests.db import ledger_sums
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
 
 EXAMPLES = int(os.environ.get("ROUNDS_PROPERTY_EXAMPLES", "12"))
 

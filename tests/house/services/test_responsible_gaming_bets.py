@@ -7,24 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
 
-from casino.errors import DomainError
 from casino.responsible_gaming import exclude, set_limit
 from games.house.services import make_decision, place_chip, undo_bet
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, refused, step, wallet
 
 pytestmark = pytest.mark.django_db
 
 LIMITS = {"ante": {"min": 100, "max": 1000}, "best_five": {"min": 100, "max": 500}}
-
-
-def refused(code: str, call, **kwargs) -> None:
-    before = snapshot()
-    with pytest.raises(DomainError) as info, transaction.atomic():
-        call(**kwargs)
-    assert info.value.code == code
-    assert snapshot() == before
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.house.services.conftest import ledger_sums, play_round
+from tests.db import ledger_sums
+from tests.house.services.conftest import play_round
 
 pytestmark = pytest.mark.django_db
 
