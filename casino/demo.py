@@ -1,4 +1,5 @@
-"""Demo data for the embedded default: logins, a funded player, one table per game.
+"""Demo data for the embedded default: logins, two funded players (a poker hand
+needs two), one table per game.
 
 ``seed_demo`` is idempotent: running it again changes nothing that exists.
 Each app contributes a seeder listed in ``DEMO_SEEDERS``; a seeder takes the
@@ -18,6 +19,9 @@ OPERATOR_USERNAME = "operator"
 OPERATOR_PASSWORD = "operator-demo-password"
 PLAYER_USERNAME = "demo"
 PLAYER_PASSWORD = "demo-player-password"
+# The second player: the poker ring game deals only with two or more seated.
+OPPONENT_USERNAME = "demo2"
+OPPONENT_PASSWORD = "demo2-player-password"
 
 # "module:function" of every app's seeder, run in order after the logins exist.
 DEMO_SEEDERS: list[str] = [
@@ -32,6 +36,11 @@ DEMO_SEEDERS: list[str] = [
 class DemoLogins:
     operator: AbstractUser
     player: AbstractUser
+    opponent: AbstractUser
+
+    @property
+    def players(self) -> tuple[AbstractUser, AbstractUser]:
+        return self.player, self.opponent
 
 
 def _ensure_user(username: str, password: str, *, staff: bool) -> AbstractUser:
@@ -51,10 +60,12 @@ def seed_demo() -> list[str]:
     logins = DemoLogins(
         operator=_ensure_user(OPERATOR_USERNAME, OPERATOR_PASSWORD, staff=True),
         player=_ensure_user(PLAYER_USERNAME, PLAYER_PASSWORD, staff=False),
+        opponent=_ensure_user(OPPONENT_USERNAME, OPPONENT_PASSWORD, staff=False),
     )
     lines = [
         f"operator login (admin site): {OPERATOR_USERNAME} / {OPERATOR_PASSWORD}",
         f"demo player login:           {PLAYER_USERNAME} / {PLAYER_PASSWORD}",
+        f"second demo player login:    {OPPONENT_USERNAME} / {OPPONENT_PASSWORD}",
     ]
     for dotted in DEMO_SEEDERS:
         module_name, func_name = dotted.split(":")

@@ -8,7 +8,11 @@ each on its websocket (``ws/tables/<id>/``, docs/websocket.md). When a betting
 window opens it places the minimum Ante over REST; each ``decision.offered``
 private message is answered with the first option offered; the round is played
 when the player's own ``house_player.settled`` message arrives, and the account
-history must then show it settled. The three tables play at once.
+history must then show it settled. Meanwhile the two demo players (``demo`` and
+``demo2``) sit down at the poker table ``NL1``, ask to sit out from the next hand
+(so exactly one is dealt), check or call whenever the table view offers them the
+turn, and stand up once that hand is complete; it must then be in their hand
+history, complete, with a final stack. The four tables play at once.
 
 Exits 0 and prints one JSON line per table, or exits 1 naming what did not
 happen within the time limit.
@@ -31,7 +35,9 @@ import websockets
 from websockets.typing import Origin
 
 DEMO_USER = ("demo", "demo-player-password")
+DEMO_OPPONENT = ("demo2", "demo2-player-password")
 DEMO_TABLES = ("UTH1", "CHE1", "XTR1")
+DEMO_POKER_TABLE = "NL1"
 # A decision that arrives after its window closed (the timeout decided): not a failure.
 WINDOW_GONE = ("no_decision_window", "wrong_phase", "already_decided")
 
@@ -102,21 +108,79 @@ async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, 
     return {"table": code, **rows[0]}
 
 
-async def play(base: str, timeout: float) -> list[dict[str, Any]]:
-    status, login = call(base, "POST", "/api/auth/token/", body={"username": DEMO_USER[0], "password": DEMO_USER[1]})
+async def poker_seat(base: str, token: str, table: dict[str, Any]) -> None:
+    """Sit down at the first free seat with the minimum buy-in (already seated: fine)."""
+    table_id = table["id"]
+    status, view = await rest(base, "GET", f"/api/poker/tables/{table_id}/", token)
+    if any(seat["you"] for seat in view["seats"]):
+        return
+    taken = {seat["seat"] for seat in view["seats"]}
+    free = next(n for n in range(1, table["max_seats"] + 1) if n not in taken)
+    body = {"seat": free, "buy_in": table["buy_in_min"]}
+    status, answer = await rest(base, "POST", f"/api/poker/tables/{table_id}/sit/", token, body)
+    if status not in (200, 201):
+        raise SmokeFailure(f"{DEMO_POKER_TABLE}: sit down refused: {status} {answer}")
+
+
+async def play_poker(base: str, tokens: list[str], table: dict[str, Any]) -> dict[str, Any]:
+    """One hand of the ring game between the two demo players; their history row."""
+    table_id = table["id"]
+    for token in tokens:
+        await poker_seat(base, token, table)
+    dealt: str | None = None
+    while True:
+        views = [(await rest(base, "GET", f"/api/poker/tables/{table_id}/", token))[1] for token in tokens]
+        hand = views[0]["hand"]
+        if dealt is None and hand is not None and hand["status"] == "playing":
+            dealt = hand["hand_id"]
+            for token in tokens:  # from the next hand on: this one is the only one dealt
+                await rest(base, "POST", f"/api/poker/tables/{table_id}/sit-out/", token)
+        if dealt is not None and (hand is None or hand["hand_id"] != dealt or hand["status"] != "playing"):
+            break
+        for token, view in zip(tokens, views, strict=True):
+            legal = (view["hand"] or {}).get("legal")
+            if legal is None:
+                continue
+            action = "check" if legal["can_check"] else "call"
+            status, answer = await rest(base, "POST", f"/api/poker/tables/{table_id}/act/", token, {"action": action})
+            if status != 200 and answer["error"]["code"] not in ("poker_not_your_turn", "poker_no_hand"):
+                raise SmokeFailure(f"{DEMO_POKER_TABLE}: {action} refused: {status} {answer}")
+        await asyncio.sleep(0.2)
+    for token in tokens:
+        status, answer = await rest(base, "POST", f"/api/poker/tables/{table_id}/leave/", token)
+        if status != 200:
+            raise SmokeFailure(f"{DEMO_POKER_TABLE}: stand up refused: {status} {answer}")
+    status, hands = await rest(base, "GET", "/api/poker/hands/?limit=20", tokens[0])
+    rows = [row for row in hands["results"] if row["hand_id"] == dealt] if status == 200 else []
+    if not rows or rows[0]["status"] != "complete" or rows[0]["stack_after"] is None:
+        raise SmokeFailure(f"{DEMO_POKER_TABLE}: hand {dealt} is not complete in the history: {status} {rows}")
+    return {"table": DEMO_POKER_TABLE, **rows[0]}
+
+
+def login(base: str, user: tuple[str, str]) -> str:
+    status, answer = call(base, "POST", "/api/auth/token/", body={"username": user[0], "password": user[1]})
     if status != 200:
-        raise SmokeFailure(f"login failed: {status} {login}")
-    token = login["token"]
+        raise SmokeFailure(f"login of {user[0]} failed: {status} {answer}")
+    return str(answer["token"])
+
+
+async def play(base: str, timeout: float) -> list[dict[str, Any]]:
+    token, opponent = login(base, DEMO_USER), login(base, DEMO_OPPONENT)
     status, tables = call(base, "GET", "/api/tables/", token)
     by_code = {t["code"]: t for t in tables} if status == 200 else {}
     missing = [code for code in DEMO_TABLES if code not in by_code]
     if missing:
         raise SmokeFailure(f"demo tables not listed: {missing} ({status})")
+    status, poker_tables = call(base, "GET", "/api/poker/tables/", token)
+    poker = next((t for t in poker_tables if t["code"] == DEMO_POKER_TABLE), None) if status == 200 else None
+    if poker is None:
+        raise SmokeFailure(f"demo poker table {DEMO_POKER_TABLE} not listed ({status})")
     rounds = [play_table(base, token, by_code[code]) for code in DEMO_TABLES]
+    rounds.append(play_poker(base, [token, opponent], poker))
     try:
         return await asyncio.wait_for(asyncio.gather(*rounds), timeout)
     except TimeoutError:
-        raise SmokeFailure(f"the three rounds were not played within {timeout:.0f} s") from None
+        raise SmokeFailure(f"the three rounds and the poker hand were not played within {timeout:.0f} s") from None
 
 
 def main() -> int:

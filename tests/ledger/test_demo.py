@@ -1,4 +1,4 @@
-"""The demo seeder funds the demo player's wallet once."""
+"""The demo seeder funds each demo player's wallet once."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from tests.db import ledger_sums
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_wallet_is_funded_by_one_cashier_deposit_however_often_seeded():
+@pytest.mark.parametrize("username", ["demo", "demo2"])
+def test_demo_wallet_is_funded_by_one_cashier_deposit_however_often_seeded(username):
     seed_demo()
     lines = seed_demo()
     from django.contrib.auth import get_user_model
 
-    player = get_user_model().objects.get(username="demo")
+    player = get_user_model().objects.get(username=username)
     wallet = player_accounts(player_id=player.pk, currency=settings.CASINO_DEFAULT_CURRENCY).wallet
     assert balance_of(account_id=wallet) == DEMO_DEPOSIT == 100_000
     assert [e.type for e in read_stream(stream_id=f"account-{wallet}")] == [DEPOSITED]
