@@ -10,10 +10,14 @@ from pathlib import Path
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
+from django.db import connection
 
 from casino.db_routing import OWNER_ALIAS, migrating
 from casino.management.commands.migrate import Command as MigrateCommand
+from casino.processes import database_url_of
 from casino.settings import database_from_url, owner_database
+
+from .conftest import RuntimeRole
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,10 +88,45 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_check_deploy_is_clean_with_the_production_variables():
-    result = _check_deploy(**PRODUCTION_ENV)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "no issues" in result.stdout
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_check_deploy_is_clean_with_the_production_variables(runtime_role: RuntimeRole):
+    """README, Production, on a fresh database: migrate as the owner, then
+    setup_db_roles, then the application's role passes ``check --deploy``."""
+    owner = connection.settings_dict
+    fresh = f"{owner['NAME']}_{secrets.token_hex(4)}"
+    urls = {
+        "DATABASE_URL": database_url_of({**runtime_role.settings_dict(), "NAME": fresh}),
+        "DATABASE_OWNER_URL": database_url_of({**owner, "NAME": fresh}),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{fresh}"')
+    try:
+        as_runtime_only = _manage("migrate", "--noinput", DATABASE_URL=urls["DATABASE_URL"], DATABASE_OWNER_URL="")
+        assert as_runtime_only.returncode != 0
+        assert "permission denied" in as_runtime_only.stderr
+        migrated = _manage("migrate", "--noinput", **urls)
+        assert migrated.returncode == 0, migrated.stderr
+        granted = _manage("setup_db_roles", **urls)
+        assert granted.returncode == 0, granted.stderr
+        assert f"runtime role {runtime_role.name} updated" in granted.stdout
+        assert "  ledger_event: SELECT, INSERT\n" in granted.stdout
+        result = _check_deploy(**PRODUCTION_ENV | urls)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "no issues" in result.stdout
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{fresh}" WITH (FORCE)')
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_check_deploy_warns_when_the_application_connects_as_the_owner():
+    result = _check_deploy(**PRODUCTION_ENV | {"DATABASE_URL": database_url_of(connection.settings_dict)})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "casino.W002" in output
+    assert "table ledger_event" in output
 
 
 def test_the_owner_url_defaults_to_the_application_url():
@@ -116,6 +155,12 @@ def test_migrate_runs_on_the_owners_connection_and_routes_the_orm_there():
     with migrating(OWNER_ALIAS):
         assert ContentType.objects.all().db == OWNER_ALIAS
     assert ContentType.objects.all().db == "default"
+
+
+def test_setup_db_roles_says_it_needs_postgresql_on_sqlite(tmp_path):
+    result = _manage("setup_db_roles", DATABASE_URL=f"sqlite:///{tmp_path}/casino.sqlite3", DATABASE_OWNER_URL="")
+    assert result.returncode != 0
+    assert "roles_need_postgresql: Database roles need PostgreSQL" in result.stderr
 
 
 def test_check_deploy_refuses_the_scripted_shoe_in_production():
