@@ -2,7 +2,8 @@
 
 They refuse the settings that are fine for the embedded default but wrong for
 real money: the SQLite database, no Redis, a debug build, the certification
-switch that lets a test lab script the shoe, a missing seal key.
+switch that lets a test lab script the shoe, a missing seal key. And they warn
+when the application's database role could rewrite the ledger.
 """
 
 from __future__ import annotations
@@ -10,8 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, Tags, register
-from django.db import connections
+from django.core.checks import Error, Tags, Warning, register
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+
+from casino.db_roles import audit_role
+
+# Finding kinds of casino.db_roles.RoleAudit and their check ids.
+ROLE_FINDING_IDS = {"elevated": "casino.W001", "owner": "casino.W002", "create": "casino.W003", "grants": "casino.W004"}
 
 
 @register(Tags.security, deploy=True)
@@ -45,3 +51,25 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
     if len(settings.CASINO_PSP_CALLBACK_KEY) < 32:
         errors.append(Error("CASINO_PSP_CALLBACK_KEY must be set to at least 32 characters.", id="casino.E007"))
     return errors
+
+
+@register(Tags.security, deploy=True)
+def check_database_role(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """Warn when the role the application connects as (``DATABASE_URL``) could
+    rewrite the ledger: a superuser, the owner of its tables, or grants that
+    differ from ``setup_db_roles``' (a table a migration added since).
+
+    It queries the database, which Django's own checks do only when asked with
+    ``--database``: ``check --deploy`` is run where the production database
+    answers, and this is what it must see (PostgreSQL only)."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        return []
+    try:
+        audit = audit_role()
+    except DatabaseError as exc:
+        return [Warning(f"Could not inspect the database role: {exc}".strip(), id="casino.W005")]
+    hint = (
+        "Run the application as a role of its own (DATABASE_URL) that owns nothing, and run "
+        "manage.py setup_db_roles as the owner (DATABASE_OWNER_URL) after every migrate (README, Production)."
+    )
+    return [Warning(finding.message, hint=hint, id=ROLE_FINDING_IDS[finding.kind]) for finding in audit.findings()]

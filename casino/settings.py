@@ -3,7 +3,8 @@
 Without any variable set the project runs on the *embedded default*: a SQLite
 file under ``var/``, the in-memory channel layer and Celery's server-less
 filesystem transport (a real worker process, no broker server). Production sets
-``DATABASE_URL`` (PostgreSQL), ``REDIS_URL`` and ``CASINO_PRODUCTION=true``; see
+``DATABASE_URL`` (PostgreSQL, as the runtime role), ``DATABASE_OWNER_URL`` (the
+tables' owner, for migrations), ``REDIS_URL`` and ``CASINO_PRODUCTION=true``; see
 README.md for the full list.
 """
 
@@ -15,6 +16,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from casino.db_routing import OWNER_ALIAS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CASINO_VAR_DIR", BASE_DIR / "var"))
@@ -96,6 +99,17 @@ def sqlite_database(path: Path) -> dict[str, Any]:
     }
 
 
+def owner_database(url: str) -> dict[str, Any]:
+    """The owner's connection (alias ``owner``): migrations and ``setup_db_roles``
+    run on it (``casino.db_routing``). Short-lived, so no pool and no persistent
+    connection; under test it is the test database, as ``default``."""
+    database = database_from_url(url) if url else sqlite_database(VAR_DIR / "casino.sqlite3")
+    database["OPTIONS"].pop("pool", None)
+    database["CONN_MAX_AGE"] = 0
+    database["TEST"] = {"MIRROR": "default"}
+    return database
+
+
 def _secret_key() -> str:
     """The production key comes from the environment; the embedded default
     keeps a random one in ``var/`` so sessions survive a restart."""
@@ -172,10 +186,16 @@ TEMPLATES = [
 
 # --- Database ---------------------------------------------------------------
 
+# The application connects as DATABASE_URL's role; in production a role that owns
+# nothing and may not rewrite the ledger (casino.db_roles). The tables' owner
+# (DATABASE_OWNER_URL; unset: the same URL, as in development) runs migrations.
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
+DATABASE_OWNER_URL = os.environ.get("DATABASE_OWNER_URL", "") or DATABASE_URL
 DATABASES = {
-    "default": database_from_url(DATABASE_URL) if DATABASE_URL else sqlite_database(VAR_DIR / "casino.sqlite3")
+    "default": database_from_url(DATABASE_URL) if DATABASE_URL else sqlite_database(VAR_DIR / "casino.sqlite3"),
+    OWNER_ALIAS: owner_database(DATABASE_OWNER_URL),
 }
+DATABASE_ROUTERS = ["casino.db_routing.MigrationRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

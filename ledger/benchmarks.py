@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 from django.core.management import call_command
-from django.db import connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from casino.bench import BenchResult, Writer, benchmark
 
@@ -49,7 +49,7 @@ def scratch_database() -> Iterator[str]:
         admin.execute(f'CREATE DATABASE "{name}"')
     connection.settings_dict["NAME"] = name
     try:
-        call_command("migrate", verbosity=0)
+        call_command("migrate", database=DEFAULT_DB_ALIAS, verbosity=0)  # the scratch database, not the owner's
         yield name
     finally:
         connections.close_all()

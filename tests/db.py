@@ -1,11 +1,15 @@
 """Database checks shared by the suites: the rows a refused command must leave
-exactly as they were, and the ledger's per-currency sum (always zero)."""
+exactly as they were, the ledger's per-currency sum (always zero), and waiting
+for committed events to reach the global log's safe bound."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.db import connection
+
+from ledger.services.events import safe_txid_bound
 
 
 def rows(*tables: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -23,3 +27,20 @@ def ledger_sums() -> dict[str, int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
         return {currency: int(total) for currency, total in cursor.fetchall()}
+
+
+def wait_until_readable(timeout: float = 30) -> None:
+    """Wait until every committed event is below the global log's safe bound.
+
+    On PostgreSQL the bound is the oldest running transaction of the whole
+    cluster, and this server is shared: another database's open transaction
+    holds it back for a while (readers wait; they never skip)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT COALESCE(MAX(txid), 0) FROM ledger_event")
+            top = cursor.fetchone()[0]
+            if safe_txid_bound(cursor) > top:
+                return
+        assert time.monotonic() < deadline, "the safe bound did not pass the committed events"
+        time.sleep(0.05)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,6 @@ from ledger.services import (
     house_account,
     player_accounts,
 )
-from ledger.services.events import safe_txid_bound
 from tests.db import rows
 
 CURRENCY = "EUR"
@@ -64,23 +62,6 @@ def world(db: Any) -> World:
         house=house_account(table_id="t1", currency=CURRENCY),
         cashier=cashier_account(currency=CURRENCY),
     )
-
-
-def wait_until_readable(timeout: float = 30) -> None:
-    """Wait until every committed event is below the global log's safe bound.
-
-    On PostgreSQL the bound is the oldest running transaction of the whole
-    cluster, and this server is shared: another database's open transaction
-    holds it back for a while (readers wait; they never skip)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT COALESCE(MAX(txid), 0) FROM ledger_event")
-            top = cursor.fetchone()[0]
-            if safe_txid_bound(cursor) > top:
-                return
-        assert time.monotonic() < deadline, "the safe bound did not pass the committed events"
-        time.sleep(0.05)
 
 
 def snapshot() -> dict[str, Any]:

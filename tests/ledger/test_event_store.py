@@ -22,8 +22,9 @@ from ledger.services import (
     replay,
 )
 from ledger.services.events import timestamp
+from tests.db import wait_until_readable
 
-from .conftest import snapshot, wait_until_readable
+from .conftest import snapshot
 
 pytestmark = pytest.mark.django_db
 

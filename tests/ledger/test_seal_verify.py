@@ -20,8 +20,9 @@ from ledger.services import NewEvent, append_events, open_hold, post_hold, read_
 from ledger.services.seals import seal, sign, signed_message
 from ledger.tasks import seal_ledger
 from tests.conftest import ROOT, _database_url_for_subprocess
+from tests.db import wait_until_readable
 
-from .conftest import CURRENCY, bet_event, fund, house_account, wait_until_readable
+from .conftest import CURRENCY, bet_event, fund, house_account
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

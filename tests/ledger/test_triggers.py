@@ -10,8 +10,9 @@ from django.db import DatabaseError, connection, transaction
 from ledger import triggers
 from ledger.services import NewEvent, append_events, transfer
 from ledger.services.seals import seal
+from tests.db import wait_until_readable
 
-from .conftest import CURRENCY, World, bet_event, key, wait_until_readable
+from .conftest import CURRENCY, World, bet_event, key
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Settings from the environment, and the production check (`check --deploy`)."""
+"""Settings from the environment, the two database URLs, and the production check (`check --deploy`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
 
-from casino.settings import database_from_url
+from casino.db_routing import OWNER_ALIAS, migrating
+from casino.management.commands.migrate import Command as MigrateCommand
+from casino.processes import database_url_of
+from casino.settings import database_from_url, owner_database
+
+from .conftest import RuntimeRole
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,10 +77,90 @@ PRODUCTION_ENV = {
 }
 
 
-def test_check_deploy_is_clean_with_the_production_variables():
-    result = _check_deploy(**PRODUCTION_ENV)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "no issues" in result.stdout
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True, databases=["default", "owner"])
+def test_check_deploy_is_clean_with_the_production_variables(runtime_role: RuntimeRole):
+    """README, Production, on a fresh database: migrate as the owner, then
+    setup_db_roles, then the application's role passes ``check --deploy``."""
+    owner = connection.settings_dict
+    fresh = f"{owner['NAME']}_{secrets.token_hex(4)}"
+    urls = {
+        "DATABASE_URL": database_url_of({**runtime_role.settings_dict(), "NAME": fresh}),
+        "DATABASE_OWNER_URL": database_url_of({**owner, "NAME": fresh}),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE DATABASE "{fresh}"')
+    try:
+        as_runtime_only = _manage("migrate", "--noinput", DATABASE_URL=urls["DATABASE_URL"], DATABASE_OWNER_URL="")
+        assert as_runtime_only.returncode != 0
+        assert "permission denied" in as_runtime_only.stderr
+        migrated = _manage("migrate", "--noinput", **urls)
+        assert migrated.returncode == 0, migrated.stderr
+        granted = _manage("setup_db_roles", **urls)
+        assert granted.returncode == 0, granted.stderr
+        assert f"runtime role {runtime_role.name} updated" in granted.stdout
+        assert "  ledger_event: SELECT, INSERT\n" in granted.stdout
+        result = _check_deploy(**PRODUCTION_ENV | urls)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "no issues" in result.stdout
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{fresh}" WITH (FORCE)')
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_check_deploy_warns_when_the_application_connects_as_the_owner():
+    result = _check_deploy(**PRODUCTION_ENV | {"DATABASE_URL": database_url_of(connection.settings_dict)})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "casino.W002" in output
+    assert "table ledger_event" in output
+
+
+def test_the_owner_url_defaults_to_the_application_url():
+    """Migrations connect as DATABASE_OWNER_URL, and as DATABASE_URL when it is unset."""
+    show = "from django.db import connections; print(*(connections[a].settings_dict['USER'] for a in connections))"
+    app_url, owner_url = "postgres://app@db.internal/casino", "postgres://admin@db.internal/casino"
+    one = _manage("shell", "--no-imports", "-c", show, DATABASE_URL=app_url, DATABASE_OWNER_URL="")
+    assert one.stdout.split() == ["app", "app"]
+    both = _manage("shell", "--no-imports", "-c", show, DATABASE_URL=app_url, DATABASE_OWNER_URL=owner_url)
+    assert both.stdout.split() == ["app", "admin"]
+
+
+def test_the_owners_connection_is_short_lived_and_the_test_database_under_test(monkeypatch):
+    monkeypatch.setenv("DB_POOL_MAX_SIZE", "8")
+    db = owner_database("postgres://admin@db.internal/casino_prod")
+    assert "pool" not in db["OPTIONS"]
+    assert db["CONN_MAX_AGE"] == 0
+    assert db["TEST"] == {"MIRROR": "default"}
+
+
+def test_migrate_runs_on_the_owners_connection_and_routes_the_orm_there():
+    parser = MigrateCommand().create_parser("manage.py", "migrate")
+    assert parser.parse_args([]).database == OWNER_ALIAS
+    assert parser.parse_args(["--database", "default"]).database == "default"
+    assert ContentType.objects.all().db == "default"
+    with migrating(OWNER_ALIAS):
+        assert ContentType.objects.all().db == OWNER_ALIAS
+    assert ContentType.objects.all().db == "default"
+
+
+def test_setup_db_roles_says_it_needs_postgresql_on_sqlite(tmp_path):
+    result = _manage("setup_db_roles", DATABASE_URL=f"sqlite:///{tmp_path}/casino.sqlite3", DATABASE_OWNER_URL="")
+    assert result.returncode != 0
+    assert "roles_need_postgresql: Database roles need PostgreSQL" in result.stderr
 
 
 def test_check_deploy_refuses_the_scripted_shoe_in_production():
