@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+
+from casino.errors import DomainError
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -26,6 +28,25 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
+
+
+class ServiceSavedAdmin(admin.ModelAdmin):
+    """A model page whose saves go through a service that locks the row and
+    checks again: a refusal after the form validated (a change meanwhile) is
+    shown as "code: message" and the page reloaded; nothing was written."""
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except DomainError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
 
 class MalfunctionControlForm(forms.Form):

@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
 from casino.audit import record_operator_action
-from casino.errors import Conflict, DomainError, NotFound
+from casino.errors import Conflict, DomainError, Forbidden, NotFound
 from casino.models import CashierKind, CashierState, CashierTransaction
 from casino.responsible_gaming import assert_may_deposit
 from ledger.currencies import check_currency
@@ -62,6 +62,10 @@ class CallbackMismatch(DomainError, code="callback_mismatch", http_status=400):
 
 class InvalidCashierRequest(DomainError, code="invalid_cashier_request", http_status=400):
     """The cashier request is invalid."""
+
+
+class OwnCashierTransaction(Forbidden, code="cashier_own_transaction"):
+    """Four eyes: an operator cannot approve or reject a cashier transaction of their own player account."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +231,13 @@ def provider_callback(
     return _transition(txn, Decision(status, f"psp:{provider}"), now)
 
 
+def check_four_eyes(*, txn: CashierTransaction, operator: AbstractBaseUser | AnonymousUser) -> None:
+    """Refuse (``cashier_own_transaction``) an operator deciding on their own
+    player account's deposit or withdrawal: someone else must review it."""
+    if operator.pk is not None and operator.pk == txn.player_id:
+        raise OwnCashierTransaction(transaction_id=str(txn.pk))
+
+
 @transaction.atomic
 def operator_decide(
     *,
@@ -237,10 +248,13 @@ def operator_decide(
     now: datetime,
 ) -> CashierTransaction:
     """An operator approves or rejects a requested (or approved) transaction;
-    the decision is recorded as an ``operator.action`` event with their identity."""
+    the decision is recorded as an ``operator.action`` event with their identity.
+    Refusals: ``invalid_cashier_request`` (a rejection without a reason),
+    ``cashier_own_transaction`` (``check_four_eyes``), ``cashier_state_conflict``."""
     if not approve and not reason.strip():
         raise InvalidCashierRequest("a rejection needs a reason")
     txn = _locked(pk=transaction_id)
+    check_four_eyes(txn=txn, operator=operator)
     state = CashierState.APPROVED if approve else CashierState.REJECTED
     before = txn.state
     txn = _transition(txn, Decision(state, f"user:{operator.pk}", reason), now)

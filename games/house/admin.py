@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import ReadOnlyAdmin
+from casino.admin_base import ReadOnlyAdmin, ServiceSavedAdmin
 from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
@@ -109,7 +109,7 @@ _STATE_FIELDS = ["is_open", "phase", "phase_seq", "deadline", "current_round_id"
 
 
 @admin.register(HouseTable)
-class HouseTableAdmin(admin.ModelAdmin):
+class HouseTableAdmin(ServiceSavedAdmin):
     """Create (choose the game first), configure, open and close tables."""
 
     list_display = ["code", "name", "game", "hand_mode", "currency", "is_open", "phase", "config_version", "deadline"]
@@ -170,20 +170,6 @@ class HouseTableAdmin(admin.ModelAdmin):
                        "games": [(code, g.title) for code, g in GAMES.items()], "opts": self.model._meta}  # fmt: skip
             return TemplateResponse(request, "admin/games/housetable/choose_game.html", context)
         return super().add_view(request, form_url, extra_context)
-
-    def changeform_view(
-        self,
-        request: HttpRequest,
-        object_id: str | None = None,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> Any:
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except DomainError as exc:
-            # Refused by the service after the form validated (a concurrent change): nothing was written.
-            self.message_user(request, f"{exc.code}: {exc.message}", messages.ERROR)
-            return HttpResponseRedirect(request.get_full_path())
 
     def save_model(self, request: HttpRequest, obj: HouseTable, form: ModelForm[HouseTable], change: bool) -> None:
         assert isinstance(form, TableForm)

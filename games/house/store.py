@@ -730,8 +730,8 @@ def read_command(
     return False, None, context, has_seat
 
 
-def _portable_context(table_id: int, player_id: int, now: datetime) -> CommandContext | None:
-    """``_pg_context`` in several statements, for SQLite (the embedded default)."""
+def _current_round(table_id: int) -> HouseRound | None:
+    """The table's current round row (no lock), ``None`` without one."""
     found = list(
         HouseRound.objects.raw(
             "SELECT r.* FROM games_houseround r JOIN games_housetable t "
@@ -739,9 +739,14 @@ def _portable_context(table_id: int, player_id: int, now: datetime) -> CommandCo
             [table_id],
         )
     )
-    if not found:
+    return found[0] if found else None
+
+
+def _portable_context(table_id: int, player_id: int, now: datetime) -> CommandContext | None:
+    """``_pg_context`` in several statements, for SQLite (the embedded default)."""
+    round_row = _current_round(table_id)
+    if round_row is None:
         return None
-    round_row = found[0]
     row = PlayerRound.objects.select_for_update().filter(round=round_row, player_id=player_id).first()
     return CommandContext(
         round_row,
@@ -827,3 +832,59 @@ def tick_and_waiting(
     )
     table = HouseTable.objects.get(pk=table_id)
     return (table.current_round_id, table.phase, table.phase_seq, table.deadline), waiting
+
+
+# --- seats in a per-seat round: who may still join it, who leaves it ---------------------------
+
+
+def seat_and_bettors(*, table_id: int, round_row: HouseRound, player_id: int) -> tuple[bool, int]:
+    """(whether the player still holds a seat at the table, how many other
+    players hold bets in the round), for a chip that would make the player a
+    participant of a per-seat round. Read by statements of their own, after the
+    command's context took its locks, so a leave that committed meanwhile is
+    seen; the seat row stays locked until the command commits, so a leave
+    (which deletes it) waits for the chip and then returns it
+    (``games.house.services.seats.leave_table``)."""
+    seat = (
+        TableSeat.objects.select_for_update(no_key=True)
+        .filter(table_id=table_id, player_id=player_id)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    others = PlayerRound.objects.filter(round_id=round_row.pk, staked__gt=0).exclude(player_id=player_id).count()
+    return seat is not None, others
+
+
+# Locks in the bet path's order (``_PG_CONTEXT``): the player's row of the
+# current round, then that round shared.
+_PG_LEAVING = """
+SELECT r.id, p.id FROM games_housetable t
+JOIN games_houseround r ON r.table_id = t.id AND r.round_id = t.current_round_id
+LEFT JOIN LATERAL (
+    SELECT id FROM games_playerround WHERE round_id = r.id AND player_id = %(player)s::bigint FOR UPDATE
+) p ON true
+WHERE t.id = %(table)s::bigint
+FOR SHARE OF r
+"""
+
+
+def lock_leaving_player(*, table_id: int, player_id: int) -> tuple[HouseRound, PlayerRound | None] | None:
+    """The table's current round and the player's row of it (``None`` without
+    one), or ``None`` when the table has no round. PostgreSQL: the player's row
+    is locked for update and the round row shared, in the bet path's order, so
+    a leave waits for the player's bets in flight and the dealer's close (which
+    locks the round for update) waits for the leave. SQLite's ``IMMEDIATE``
+    transactions serialise writers anyway."""
+    if connection.vendor != "postgresql":
+        round_row = _current_round(table_id)
+        if round_row is None:
+            return None
+        return round_row, PlayerRound.objects.filter(round=round_row, player_id=player_id).first()
+    with connection.cursor() as cursor:
+        cursor.execute(_PG_LEAVING, {"table": table_id, "player": player_id})
+        locked = cursor.fetchone()
+    if locked is None:
+        return None
+    round_id, row_id = locked
+    row = PlayerRound.objects.filter(pk=row_id).first() if row_id is not None else None
+    return HouseRound.objects.get(pk=round_id), row

@@ -1,5 +1,8 @@
 """Operator admin for poker tables: configuration editable (open/close,
-stakes, timers, rake); seats and hands are projections, read-only.
+stakes, timers, rake); seats and hands are projections, read-only. A change
+is saved by ``games.poker.services.update_table`` (the row locked, only the
+changed settings written); the currency cannot change while anyone is seated
+or a hand is open (``poker_currency_in_use``, shown on the field).
 
 The table's page has the malfunction controls of the hand in play (RULES.md,
 "Malfunction voids all pays and play"): pause and void with a reason, void
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -21,10 +25,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin
+from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin, ServiceSavedAdmin
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.services.configure import SETTINGS
+from ledger.currencies import MINOR_UNITS
 
 HAND_CONTROLS = ("pause", "resume", "void")
 VOID_CONFIRM = "I confirm: void this hand and give every player back the chips they put in"
@@ -35,13 +41,41 @@ def hand_control(request: HttpRequest, table: PokerTable, action: str, reason: s
     return services.operator_hand_control(table_id=table.pk, operator=request.user, action=action, reason=reason)
 
 
+class PokerTableForm(forms.ModelForm):
+    """The table's settings; the currency one the ledger knows, and kept while
+    the table is in use (``check_currency_change``)."""
+
+    currency = forms.ChoiceField(choices=[(c, c) for c in sorted(MINOR_UNITS)], initial="EUR")
+
+    class Meta:
+        model = PokerTable
+        fields = SETTINGS
+
+    def clean_currency(self) -> str:
+        currency: str = self.cleaned_data["currency"]
+        if self.instance.pk is not None:
+            try:
+                services.check_currency_change(table=self.instance, currency=currency)
+            except DomainError as exc:
+                raise forms.ValidationError(f"{exc.code}: {exc.message}", code=exc.code) from exc
+        return currency
+
+
 @admin.register(PokerTable)
-class PokerTableAdmin(admin.ModelAdmin):
+class PokerTableAdmin(ServiceSavedAdmin):
+    form = PokerTableForm
     list_display = ["code", "name", "variant", "small_blind", "big_blind", "currency", "is_open", "phase", "deadline"]
     list_filter = ["variant", "is_open"]
     search_fields = ["code", "name"]
     readonly_fields = ["phase", "phase_seq", "deadline", "current_hand_id", "hand_controls", "button_seat",
                        "hands_played", "created_at"]  # fmt: skip
+
+    def save_model(self, request: HttpRequest, obj: PokerTable, form: Any, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        # The settings the form changed, under the row lock (the currency checked again there).
+        services.update_table(table_id=obj.pk, changes={name: getattr(obj, name) for name in form.changed_data})
 
     @admin.display(description="hand in play (malfunction)")
     def hand_controls(self, obj: PokerTable) -> SafeString | str:

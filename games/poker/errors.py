@@ -77,3 +77,7 @@ class HandVoided(Conflict, code="poker_hand_voided"):
 
 class PotMismatch(Conflict, code="poker_pot_mismatch"):
     """The chips to return do not add up to the hand's pot account: nothing was voided (check the ledger)."""
+
+
+class CurrencyInUse(Conflict, code="poker_currency_in_use"):
+    """The table's currency cannot change while anyone is seated or a hand is open: their chips are in it."""

@@ -18,3 +18,13 @@ def staff(username: str, group: str | None = None, *, superuser: bool = False) -
     client = Client()
     client.force_login(user)
     return user, client
+
+
+def unchanged_form(client: Client, change_url: str) -> dict[str, Any]:
+    """What an admin change page's form would post back unchanged (booleans as
+    checkboxes: "on" when set, absent when not)."""
+    page = client.get(change_url)
+    assert page.status_code == 200
+    form = page.context["adminform"].form
+    data = {name: form.initial.get(name, field.initial) for name, field in form.fields.items()}
+    return {k: ("on" if v is True else v) for k, v in data.items() if v is not None and v is not False}

@@ -19,7 +19,7 @@ from games.house.models import HouseRound, HouseTable, TableConfigVersion
 from games.house.services import place_chip
 from ledger.models import Event
 from ledger.services import read_stream
-from tests.compliance.staff import staff
+from tests.compliance.staff import staff, unchanged_form
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = pytest.mark.django_db
@@ -48,11 +48,7 @@ def roles() -> None:
 
 def form_data(client: Client, table: HouseTable) -> dict[str, Any]:
     """What the change page's form would post back unchanged."""
-    page = client.get(f"{ADMIN}{table.pk}/change/")
-    assert page.status_code == 200
-    form = page.context["adminform"].form
-    data = {name: form.initial.get(name, field.initial) for name, field in form.fields.items()}
-    return {k: ("on" if v is True else v) for k, v in data.items() if v not in (None, False)}
+    return unchanged_form(client, f"{ADMIN}{table.pk}/change/")
 
 
 def state() -> dict[str, Any]:
@@ -177,6 +173,39 @@ def test_a_form_loaded_before_another_change_is_refused():
     assert response.status_code == 200
     assert "reload" in str(response.context["adminform"].form.non_field_errors())
     assert state() == before
+
+
+def test_a_tables_currency_never_changes_after_creation_least_of_all_in_play():
+    """Issue #20: a currency change under seated players orphans their money. A
+    house table's is fixed at creation (its house and STAX pool accounts are in
+    it): the service refuses a new one, in play or idle, and the change form has
+    no currency field, so a forged one is ignored."""
+    from games.house.services.tables import configure_table
+
+    table = make_table("xtreme", code="XC1", hand_mode="per_seat", limits={"ante": {"min": 100, "max": 10_000}},
+                       pay_tables={"xtra_bonus": 1})  # fmt: skip
+    alice = make_player(table)
+    tick = open_round(table)
+    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    operator, client = staff("op", OPERATOR)
+    for config in ({"currency": "USD"}, {"currency": "USD", "name": "dollars"}, {"game": "uth"}):
+        before = state()
+        with pytest.raises(DomainError) as refused, transaction.atomic():
+            configure_table(table_id=table.pk, operator=operator, config=config, now=later(tick))
+        assert refused.value.code == "table_identity_fixed"
+        assert state() == before
+    forged = client.post(
+        f"{ADMIN}{table.pk}/change/", form_data(client, table) | {"currency": "USD", "name": "dollars"}
+    )
+    assert forged.status_code == 302, forged.context["adminform"].form.errors
+    table.refresh_from_db()
+    assert (table.name, table.currency) == ("dollars", "EUR")
+    idle = make_table("uth", code="XC2")
+    with pytest.raises(DomainError) as refused, transaction.atomic():
+        configure_table(table_id=idle.pk, operator=operator, config={"currency": "USD"}, now=later(tick))
+    assert refused.value.code == "table_identity_fixed"
+    # Stating the same identity is not a change.
+    assert configure_table(table_id=idle.pk, operator=operator, config={"currency": "EUR"}, now=later(tick)) is None
 
 
 def test_versions_are_immutable_in_the_database():

@@ -48,7 +48,7 @@ BET_ERRORS = schemas.errors(
     r403=_PLAYER_403,
     r404="table_not_found",
     r409="not_seated, wrong_phase (no round in play), betting_closed, round_paused, insufficient_balance, "
-    "nothing_to_undo, nothing_to_repeat, already_doubled, idempotency_key_reused",
+    "nothing_to_undo, nothing_to_repeat, already_doubled, round_full (per-seat), idempotency_key_reused",
     r429="throttled",
 )
 DECISION_ERRORS = schemas.errors(
@@ -134,13 +134,14 @@ class JoinView(APIView):
 
 
 class LeaveView(APIView):
-    """Give up the seat (wagers in a running round stay in play)."""
+    """Give up the seat: bets of a round whose betting has not closed are
+    returned; after betting closed the wagers stay in play."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=None, responses={204: None, **schemas.errors(r404="table_not_found", r409="not_seated")})
     def post(self, request: Request, table_id: int) -> Response:
-        seating.leave_table(table_id=table_id, player_id=request_user(request).pk)
+        seating.leave_table(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(status=204)
 
 

@@ -27,11 +27,20 @@ from games.house.round.errors import (
     NothingToRepeat,
     NothingToUndo,
     NotInRound,
+    RoundFull,
     RoundPaused,
     SpotNotOffered,
 )
 from games.house.round.events import BetPlaced, BetRemoved, DecisionMade, Event
-from games.house.round.state import BETTING, PlayerState, RoundConfig, RoundState, before, config_of
+from games.house.round.state import (
+    BETTING,
+    PER_SEAT_MAX,
+    PlayerState,
+    RoundConfig,
+    RoundState,
+    before,
+    config_of,
+)
 from games.house.rules.bonus_spin import InvalidBonusSpinWager, wager_units
 from games.house.rules.definitions import DecisionAfterCall, DecisionOption, DecisionPoint, GameDefinition, WagerKind
 
@@ -98,6 +107,43 @@ def decide_place_chip(
     if event.held > balance:
         raise InsufficientBalance(needed=event.held, balance=balance)
     return BetOutcome([event.event(player.player_id)], capped=capped)
+
+
+def check_room(state: RoundState, player: PlayerState, *, others: int) -> None:
+    """Per-seat mode deals every participant their own hand: a player without
+    bets in the round joins it with a first chip only while fewer than the
+    round's ``max_seats`` (at most ``PER_SEAT_MAX``, the deck's 22) ``others``
+    hold bets in it, else ``round_full``. Shared mode has no limit. Counting the
+    round's players with bets at every chip keeps the limit true when betting
+    closes, so ``decide_close_betting`` never meets more hands than the deck has."""
+    config = config_of(state)
+    limit = min(config.max_seats, PER_SEAT_MAX)
+    if config.hand_mode == "per_seat" and not player.chips and others >= limit:
+        raise RoundFull(participants=others, limit=limit)
+
+
+def betting_not_closed(state: RoundState, now: str) -> bool:
+    """Bets of this round are not yet confirmed: its betting window is open, or
+    paused with time left on it (it resumes with that time)."""
+    if state.phase != BETTING or state.closed or state.voided:
+        return False
+    if state.paused:
+        return (state.paused_remaining_ms or 0) > 0
+    return before(now, state.deadline)
+
+
+def decide_leave(state: RoundState, player: PlayerState, *, now: str) -> list[Event]:
+    """The player gives up their seat. Seed 000 (Place Bets): leaving while
+    betting time remains "will be interpreted as leaving the game, and your bets
+    will therefore be declined for that particular game round". So while
+    betting has not closed every chip is removed (``house_bet.removed``, reason
+    ``leave``, its holds voided) and a per-seat round has the place free. Once
+    betting closed nothing changes: "A round, once bets close, proceeds whether
+    or not a player stays connected" (RULES.md), the wagers stay in play."""
+    if not player.chips or not betting_not_closed(state, now):
+        return []
+    removed = BetRemoved(tuple(c.hold_id for c in player.chips), "leave", totals=player.totals())
+    return [removed.event(player.player_id)]
 
 
 def decide_undo(state: RoundState, player: PlayerState, *, now: str) -> BetOutcome:

@@ -92,6 +92,9 @@ def decide_close_betting(
     if not participants:
         return [*events, RoundClosed(now, "no_bets").event()]
     if config.hand_mode == "per_seat" and len(participants) > PER_SEAT_MAX:
+        # Unreachable through the services: a first chip beyond the round's hands is
+        # refused (``commands.check_room``) and a seat given up before betting closes
+        # takes its bets back (``commands.decide_leave``). Kept as the deck's guard.
         raise TableFull(participants=len(participants))
     if len({c.index for c in deck}) != len(deck):
         raise InvalidCards("the deck has duplicate cards")

@@ -74,4 +74,8 @@ class TableFull(RoundError, code="table_full"):
     """Per-seat mode: the deck limits the seats."""
 
 
+class RoundFull(RoundError, code="round_full"):
+    """Per-seat mode: the round already deals as many own hands as it has (its seats, at most the deck's 22)."""
+
+
 class InvalidChip(RoundError, code="invalid_chip", http_status=400): ...

@@ -366,7 +366,8 @@ class BetPlaced(HouseEvent):
 @dataclass(frozen=True, slots=True)
 class BetRemoved(HouseEvent):
     """Holds released. ``undo`` records the chip's ``spot`` and ``amount``,
-    ``clear`` the ``totals`` cleared (the other fields are ``None``)."""
+    ``clear`` and ``leave`` (the player gave up the seat before betting closed)
+    the ``totals`` removed (the other fields are ``None``)."""
 
     type: ClassVar[str] = BET_REMOVED
     hold_ids: tuple[str, ...]

@@ -18,9 +18,10 @@ from typing import Any
 from django.db import transaction
 
 from casino.responsible_gaming import assert_may_wager
-from games.house.models import HouseTable, PlayerRound
+from games.house.models import HouseRound, HouseTable, PlayerRound
 from games.house.round.commands import (
     BetOutcome,
+    check_room,
     decide_clear,
     decide_decision,
     decide_double,
@@ -30,7 +31,7 @@ from games.house.round.commands import (
 )
 from games.house.round.errors import NotInRound, NotSeated, WrongPhase
 from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
-from games.house.round.state import PlayerState
+from games.house.round.state import PlayerState, RoundState, config_of
 from games.house.services.rounds import TableTick
 from games.house.store import (
     Accounts,
@@ -41,6 +42,7 @@ from games.house.store import (
     read_command,
     remember_player,
     save_player,
+    seat_and_bettors,
     state_from_json,
     tick_and_waiting,
 )
@@ -105,6 +107,8 @@ def _bet_command(
         balance = accounts.balance
         outcome: BetOutcome = decide(state, player, balance)
         changed: PlayerState | None = None
+        if any(event.type == BET_PLACED for event in outcome.events):
+            _check_room(table_id=table_id, round_row=round_row, state=state, player=player)
         if outcome.events:
             money = _bet_money(outcome.events, accounts)
             new_stake = sum(hold[4] for hold in money.open_holds)
@@ -126,6 +130,19 @@ def _bet_command(
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
         save_player(row, changed, idempotency_key, result.as_json(), now)
         return result
+
+
+def _check_room(*, table_id: int, round_row: HouseRound, state: RoundState, player: PlayerState) -> None:
+    """A chip in a per-seat round: the seat is read again (and held: a leave
+    waits for this command, then returns the chip) and the round's players with
+    bets counted (``check_room``: ``round_full``). Per-seat tables only: a shared
+    table has no limit, and its bet path keeps its one context query."""
+    if config_of(state).hand_mode != "per_seat":
+        return
+    seated, others = seat_and_bettors(table_id=table_id, round_row=round_row, player_id=player.player_id)
+    if not seated:
+        raise NotSeated(table_id=table_id)
+    check_room(state, player, others=others)
 
 
 def _bet_money(events: list[Event], accounts: Accounts) -> Money:

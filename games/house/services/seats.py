@@ -6,9 +6,13 @@ player's request) refuses a second seat (``already_seated``) and serialises one
 player's joins on their user row so the table count cannot race; ``assign_seat``
 (the numbering and the limits, also used by the demo and the certification
 harness) is idempotent; ``one_seat_per_table`` is the database's last guard.
+``leave_table`` returns the player's bets of a round whose betting has not
+closed (seed 000), so a per-seat round never deals more hands than its seats.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -16,8 +20,11 @@ from django.db import IntegrityError, transaction
 
 from casino.errors import Conflict, NotFound
 from games.house.models import HouseTable, PlayerRound, TableSeat
+from games.house.round.commands import decide_leave
 from games.house.round.errors import NotInRound, NotSeated, TableFull
+from games.house.round.events import BetRemoved
 from games.house.round.state import PER_SEAT_MAX
+from games.house.store import Money, commit, iso, load_round, lock_leaving_player, state_from_json
 from games.pacing import lock_table
 
 
@@ -60,14 +67,41 @@ def take_seat(*, table_id: int, player_id: int) -> TableSeat:
         raise AlreadySeated(table_id=table_id) from None
 
 
-@transaction.atomic
-def leave_table(*, table_id: int, player_id: int) -> None:
-    """Give up the seat. Wagers already placed in a running round stay in play
-    (a round proceeds whether or not the player stays, RULES.md)."""
-    get_table(table_id=table_id)
-    deleted, _ = TableSeat.objects.filter(table_id=table_id, player_id=player_id).delete()
-    if not deleted:
-        raise NotSeated(table_id=table_id)
+def leave_table(*, table_id: int, player_id: int, now: datetime) -> None:
+    """Give up the seat. Before betting closes the player's bets of the round
+    are declined and returned (seed 000, ``decide_leave``: ``house_bet.removed``
+    reason ``leave``, the holds voided through the ledger as a CLEAR's are), so
+    a seat given up during betting frees its place in a per-seat round; after
+    betting closed the wagers stay in play (RULES.md: a round proceeds whether
+    or not the player stays). Refusals: ``table_not_found``, ``not_seated``.
+
+    Locks as the bet path does (the player's round row, then the round shared),
+    then deletes the seat, which waits for a chip in flight on a per-seat table
+    (it holds the seat row: ``store.seat_and_bettors``); the round and the
+    player's bets are read after that, so the chip is returned too."""
+    with transaction.atomic():
+        get_table(table_id=table_id)
+        lock_leaving_player(table_id=table_id, player_id=player_id)
+        deleted, _ = TableSeat.objects.filter(table_id=table_id, player_id=player_id).delete()
+        if not deleted:
+            raise NotSeated(table_id=table_id)
+        leaving = lock_leaving_player(table_id=table_id, player_id=player_id)
+        if leaving is None:
+            return
+        round_row, row = leaving
+        if row is None:
+            return
+        state = load_round(round_row.round_id)
+        events = decide_leave(state, state_from_json(player_id, row.state), now=iso(now))
+        if not events:
+            return
+        removed = events[0]
+        money = Money(settle_holds=[(hold_id, 0, removed) for hold_id in BetRemoved.from_data(removed.data).hold_ids])
+        commit(
+            round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
+            idempotency_key=f"round:{round_row.round_id}:leave:{player_id}:{row.stream_version}",
+            actor=f"user:{player_id}", now=now,
+        )  # fmt: skip
 
 
 def require_seat(*, table_id: int, player_id: int) -> TableSeat:
@@ -86,7 +120,7 @@ class TooManyTables(NotInRound, code="too_many_tables"):
 def tables_in_play(*, player_id: int) -> set[int]:
     """The tables the player plays at (RULES.md: at most 4 at once): those where
     they hold a seat, and those where a round still holds their wagers (a seat
-    given up mid-round leaves its wagers in play until the round ends)."""
+    given up after betting closed leaves its wagers in play until the round ends)."""
     seated = set(TableSeat.objects.filter(player_id=player_id).values_list("table_id", flat=True))
     wagering = PlayerRound.objects.filter(player_id=player_id, status="betting", staked__gt=0)
     return seated | set(wagering.values_list("round__table_id", flat=True))

@@ -49,6 +49,14 @@ class InvalidTableIdentity(DomainError, code="invalid_table_identity"):
     """Code, game or currency of a new table is unusable (code taken, unknown game or currency)."""
 
 
+class TableIdentityFixed(DomainError, code="table_identity_fixed", http_status=409):
+    """A table's code, game and currency are fixed when it is created (its game numbers, house and pool accounts)."""
+
+
+# Not configuration: fixed at creation (``create_table``).
+IDENTITY_FIELDS = ("code", "game", "currency")
+
+
 class ConfigChangedMeanwhile(DomainError, code="config_changed_meanwhile", http_status=409):
     """Another change was saved since the form was loaded; reload and redo it."""
 
@@ -173,9 +181,14 @@ def configure_table(
     ``None`` and nothing written when nothing differs. ``expected_version``: the
     version the operator's form showed; another version saved since is refused
     (``config_changed_meanwhile``) rather than silently overwritten. Invalid
-    configurations are refused (``invalid_table_config``) and change nothing."""
+    configurations are refused (``invalid_table_config``) and change nothing, and
+    so is a new code, game or currency (``table_identity_fixed``): never, so not
+    while a round is open or anyone is seated either."""
     with transaction.atomic():
         table = pacing.lock_table(HouseTable, table_id)
+        fixed = sorted(name for name in IDENTITY_FIELDS if name in config and config[name] != getattr(table, name))
+        if fixed:
+            raise TableIdentityFixed(table=table.code, fields=fixed)
         if expected_version is not None and expected_version != table.config_version:
             raise ConfigChangedMeanwhile(
                 table=table.code, expected_version=expected_version, version=table.config_version

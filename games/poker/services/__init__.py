@@ -3,7 +3,9 @@
 - ``tables``: the table's accounts, row lock, phase and deadline, hand reads;
 - ``seats``: sit down, add money, stand up, sit out and in, freeing seats;
 - ``hands``: dealing, the players' actions, the dealer's step, the sweeper;
-- ``operator``: pause, resume and void a hand (malfunction).
+- ``operator``: pause, resume and void a hand (malfunction);
+- ``configure``: the operator's edits of a table's settings (the currency only
+  while nobody is seated and no hand is open).
 
 Pacing (game numbers, the row lock, scheduling the next step, the sweep loop)
 comes from ``games.pacing``, shared with the house-banked tables. Callers use
@@ -12,6 +14,7 @@ the package: ``from games.poker import services``.
 
 from __future__ import annotations
 
+from games.poker.services.configure import check_currency_change, update_table
 from games.poker.services.hands import ActResult, act, advance_table, hand_config, rake_rule, sweep
 from games.poker.services.operator import (
     HandControlResult,
@@ -45,6 +48,7 @@ __all__ = [
     "SeatResult",
     "act",
     "advance_table",
+    "check_currency_change",
     "engine_events",
     "free_expired_seats",
     "get_table",
@@ -64,5 +68,6 @@ __all__ = [
     "stand_up",
     "sweep",
     "top_up",
+    "update_table",
     "void_hand",
 ]

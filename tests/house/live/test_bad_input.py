@@ -131,7 +131,8 @@ def test_seats_a_second_seat_and_a_fifth_table_are_refused() -> None:
 
 def test_a_seat_given_up_mid_round_counts_until_its_wagers_are_settled() -> None:
     """RULES.md: at most 4 tables at once. Leaving a table whose round holds the
-    player's wagers does not free a table until that round ends."""
+    player's wagers (betting closed: "a round, once bets close, proceeds") does
+    not free a table until that round ends."""
     tables = [fast_table("uth", betting_seconds=60) for _ in range(5)]
     player = make_player()
     client = client_for(player)
@@ -140,13 +141,31 @@ def test_a_seat_given_up_mid_round_counts_until_its_wagers_are_settled() -> None
     tick: Any = start_table(table_id=tables[0].pk, now=timezone.now())
     chip = post(client, f"/api/tables/{tables[0].pk}/bets/chip/", {"spot": "ante", "amount": 100})
     assert chip.status_code == 200, chip.content
+    tick = advance_table(table_id=tables[0].pk, expected_seq=tick.phase_seq, now=tick.deadline)  # betting closes
     assert client.post(f"/api/tables/{tables[0].pk}/leave/").status_code == 204
     refused(lambda: post(client, f"/api/tables/{tables[4].pk}/join/"), 409, "too_many_tables")
-    assert tick.deadline is not None  # the round plays on without the seat and settles
-    while tick is not None and tick.phase not in ("between", "idle"):
+    while tick is not None and tick.phase not in ("between", "idle"):  # the round plays on without the seat
         assert tick.deadline is not None
         tick = advance_table(table_id=tables[0].pk, expected_seq=tick.phase_seq, now=tick.deadline)
     assert post(client, f"/api/tables/{tables[4].pk}/join/").status_code == 201
+
+
+def test_leaving_during_betting_returns_the_bets_and_frees_the_table() -> None:
+    """Seed 000: leaving while betting time remains, "your bets will therefore be
+    declined for that particular game round"."""
+    tables = [fast_table("uth", betting_seconds=60) for _ in range(5)]
+    player = make_player(funds=10_000)
+    client = client_for(player)
+    for table in tables[:4]:
+        assert post(client, f"/api/tables/{table.pk}/join/").status_code == 201
+    start_table(table_id=tables[0].pk, now=timezone.now())
+    chip = post(client, f"/api/tables/{tables[0].pk}/bets/chip/", {"spot": "ante", "amount": 100})
+    assert chip.json()["balance"] == 10_000 - 200  # the Ante and its Ante Plus
+    assert client.post(f"/api/tables/{tables[0].pk}/leave/").status_code == 204
+    assert client.get("/api/wallet/?currency=EUR").json()["balance"] == 10_000
+    assert post(client, f"/api/tables/{tables[4].pk}/join/").status_code == 201
+    refused(lambda: post(client, f"/api/tables/{tables[0].pk}/bets/chip/", {"spot": "ante", "amount": 100}), 409,
+            "not_seated")  # fmt: skip
 
 
 def test_unauthenticated_and_cross_player_access(betting) -> None:
