@@ -278,7 +278,7 @@ def act(
     ``poker_over_stack``, ``poker_not_fixed_limit_size``,
     ``poker_player_folded``, ...) and ``poker_not_seated``, ``poker_no_hand``,
     ``poker_hand_paused``, ``poker_hand_voided``, ``poker_not_in_hand``,
-    ``poker_invalid_action``."""
+    ``poker_invalid_action``, ``deck_mismatch`` (``games.fairness``)."""
     if action not in {a.value for a in Action}:
         raise InvalidAction(action=str(action))
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):
