@@ -1,5 +1,6 @@
 """Operator admin for house-banked rounds: search by game number, table,
-player and time; the event timeline with the replayed state beside each event;
+player and time; the event timeline with the replayed state beside each event
+(a round's sealed deck shows as sealed: ``ledger.confidential``);
 pause, resume and void with a reason (void asks for confirmation). Every
 action is recorded as an ``operator.action`` event with the operator's identity
 and runs the rounds' own services (``games.house.services.rounds``)."""
@@ -23,6 +24,7 @@ from games.house.models import HouseRound
 from games.house.round.state import RoundState, apply_round
 from games.house.services import dealer
 from games.house.store import round_stream
+from ledger.confidential import redacted
 from ledger.services import read_stream
 
 ACTIONS = ("pause", "resume", "void")
@@ -90,7 +92,8 @@ class RoundControlAdmin(admin.ModelAdmin):
             state = apply_round(state, event)
             rows.append(
                 (event.version, event.type, event.recorded_at.isoformat(),
-                 json.dumps(event.data, sort_keys=True)[:600], json.dumps(state_summary(state)))
+                 json.dumps(redacted(event.type, event.data), sort_keys=True)[:600],
+                 json.dumps(state_summary(state)))
             )  # fmt: skip
         body = format_html_join(
             "", "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>", rows

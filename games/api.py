@@ -1,14 +1,15 @@
 """The REST pieces every game family's player API shares (interface layer):
 the idempotency key header, parsing a JSON body and its fields with exact
 error codes, query integers, rendering a service result, the play throttle,
-and the free-form object of the OpenAPI schema. Every refusal is a
+and the OpenAPI schema's shared shapes (the error answers, a free-form object,
+a deal's fairness answer). Every refusal is a
 ``DomainError`` rendered by ``casino.api.exception_handler``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.throttling import UserRateThrottle
@@ -103,5 +104,46 @@ def query_int(request: Request, name: str, default: int, *, maximum: int) -> int
     return value
 
 
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
+    message = serializers.CharField()
+    details = serializers.DictField(required=False, help_text="Facts about the refusal (e.g. the limit).")
+
+
+class ErrorBody(serializers.Serializer):
+    error = ErrorDetail()
+
+
+def errors(**codes: str) -> dict[int, OpenApiResponse]:
+    """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
+    documented with the codes it may carry. 401 is added."""
+    documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
+    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
+    return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
+
+
 class AnyObject(serializers.Serializer):
     """A JSON object whose fields this schema does not list."""
+
+
+class DealtCardSchema(serializers.Serializer):
+    position = serializers.IntegerField(min_value=0, max_value=51, help_text="Deck position, 0 = the top card.")
+    card = serializers.CharField(help_text="Two-character code, e.g. As, Td, 2c.")
+    to = serializers.CharField(
+        help_text="Who got it: house shared, player:<id>, dealer, board; poker seat:<n>, burn, board."
+    )
+    slot = serializers.IntegerField(min_value=0, help_text="Its place in that hand, board or burn pile.")
+
+
+class FairnessAnswer(serializers.Serializer):
+    """A deal's fairness answer (docs/fairness.md): the commitment always; the
+    salt, deck and deal order only once the round or hand has ended."""
+
+    game_number = serializers.CharField()
+    algorithm = serializers.ChoiceField(choices=["sha256"])
+    commitment = serializers.CharField(help_text='SHA-256 hex of the UTF-8 text "<salt>:<deck>".')
+    salt = serializers.CharField(required=False, help_text="64 lowercase hex digits (once ended).")
+    deck = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The 52 cards, top first (once ended)."
+    )
+    deal_order = DealtCardSchema(many=True, required=False, help_text="Each deck position dealt (once ended).")

@@ -24,5 +24,6 @@ urlpatterns: list[Any] = [
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
+    path("rounds/<str:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
     path("", include("games.poker.api")),
 ]

@@ -1,16 +1,21 @@
 """Read-only admin for the ledger: events, transfers (entries), holds,
 accounts with their statements, seals. Nobody, superusers included, can add,
-change or delete a ledger row here (the database's triggers refuse it too)."""
+change or delete a ledger row here (the database's triggers refuse it too).
+An event's data is shown with its confidential fields (a round's sealed deck,
+``ledger.confidential``) as sealed."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import admin
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import ReadOnlyAdmin
+from ledger.confidential import redacted
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 
 STATEMENT_ROWS = 100
@@ -30,9 +35,13 @@ class EventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="data (JSON)")
     def pretty_data(self, obj: Event) -> SafeString:
-        return format_html("<pre>{}</pre>", json.dumps(obj.data, indent=2, sort_keys=True))
+        return format_html("<pre>{}</pre>", json.dumps(redacted(obj.type, obj.data), indent=2, sort_keys=True))
 
     readonly_fields = ["pretty_data"]
+    exclude = ["data"]  # shown as pretty_data, confidential fields sealed
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [name for name in super().get_readonly_fields(request, obj) if name != "data"]
 
 
 @admin.register(Transfer)

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from games.house.round.events import PLAYER_EVENT_TYPES, PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA, ROUND_EVENT_TYPES
+from games.fairness import SEALED_FIELD
+from games.house.round.events import (
+    PLAYER_EVENT_TYPES,
+    PLAYER_SETTLED,
+    PLAYER_SETTLED_SCHEMA,
+    ROUND_EVENT_TYPES,
+    SHUFFLED,
+)
+from ledger.confidential import register_confidential
 from ledger.upcasting import Data, register_event_type, upcaster
 
 POOL_SEEDED = "house_pool.seeded"
@@ -10,6 +18,7 @@ POOL_SEEDED = "house_pool.seeded"
 for _type in (*ROUND_EVENT_TYPES, *PLAYER_EVENT_TYPES, POOL_SEEDED):
     register_event_type(_type, 1)
 register_event_type(PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA)
+register_confidential(SHUFFLED, SEALED_FIELD)
 
 
 @upcaster(PLAYER_SETTLED, 1)

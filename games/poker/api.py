@@ -20,9 +20,11 @@ from casino.api import request_user
 from games.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
+    FairnessAnswer,
     MalformedAmount,
     PlayThrottle,
     body,
+    errors,
     idempotency_key,
     positive_int,
     query_int,
@@ -193,6 +195,21 @@ class HandReplayView(PokerView):
         return Response(presenters.hand_replay(hand_id=hand_id, viewer_id=player_id))
 
 
+class HandFairnessView(PokerView):
+    """A hand's provably-fair deal (docs/fairness.md), for any player: the
+    commitment published before the blinds; once the hand is over (or voided)
+    also the salt, the deck and which deck position went to whom."""
+
+    @extend_schema(
+        responses={
+            200: FairnessAnswer,
+            **errors(r404="poker_hand_not_found", r409="deal_not_committed (dealt before commitments)"),
+        }
+    )
+    def get(self, request: Request, hand_id: str) -> Response:
+        return Response(presenters.hand_fairness(hand_id=hand_id))
+
+
 urlpatterns: list[Any] = [
     path("poker/tables/", PokerTableListView.as_view(), name="poker-tables"),
     path("poker/tables/<int:table_id>/", PokerTableView.as_view(), name="poker-table"),
@@ -205,4 +222,5 @@ urlpatterns: list[Any] = [
     path("poker/hands/", HandListView.as_view(), name="poker-hands"),
     path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
     path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),
+    path("poker/hands/<str:hand_id>/fairness/", HandFairnessView.as_view(), name="poker-hand-fairness"),
 ]

@@ -60,7 +60,7 @@ class InvalidAction(DomainError, code="poker_invalid_action"):
 
 
 class HandNotFound(NotFound, code="poker_hand_not_found"):
-    """No hand with this id in the caller's history."""
+    """No hand with this id (for a history or replay: none among the caller's hands)."""
 
 
 class HandPaused(Conflict, code="poker_hand_paused"):

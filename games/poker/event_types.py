@@ -1,7 +1,8 @@
 """Event types of poker tables and hands (catalogue: docs/events.md, "Poker table" and "Poker hand").
 
 Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
-(``games.poker.engine.events``) plus the dealer's own: the shuffled deck, each
+(``games.poker.engine.events``) plus the dealer's own: the shuffled deck
+(its commitment, and the salt and deck sealed: ``games.fairness``), each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
 the seat events.
@@ -9,8 +10,10 @@ the seat events.
 
 from __future__ import annotations
 
+from games.fairness import SEALED_FIELD, sealed_in_clear
 from games.poker.engine.events import EVENT_TYPES as ENGINE_EVENT_TYPES
-from ledger.upcasting import register_event_type
+from ledger.confidential import register_confidential
+from ledger.upcasting import Data, register_event_type, upcaster
 
 SAT_DOWN = "poker_table.sat_down"
 TOPPED_UP = "poker_table.topped_up"
@@ -33,6 +36,19 @@ OPERATOR_EVENT_TYPES = (PAUSED, RESUMED, VOIDED)
 
 for _type in (*TABLE_EVENT_TYPES, *DEALER_EVENT_TYPES, *OPERATOR_EVENT_TYPES, *ENGINE_EVENT_TYPES):
     register_event_type(_type, 1)
+# Schema 2: the deck committed and sealed (games.fairness) instead of in the clear.
+SHUFFLED_SCHEMA = 2
+register_event_type(SHUFFLED, SHUFFLED_SCHEMA)
+register_confidential(SHUFFLED, SEALED_FIELD)
+
+
+@upcaster(SHUFFLED, 1)
+def _shuffled_v1_to_v2(data: Data) -> Data:
+    """v1 kept the ``deck`` in the clear, with no salt or commitment: upcast,
+    it is a deck sealed in the clear with ``"commitment": None`` (nothing to
+    verify; ``deal_not_committed``)."""
+    rest = {key: value for key, value in data.items() if key != "deck"}
+    return {"commitment": None, SEALED_FIELD: sealed_in_clear(data["deck"]), **rest}
 
 
 def table_stream(table_id: int) -> str:

@@ -2,20 +2,26 @@
 
 Redaction (RULES.md; issue 7): a viewer sees their own hole cards, and
 another player's only once that hand is shown at showdown (``HandShown``);
-mucked and folded hands stay hidden for good. The shuffled deck is never
-shown. One function per view, used by every interface.
+mucked and folded hands stay hidden in these views. Of the shuffled deck
+only its commitment is shown; the sealed salt and deck only in
+``hand_fairness``, once the hand is over, and that answer reveals every card
+the deck dealt, folded and mucked hands too (docs/fairness.md). One function
+per view, used by every interface.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from games.fairness import SEALED_FIELD, fairness_answer
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HoleCardsDealt
-from games.poker.engine.hand import HandState, legal_actions, replay
+from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
+from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.tables import PAUSED, engine_events, load_hand
 
@@ -134,6 +140,7 @@ def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
         if state is not None:
             hand_view = {
                 **hand_state_view(state, viewer_id),
+                "commitment": commitment(recorded),
                 "deadline": iso(hand.deadline),
                 "in_time_bank": hand.in_time_bank,
                 "status": hand.status,
@@ -151,11 +158,42 @@ def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
 def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> dict[str, Any] | None:
     """One stored event of a hand stream for a viewer (``None``: not shown at all)."""
     if type_ == et.SHUFFLED:
-        return None  # the deck would give every card away
+        # The commitment only: the sealed deck would give every card away. A
+        # hand dealt before commitments has none, and the event is not shown.
+        return None if data["commitment"] is None else {"type": type_, **redacted_shuffle(data)}
     data = dict(data)
     if type_ == HoleCardsDealt.type and data.get("seat") != viewer_seat:
         data["cards"] = [None for _ in data.get("cards", [])]
     return {"type": type_, **data}
+
+
+def redacted_shuffle(data: dict[str, Any]) -> dict[str, Any]:
+    """``poker_hand.shuffled`` without its sealed salt and deck."""
+    return {key: value for key, value in data.items() if key != SEALED_FIELD}
+
+
+def commitment(recorded: Any) -> str | None:
+    """The hand's published commitment (``None``: dealt before commitments)."""
+    shuffled = next((e for e in recorded if e.type == et.SHUFFLED), None)
+    return shuffled.data["commitment"] if shuffled is not None else None
+
+
+def hand_fairness(*, hand_id: str) -> dict[str, Any]:
+    """The hand's deal as anyone may know it (``games.fairness.fairness_answer``):
+    the commitment; once the hand is complete or voided also the salt, the deck
+    and the deal order. ``poker_hand_not_found``, ``deal_not_committed``."""
+    if not PokerHand.objects.filter(hand_id=hand_id).exists():
+        raise HandNotFound(hand_id=hand_id)
+    state, _, recorded = load_hand(hand_id)
+    shuffled: Mapping[str, Any] = next((e.data for e in recorded if e.type == et.SHUFFLED), {})
+    ended = any(e.type == et.VOIDED for e in recorded) or (state is not None and state.phase is Phase.COMPLETE)
+    return fairness_answer(
+        game_number=hand_id,
+        commitment=shuffled.get("commitment"),
+        sealed_deck=shuffled.get(SEALED_FIELD),
+        ended=ended,
+        deal_order=lambda deck: deal_order(state, deck) if state is not None else [],
+    )
 
 
 def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:

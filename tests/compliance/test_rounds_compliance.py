@@ -29,9 +29,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 def settled_uth_round():
     table = make_table("uth", code="UTH1")
     alice = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
     place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
+    tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=alice, option="call4x", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
     assert tick.phase == "between"
@@ -90,10 +90,10 @@ def test_operator_voids_a_round_in_the_admin_and_reports_show_it(tmp_path: Path)
         "xtreme", code="XTR1", progressives={"reset": {"star": 100_000}, "contribution_bp": {"star": 0}}
     )
     bob = make_player(xtreme)
-    tick = open_round(xtreme)
+    tick = open_round(xtreme, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
     for spot in ("ante", "stax"):
         place_chip(table_id=xtreme.pk, player_id=bob, spot=spot, amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(xtreme, tick, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
+    tick = step(xtreme, tick)
     while tick.phase != "between":
         tick = step(xtreme, tick)
     assert Event.objects.filter(type="house_round.progressive_hit").exists()

@@ -224,7 +224,7 @@ def test_a_change_applies_from_the_next_round_never_to_the_one_in_progress_or_pa
                                                     "player_bonus": {"min": 100, "max": 10_000}},
                        pay_tables={"xtra_bonus": 1, "player_bonus": 1})  # fmt: skip
     alice = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("Ah Ad", dealer="2c 3d", board="As Kh Kd 7c 4s"))
     opened = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}")]
     place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     _operator, client = staff("op", OPERATOR)
@@ -238,7 +238,7 @@ def test_a_change_applies_from_the_next_round_never_to_the_one_in_progress_or_pa
     # The round in progress keeps its limits (100 is below the new minimum) and its pay table.
     place_chip(table_id=table.pk, player_id=alice, spot="player_bonus", amount=100, idempotency_key=key(),
                now=later(tick))  # fmt: skip
-    tick = step(table, tick, shoe_cards=shoe("Ah Ad", dealer="2c 3d", board="As Kh Kd 7c 4s"))
+    tick = step(table, tick)
     while tick.phase != "between":
         tick = step(table, tick)
     [result] = [e.data for e in read_stream(stream_id=f"round-{tick.round_id}-player-{alice}")

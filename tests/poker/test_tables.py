@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 
 from casino.errors import DomainError
+from games.fairness import open_deck
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.engine.rules import Variant, seed_rake_rule
@@ -32,6 +33,7 @@ from tests.poker.tables import (
     snapshot,
     wallet,
 )
+from tools.verify_deal import commitment_of
 
 pytestmark = pytest.mark.django_db
 
@@ -138,7 +140,9 @@ def test_first_button_by_high_card_draw() -> None:
     assert drawn.data["button"] == int(best_seat) == table.button_seat
     # The deck was shuffled for the hand and recorded first.
     assert events[0].type == et.SHUFFLED
-    assert sorted(events[0].data["deck"]) == sorted(deck())
+    salt, dealt_from = open_deck(events[0].data["sealed_deck"])
+    assert sorted(dealt_from) == sorted(deck())
+    assert events[0].data["commitment"] == commitment_of(str(salt), dealt_from)
 
 
 def test_button_moves_each_hand() -> None:

@@ -1,31 +1,13 @@
 """OpenAPI shapes of the play API's answers (documentation only: the views
 render plain data; ``tests/house/live/test_openapi.py`` checks real answers against
-these). Errors share one shape, ``casino.api.exception_handler``'s."""
+these). Errors share one shape, ``casino.api.exception_handler``'s
+(``games.api.errors``)."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from games.house.rules.registry import games
-
-
-class ErrorDetail(serializers.Serializer):
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
-    message = serializers.CharField()
-    details = serializers.DictField(required=False, help_text="Facts about the refusal (e.g. the limit).")
-
-
-class ErrorBody(serializers.Serializer):
-    error = ErrorDetail()
-
-
-def errors(**codes: str) -> dict[int, OpenApiResponse]:
-    """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
-    documented with the codes it may carry. 401 is added."""
-    documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
-    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
-    return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
 
 
 class TableRow(serializers.Serializer):
@@ -51,7 +33,11 @@ class TableRow(serializers.Serializer):
 
 class TableState(serializers.Serializer):
     table = serializers.DictField(help_text="The table row's fields (without the clock fields).")
-    round = serializers.DictField(allow_null=True, help_text="The round in play: cards as revealed so far.")
+    round = serializers.DictField(
+        allow_null=True,
+        help_text="The round in play: cards as revealed so far; commitment, its deal's commitment "
+        "(docs/fairness.md; null for rounds dealt before commitments).",
+    )
     me = serializers.DictField(
         allow_null=True, help_text="This player's bets, call, decisions, options offered now and balance."
     )

@@ -25,8 +25,10 @@ from casino.api import request_user
 from casino.errors import DomainError, NotFound
 from games.api import (
     IDEMPOTENCY_HEADER,
+    FairnessAnswer,
     PlayThrottle,
     body,
+    errors,
     idempotency_key,
     positive_int,
     query_int,
@@ -43,7 +45,7 @@ from ledger.services.money import balance_of, player_accounts
 
 _COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
 _PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
-BET_ERRORS = schemas.errors(
+BET_ERRORS = errors(
     r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
     r403=_PLAYER_403,
     r404="table_not_found",
@@ -51,7 +53,7 @@ BET_ERRORS = schemas.errors(
     "nothing_to_undo, nothing_to_repeat, already_doubled, round_full (per-seat), idempotency_key_reused",
     r429="throttled",
 )
-DECISION_ERRORS = schemas.errors(
+DECISION_ERRORS = errors(
     r400=f"{_COMMAND_400}, option_not_offered, decision_after_call",
     r403=_PLAYER_403,
     r404="table_not_found",
@@ -97,7 +99,7 @@ class TableListView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: schemas.TableRow(many=True), **schemas.errors()})
+    @extend_schema(responses={200: schemas.TableRow(many=True), **errors()})
     def get(self, request: Request) -> Response:
         now = timezone.now()
         return Response(table_summaries(list(HouseTable.objects.order_by("code")), now))
@@ -108,7 +110,7 @@ class TableDetailView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: schemas.TableState, **schemas.errors(r404="table_not_found")})
+    @extend_schema(responses={200: schemas.TableState, **errors(r404="table_not_found")})
     def get(self, request: Request, table_id: int) -> Response:
         table = seating.get_table(table_id=table_id)
         return Response(
@@ -125,7 +127,7 @@ class JoinView(APIView):
         request=None,
         responses={
             201: schemas.Seat,
-            **schemas.errors(r404="table_not_found", r409="already_seated, too_many_tables, table_full, table_closed"),
+            **errors(r404="table_not_found", r409="already_seated, too_many_tables, table_full, table_closed"),
         },
     )
     def post(self, request: Request, table_id: int) -> Response:
@@ -139,7 +141,7 @@ class LeaveView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={204: None, **schemas.errors(r404="table_not_found", r409="not_seated")})
+    @extend_schema(request=None, responses={204: None, **errors(r404="table_not_found", r409="not_seated")})
     def post(self, request: Request, table_id: int) -> Response:
         seating.leave_table(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(status=204)
@@ -270,7 +272,7 @@ class WalletView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False)],
-        responses={200: schemas.Wallet, **schemas.errors(r400="unknown_currency")},
+        responses={200: schemas.Wallet, **errors(r400="unknown_currency")},
     )
     def get(self, request: Request) -> Response:
         currency = request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY
@@ -295,7 +297,7 @@ class AccountHistoryView(APIView):
             OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
             OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
         ],
-        responses={200: schemas.HistoryPage, **schemas.errors(r400="invalid_query")},
+        responses={200: schemas.HistoryPage, **errors(r400="invalid_query")},
     )
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
@@ -313,7 +315,7 @@ class GameHistoryView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: schemas.GameRecall, **schemas.errors(r404="game_not_found")})
+    @extend_schema(responses={200: schemas.GameRecall, **errors(r404="game_not_found")})
     def get(self, request: Request, game_number: str) -> Response:
         player_id = request_user(request).pk
         # A player recalls only games they played: others' stakes are not theirs to see.
@@ -326,6 +328,23 @@ class GameNotFound(NotFound, code="game_not_found"):
     """No game with this number in the caller's history."""
 
 
+class RoundFairnessView(APIView):
+    """A round's provably-fair deal (docs/fairness.md), for any player: the
+    commitment published when it opened; once it has ended (or was voided) also
+    the salt, the deck and which deck position went to whom."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={
+            200: FairnessAnswer,
+            **errors(r404="round_not_found", r409="deal_not_committed (dealt before commitments)"),
+        }
+    )
+    def get(self, request: Request, game_number: str) -> Response:
+        return Response(presenters.round_fairness(game_number=game_number))
+
+
 # --- chat -------------------------------------------------------------------------------------------
 
 
@@ -335,7 +354,7 @@ class ChatView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: schemas.ChatLine(many=True), **schemas.errors(r404="table_not_found")})
+    @extend_schema(responses={200: schemas.ChatLine(many=True), **errors(r404="table_not_found")})
     def get(self, request: Request, table_id: int) -> Response:
         seating.get_table(table_id=table_id)
         return Response(chat.recent_chat(table_id=table_id, viewer_id=request_user(request).pk))
@@ -344,7 +363,7 @@ class ChatView(APIView):
         request=ChatBody,
         responses={
             201: schemas.ChatLine,
-            **schemas.errors(
+            **errors(
                 r400="parse_error, invalid_field, invalid_chat_message",
                 r404="table_not_found",
                 r409="not_seated",

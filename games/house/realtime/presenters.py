@@ -6,10 +6,14 @@
   tell everyone / its own player, for the realtime relay.
 - ``game_history(game_number=, player_id=)``: the full recall of a finished round.
 - ``account_history(player_id=)``: the per-player-round rows.
+- ``round_fairness(game_number=)``: the deal's commitment, and once the round
+  is over its salt, deck and deal order (docs/fairness.md).
 
 Face-down cards (the dealer's hole cards, board cards not yet revealed) are
-never in any output before their ``house_round.cards_revealed`` event; the deck
-beyond the dealt cards is never stored at all.
+never in any output before their ``house_round.cards_revealed`` event; the
+round's sealed salt and deck (``house_round.shuffled``) never before the round
+is over, and then only in ``round_fairness``: everything else shows its
+commitment alone.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from games.fairness import fairness_answer
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
+from games.house.round.dealer import deal_order
+from games.house.round.errors import RoundNotFound
 from games.house.round.events import (
     CARDS_DEALT,
     DECISION_MADE,
@@ -27,7 +34,9 @@ from games.house.round.events import (
     PLAYER_EVENT_TYPES,
     PLAYER_SETTLED,
     ROUND_EVENT_TYPES,
+    SHUFFLED,
     WAGER_SETTLED,
+    CardsDealt,
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
@@ -106,6 +115,8 @@ def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = N
         # Betting light: green until ``warning_at``, yellow until ``deadline``, then red (closed).
         "warning_at": _warning_at(state),
         "participants": len(state.participants),
+        # Public from the round's opening (None: opened before deals were committed).
+        "commitment": state.commitment,
         "cards": _visible_cards(state, viewer_id),
         "wheel_spin": state.wheel_spin,
     }
@@ -156,6 +167,8 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
     elif kind == CARDS_DEALT:
         shared = any(card["to"] == "shared" for card in data["cards"])
         payload = _redact_dealt(data, viewer_id, shared)
+    elif kind == SHUFFLED:
+        payload = {"commitment": data["commitment"]}  # the sealed salt and deck: round_fairness, once it is over
     else:
         payload = dict(data)
     return {"type": kind, "stream_version": getattr(event, "version", None), "data": payload}
@@ -212,6 +225,25 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
             "balance_after": row.balance_after if row else None,
         }
     return history
+
+
+def round_fairness(*, game_number: str) -> dict[str, Any]:
+    """The round's deal as anyone may know it (``games.fairness.fairness_answer``):
+    the commitment; once the round is closed (settled, voided, or no bets) the
+    salt, the deck and the deal order. ``round_not_found``, ``deal_not_committed``."""
+    round_id = HouseRound.objects.filter(game_number=game_number).values_list("round_id", flat=True).first()
+    if round_id is None:
+        raise RoundNotFound(game_number=game_number)
+    events = read_stream(stream_id=round_stream(round_id))
+    state = replay_round(events)
+    dealt = next((CardsDealt.from_data(e.data) for e in events if e.type == CARDS_DEALT), None)
+    return fairness_answer(
+        game_number=game_number,
+        commitment=state.commitment,
+        sealed_deck=state.sealed_deck,
+        ended=state.closed,
+        deal_order=lambda deck: deal_order(dealt) if dealt is not None else [],
+    )
 
 
 WAGER_FIELDS = ("wager", "stake", "outcome", "returned", "rounding_kept", "hand")

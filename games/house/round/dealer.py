@@ -5,9 +5,12 @@ resume and void. Each ``decide_*`` validates and returns the events to append
 returns nothing. Pure: ``now`` (ISO text), the shuffled deck and the wheel draw
 are inputs.
 
-All cards of a round are dealt when betting closes (player hands face up, dealer
-and board face down) and board/dealer cards are *revealed* street by street, so
-the deck needs no storage between steps; redaction (``games.house.realtime.presenters``)
+The deck is shuffled when the round opens, before any bet, and recorded in
+``house_round.shuffled`` with its public commitment and the salt and deck
+sealed (docs/fairness.md; the sealing is the services', opaque here). All cards
+of a round are dealt from that deck when betting closes (player hands face up,
+dealer and board face down), in deck order, and board/dealer cards are
+*revealed* street by street; redaction (``games.house.realtime.presenters``)
 never shows a face-down card before its ``cards_revealed`` event.
 """
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.cards.cards import Card, parse_card
+from games.cards.deal import DealtCard
 from games.house.round.errors import RoundPaused, TableFull, WrongPhase
 from games.house.round.events import (
     BettingWindowClosed,
@@ -26,6 +30,7 @@ from games.house.round.events import (
     CardsRevealed,
     DecisionMade,
     DecisionWindowOpened,
+    DeckShuffled,
     Event,
     Paused,
     PlayerSettled,
@@ -64,14 +69,16 @@ from games.house.rules.definitions import (
 from games.house.rules.registry import pay_table
 
 
-def decide_open(config: RoundConfig, *, now: str) -> list[Event]:
-    """Open a round: betting window from ``now`` for ``betting_seconds``."""
+def decide_open(config: RoundConfig, *, now: str, commitment: str, sealed_deck: Mapping[str, Any]) -> list[Event]:
+    """Open a round: betting window from ``now`` for ``betting_seconds``, and the
+    deck it will be dealt from, already shuffled: ``commitment`` public from now
+    on, ``sealed_deck`` (salt and deck, sealed by the caller) kept for the deal."""
     opened = config.opened(
         opened_at=now,
         betting_deadline=plus_seconds(now, config.betting_seconds),
         warning_at=plus_seconds(now, config.betting_seconds - config.warning_seconds),
     )
-    return [opened.event()]
+    return [opened.event(), DeckShuffled(commitment, sealed_deck).event()]
 
 
 def decide_close_betting(
@@ -83,7 +90,10 @@ def decide_close_betting(
     seats: Mapping[int, int | None] | None = None,
 ) -> list[Event]:
     """Betting window over: record the participants (players with bets), deal every
-    card of the round, and open the first decision window (or close an empty round)."""
+    card of the round from the top of ``deck`` (the round's committed deck), and
+    open the first decision window (or close an empty round). ``cards_dealt``
+    lists the cards in the order they leave the deck: its i-th card is deck
+    position i (``deal_order``)."""
     _require(state, BETTING)
     config = config_of(state)
     participants = sorted(pid for pid, p in players.items() if p.chips)
@@ -113,6 +123,12 @@ def decide_close_betting(
     for event in events:
         interim = apply_round(interim, event)
     return events + _next_street(interim, players, now=now, after=None, pause=config.deal_pause_seconds)
+
+
+def deal_order(dealt: CardsDealt) -> list[DealtCard]:
+    """Which deck position went to whom: ``decide_close_betting`` deals the deck
+    from the top in the order ``cards_dealt`` lists the cards."""
+    return [DealtCard(position, card.card, card.to, card.position) for position, card in enumerate(dealt.cards)]
 
 
 # Board cards visible when a street's decision is taken (all three games).

@@ -7,7 +7,7 @@ the docstring as the message, and these have always answered with their code.
 
 from __future__ import annotations
 
-from casino.errors import DomainError
+from casino.errors import DomainError, NotFound
 
 
 class RoundError(DomainError, code="round_error", http_status=409): ...
@@ -79,3 +79,7 @@ class RoundFull(RoundError, code="round_full"):
 
 
 class InvalidChip(RoundError, code="invalid_chip", http_status=400): ...
+
+
+class RoundNotFound(NotFound, code="round_not_found"):
+    """No round with this game number."""

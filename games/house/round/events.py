@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Self, Union, get_args, get_origin, get_type_hi
 
 # Event types.
 OPENED = "house_round.opened"
+SHUFFLED = "house_round.shuffled"
 BETTING_CLOSED = "house_round.betting_closed"
 CARDS_DEALT = "house_round.cards_dealt"
 WINDOW_OPENED = "house_round.decision_window_opened"
@@ -50,6 +51,7 @@ PLAYER_VOIDED = "house_player.voided"
 
 ROUND_EVENT_TYPES = (
     OPENED,
+    SHUFFLED,
     BETTING_CLOSED,
     CARDS_DEALT,
     WINDOW_OPENED,
@@ -211,6 +213,18 @@ class RoundOpened(HouseEvent):
     opened_at: str
     betting_deadline: str
     warning_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeckShuffled(HouseEvent):
+    """The deck the round is dealt from, shuffled when it opens, before any bet
+    (docs/fairness.md): ``commitment`` is public from now on; ``sealed_deck``
+    holds the salt and the deck as ``games.fairness.seal_deck`` sealed them
+    (opaque here), never shown before the round is over."""
+
+    type: ClassVar[str] = SHUFFLED
+    commitment: str
+    sealed_deck: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +451,7 @@ EVENT_CLASSES: dict[str, type[HouseEvent]] = {
     cls.type: cls
     for cls in (
         RoundOpened,
+        DeckShuffled,
         BettingWindowClosed,
         CardsDealt,
         DecisionWindowOpened,

@@ -33,6 +33,7 @@ from games.house.round.events import (
     RESUMED,
     ROUND_CLOSED,
     SETTLED,
+    SHUFFLED,
     VOIDED_EVENT,
     WHEEL_SPUN,
     WINDOW_OPENED,
@@ -203,6 +204,10 @@ class RoundState:
     phase_seq: int = 0
     opened_at: str = ""
     deadline: str | None = None
+    # The deal's commitment (public) and sealed salt and deck (games.fairness);
+    # None in rounds opened before deals were committed.
+    commitment: str | None = None
+    sealed_deck: Mapping[str, Any] | None = None
     participants: tuple[int, ...] = ()
     seats: Mapping[int, int] = field(default_factory=dict)
     hands: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "shared" or "player:{id}"
@@ -240,6 +245,8 @@ def apply_round(state: RoundState, event: Event | Any) -> RoundState:
             opened_at=data["opened_at"],
             deadline=data["betting_deadline"],
         )
+    if kind == SHUFFLED:
+        return replace(state, commitment=data["commitment"], sealed_deck=data["sealed_deck"])
     if kind == BETTING_CLOSED:
         seats = {int(k): v for k, v in data.get("seats", {}).items() if v is not None}
         return replace(state, participants=tuple(data["participants"]), seats=seats, deadline=None)

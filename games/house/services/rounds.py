@@ -18,8 +18,9 @@ from django.db import transaction
 from casino.collector import collector_paused
 from casino.errors import DomainError
 from games import pacing
-from games.cards.cards import Card
+from games.cards.cards import Card, parse_card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
+from games.fairness import committed_deck, shuffle_and_commit
 from games.house.event_types import POOL_SEEDED
 from games.house.models import HouseRound, HouseTable, TableSeat
 from games.house.round.dealer import (
@@ -55,6 +56,7 @@ from ledger.services import balance_of, ensure_account, house_account
 IDLE = "idle"
 BETWEEN = "between"
 PAUSED = "paused"
+SHOE_UNUSED = "a scripted shoe is the deck of the round a call opens (its deck is committed then); this call opens none"
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,9 @@ def _set_table(table: HouseTable, *, phase: str, deadline: datetime | None, roun
     )
 
 
-def _open_round(table: HouseTable, now: datetime) -> None:
+def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Sequence[Card] | None) -> None:
+    """Open the next round: shuffled (``shoe`` instead: a scripted deck) and
+    committed before any bet can be placed."""
     game_number = pacing.game_number(table_code=table.code, now=now)
     config = _config(table, game_number)
     _ensure_pools(table, config, now)
@@ -174,7 +178,8 @@ def _open_round(table: HouseTable, now: datetime) -> None:
         pay_tables=dict(config.pay_tables),
         opened_at=now,
     )
-    events = decide_open(config, now=iso(now))
+    deck = shuffle_and_commit(rng=rng, deck=None if shoe is None else [str(card) for card in shoe])
+    events = decide_open(config, now=iso(now), commitment=deck.commitment, sealed_deck=deck.sealed_deck)
     state, _ = commit(
         round_row=round_row, state=RoundState(), players={}, events=events, money=Money(),
         idempotency_key=f"round:{game_number}:open", actor="dealer", now=now,
@@ -213,12 +218,18 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def start_table(*, table_id: int, now: datetime) -> TableTick:
-    """Open the first betting window if the table is open and idle."""
+def start_table(
+    *, table_id: int, now: datetime, shoe: Sequence[Card] | None = None, rng: RandomSource | None = None
+) -> TableTick:
+    """Open the first betting window if the table is open and idle. ``shoe``
+    (tests and certification only) replaces the shuffle of the round it opens;
+    ``rng`` defaults to the secure generator."""
     with transaction.atomic():
         table = _lock_table(table_id)
         if table.is_open and table.phase in (IDLE, ""):
-            _open_round(table, now)
+            _open_round(table, now, rng or SecureRandomSource(), shoe)
+        elif shoe is not None:
+            raise ValueError(SHOE_UNUSED)
         return tick_of(table)
 
 
@@ -237,8 +248,10 @@ def advance_table(
 ) -> TableTick | None:
     """Run the step whose deadline passed (or a decision window everyone has
     answered). ``None`` and no change when ``expected_seq`` is stale or the
-    deadline is not yet due. ``shoe`` (certification only) replaces the shuffle;
-    ``rng`` defaults to the secure generator (shuffle and wheel)."""
+    deadline is not yet due. ``shoe`` (tests and certification only) replaces
+    the shuffle of the round this step opens: a round's deck is fixed and
+    committed when it opens, so a shoe for any other step is refused
+    (``ValueError``). ``rng`` defaults to the secure generator (shuffle and wheel)."""
     rng = rng or SecureRandomSource()
     with transaction.atomic(), collector_paused():
         table = _lock_table(table_id)
@@ -249,10 +262,14 @@ def advance_table(
             if not due:
                 return None
             if table.is_open:
-                _open_round(table, now)
-            else:
+                _open_round(table, now, rng, shoe)
+            elif shoe is None:
                 _set_table(table, phase=IDLE, deadline=None)
+            else:
+                raise ValueError(SHOE_UNUSED)
             return tick_of(table)
+        if shoe is not None:
+            raise ValueError(SHOE_UNUSED)
         round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
         state = load_round(round_row.round_id)
         rows, players = _players(round_row)
@@ -260,7 +277,7 @@ def advance_table(
             return None
         key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
         if state.phase == BETTING:
-            deck = list(shoe) if shoe is not None else shuffled_deck(rng)
+            deck = _deck(state, rng)
             seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
             events = decide_close_betting(state, players, now=iso(now), deck=deck, seats=seats)
         else:
@@ -277,6 +294,15 @@ def advance_table(
         else:
             _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
         return tick_of(table)
+
+
+def _deck(state: RoundState, rng: RandomSource) -> list[Card]:
+    """The round's committed deck (``deck_mismatch`` if it is not the one
+    committed); a round opened before deals were committed is shuffled now, as
+    it always was."""
+    if state.sealed_deck is None:
+        return shuffled_deck(rng)
+    return [parse_card(card) for card in committed_deck(commitment=state.commitment, sealed_deck=state.sealed_deck)]
 
 
 def _showdown(

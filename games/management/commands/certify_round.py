@@ -104,7 +104,7 @@ class Command(BaseCommand):
             raise CommandError("a card appears twice")
         deck = head + [Card.from_index(i) for i in range(52) if i not in {c.index for c in head}]
         now = datetime.now(UTC)
-        tick = start_table(table_id=table.pk, now=now)
+        tick = start_table(table_id=table.pk, now=now, shoe=deck)  # the deck is committed as the round opens
         stamp = f"{tick.round_id}"
         for player in players:
             for name in [w.name for w in definition.wagers if w.name in wagers]:
@@ -112,7 +112,7 @@ class Command(BaseCommand):
                            idempotency_key=f"cert:{stamp}:{player}:{name}", now=now)  # fmt: skip
         assert tick.deadline is not None
         at = tick.deadline
-        next_tick = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=at, shoe=deck)
+        next_tick = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=at)
         while next_tick is not None and next_tick.phase not in ("between", "idle"):
             street = next_tick.phase
             if street in decisions:

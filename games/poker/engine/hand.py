@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from games.cards.deal import DealtCard
 from games.poker.engine import errors
 from games.poker.engine.events import (
     ActionTaken,
@@ -895,6 +896,29 @@ def next_deal(state: HandState, deck: Sequence[str]) -> DealHoleCards | DealBoar
             return DealBoard((deck[base + 5],))
         return DealBoard((deck[base + 7],))
     return None
+
+
+def deal_order(state: HandState, deck: Sequence[str]) -> list[DealtCard]:
+    """Which deck position went to whom so far, as ``next_deal`` deals: hole
+    cards (``seat:<n>``, slots 0 and 1) one at a time round the table from
+    position 0, twice; then a burn card (``burn``, slots 0 to 2) before the
+    flop, the turn and the river (``board``, slots 0 to 4). Dealt cards are the
+    state's, what the hand showed; a burn card, which nobody saw, is the deck's."""
+    n = len(state.players)
+    order: list[DealtCard] = []
+    if all(p.hole for p in state.players):
+        for i, p in enumerate(state.players):
+            for slot, card in enumerate(p.hole):
+                assert card is not None, "a dealt hand knows its hole cards"
+                order.append(DealtCard(slot * n + i, card, f"seat:{p.seat}", slot))
+    position, shown = 2 * n, 0
+    for burn, count in enumerate((3, 1, 1)):  # flop, turn, river
+        if len(state.board) < shown + count:
+            break
+        order.append(DealtCard(position, deck[position], "burn", burn))
+        order += [DealtCard(position + 1 + k, state.board[shown + k], "board", shown + k) for k in range(count)]
+        position, shown = position + 1 + count, shown + count
+    return sorted(order)
 
 
 def run(

@@ -26,6 +26,7 @@ from django.db import transaction
 
 from games import pacing
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
+from games.fairness import SEALED_FIELD, committed_deck, shuffle_and_commit
 from games.poker import event_types as et
 from games.poker.engine import errors as engine_errors
 from games.poker.engine.button import deal_draw, draw_for_button, next_button
@@ -224,9 +225,13 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
     if not table.is_open or len(seats) < 2:
         set_table(table, phase=IDLE, deadline=None)
         return None
-    cards = list(deck) if deck is not None else [str(card) for card in shuffled_deck(rng)]
+    # Shuffled and committed before the blinds (docs/fairness.md).
+    shuffle = shuffle_and_commit(rng=rng, deck=deck)
+    cards = committed_deck(commitment=shuffle.commitment, sealed_deck=shuffle.sealed_deck)
     hand_id = pacing.game_number(table_code=table.code, now=now)
-    before = [NewEvent(et.SHUFFLED, {"deck": cards, "table_id": table.pk, "at": iso(now)})]
+    shuffled = {"commitment": shuffle.commitment, SEALED_FIELD: shuffle.sealed_deck, "table_id": table.pk,
+                "at": iso(now)}  # fmt: skip
+    before = [NewEvent(et.SHUFFLED, shuffled, et.SHUFFLED_SCHEMA)]
     numbers = [s.seat_number for s in seats]
     if table.button_seat is None:
         # First hand: high card for the button (suits break ties), from its own shuffled deck.
@@ -273,7 +278,7 @@ def act(
     ``poker_over_stack``, ``poker_not_fixed_limit_size``,
     ``poker_player_folded``, ...) and ``poker_not_seated``, ``poker_no_hand``,
     ``poker_hand_paused``, ``poker_hand_voided``, ``poker_not_in_hand``,
-    ``poker_invalid_action``."""
+    ``poker_invalid_action``, ``deck_mismatch`` (``games.fairness``)."""
     if action not in {a.value for a in Action}:
         raise InvalidAction(action=str(action))
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):

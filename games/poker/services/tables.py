@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from django.db import connection
 
 from games import pacing
+from games.fairness import SEALED_FIELD, committed_deck
 from games.poker import event_types as et
 from games.poker.engine.events import Event, event_from_dict
 from games.poker.engine.hand import HandState, apply
@@ -145,7 +146,7 @@ def load_hand(hand_id: str) -> tuple[HandState | None, list[str], list[Any]]:
         if event.type in et.ENGINE_EVENT_TYPES:
             state = apply(state, event_from_dict({"type": event.type, **event.data}))
         elif event.type == et.SHUFFLED:
-            deck = list(event.data["deck"])
+            deck = committed_deck(commitment=event.data["commitment"], sealed_deck=event.data[SEALED_FIELD])
     return state, deck, recorded
 
 

@@ -35,6 +35,8 @@ PLAYER_API = {
     "/api/wallet/": ["get"],
     "/api/history/": ["get"],
     "/api/history/games/{game_number}/": ["get"],
+    "/api/rounds/{game_number}/fairness/": ["get"],
+    "/api/poker/hands/{hand_id}/fairness/": ["get"],
 }
 
 
@@ -113,6 +115,9 @@ def test_real_answers_of_a_played_round_match_the_schema(schema) -> None:
     check("/api/tables/{table_id}/chat/", "post", post(client, f"{table_path}/chat/", raw="{not json"), 400)
     check("/api/tables/", "get", client.get("/api/tables/"), 200)
     check("/api/tables/{table_id}/", "get", client.get(f"{table_path}/"), 200)
+    table.refresh_from_db()
+    fairness = f"/api/rounds/{table.current_round_id}/fairness/"
+    check("/api/rounds/{game_number}/fairness/", "get", client.get(fairness), 200)  # in play: the commitment
     check("/api/tables/{table_id}/bets/chip/", "post", post(client, f"{table_path}/bets/chip/", chip), 200)
     check("/api/tables/{table_id}/bets/double/", "post", post(client, f"{table_path}/bets/double/"), 200)
     check("/api/tables/{table_id}/bets/undo/", "post", post(client, f"{table_path}/bets/undo/"), 200)
@@ -137,8 +142,10 @@ def test_real_answers_of_a_played_round_match_the_schema(schema) -> None:
     check("/api/history/games/{game_number}/", "get", client.get(f"/api/history/games/{game}/"), 200)
     check("/api/history/", "get", client.get("/api/history/", {"limit": "x"}), 400)
     check("/api/history/games/{game_number}/", "get", client.get("/api/history/games/NOPE-1/"), 404)
+    check("/api/rounds/{game_number}/fairness/", "get", client.get(fairness), 200)  # over: salt, deck, deal order
+    check("/api/rounds/{game_number}/fairness/", "get", client.get("/api/rounds/NOPE-1/fairness/"), 404)
     codes = [a[3]["error"]["code"] for a in answers if a[2] >= 400]
     assert codes == [
         "table_not_found", "wrong_phase", "not_authenticated", "authentication_failed", "not_in_round",
-        "parse_error", "betting_closed", "invalid_query", "game_not_found",
+        "parse_error", "betting_closed", "invalid_query", "game_not_found", "round_not_found",
     ]  # fmt: skip

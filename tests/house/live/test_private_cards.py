@@ -16,8 +16,10 @@ import websockets
 from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
+from games.fairness import open_deck
 from games.house.models import HouseTable
 from games.house.services import make_decision, place_chip
+from ledger.services import read_stream
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, shoe, step
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -54,13 +56,13 @@ def test_hole_cards_reach_only_their_owner_and_dealer_cards_nobody_before_the_re
     bob = make_player(table, name="hole-bob")  # dealt after Alice (player-id order)
     carol = make_player(None, name="hole-carol")  # watches without a seat
     tokens = {pid: Token.objects.create(user_id=pid).key for pid in (alice, bob, carol)}
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe(" ".join(ALICE_CARDS), " ".join(BOB_CARDS),
+                                             dealer=" ".join(DEALER_CARDS), board=BOARD))  # fmt: skip
     for pid in (alice, bob):
         place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
 
     def deal_and_play() -> None:
-        current = step(table, tick, shoe_cards=shoe(" ".join(ALICE_CARDS), " ".join(BOB_CARDS), dealer=" ".join(
-            DEALER_CARDS), board=BOARD))  # fmt: skip
+        current = step(table, tick)
         for pid in (alice, bob):
             make_decision(table_id=table.pk, player_id=pid, option="play4x", idempotency_key=key(), now=later(current))
         play_out(HouseTable.objects.get(pk=table.pk), current)
@@ -114,6 +116,12 @@ def test_hole_cards_reach_only_their_owner_and_dealer_cards_nobody_before_the_re
         early = before(frames[pid], lambda m: reveals(m, "dealer"))
         assert len(early) < len(frames[pid]), "the dealer's reveal was delivered"
         assert [t for t in early if any(c in t for c in quoted(DEALER_CARDS))] == [], pid
+    # The deal's commitment is in every snapshot from the round's opening; its salt and deck in no frame.
+    shuffled = next(e.data for e in read_stream(stream_id=f"round-{tick.round_id}") if e.type == "house_round.shuffled")
+    salt, _ = open_deck(shuffled["sealed_deck"])
+    for pid in tokens:
+        assert json.loads(frames[pid][0])["table"]["round"]["commitment"] == shuffled["commitment"]
+        assert [t for t in frames[pid] if str(salt) in t or "sealed_deck" in t] == [], pid
     # The public sequence stayed gap-free on every socket.
     for pid in tokens:
         seqs = [m["seq"] for m in map(json.loads, frames[pid]) if m["type"] in ("snapshot", "delta")]

@@ -13,11 +13,12 @@ from casino.errors import DomainError
 from games.house.round.commands import check_room, decide_leave, decide_place_chip
 from games.house.round.dealer import decide_close_betting, decide_open, decide_pause
 from games.house.round.state import PER_SEAT_MAX, PlayerState, RoundState, apply_player
-from tests.house.round.test_legality import DECK, at, config, fold_round
+from tests.house.round.test_legality import DECK, STAND_IN_DEAL, at, config, fold_round
 
 
 def betting(*, hand_mode: str = "per_seat", max_seats: int = PER_SEAT_MAX) -> RoundState:
-    opened = decide_open(replace(config("xtreme"), hand_mode=hand_mode, max_seats=max_seats), now=at(0))
+    opened = decide_open(replace(config("xtreme"), hand_mode=hand_mode, max_seats=max_seats), now=at(0),
+                         **STAND_IN_DEAL)  # fmt: skip
     return fold_round(RoundState(), {}, opened)
 
 

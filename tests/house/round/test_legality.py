@@ -6,6 +6,7 @@ who already decided, called or folded, and balances that do not cover a call."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,10 @@ def config(code: str) -> RoundConfig:
     )  # fmt: skip
 
 
+# ``decide_open``'s deal: a stand-in (the sealed deck is opaque to the domain).
+STAND_IN_DEAL: dict[str, Any] = {"commitment": "0" * 64, "sealed_deck": {"scheme": "test"}}
+
+
 def fold_round(state: RoundState, players: dict[int, PlayerState], events: list[Event]) -> RoundState:
     for event in events:
         if event.stream == "round":
@@ -46,7 +51,7 @@ def fold_round(state: RoundState, players: dict[int, PlayerState], events: list[
 
 def first_window(code: str) -> tuple[RoundState, dict[int, PlayerState]]:
     """Players 1-3 bet 100 on the Ante; player 4 bets nothing; the first window is open."""
-    state = fold_round(RoundState(), {}, decide_open(config(code), now=at(0)))
+    state = fold_round(RoundState(), {}, decide_open(config(code), now=at(0), **STAND_IN_DEAL))
     players = {pid: PlayerState(pid) for pid in (1, 2, 3, 4)}
     for pid in (1, 2, 3):
         outcome = decide_place_chip(state, players[pid], spot="ante", amount=100, balance=10_000,
@@ -115,6 +120,6 @@ def test_an_option_is_offered_exactly_when_the_decision_would_be_accepted(code: 
 
 
 def test_nothing_is_offered_while_betting() -> None:
-    state = fold_round(RoundState(), {}, decide_open(config("uth"), now=at(0)))
+    state = fold_round(RoundState(), {}, decide_open(config("uth"), now=at(0), **STAND_IN_DEAL))
     player = PlayerState(1)
     assert assert_offered_iff_accepted(state, player, balance=10**9, now=at(1)) == []

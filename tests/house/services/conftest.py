@@ -85,7 +85,7 @@ def shoe(*hands: str, dealer: str, board: str) -> list[Card]:
 
 
 def step(table: HouseTable, tick: TableTick, *, shoe_cards: Sequence[Card] | None = None) -> TableTick:
-    """Advance once at the current deadline."""
+    """Advance once at the current deadline (``shoe_cards``: the deck of the round this step opens)."""
     assert tick.deadline is not None
     result = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline, shoe=shoe_cards)
     assert result is not None
@@ -122,8 +122,10 @@ def now() -> datetime:
 Factory = Callable[..., HouseTable]
 
 
-def open_round(table: HouseTable) -> TableTick:
-    return start_table(table_id=table.pk, now=T0)
+def open_round(table: HouseTable, *, shoe_cards: Sequence[Card] | None = None) -> TableTick:
+    """Open the table's first round at ``T0``: dealt from ``shoe_cards`` when given
+    (a round's deck is fixed and committed when it opens)."""
+    return start_table(table_id=table.pk, now=T0, shoe=shoe_cards)
 
 
 def later(tick: TableTick, seconds: float = -1) -> datetime:
@@ -169,11 +171,11 @@ def play_round(
     table = make_table(game, limits=limits, pay_tables=tables, wheel=wheel, progressives=progressives)
     player = make_player(table, funds=10**9)
     before = wallet(player)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe(hand, dealer=dealer, board=board))
     for name in [w.name for w in definition.wagers if w.name in wagers]:
         place_chip(table_id=table.pk, player_id=player, spot=name, amount=wagers[name], idempotency_key=key(),
                    now=later(tick))  # fmt: skip
-    tick = step(table, tick, shoe_cards=shoe(hand, dealer=dealer, board=board))
+    tick = step(table, tick)
     while tick.phase not in ("between", "idle"):
         option = (decisions or {}).get(tick.phase)
         if option:

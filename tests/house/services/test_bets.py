@@ -158,12 +158,12 @@ def test_decision_refusals() -> None:
     table = make_table("uth", limits=LIMITS)
     p = make_player(table, funds=500)
     watcher = make_player(table, funds=10_000)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
     chip(table, p, "ante", 100, later(tick))  # balance 300 left
     decide = make_decision
     refused("no_decision_window", decide, table_id=table.pk, player_id=p, option="check", idempotency_key=key(),
             now=later(tick))  # fmt: skip
-    tick = step(table, tick, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
+    tick = step(table, tick)
     now = later(tick)
     refused("not_in_round", decide, table_id=table.pk, player_id=watcher, option="check", idempotency_key=key(),
             now=now)  # fmt: skip
@@ -185,10 +185,10 @@ def test_decision_refusals() -> None:
 def test_early_advance_when_everyone_decided_and_stale_ticks_change_nothing() -> None:
     table = make_table("uth", limits=LIMITS)
     p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
     chip(table, p, "ante", 100, later(tick))
     assert advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=later(tick)) is None  # not due
-    dealt = step(table, tick, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
+    dealt = step(table, tick)
     before = snapshot()
     assert advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=later(dealt, 60)) is None  # stale
     assert snapshot() == before

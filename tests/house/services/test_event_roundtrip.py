@@ -48,12 +48,12 @@ def _progressive_round() -> list[Any]:
     progressives = {"reset": {"star": 100_001}, "contribution_bp": {"star": 100}}
     table = make_table("xtreme", progressives=progressives)
     a, b = make_player(table), make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
     for p in (a, b):
         for spot, amount in (("ante", 100), ("stax", 100)):
             place_chip(table_id=table.pk, player_id=p, spot=spot, amount=amount, idempotency_key=key(),
                        now=later(tick))  # fmt: skip
-    tick = step(table, tick, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
+    tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=a, option="play3x", idempotency_key=key(), now=later(tick))
     round_id = tick.round_id
     while tick.phase != "between":

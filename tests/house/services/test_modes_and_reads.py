@@ -22,11 +22,11 @@ def test_per_seat_mode_deals_each_player_their_own_cards() -> None:
     table = make_table("xtreme", hand_mode="per_seat")
     a = make_player(table)
     b = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("Ah 5h", "4c 5d", dealer="Kd Qs", board="2h 7h 9h Kc 3d"))
     for p in (a, b):
         place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     # Hands go out in player-id order: a gets the flush, b the lower hand.
-    tick = step(table, tick, shoe_cards=shoe("Ah 5h", "4c 5d", dealer="Kd Qs", board="2h 7h 9h Kc 3d"))
+    tick = step(table, tick)
     view_a = table_view(table_id=table.pk, viewer_id=a)
     view_b = table_view(table_id=table.pk, viewer_id=b)
     assert view_a["round"]["cards"]["player"] == ["Ah", "5h"]
@@ -46,9 +46,9 @@ def test_per_seat_mode_deals_each_player_their_own_cards() -> None:
 def test_redaction_hides_dealer_and_unrevealed_board_cards_until_revealed() -> None:
     table = make_table("uth")
     p = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("2s 3s", dealer="Qc Qd", board="Ah 7d 9s Jc 4h"))
     place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick, shoe_cards=shoe("2s 3s", dealer="Qc Qd", board="Ah 7d 9s Jc 4h"))
+    tick = step(table, tick)
     hidden = ["Qc", "Qd", "Ah", "7d", "9s", "Jc", "4h", "Tc"]  # Tc: the next card of the undealt deck
     for viewer in (p, None):
         text = json.dumps(table_view(table_id=table.pk, viewer_id=viewer))
@@ -69,7 +69,7 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
     progressives = {"reset": {"star": 100_001}, "contribution_bp": {"star": 0}}
     table = make_table("xtreme", progressives=progressives)
     a, b = make_player(table), make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
     star = pool_account(table_id=table.pk, game_code="xtreme", pool="star", currency="EUR")
     assert balance_of(account_id=star) == 100_001  # seeded at opening
     for p in (a, b):
@@ -77,7 +77,7 @@ def test_stax_progressive_hits_of_one_pool_split_equally_remainder_stays() -> No
             place_chip(table_id=table.pk, player_id=p, spot=spot, amount=amount, idempotency_key=key(),
                        now=later(tick))  # fmt: skip
     # Shared hand: royal flush in diamonds on two cards + flop (STAX table 1: the Star pool).
-    tick = step(table, tick, shoe_cards=shoe("Ad Kd", dealer="2c 3s", board="Qd Jd Td 5c 8h"))
+    tick = step(table, tick)
     while tick.phase != "between":
         tick = step(table, tick)
     for p in (a, b):
@@ -99,12 +99,12 @@ def test_contributions_move_at_settlement_from_the_stax_stakes() -> None:
     progressives = {"reset": {"heart": 1000}, "contribution_bp": {"heart": 250}}
     table = make_table("xtreme", progressives=progressives)
     p = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("2c 7d", dealer="Kd Qs", board="9h 4s 5c Jd 3h"))
     heart = pool_account(table_id=table.pk, game_code="xtreme", pool="heart", currency="EUR")
     place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     place_chip(table_id=table.pk, player_id=p, spot="stax", amount=1000, idempotency_key=key(), now=later(tick))
     assert balance_of(account_id=heart) == 1000  # nothing moves at bet time
-    tick = step(table, tick, shoe_cards=shoe("2c 7d", dealer="Kd Qs", board="9h 4s 5c Jd 3h"))
+    tick = step(table, tick)
     while tick.phase != "between":
         tick = step(table, tick)
     assert balance_of(account_id=heart) == 1000 + 25  # 2.5 % of 1000
@@ -113,10 +113,10 @@ def test_contributions_move_at_settlement_from_the_stax_stakes() -> None:
 def test_replaying_the_streams_gives_the_projected_state_and_histories_recall_everything() -> None:
     table = make_table("uth")
     p = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("As Ad", dealer="Kc Qd", board="Ah 7d 9s Jc 4h"))
     place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     place_chip(table_id=table.pk, player_id=p, spot="best_five", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick, shoe_cards=shoe("As Ad", dealer="Kc Qd", board="Ah 7d 9s Jc 4h"))
+    tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=p, option="call4x", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
     state = load_round(tick.round_id)

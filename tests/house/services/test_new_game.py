@@ -98,8 +98,11 @@ def play(*, hand: str, dealer: str, board: str, call: bool) -> tuple[dict[str, A
     assert tick.phase == "betting"
     player = make_player(table, funds=10_000)
     before = wallet(player)
+    # The operator's first round passes without bets; the next is dealt from the scripted shoe.
+    tick = step(table, step(table, tick), shoe_cards=shoe(hand, dealer=dealer, board=board))
+    assert tick.phase == "betting"
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick, shoe_cards=shoe(hand, dealer=dealer, board=board))
+    tick = step(table, tick)
     while tick.phase not in ("between", "idle"):
         if tick.phase == "river" and call:
             make_decision(table_id=table.pk, player_id=player, option="call", idempotency_key=key(), now=later(tick))

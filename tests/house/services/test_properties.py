@@ -58,7 +58,7 @@ def test_random_rounds_conserve_money_and_replay(code: str, hand_mode: str, seed
     table = make_table(code, hand_mode=hand_mode, progressives=progressives, wheel=wheel)
     players = [make_player(table, funds=plan["funds"]) for plan in plans]
     before = {p: wallet(p) for p in players}
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shuffled_deck(SeededRandomSource(seed)))
     spots = SIDE[code]
     for p, plan in zip(players, plans, strict=True):
         for spot, amount in (("ante", plan["ante"]), (spots[plan["side"] % len(spots)], plan["side"])):
@@ -68,13 +68,12 @@ def test_random_rounds_conserve_money_and_replay(code: str, hand_mode: str, seed
                                now=later(tick))  # fmt: skip
             except DomainError:
                 pass  # below minimum, not covered...: refused, nothing placed
-    deck = shuffled_deck(SeededRandomSource(seed))
     # A decision while betting is open is a wrong-phase command: refused, nothing changes.
     frozen = snapshot()
     with pytest.raises(DomainError), transaction.atomic():
         make_decision(table_id=table.pk, player_id=players[0], option="check", idempotency_key=key(), now=later(tick))
     assert snapshot() == frozen
-    tick = step(table, tick, shoe_cards=deck)
+    tick = step(table, tick)
     street = 0
     while tick.phase not in ("between", "idle"):
         # Betting is closed now: a chip is refused and changes nothing.

@@ -10,11 +10,11 @@ from tests.house.services.conftest import key, later, make_player, make_table, o
 def test_uth_round_plays_through() -> None:
     table = make_table("uth")
     alice = make_player(table)
-    tick = open_round(table)
+    tick = open_round(table, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
     assert tick.phase == "betting"
     r = place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     assert r.totals == {"ante": 100, "ante_plus": 100}
-    tick = step(table, tick, shoe_cards=shoe("As Kd", dealer="2c 3c", board="Ah 7d 9s Jc 4h"))
+    tick = step(table, tick)
     assert tick.phase == "preflop"
     d = make_decision(table_id=table.pk, player_id=alice, option="call4x", idempotency_key=key(), now=later(tick))
     assert d.all_decided

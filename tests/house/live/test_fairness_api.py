@@ -1,0 +1,150 @@
+"""``GET /api/rounds/<game number>/fairness/`` through the real DRF stack (issue
+20, "Provably-fair deals"; docs/fairness.md): a round in play answers its
+commitment alone, the same the table snapshot shows from the round's opening;
+any player may ask; an unknown round is ``round_not_found``; once the round is
+over the saved answer passes ``tools/verify_deal.py`` with the player's game
+history, and fails it with one card changed. Before the end no player-facing
+read (REST views, websocket snapshot, public and private deltas) shows the
+round's salt or deck."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from games.fairness import open_deck
+from games.house.models import HouseTable
+from games.house.realtime.consumers import _snapshot
+from games.house.realtime.relay import messages_for
+from games.house.round.events import SHUFFLED
+from games.house.services import advance_table, start_table
+from games.house.store import player_stream, round_stream
+from ledger.services import read_stream
+from tests.conftest import ROOT
+from tests.house.live.conftest import fast_table
+from tests.house.live.test_bad_input import client_for, post
+from tests.house.services.conftest import make_player
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def advance(table: HouseTable) -> None:
+    table.refresh_from_db()
+    assert table.deadline is not None
+    assert advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline) is not None
+    table.refresh_from_db()
+
+
+def secret_of(round_id: str) -> tuple[str, list[str]]:
+    """The round's salt and deck as sealed (what must not show before the end)."""
+    [shuffled] = [e.data for e in read_stream(stream_id=round_stream(round_id)) if e.type == SHUFFLED]
+    salt, deck = open_deck(shuffled["sealed_deck"])
+    assert salt is not None
+    return salt, deck
+
+
+def leaks(payload: Any, salt: str, deck: list[str]) -> list[str]:
+    """What of the sealed salt and deck ``payload`` shows: the salt, the field,
+    or the deck beyond its first nine cards (those a round deals) in order."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    undealt = deck[9:]
+    forms = {
+        "salt": salt,
+        "field": "sealed_deck",
+        "deck text": " ".join(undealt),
+        "deck list": json.dumps(undealt)[1:-1],
+        "compact deck list": json.dumps(undealt, separators=(",", ":"))[1:-1],
+    }
+    return [name for name, form in forms.items() if form in text]
+
+
+def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(tmp_path: Path) -> None:
+    table = fast_table("uth", betting_seconds=60)
+    player = make_player(table)
+    client = client_for(player)
+    start_table(table_id=table.pk, now=timezone.now())
+    table.refresh_from_db()
+    number = table.current_round_id
+    path = f"/api/rounds/{number}/fairness/"
+    commitment = client.get(f"/api/tables/{table.pk}/").json()["round"]["commitment"]
+    in_play = {"game_number": number, "algorithm": "sha256", "commitment": commitment}
+    assert client.get(path).json() == in_play
+    # Any player may ask, not only those who play the round.
+    assert client_for(make_player()).get(path).json() == in_play
+    assert post(client, f"/api/tables/{table.pk}/bets/chip/", {"spot": "ante", "amount": 100}).status_code == 200
+    advance(table)  # betting closed, cards dealt
+    assert table.phase == "preflop"
+    assert client.get(path).json() == in_play
+    unknown = client.get("/api/rounds/NOPE-20261122-000000/fairness/")
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "round_not_found")
+    assert APIClient().get(path).status_code == 401
+    while table.phase not in ("between", "idle"):
+        advance(table)
+    answer = client.get(path).json()
+    assert answer["commitment"] == commitment
+    assert answer.keys() == {"game_number", "algorithm", "commitment", "salt", "deck", "deal_order"}
+    history = client.get(f"/api/history/games/{number}/").json()
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    (tmp_path / "history.json").write_text(json.dumps(history))
+    checked = verify_deal(tmp_path, "answer.json", "history.json")
+    assert checked.returncode == 0, checked.stdout
+    assert "9 cards dealt from their committed positions and the 9 cards the history shows" in checked.stdout
+    # One card changed: the river card traded with an undealt one.
+    forged = dict(answer, deck=list(answer["deck"]))
+    forged["deck"][8], forged["deck"][40] = forged["deck"][40], forged["deck"][8]
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    failed = verify_deal(tmp_path, "forged.json", "history.json")
+    assert failed.returncode == 1
+    assert failed.stdout.startswith("FAILED: the commitment is not SHA-256 of salt:deck")
+
+
+def verify_deal(directory: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """``tools/verify_deal.py`` as a player runs it: its own interpreter, no project on the path."""
+    return subprocess.run([sys.executable, "-I", str(ROOT / "tools" / "verify_deal.py"), *files], cwd=directory,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+
+
+def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
+    table = fast_table("xtreme", betting_seconds=60)
+    table.hand_mode = "per_seat"
+    table.save()
+    alice, bob = make_player(table), make_player(table)
+    start_table(table_id=table.pk, now=timezone.now())
+    table.refresh_from_db()
+    round_id = table.current_round_id
+    salt, deck = secret_of(round_id)
+    for player in (alice, bob):
+        chip = post(client_for(player), f"/api/tables/{table.pk}/bets/chip/", {"spot": "ante", "amount": 100})
+        assert chip.status_code == 200
+    advance(table)  # dealt: each seat's hand, the dealer's and the board face down
+    assert table.phase == "preflop"
+    for player in (alice, bob):
+        client = client_for(player)
+        reads = {
+            "table": client.get(f"/api/tables/{table.pk}/").json(),
+            "history": client.get(f"/api/history/games/{round_id}/").json(),
+            "account history": client.get("/api/history/").json(),
+            "fairness": client.get(f"/api/rounds/{round_id}/fairness/").json(),
+            "websocket snapshot": _snapshot(table.pk, player),
+        }
+        assert {name: leaks(read, salt, deck) for name, read in reads.items()} == {name: [] for name in reads}
+    recorded = [*read_stream(stream_id=round_stream(round_id))]
+    for player in (alice, bob):
+        recorded += read_stream(stream_id=player_stream(round_id, player))
+    messages = [message for event in recorded for message in messages_for(event)]
+    # The shuffle's delta goes out (its commitment), as every round-stream event does.
+    assert [m["delta"]["data"] for _, m in messages if m["delta"]["type"] == SHUFFLED] == [
+        {"commitment": client_for(alice).get(f"/api/tables/{table.pk}/").json()["round"]["commitment"]}
+    ]
+    assert [message for _, message in messages if leaks(message, salt, deck)] == []
+    while table.phase not in ("between", "idle"):
+        advance(table)
+    revealed = client_for(alice).get(f"/api/rounds/{round_id}/fairness/").json()
+    assert (revealed["salt"], revealed["deck"]) == (salt, deck)

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Check a provably-fair deal offline: this one file, Python 3.11+, the standard library only.
+
+Usage: ``python tools/verify_deal.py FAIRNESS.json [HISTORY.json]``
+
+``FAIRNESS.json`` is a saved answer of ``GET /api/rounds/<game number>/fairness/``
+(house rounds) or ``GET /api/poker/hands/<hand id>/fairness/`` (poker hands),
+fetched once the round has ended. The check (docs/fairness.md):
+
+- the commitment is the SHA-256 (hex) of the UTF-8 text ``"<salt>:<deck>"``,
+  the deck's 52 two-character codes top first, joined by single spaces;
+- the salt is 64 lowercase hex digits and the deck is 52 distinct cards;
+- every entry of ``deal_order`` names a deck position (0 = top) once, and its
+  card is the deck's card at that position.
+
+``HISTORY.json`` (optional) is the same round as the player saw it: the game
+history (``GET /api/history/games/<game number>/``) or the poker hand history
+(``GET /api/poker/hands/<hand id>/``). Every card it shows must then be the card
+``deal_order`` puts in that place, so each came from its committed position.
+
+Exits 0 when everything checks, 1 naming what does not (every problem is printed).
+The server computes commitments with ``commitment_of`` from this file (the
+formula lives in one place); ``tests/house/services/test_fairness.py`` holds
+it to the text of the rule with ``hashlib`` directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ALGORITHM = "sha256"
+RANKS = "23456789TJQKA"
+SUITS = "shdc"
+FULL_DECK = frozenset(rank + suit for rank in RANKS for suit in SUITS)
+SALT = re.compile(r"[0-9a-f]{64}")
+
+
+def deck_text(deck: Sequence[str]) -> str:
+    """The deck as committed: its two-character codes, top first, joined by single spaces."""
+    return " ".join(deck)
+
+
+def commitment_of(salt: str, deck: Sequence[str]) -> str:
+    """SHA-256 (lowercase hex) of the UTF-8 text ``"<salt>:<deck>"``."""
+    return hashlib.sha256(f"{salt}:{deck_text(deck)}".encode()).hexdigest()
+
+
+def check_answer(answer: Any) -> list[str]:
+    """What is wrong with a fairness answer on its own (empty: nothing)."""
+    if not isinstance(answer, Mapping):
+        return ["the fairness answer is not a JSON object"]
+    if answer.get("algorithm") != ALGORITHM:
+        return [f"unknown algorithm {answer.get('algorithm')!r} (expected {ALGORITHM!r})"]
+    salt, deck, commitment = answer.get("salt"), answer.get("deck"), answer.get("commitment")
+    if salt is None and deck is None:
+        return ["the answer reveals no salt and deck: the round was still in play; fetch it again once it has ended"]
+    problems = []
+    if not isinstance(salt, str) or not SALT.fullmatch(salt):
+        problems.append("the salt is not 64 lowercase hex digits")
+    if not isinstance(deck, list) or not all(isinstance(card, str) for card in deck):
+        return [*problems, "the deck is not a list of card codes"]
+    unknown = [card for card in deck if card not in FULL_DECK]
+    if unknown:
+        problems.append(f"not cards: {', '.join(map(repr, unknown))}")
+    if len(deck) != len(FULL_DECK) or len(set(deck)) != len(deck):
+        problems.append(f"the deck has {len(deck)} cards, {len(set(deck))} of them distinct (expected 52 distinct)")
+    if not isinstance(commitment, str) or commitment_of(str(salt), deck) != commitment:
+        problems.append("the commitment is not SHA-256 of salt:deck: the deck or salt is not the one committed")
+    return problems + _check_deal_order(answer.get("deal_order"), deck)
+
+
+def _check_deal_order(order: Any, deck: list[str]) -> list[str]:
+    if not isinstance(order, list):
+        return ["deal_order is not a list"]
+    problems = []
+    seen: set[int] = set()
+    for entry in order:
+        position = entry.get("position") if isinstance(entry, Mapping) else None
+        if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(deck):
+            problems.append(f"deal_order entry {entry!r} names no deck position")
+            continue
+        if position in seen:
+            problems.append(f"deck position {position} is dealt twice")
+        seen.add(position)
+        if entry.get("card") != deck[position]:
+            problems.append(
+                f"deck position {position} holds {deck[position]}, but deal_order gives {entry.get('card')!r} "
+                f"to {entry.get('to')} (slot {entry.get('slot')})"
+            )
+    return problems
+
+
+def shown_cards(history: Mapping[str, Any]) -> Iterator[tuple[str, int, str]]:
+    """Every card a history shows, as (to, slot, card), in ``deal_order``'s terms:
+    a house game history's ``cards`` (``shared`` or ``player:<id>`` hands,
+    ``dealer``, ``board``) or a poker hand history's ``final`` (``seat:<n>``,
+    ``board``). Hidden cards (``null``) are skipped."""
+    if "final" in history:
+        final = history.get("final") or {}
+        places: list[tuple[str, Any]] = [("board", final.get("board"))]
+        places += [(f"seat:{p.get('seat')}", p.get("cards")) for p in final.get("players") or []]
+    else:
+        cards = history.get("cards") or {}
+        places = [("dealer", cards.get("dealer")), ("board", cards.get("board"))]
+        if "seats" in cards:  # per seat: every hand by player id (the viewer's own too)
+            places += [(f"player:{pid}", hand) for pid, hand in (cards.get("seats") or {}).items()]
+        else:  # shared: the one player hand everyone plays
+            places.append(("shared", cards.get("player")))
+    for to, hand in places:
+        for slot, card in enumerate(hand or []):
+            if card is not None:
+                yield to, slot, card
+
+
+def check_history(answer: Mapping[str, Any], history: Any) -> list[str]:
+    """Each card ``history`` shows came from its committed deck position."""
+    if not isinstance(history, Mapping):
+        return ["the history is not a JSON object"]
+    number = history.get("game_number") or history.get("hand_id")
+    if number != answer.get("game_number"):
+        return [f"the history is of game {number!r}, the answer of {answer.get('game_number')!r}"]
+    dealt = {
+        (entry.get("to"), entry.get("slot")): entry
+        for entry in answer.get("deal_order") or []
+        if isinstance(entry, Mapping)
+    }
+    deck = answer.get("deck") or []
+    problems = []
+    for to, slot, card in shown_cards(history):
+        entry = dealt.get((to, slot))
+        if entry is None:
+            problems.append(f"the history shows {card} at {to} slot {slot}, a place deal_order never deals to")
+        elif deck[entry["position"]] != card:
+            problems.append(
+                f"the history shows {card} at {to} slot {slot}, but the committed deck dealt "
+                f"{deck[entry['position']]} there (position {entry['position']})"
+            )
+    return problems
+
+
+def verify(answer: Any, history: Any = None) -> list[str]:
+    """Every problem of a saved answer (and history, when given); empty: the deal checks."""
+    problems = check_answer(answer)
+    if not problems and history is not None:
+        problems = check_history(answer, history)
+    return problems
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Check a provably-fair deal (a saved fairness answer).")
+    parser.add_argument("answer", type=Path, help="the saved fairness answer (JSON)")
+    parser.add_argument("history", type=Path, nargs="?", help="the round's game or hand history (JSON)")
+    args = parser.parse_args(argv)
+    try:
+        answer = _load(args.answer)
+        history = _load(args.history) if args.history is not None else None
+    except (OSError, ValueError) as exc:
+        print(f"FAILED: cannot read {exc}")
+        return 1
+    problems = verify(answer, history)
+    if problems:
+        print(f"FAILED: {problems[0]}")
+        for problem in problems[1:]:
+            print(f"  also: {problem}")
+        return 1
+    checked = f" and the {sum(1 for _ in shown_cards(history))} cards the history shows" if history else ""
+    print(f"deal verified: game {answer.get('game_number')}, commitment {answer['commitment']}, "
+          f"{len(answer['deal_order'])} cards dealt from their committed positions{checked}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
