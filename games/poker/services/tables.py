@@ -32,10 +32,16 @@ DEALER = "dealer"
 R = TypeVar("R")
 
 
+def seat_owner(*, table_id: int, player_id: int) -> str:
+    """The owner of the player's ``poker_seat`` account at the table: one account
+    per table and player, whichever seat they take."""
+    return f"poker-table:{table_id}:player:{player_id}"
+
+
 def seat_account(*, table_id: int, player_id: int, currency: str) -> int:
     """The player's chips at the table (``poker_seat``)."""
     return ensure_account(
-        kind=AccountKind.POKER_SEAT, owner=f"poker-table:{table_id}:player:{player_id}", currency=currency
+        kind=AccountKind.POKER_SEAT, owner=seat_owner(table_id=table_id, player_id=player_id), currency=currency
     )
 
 
