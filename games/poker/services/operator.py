@@ -146,9 +146,10 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
     hand's ``poker_pot`` to their ``poker_seat`` (to the wallet if they have
     left the seat dealt in since folding, also when they sat down again), with
     ``poker_hand.voided`` in one batch. No rake, no pot awarded; the pot account
-    ends at zero; the next hand follows after the pause between hands. Refusals as ``pause_hand`` (a paused hand
-    may be voided) and ``poker_pot_mismatch`` (nothing changes). ``automatic``:
-    the sweep's void of a hand whose dealer was gone too long (recorded as such)."""
+    ends at zero; the next hand follows after the pause between hands. Refusals
+    as ``pause_hand`` (a paused hand may be voided) and ``poker_pot_mismatch``
+    (nothing changes). ``automatic``: the sweep's void of a hand whose dealer
+    was gone too long (recorded as such)."""
     reason = required_reason(reason)
     with transaction.atomic():
         table = lock_table(table_id)
