@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench venv clean browser-deps
+.PHONY: run test lint format bench fuzz-poker venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ format: $(DEPS)
 ## make bench: every benchmark, one after the other (see docs/benchmarks.md).
 bench: $(DEPS)
 	$(BIN)/python manage.py bench all
+
+## make fuzz-poker: the poker services' stateful fuzz, long and with fresh seeds (docs/poker.md).
+POKER_FUZZ_EXAMPLES ?= 500
+POKER_FUZZ_STEPS ?= 60
+fuzz-poker: $(DEPS)
+	POKER_FUZZ_EXAMPLES=$(POKER_FUZZ_EXAMPLES) POKER_FUZZ_STEPS=$(POKER_FUZZ_STEPS) \
+		$(BIN)/python -m pytest tests/poker/test_stateful.py --timeout=0 $(PYTEST_ARGS)
 
 ## make browser-deps: Debian's chromium and chromedriver for the real-browser admin test (root, apt).
 browser-deps:

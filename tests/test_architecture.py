@@ -8,8 +8,10 @@
 2. No import cycles between the project's modules, counting module-level imports
    only: an import inside a function body runs when the function is called, which
    is how a Celery task and its service may refer to each other.
+3. The ledger imports no game (anywhere, functions included): the games register
+   their ``verify_ledger`` checks with it instead.
 
-Both rules work on whatever modules the packages hold: they walk the directories.
+The rules work on whatever modules the packages hold: they walk the directories.
 """
 
 from __future__ import annotations
@@ -337,3 +339,21 @@ def test_the_cycle_check_finds_a_cycle_and_ignores_function_level_imports() -> N
         "games.house.store",
         "games.house.api",
     }
+
+
+# -- 3. the ledger knows no game ------------------------------------------------------------------
+
+
+def test_the_ledger_imports_no_game() -> None:
+    """The ledger is generic: an app with money projections registers its own
+    ``verify_ledger`` check (``ledger.services.verify.register_check``), so no
+    ledger module imports ``games``, not even inside a function."""
+    found = [
+        f"{module}:{imported.line} imports {imported.target}"
+        for module in project_modules()
+        if in_package(module, "ledger")
+        for imported in imports_of(module, tree_of(module))
+        if in_package(imported.target, "games")
+    ]
+    assert len([m for m in project_modules() if in_package(m, "ledger")]) > 10
+    assert not found, "\n".join(found)

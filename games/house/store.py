@@ -888,3 +888,56 @@ def lock_leaving_player(*, table_id: int, player_id: int) -> tuple[HouseRound, P
     round_id, row_id = locked
     row = PlayerRound.objects.filter(pk=row_id).first() if row_id is not None else None
     return HouseRound.objects.get(pk=round_id), row
+
+
+# verify_ledger's check of the wagers in play (games.house.services.verify): the
+# player rounds not yet settled or voided and the pending holds opened in a
+# round's player stream, in one statement, so one snapshot (a bet committing
+# meanwhile cannot show its hold without its chip).
+_WAGERS_AND_HOLDS = (
+    "SELECT 'wager', p.id, r.round_id, p.player_id, CAST(p.state AS TEXT), NULL FROM games_playerround p "
+    "JOIN games_houseround r ON r.id = p.round_id WHERE p.status = %s "
+    "UNION ALL "
+    "SELECT 'hold', h.opened_event_id, e.stream_id, NULL, CAST(h.id AS TEXT), h.amount FROM ledger_hold h "
+    "JOIN ledger_event e ON e.id = h.opened_event_id WHERE h.status = %s AND e.stream_id LIKE %s"
+)
+
+
+@dataclass(frozen=True)
+class WagerRow:
+    """A player round whose wagers are in play (``PlayerRound`` status ``betting``)."""
+
+    player_round_id: int
+    round_id: str
+    player: PlayerState
+
+
+@dataclass(frozen=True)
+class PendingHold:
+    """A pending ledger hold opened by an event of a round's player stream."""
+
+    hold_id: UUID
+    amount: int
+    stream_id: str
+    opened_event_id: int
+
+
+def wagers_and_pending_holds() -> tuple[list[WagerRow], list[PendingHold]]:
+    """Every player round in play and every pending hold of a player stream, read
+    in one snapshot; wagers in player round id order, holds in stream and id order."""
+    with connection.cursor() as cursor:
+        cursor.execute(_WAGERS_AND_HOLDS, ["betting", "pending", player_stream_prefix("%") + "%"])
+        rows = cursor.fetchall()
+    wagers = [
+        WagerRow(row_id, round_id, state_from_json(player_id, json.loads(state)))
+        for kind, row_id, round_id, player_id, state, _ in rows
+        if kind == "wager"
+    ]
+    holds = [
+        PendingHold(UUID(hold_id), int(amount), stream_id, event_id)
+        for kind, event_id, stream_id, _, hold_id, amount in rows
+        if kind == "hold"
+    ]
+    wagers.sort(key=lambda wager: wager.player_round_id)
+    holds.sort(key=lambda hold: (hold.stream_id, hold.hold_id))
+    return wagers, holds

@@ -139,6 +139,13 @@ class PokerHandPlayer(models.Model):
     hand = models.ForeignKey(PokerHand, on_delete=models.PROTECT, related_name="participants")
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="poker_hands")
     seat_number = models.PositiveSmallIntegerField()
+    # The hand touches only the seat rows it dealt in, never a seat found by player id:
+    # a player who folds, stands up and sits down again during the hand has a new
+    # seat row (with a new buy-in) that is not in the hand (issue #20).
+    seat = models.ForeignKey(
+        PokerSeat, null=True, blank=True, on_delete=models.SET_NULL, related_name="hand_players",
+        help_text="The seat row dealt in; empty once that seat is freed (stood up, reservation ended).",
+    )  # fmt: skip
     stack_before = models.BigIntegerField()
     stack_after = models.BigIntegerField(null=True, blank=True)
     started_at = models.DateTimeField()

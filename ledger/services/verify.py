@@ -1,12 +1,17 @@
 """``verify_ledger``: walk every stream's hash chain, every seal and the money
-invariants; report problems, the first bad event first."""
+invariants; report problems, the first bad event first.
+
+The ledger imports no app. An app whose rows mirror ledger money (the poker
+seats' stacks, the house rounds' wagers) registers a check of them with
+``register_check`` in its ``AppConfig.ready``; ``verify_ledger`` runs every
+registered check after its own."""
 
 from __future__ import annotations
 
 import hmac
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +34,23 @@ class Problem:
     def __str__(self) -> str:
         where = f"event {self.event_id}: " if self.event_id is not None else ""
         return f"[{self.check}] {where}{self.message}"
+
+
+ExtraCheck = Callable[[], list[Problem]]
+_extra_checks: dict[str, ExtraCheck] = {}
+
+
+def register_check(name: str, check: ExtraCheck) -> None:
+    """Run ``check`` in every ``verify_ledger`` from now on (registering ``name``
+    again replaces it). ``check`` reads the database on the default connection and
+    returns what it finds wrong, each ``Problem`` naming the rows; it must change
+    nothing. Call from an ``AppConfig.ready``."""
+    _extra_checks[name] = check
+
+
+def registered_checks() -> dict[str, ExtraCheck]:
+    """The checks other apps registered, by name."""
+    return dict(_extra_checks)
 
 
 def _events_by_stream(cursor: Any, batch: int = 20000) -> Iterator[tuple[Any, ...]]:
@@ -192,11 +214,14 @@ def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Prob
 
 
 def verify_ledger(*, key: bytes) -> list[Problem]:
-    """Every problem found; events first, in event order (the first is the first bad event)."""
+    """Every problem found; events first, in event order (the first is the first
+    bad event), then seals, money and the registered checks (``register_check``)."""
     with read_cursor() as events:
         problems = check_chains(events)
     with connection.cursor() as cursor:
         problems.sort(key=lambda p: p.event_id or 0)
         problems += check_seals(cursor, key)
         problems += check_money(cursor)
+    for check in _extra_checks.values():
+        problems += check()
     return problems

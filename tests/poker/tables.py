@@ -51,9 +51,9 @@ def seat_balance(table: PokerTable, player: int) -> int:
     return balance_of(account_id=services.seat_account(table_id=table.pk, player_id=player, currency="EUR"))
 
 
-def sit(table: PokerTable, player: int, seat: int, buy_in: int = 1000) -> None:
+def sit(table: PokerTable, player: int, seat: int, buy_in: int = 1000, *, at: datetime | None = None) -> None:
     services.sit_down(table_id=table.pk, player_id=player, seat_number=seat, buy_in=buy_in,
-                      idempotency_key=key("sit"), now=T0)  # fmt: skip
+                      idempotency_key=key("sit"), now=at or T0)  # fmt: skip
 
 
 def deck(*cards: str) -> list[str]:

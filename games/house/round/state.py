@@ -192,6 +192,17 @@ class PlayerState:
     def decided(self, street: str) -> bool:
         return any(d.street == street for d in self.decisions)
 
+    def holds_in_play(self) -> dict[str, int]:
+        """Hold id -> amount of every ledger hold carrying this player's wagers
+        while they are in play: one per chip (with its automatic wagers) and the
+        call/play. None once settled or voided (every hold was resolved)."""
+        if self.settled or self.voided:
+            return {}
+        holds = {chip.hold_id: chip.held for chip in self.chips}
+        if self.call_hold_id is not None:
+            holds[self.call_hold_id] = self.call_amount
+        return holds
+
     def placed_stakes(self) -> dict[str, int]:
         """Stakes as ``settle_round`` takes them (automatic ones derived)."""
         return {k: v for k, v in self.totals().items() if k in {c.spot for c in self.chips}}

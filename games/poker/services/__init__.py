@@ -5,7 +5,9 @@
 - ``hands``: dealing, the players' actions, the dealer's step, the sweeper;
 - ``operator``: pause, resume and void a hand (malfunction);
 - ``configure``: the operator's edits of a table's settings (the currency only
-  while nobody is seated and no hand is open).
+  while nobody is seated and no hand is open);
+- ``verify``: ``verify_ledger``'s check of every seat's stack against its
+  ``poker_seat`` account (registered by ``games.apps``).
 
 Pacing (game numbers, the row lock, scheduling the next step, the sweep loop)
 comes from ``games.pacing``, shared with the house-banked tables. Callers use

@@ -62,6 +62,8 @@ from games.poker.services.tables import (
     HAND,
     IDLE,
     PAUSED,
+    dealt_in,
+    dealt_in_seats,
     eligible,
     iso,
     load_hand,
@@ -191,11 +193,13 @@ def _play(
 
 
 def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: datetime | None, now: datetime) -> None:
-    seats = {s.player_id: s for s in table.seats.all()}
-    for p in state.players:
-        seat = seats.get(int(p.player_id))
-        if seat is not None and seat.stack != p.stack:
-            seat.stack = p.stack
+    # Only the seat rows dealt in: a player who folded, left and sat down again
+    # has a seat the hand must not touch (issue #20).
+    seats = dealt_in_seats(hand)
+    for number, seat in seats.items():
+        stack = state.players[state.positions[number]].stack
+        if seat.stack != stack:
+            seat.stack = stack
             seat.save(update_fields=["stack"])
     hand.phase = state.phase.value
     hand.actor_seat = state.acting_seat
@@ -245,7 +249,7 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
         players={str(s.seat_number): s.player_id for s in seats}, started_at=now,
     )  # fmt: skip
     PokerHandPlayer.objects.bulk_create(
-        PokerHandPlayer(hand=hand, player_id=s.player_id, seat_number=s.seat_number, stack_before=s.stack,
+        PokerHandPlayer(hand=hand, player_id=s.player_id, seat=s, seat_number=s.seat_number, stack_before=s.stack,
                         started_at=now)
         for s in seats
     )  # fmt: skip
@@ -299,9 +303,9 @@ def act(
         assert state is not None
         if state.phase is Phase.COMPLETE:
             raise engine_errors.HandComplete(hand_id=hand.hand_id)
-        position = state.positions.get(seat.seat_number)
-        if position is None or state.players[position].player_id != str(player_id):
+        if not dealt_in(hand, seat):  # e.g. taken after the deal
             raise NotInHand(hand_id=hand.hand_id)
+        position = state.positions[seat.seat_number]
         if hand.in_time_bank and state.acting_seat == seat.seat_number and hand.deadline is not None:
             # Acting inside the time bank keeps what is left of it.
             seat.time_bank_left = max(0.0, (hand.deadline - now).total_seconds())
@@ -354,7 +358,7 @@ def advance_table(
         if legal is None:  # cannot happen after a complete step; recover by moving on
             set_table(table, phase=BETWEEN, deadline=now)
             return table
-        seat = PokerSeat.objects.filter(table=table, seat_number=legal.seat).first()
+        seat = dealt_in_seats(hand).get(legal.seat)
         if seat is not None and not hand.in_time_bank and seat.time_bank_left > 0:
             _start_time_bank(table, hand, seat, now)
             return table

@@ -25,6 +25,7 @@ from games.poker.services.tables import (
     BETWEEN,
     HAND,
     PAUSED,
+    dealt_in_seats,
     iso,
     load_hand,
     lock_table,
@@ -143,32 +144,35 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
     """Void the hand in play or paused: every player gets back exactly the
     chips they put into it (``stack_before`` minus the engine's stack), from the
     hand's ``poker_pot`` to their ``poker_seat`` (to the wallet if they have
-    left the table since folding), with ``poker_hand.voided`` in one batch. No
-    rake, no pot awarded; the pot account ends at zero; the next hand follows
-    after the pause between hands. Refusals as ``pause_hand`` (a paused hand
-    may be voided) and ``poker_pot_mismatch`` (nothing changes). ``automatic``:
-    the sweep's void of a hand whose dealer was gone too long (recorded as such)."""
+    left the seat dealt in since folding, also when they sat down again), with
+    ``poker_hand.voided`` in one batch. No rake, no pot awarded; the pot account
+    ends at zero; the next hand follows after the pause between hands. Refusals
+    as ``pause_hand`` (a paused hand may be voided) and ``poker_pot_mismatch``
+    (nothing changes). ``automatic``: the sweep's void of a hand whose dealer
+    was gone too long (recorded as such)."""
     reason = required_reason(reason)
     with transaction.atomic():
         table = lock_table(table_id)
         hand = _hand_in_play(table)
         state, _, _ = load_hand(hand.hand_id)
         assert state is not None
-        stacks = {int(p.player_id): p.stack for p in state.players}
         rows = list(hand.participants.order_by("seat_number"))
         pot = pot_account(hand_id=hand.hand_id, currency=table.currency)
         in_pot = balance_of(account_id=pot)
-        refunds = {row.player_id: row.stack_before - stacks[row.player_id] for row in rows}
+        refunds = {row.seat_number: row.stack_before - state.players[state.positions[row.seat_number]].stack
+                   for row in rows}  # fmt: skip
         if any(amount < 0 for amount in refunds.values()) or sum(refunds.values()) != in_pot:
             raise PotMismatch(hand_id=hand.hand_id, pot=in_pot, refunds=sum(refunds.values()))
-        seats = {s.player_id: s for s in table.seats.all()}
+        # The seats dealt in that are still taken; a seat the player took after
+        # leaving the dealt-in one is not in the hand: their refund goes to the wallet.
+        seats = dealt_in_seats(hand)
         stream = et.hand_stream(hand.hand_id)
         cause = EventRef(stream, hand.stream_version + 1)
         legs: list[TransferSpec] = []
         returned: list[dict[str, Any]] = []
         for row in rows:
-            amount = refunds[row.player_id]
-            to = "seat" if row.player_id in seats else "wallet"
+            amount = refunds[row.seat_number]
+            to = "seat" if row.seat_number in seats else "wallet"
             if amount:
                 credit = (
                     seat_account(table_id=table.pk, player_id=row.player_id, currency=table.currency)
@@ -188,9 +192,9 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         )  # fmt: skip
         hand.stream_version += 1
         for row in rows:
-            seat = seats.get(row.player_id)
-            if seat is not None and refunds[row.player_id]:
-                seat.stack += refunds[row.player_id]
+            seat = seats.get(row.seat_number)
+            if seat is not None and refunds[row.seat_number]:
+                seat.stack += refunds[row.seat_number]
                 seat.save(update_fields=["stack"])
             row.stack_after = row.stack_before
             row.save(update_fields=["stack_after"])

@@ -23,6 +23,7 @@ from games.poker.models import PokerSeat, PokerTable
 from games.poker.services.tables import (
     DEALER,
     current_hand,
+    dealt_in,
     in_live_hand,
     iso,
     lock_table,
@@ -99,8 +100,9 @@ def sit_down(
 
 
 def top_up(*, table_id: int, player_id: int, amount: int, idempotency_key: str, now: datetime) -> SeatResult:
-    """Add ``amount`` chips from the wallet between hands (not while dealt into
-    the hand being played): the stack may not exceed the maximum buy-in.
+    """Add ``amount`` chips from the wallet between hands (not while the seat is
+    dealt into the hand being played; a seat taken after the deal may): the stack
+    may not exceed the maximum buy-in.
     Refusals: ``poker_not_seated``, ``poker_in_hand``,
     ``poker_buy_in_out_of_range``, ``insufficient_funds``."""
     request = {"table": table_id, "player": player_id, "amount": amount}
@@ -111,7 +113,7 @@ def top_up(*, table_id: int, player_id: int, amount: int, idempotency_key: str, 
         if amount <= 0 or seat.stack + amount > table.buy_in_max:
             raise BuyInOutOfRange(amount=amount, stack=seat.stack, maximum=table.buy_in_max)
         hand = current_hand(table)
-        if hand is not None and player_id in hand.players.values():
+        if hand is not None and dealt_in(hand, seat):
             raise InHand(hand_id=hand.hand_id)
         data = {"seat": seat.seat_number, "player_id": player_id, "amount": amount, "at": iso(now)}
         _chips_in(table, player_id, amount, et.TOPPED_UP, data, key=f"{idempotency_key}:ledger", now=now)
@@ -152,7 +154,7 @@ def stand_up(*, table_id: int, player_id: int, idempotency_key: str, now: dateti
     def run() -> SeatResult:
         table = lock_table(table_id)
         seat = seat_of(table, player_id)
-        if in_live_hand(table, player_id):
+        if in_live_hand(table, seat):
             raise InHand(hand_id=table.current_hand_id)
         number = seat.seat_number
         moved = _free_seat(
@@ -209,7 +211,7 @@ def free_expired_seats(table: PokerTable, now: datetime) -> int:
     freed = 0
     expired = table.seats.filter(sitting_out=True, reserved_until__lte=now).order_by("seat_number")
     for seat in expired:
-        if in_live_hand(table, seat.player_id):
+        if in_live_hand(table, seat):
             continue
         key = f"poker-free:{table.pk}:{seat.player_id}:{iso(seat.reserved_until)}"
         _free_seat(table, seat, reason="reservation_expired", actor=DEALER, key=key, now=now)

@@ -32,10 +32,16 @@ DEALER = "dealer"
 R = TypeVar("R")
 
 
+def seat_owner(*, table_id: int, player_id: int) -> str:
+    """The owner of the player's ``poker_seat`` account at the table: one account
+    per table and player, whichever seat they take."""
+    return f"poker-table:{table_id}:player:{player_id}"
+
+
 def seat_account(*, table_id: int, player_id: int, currency: str) -> int:
     """The player's chips at the table (``poker_seat``)."""
     return ensure_account(
-        kind=AccountKind.POKER_SEAT, owner=f"poker-table:{table_id}:player:{player_id}", currency=currency
+        kind=AccountKind.POKER_SEAT, owner=seat_owner(table_id=table_id, player_id=player_id), currency=currency
     )
 
 
@@ -155,12 +161,23 @@ def engine_events(recorded: Sequence[Any]) -> list[Event]:
     return [event_from_dict({"type": e.type, **e.data}) for e in recorded if e.type in et.ENGINE_EVENT_TYPES]
 
 
-def in_live_hand(table: PokerTable, player_id: int) -> bool:
-    """Dealt into the running hand and not folded."""
+def dealt_in_seats(hand: PokerHand) -> dict[int, PokerSeat]:
+    """The seat rows dealt into ``hand`` that are still taken, by seat number: the
+    only seats the hand's steps may touch. A seat taken after the deal is not in the
+    hand, also when its player was dealt in at a seat they have left since (found by
+    player id, that seat would get the old hand's stack: issue #20)."""
+    return {seat.seat_number: seat for seat in PokerSeat.objects.filter(hand_players__hand=hand)}
+
+
+def dealt_in(hand: PokerHand, seat: PokerSeat) -> bool:
+    """``seat`` (this row, not its player) was dealt into ``hand``."""
+    return hand.participants.filter(seat=seat).exists()
+
+
+def in_live_hand(table: PokerTable, seat: PokerSeat) -> bool:
+    """``seat`` was dealt into the running hand and its player has not folded."""
     hand = current_hand(table)
-    if hand is None or str(player_id) not in {str(p) for p in hand.players.values()}:
+    if hand is None or not dealt_in(hand, seat):
         return False
     state, _, _ = load_hand(hand.hand_id)
-    if state is None:
-        return False
-    return any(p.player_id == str(player_id) and not p.folded for p in state.players)
+    return state is not None and not state.players[state.positions[seat.seat_number]].folded

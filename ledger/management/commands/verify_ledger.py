@@ -11,7 +11,7 @@ from ledger.services.verify import verify_ledger
 
 
 class Command(BaseCommand):
-    help = "Walk every stream's hash chain, every seal and the money invariants."
+    help = "Walk every stream's hash chain, every seal, the money invariants and the checks the apps register."
 
     def handle(self, *args: Any, **options: Any) -> None:
         problems = verify_ledger(key=seal_key())
@@ -21,4 +21,4 @@ class Command(BaseCommand):
             first = problems[0]
             named = f"first bad event: {first.event_id}; " if first.event_id is not None else ""
             raise CommandError(f"ledger verification FAILED ({len(problems)} problems); {named}{first}")
-        self.stdout.write("ledger verified: chains, seals and money invariants hold")
+        self.stdout.write("ledger verified: chains, seals, money invariants and the registered checks hold")
