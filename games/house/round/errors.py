@@ -1,5 +1,5 @@
 """The house-banked round's refusals: one class per meaning, each with its
-stable public ``code`` (docs/api.md) and HTTP status. Pure Python.
+stable public ``code`` (docs/rounds.md, docs/live.md) and HTTP status. Pure Python.
 
 Classes without a docstring keep it that way on purpose: ``DomainError`` uses
 the docstring as the message, and these have always answered with their code.
