@@ -340,8 +340,11 @@ CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
 CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
 # The websocket relay (one per ASGI process) polls the event store's safe global log this often.
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
-# "local": the relay hands deltas to this process's consumers directly; "layer": through the channel layer.
-CASINO_RELAY_DELIVERY = os.environ.get("CASINO_RELAY_DELIVERY", "local")
+# Websocket backpressure (games/feed.py): a connection whose outbound queue holds more than this
+# many frames, or whose current send has not completed within this many seconds, is closed with
+# 4408 ("too slow: reconnect with your last seq and take a snapshot").
+CASINO_WS_OUTBOX_FRAMES = int(os.environ.get("CASINO_WS_OUTBOX_FRAMES", "256"))
+CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SECONDS", "5"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

@@ -1,22 +1,18 @@
 """``ws/poker/<id>/``: one player's realtime feed of a poker table (docs/websocket.md, "Poker tables").
 
-Thin: authenticate, send the snapshot from the same redacting presenter as
-the REST API, then follow the table's two kinds of streams in the event
-store and forward each new event, redacted for this viewer:
+Thin: authenticate, join the table's feed (``games.feed``, the same machinery
+as the house tables), send the snapshot from the same redacting presenter as
+the REST API, then the feed's deltas, redacted by ``frames_for``:
 
 - ``{"type": "delta", "hand_id", "version", "event"}``: a hand event (others'
   hole cards as ``null``); the viewer's own ``poker.hole_cards_dealt`` comes
-  as ``{"type": "private", ...}`` with the cards;
+  as ``{"type": "private", ...}`` with the cards, instead;
 - ``{"type": "table", "version", "event"}``: a seat event (sat down, topped
   up, stood up, sat out, sat in).
 
-Why polling the store rather than the house tables' relay: every fact is an
-event committed by a service (a Celery worker or another ASGI process), and
-reading a table's streams after the last version seen needs no shared state.
-One ``TableFeed`` per table and process reads them every ``POLL_SECONDS``
-while anyone in the process watches that table, and hands the new events to
-each connection, which redacts them for its viewer: the database sees one
-poll per table and process, not one per connection.
+The events come from the process's one reader of the event store's global log
+(``games.feed.LogReader``), which calls ``deltas`` with every batch: one
+reader per process for every table of both families, not one poll per table.
 
 From the client: ``{"type": "act", "action", "amount"?, "idempotency_key"}``
 (the REST act service), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
@@ -24,19 +20,21 @@ From the client: ``{"type": "act", "action", "amount"?, "idempotency_key"}``
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from django.db.models import Max
 from django.utils import timezone
 
 from casino.errors import DomainError
+from games.feed import Delta, FeedSocket, TableFeed, consistent_read, encode, feed_of, ready, register_translator
 from games.poker import event_types as et
 from games.poker import presenters, services
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
+from games.poker.services.tables import load_hand
 from games.realtime import (
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
@@ -44,147 +42,165 @@ from games.realtime import (
     authenticate_scope,
     refuse,
 )
-from ledger.services import read_stream
+from ledger.models import Event
+from ledger.services.events import RecordedEvent
 
-log = logging.getLogger(__name__)
-
-POLL_SECONDS = 0.2
+FAMILY = "poker"
 MAX_KEY = 100
+TABLE_PREFIX = "poker-table-"
+HAND_PREFIX = "poker-hand-"
+# A hand event's position in lane "hand": the hand's number at the table, then
+# its version in the hand's stream (a stream never reaches 2**32 events).
+HAND_SHIFT = 32
 
 
-def _read_new(table_id: int, cursor: dict[str, Any]) -> dict[str, Any]:
-    """The table's and current hand's events committed since ``cursor`` (updated
-    in place), unredacted, with the hand's seats (seat -> player id)."""
-    table_events = list(read_stream(stream_id=et.table_stream(table_id), after_version=cursor["table_version"]))
-    if table_events:
-        cursor["table_version"] = table_events[-1].version
-    hand_id = PokerTable.objects.filter(pk=table_id).values_list("current_hand_id", flat=True).first() or ""
-    if hand_id != cursor["hand_id"]:
-        cursor["hand_id"], cursor["hand_version"] = hand_id, 0
-    batch: dict[str, Any] = {"table": table_events, "hand_id": hand_id, "hand": [], "seats": {}}
-    if not hand_id:
-        return batch
-    players = PokerHand.objects.filter(hand_id=hand_id).values_list("players", flat=True).first() or {}
-    batch["seats"] = {int(pid): int(seat) for seat, pid in players.items()}
-    batch["hand"] = list(read_stream(stream_id=et.hand_stream(hand_id), after_version=cursor["hand_version"]))
-    if batch["hand"]:
-        cursor["hand_version"] = batch["hand"][-1].version
-    return batch
+def hand_position(hand_number: int, version: int) -> int:
+    return (hand_number << HAND_SHIFT) | version
 
 
-def _messages_for(viewer_id: int, batch: dict[str, Any], seen: dict[str, Any]) -> list[dict[str, Any]]:
-    """``batch`` (``_read_new``) as messages for one viewer, skipping what their
-    cursor ``seen`` (updated in place) already covers: their snapshot, or events
-    a shared feed read before they joined. Others' hole cards are redacted."""
-    messages: list[dict[str, Any]] = []
-    for event in batch["table"]:
-        if event.version > seen["table_version"]:
-            seen["table_version"] = event.version
-            messages.append({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
-    hand_id = batch["hand_id"]
-    if hand_id != seen["hand_id"]:
-        seen["hand_id"], seen["hand_version"] = hand_id, 0
-    seat = batch["seats"].get(viewer_id)
-    for event in batch["hand"]:
-        if event.version <= seen["hand_version"]:
-            continue
-        seen["hand_version"] = event.version
-        shown = presenters.redact_event(dict(event.data), event.type, seat)
-        if shown is None:
-            continue
-        own = event.type == HoleCardsDealt.type and event.data.get("seat") == seat
-        messages.append({"type": "private" if own else "delta", "hand_id": hand_id, "version": event.version,
-                         "event": shown})  # fmt: skip
-    return messages
+class HandInfo:
+    """What the translator caches per hand: its table, number and seats."""
+
+    __slots__ = ("hand_number", "seats", "table_id")
+
+    def __init__(self, table_id: int, hand_number: int, seats: dict[int, int]) -> None:
+        self.table_id, self.hand_number, self.seats = table_id, hand_number, seats
 
 
-def _new_messages(table_id: int, viewer_id: int, cursor: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events committed since ``cursor`` (updated in place), as messages for the viewer."""
-    return _messages_for(viewer_id, _read_new(table_id, cursor), dict(cursor, hand_version=-1, table_version=-1))
+_hands: dict[str, HandInfo] = {}
 
 
-def _feed_cursor(table_id: int) -> dict[str, Any]:
-    """Where a new feed starts: the table's latest versions now."""
-    table_events = read_stream(stream_id=et.table_stream(table_id))
-    hand_id = PokerTable.objects.filter(pk=table_id).values_list("current_hand_id", flat=True).first() or ""
-    hand_version = PokerHand.objects.filter(hand_id=hand_id).values_list("stream_version", flat=True).first() or 0
-    return {"table_version": table_events[-1].version if table_events else 0, "hand_id": hand_id,
-            "hand_version": hand_version}  # fmt: skip
+def hand_info(hand_id: str) -> HandInfo | None:
+    info = _hands.get(hand_id)
+    if info is None:
+        row = PokerHand.objects.filter(hand_id=hand_id).values("table_id", "hand_number", "players").first()
+        if row is None:
+            return None
+        seats = {int(seat): int(pid) for seat, pid in (row["players"] or {}).items()}
+        info = _hands[hand_id] = HandInfo(row["table_id"], row["hand_number"], seats)
+        if len(_hands) > 10_000:  # old hands are never needed again
+            _hands.pop(next(iter(_hands)))
+    return info
 
 
-class TableFeed:
-    """This process's one reader of a poker table's streams: polls while it has
-    subscribers, hands every batch to each of them, stops with the last one."""
+def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
+    """A hand event as the feed's ``Delta``: the frame every watcher gets and,
+    for a player's own hole cards, that player's frame instead (``None``: the
+    event is shown to nobody, e.g. a hand shuffled before commitments)."""
+    public = presenters.redact_event(dict(event.data), event.type, None)
+    if public is None:
+        return None
+    base = {"hand_id": event.stream_id[len(HAND_PREFIX) :], "version": event.version}
+    position = hand_position(info.hand_number, event.version)
+    owner = info.seats.get(int(event.data.get("seat") or 0)) if event.type == HoleCardsDealt.type else None
+    if owner is None:
+        return Delta(public=encode({"type": "delta", **base, "event": public}), lane="hand", position=position)
+    own = presenters.redact_event(dict(event.data), event.type, event.data.get("seat"))
+    return Delta(
+        public=encode({"type": "delta", **base, "event": public}),
+        private={owner: encode({"type": "private", **base, "event": own})},
+        instead=True,
+        lane="hand",
+        position=position,
+    )
 
-    feeds: dict[int, TableFeed] = {}
 
-    def __init__(self, table_id: int) -> None:
-        self.table_id = table_id
-        self.subscribers: set[PokerTableConsumer] = set()
-        self.task: asyncio.Task[None] | None = None
-        self.cursor: dict[str, Any] | None = None
-        # Held while a batch is read and handed out, and while a subscriber takes
-        # its snapshot: every batch a subscriber gets was read after its snapshot.
-        self.lock = asyncio.Lock()
+def deltas(events: Sequence[RecordedEvent]) -> list[tuple[str, int, Delta]]:
+    """The feed's translator for poker tables: seat events (lane ``table``, by
+    the table stream's version) and hand events (lane ``hand``)."""
+    out: list[tuple[str, int, Delta]] = []
+    for event in events:
+        if event.stream_id.startswith(TABLE_PREFIX):
+            table_id = int(event.stream_id[len(TABLE_PREFIX) :])
+            text = encode({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
+            out.append((FAMILY, table_id, Delta(public=text, lane="table", position=event.version)))
+        elif event.stream_id.startswith(HAND_PREFIX):
+            info = hand_info(event.stream_id[len(HAND_PREFIX) :])
+            delta = frames_for(event, info) if info is not None else None
+            if info is not None and delta is not None:
+                out.append((FAMILY, info.table_id, delta))
+    return out
 
-    @classmethod
-    async def join(cls, table_id: int, consumer: PokerTableConsumer) -> TableFeed:
-        feed = cls.feeds.get(table_id)
+
+register_translator(FAMILY, deltas)
+
+
+def table_version(table_id: int) -> int:
+    """The version of the table's seat stream now."""
+    found = Event.objects.filter(stream_id=et.table_stream(table_id)).aggregate(v=Max("version"))["v"]
+    return int(found or 0)
+
+
+def latest_hand(table_id: int) -> tuple[str, int, int]:
+    """(hand id, hand number, stream version) of the table's latest hand, or ("", 0, 0)."""
+    row = (
+        PokerHand.objects.filter(table_id=table_id)
+        .order_by("-hand_number")
+        .values_list("hand_id", "hand_number", "stream_version")
+        .first()
+    )
+    return (row[0], int(row[1]), int(row[2])) if row else ("", 0, 0)
+
+
+def _snapshot(table_id: int, viewer_id: int, feed: TableFeed | None = None) -> tuple[dict[str, Any], dict[str, int]]:
+    with consistent_read():
+        return _read_snapshot(table_id, viewer_id, feed)
+
+
+def _read_snapshot(table_id: int, viewer_id: int, feed: TableFeed | None) -> tuple[dict[str, Any], dict[str, int]]:
+    """The snapshot and its marks per lane. With the table's ``feed``, the
+    current hand is replayed at most once per hand change (keyed by the hand
+    and its ``stream_version``); only the viewer's view of it is built per
+    snapshot. ``seq`` is the resume token (docs/websocket.md)."""
+
+    def loader(hand: PokerHand) -> tuple[Any, Any, Any]:
+        def build() -> tuple[Any, Any, Any]:
+            return load_hand(hand.hand_id)
+
         if feed is None:
-            feed = cls.feeds[table_id] = cls(table_id)
-        feed.subscribers.add(consumer)
-        if feed.cursor is None:
-            async with feed.lock:
-                feed.cursor = await database_sync_to_async(_feed_cursor)(table_id)
-        if feed.task is None or feed.task.done():
-            feed.task = asyncio.ensure_future(feed._run())
-        return feed
+            return build()
+        loaded: tuple[Any, Any, Any] = feed.cached("hand", (hand.hand_id, hand.stream_version), build)
+        return loaded
 
-    async def leave(self, consumer: PokerTableConsumer) -> None:
-        self.subscribers.discard(consumer)
-        if self.subscribers or self.task is None:
-            return
-        if TableFeed.feeds.get(self.table_id) is self:
-            del TableFeed.feeds[self.table_id]
-        self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
-
-    async def _run(self) -> None:
-        while self.subscribers:
-            await asyncio.sleep(POLL_SECONDS)
-            assert self.cursor is not None
-            async with self.lock:
-                try:
-                    batch = await database_sync_to_async(_read_new)(self.table_id, self.cursor)
-                except Exception:  # a database hiccup must not end the feed for everyone
-                    log.exception("poker feed: table %s", self.table_id)
-                    continue
-                if batch["table"] or batch["hand"]:
-                    for consumer in list(self.subscribers):
-                        await consumer.deliver(batch)
+    # One consistent read (``consistent_read``): the versions are those the view shows.
+    version = table_version(table_id)
+    _, number, hand_version = latest_hand(table_id)
+    view = presenters.table_view(table_id=table_id, viewer_id=viewer_id, hand_loader=loader)
+    hand_id = view["table"]["current_hand_id"] or ""
+    snapshot = {"type": "snapshot", "table": view, "table_version": version, "hand_id": hand_id,
+                "hand_version": hand_version if hand_id else 0,
+                "seq": f"{version}:{hand_version if hand_id else 0}:{hand_id}"}  # fmt: skip
+    return snapshot, {"table": version, "hand": hand_position(number, hand_version)}
 
 
-def _snapshot(table_id: int, viewer_id: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    view = presenters.table_view(table_id=table_id, viewer_id=viewer_id)
-    table_events = read_stream(stream_id=et.table_stream(table_id))
-    hand_id = view["table"]["current_hand_id"]
-    hand_version = PokerHand.objects.filter(hand_id=hand_id).values_list("stream_version", flat=True).first() or 0
-    cursor = {
-        "table_version": table_events[-1].version if table_events else 0,
-        "hand_id": hand_id,
-        "hand_version": hand_version,
-    }
-    return {"type": "snapshot", "table": view, **cursor}, cursor
+def bad_resume(table_id: int, since: str) -> dict[str, Any] | None:
+    """``None`` if ``since`` (``<table_version>:<hand_version>:<hand_id>``) is a
+    point this table has reached, else the current one (``details``)."""
+    version = table_version(table_id)
+    latest_id, _, latest_version = latest_hand(table_id)
+    current = {"seq": f"{version}:{latest_version}:{latest_id}"}
+    parts = since.split(":", 2)
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        return current
+    since_table, since_hand, hand_id = int(parts[0]), int(parts[1]), parts[2]
+    if since_table > version:
+        return current
+    if hand_id:
+        number = PokerHand.objects.filter(table_id=table_id, hand_id=hand_id).values_list("stream_version", flat=True)
+        reached = number.first()
+        if reached is None or since_hand > reached:
+            return current
+    elif since_hand:
+        return current
+    return None
 
 
-class PokerTableConsumer(JSONFrames):
+class PokerTableConsumer(FeedSocket, JSONFrames):
     """One websocket: one player watching (and playing at) one poker table."""
 
+    feed_family = FAMILY
     table_id: int
     player_id: int
-    cursor: dict[str, Any] | None = None
-    feed: TableFeed | None = None
 
     async def connect(self) -> None:
         user = await self._authenticate()
@@ -196,8 +212,16 @@ class PokerTableConsumer(JSONFrames):
         if not await database_sync_to_async(PokerTable.objects.filter(pk=self.table_id).exists)():
             await refuse(self, CLOSE_TABLE_NOT_FOUND)
             return
+        self.subscribe()  # before the snapshot: a racing delta is in it or after it
+        await ready()
         await self.accept()
-        self.feed = await TableFeed.join(self.table_id, self)
+        since = parse_qs((self.scope.get("query_string") or b"").decode()).get("since")
+        if since:
+            current = await database_sync_to_async(bad_resume)(self.table_id, since[0])
+            if current is not None:
+                message = "since is not a point this table has reached; take the snapshot."
+                frame = {"type": "error", "code": "bad_resume_seq", "message": message, "details": current}
+                await self.send_json(frame)
         await self.send_snapshot()
 
     async def _authenticate(self) -> Any:
@@ -205,24 +229,14 @@ class PokerTableConsumer(JSONFrames):
         return await authenticate_scope(self.scope)
 
     async def disconnect(self, code: int) -> None:
-        if self.feed is not None:
-            await self.feed.leave(self)
+        await self.stop_feed()
 
     async def send_snapshot(self) -> None:
-        """The snapshot, taken under the feed's lock: the batches that follow were
-        read after it, and its cursor skips what it already shows."""
-        assert self.feed is not None
-        async with self.feed.lock:
-            snapshot, cursor = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)
-            await self.send_json(snapshot)
-            self.cursor = cursor
+        async def read() -> tuple[dict[str, Any], Mapping[str, int]]:
+            feed = feed_of(FAMILY, self.table_id)
+            return await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
 
-    async def deliver(self, batch: dict[str, Any]) -> None:
-        """A feed's batch, redacted for this viewer (none before the first snapshot)."""
-        if self.cursor is None:
-            return
-        for message in _messages_for(self.player_id, batch, self.cursor):
-            await self.send_json(message)
+        await self.snapshot_then_live(read)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None

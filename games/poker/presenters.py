@@ -11,7 +11,7 @@ per view, used by every interface.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -117,8 +117,13 @@ def malfunction(recorded: Any, table_phase: str | None = None) -> dict[str, Any]
     }
 
 
-def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
-    """The table, its seats and the current hand as ``viewer_id`` may see them."""
+def table_view(
+    *, table_id: int, viewer_id: int, hand_loader: Callable[[PokerHand], tuple[Any, Any, Any]] | None = None
+) -> dict[str, Any]:
+    """The table, its seats and the current hand as ``viewer_id`` may see them.
+    ``hand_loader(hand)``: ``load_hand``'s answer for the current hand (default:
+    replayed from its stream; the websocket feed passes a cache keyed by the
+    hand's ``stream_version``)."""
     table = PokerTable.objects.get(pk=table_id)
     names = dict(get_user_model().objects.filter(poker_seats__table=table).values_list("pk", "username"))
     seats = [
@@ -136,7 +141,7 @@ def table_view(*, table_id: int, viewer_id: int) -> dict[str, Any]:
     hand_view = None
     if table.current_hand_id:
         hand = PokerHand.objects.get(hand_id=table.current_hand_id)
-        state, _, recorded = load_hand(hand.hand_id)
+        state, _, recorded = hand_loader(hand) if hand_loader is not None else load_hand(hand.hand_id)
         if state is not None:
             hand_view = {
                 **hand_state_view(state, viewer_id),

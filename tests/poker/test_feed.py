@@ -1,7 +1,8 @@
 """The poker websocket's shared feed: every connection of one process to one
-table is served by a single reader of the table's streams (one poll per table
-and process, not per connection), and each connection still gets the events
-redacted for its own viewer: its hole cards privately, nobody else's (issue 7).
+table is served by the table's one ``games.feed.TableFeed`` (fed by the
+process's one reader of the event store, not one poll per connection), and
+each connection still gets the events redacted for its own viewer: its hole
+cards privately, nobody else's (issue 7).
 In process: the real ASGI application driven through asgiref's communicator
 (Channels' own ``channels.testing`` imports daphne, which is not installed)."""
 
@@ -20,7 +21,8 @@ from rest_framework.authtoken.models import Token
 
 from casino.asgi import application
 from games.poker import services
-from games.poker.consumers import TableFeed
+from games.feed import feed_of
+from games.poker.consumers import FAMILY
 from tests.poker.tables import advance, key, make_player, make_table
 from tests.poker.test_tables import AA_VS_KK
 
@@ -74,7 +76,8 @@ def test_one_feed_per_table_and_process_each_viewer_sees_only_their_own_cards() 
         for socket in sockets:
             assert await socket.connect()
             assert (await socket.receive_json(10))["type"] == "snapshot"
-        feed = TableFeed.feeds[table.pk]
+        feed = feed_of(FAMILY, table.pk)
+        assert feed is not None
         subscribers = len(feed.subscribers)
         await sync_to_async(advance)(table, cards=AA_VS_KK)  # the dealer deals the hand
         received = [await socket.until("private") for socket in sockets]
@@ -86,7 +89,7 @@ def test_one_feed_per_table_and_process_each_viewer_sees_only_their_own_cards() 
             await socket.close()
         # The consumers' database work ran in asgiref's thread: close its connection there.
         await sync_to_async(connections.close_all)()
-        return subscribers, received, table.pk in TableFeed.feeds
+        return subscribers, received, feed_of(FAMILY, table.pk) is not None
 
     subscribers, received, still_there = asyncio.run(scenario())
     assert subscribers == 2

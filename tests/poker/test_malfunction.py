@@ -6,6 +6,7 @@ awarded, no rake); the reason is recorded and players are told."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from io import StringIO
 from typing import Any
@@ -17,7 +18,7 @@ from django.core.management.base import CommandError
 
 from games.poker import event_types as et
 from games.poker import presenters, services
-from games.poker.consumers import _new_messages
+from games.poker.consumers import deltas
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
 from games.poker.services import hands
 from ledger.models import Transfer
@@ -218,6 +219,17 @@ def test_refusals_change_nothing() -> None:
     refused("poker_hand_complete", lambda: pause(table))
 
 
+def _new_messages(hand_id: str, viewer: int, cursor: dict[str, int]) -> list[dict[str, Any]]:
+    """The hand's events after ``cursor`` (updated) as the websocket feed frames them for ``viewer``."""
+    events = read_stream(stream_id=et.hand_stream(hand_id), after_version=cursor["hand_version"])
+    cursor["hand_version"] = events[-1].version if events else cursor["hand_version"]
+    frames = []
+    for _, _, delta in deltas(events):
+        own = delta.private.get(viewer)
+        frames.append(json.loads(own if own is not None and delta.instead else str(delta.public)))
+    return frames
+
+
 def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     table, (p1, p2, _p3) = three_handed()
     table = advance(table, cards=AA_VS_KK)
@@ -225,20 +237,19 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     act(table, p1, "raise", 30)
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert (view["hand"]["paused"], view["hand"]["voided"], view["hand"]["reason"]) == (False, False, None)
-    cursor = {"table_version": 10**6, "hand_id": hand_id,
-              "hand_version": PokerHand.objects.get(hand_id=hand_id).stream_version}  # fmt: skip
+    cursor = {"hand_version": PokerHand.objects.get(hand_id=hand_id).stream_version}
 
     pause(table, "shuffler jammed")
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert view["table"]["phase"] == "paused"
     assert (view["hand"]["paused"], view["hand"]["reason"]) == (True, "shuffler jammed")
-    [message] = _new_messages(table.pk, p2, cursor)
+    [message] = _new_messages(hand_id, p2, cursor)
     assert message["type"] == "delta"
     assert message["event"]["type"] == et.PAUSED
     assert message["event"]["reason"] == "shuffler jammed"
 
     void(table, "shuffler broken")
-    [message] = _new_messages(table.pk, p2, cursor)
+    [message] = _new_messages(hand_id, p2, cursor)
     assert (message["event"]["type"], message["event"]["reason"]) == (et.VOIDED, "shuffler broken")
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert (view["hand"]["status"], view["hand"]["voided"], view["hand"]["paused"]) == ("voided", True, False)

@@ -1,40 +1,55 @@
 """``ws/tables/<id>/``: the table's realtime feed for one player (protocol: docs/websocket.md).
 
-Thin: authenticate, join the groups, send the snapshot from the same redacting
-presenter as the REST API (``games.house.realtime.presenters.table_view``), then forward what
-the relay and the channel layer deliver. No game rule lives here.
+Thin: authenticate, join the table's feed (``games.feed``), send the snapshot
+from the same redacting presenter as the REST API
+(``games.house.realtime.presenters.table_view``), then the feed's deltas and
+what the channel layer delivers (chat, notices). Every frame goes through the
+connection's bounded outbox. No game rule lives here.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from casino.errors import DomainError
+from games.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
 from games.house.models import HouseTable
 from games.house.realtime import presenters
-from games.house.realtime.relay import (
-    as_message,
-    change_membership,
-    chat_group,
-    notice_group,
-    player_table_group,
-    relay,
-    table_group,
-)
+from games.house.realtime.relay import FAMILY, change_membership, chat_group, notice_group
+from games.house.round.state import RoundState
 from games.house.services import chat
+from games.house.store import load_round
 from games.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
 
 CHAT_SETTING_REFRESH_SECONDS = 5.0
 
 
-def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
+def _snapshot(table_id: int, player_id: int, feed: TableFeed | None = None) -> dict[str, Any]:
     """The REST table view (clock fields included, by the server's clock now),
-    the seq it was taken at and the recent chat."""
-    view = presenters.table_view(table_id=table_id, viewer_id=player_id, now=timezone.now())
+    the seq it was taken at and the recent chat. With the table's ``feed``, the
+    round's public state is replayed at most once per table change (keyed by
+    the round and the table's ``public_seq``); only the viewer's own part
+    (their round row, balance, chat setting) is read per snapshot."""
+
+    def round_state(table: HouseTable) -> RoundState:
+        def build() -> RoundState:
+            return load_round(table.current_round_id)
+
+        if feed is None:
+            return build()
+        state: RoundState = feed.cached("round", (table.current_round_id, table.public_seq), build)
+        return state
+
+    with consistent_read():  # the view and its seq agree
+        view = presenters.table_view(
+            table_id=table_id, viewer_id=player_id, now=timezone.now(), round_state=round_state
+        )
     return {
         "type": "snapshot",
         "seq": int(view["table"]["public_seq"]),
@@ -43,16 +58,24 @@ def _snapshot(table_id: int, player_id: int) -> dict[str, Any]:
     }
 
 
-class TableConsumer(JSONFrames):
+def resume_seq(query_string: bytes) -> str | None:
+    """The ``?since=`` of a reconnecting client (``None``: not resuming)."""
+    values = parse_qs(query_string.decode()).get("since")
+    return values[0] if values else None
+
+
+def _current_seq(table_id: int) -> int:
+    return int(HouseTable.objects.filter(pk=table_id).values_list("public_seq", flat=True).first() or 0)
+
+
+class TableConsumer(FeedSocket, JSONFrames):
     """One websocket: one player watching one table."""
 
+    feed_family = FAMILY
     table_id: int
     player_id: int
     username: str
-    last_seq: int
     groups_joined: list[str]
-    relayed: list[str]
-    relay: Any
     hide_chat: bool
     hide_chat_checked: float
 
@@ -66,31 +89,34 @@ class TableConsumer(JSONFrames):
         if not await database_sync_to_async(HouseTable.objects.filter(pk=self.table_id).exists)():
             await refuse(self, CLOSE_TABLE_NOT_FOUND)
             return
-        the_relay = relay()
-        the_relay.ensure_running()
         # Join before the snapshot: a delta racing the snapshot is then either in
-        # it (dropped by seq below) or delivered after it; never lost.
-        self.relay = the_relay
-        relayed = [table_group(self.table_id), player_table_group(self.table_id, self.player_id)]
-        self.groups_joined = [chat_group(self.table_id), notice_group(self.player_id)]
-        if the_relay.delivers_locally:
-            self.relayed = relayed
-            for group in relayed:
-                the_relay.subscribe(group, self)
-        else:
-            self.relayed = []
-            self.groups_joined += relayed
-        for group in self.groups_joined:
+        # it (dropped by seq) or sent after it; never lost.
+        self.subscribe()
+        self.groups_joined = []
+        for group in (chat_group(self.table_id), notice_group(self.player_id)):
             await change_membership(self.channel_layer, "add", group, self.channel_name)
-        await the_relay.ready.wait()
+            self.groups_joined.append(group)
+        await ready()
         await self.accept()
         self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
         self.hide_chat_checked = time.monotonic()
+        since = resume_seq(self.scope.get("query_string") or b"")
+        if since is not None:
+            await self.check_resume(since)
         await self.send_snapshot()
 
+    async def check_resume(self, since: str) -> None:
+        """A ``since`` past the table's seq (or not a seq) is an error frame
+        ``bad_resume_seq``; the snapshot follows either way."""
+        current = await database_sync_to_async(_current_seq)(self.table_id)
+        if not since.isdigit() or int(since) > current:
+            message = "since is not a seq this table has reached; take the snapshot."
+            await self.send_json(
+                {"type": "error", "code": "bad_resume_seq", "message": message, "details": {"current_seq": current}}
+            )
+
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "relayed", []):
-            self.relay.unsubscribe(group, self)
+        await self.stop_feed()
         for group in getattr(self, "groups_joined", []):
             await change_membership(self.channel_layer, "discard", group, self.channel_name)
 
@@ -98,9 +124,12 @@ class TableConsumer(JSONFrames):
         return await authenticate_scope(self.scope)
 
     async def send_snapshot(self) -> None:
-        snapshot = await database_sync_to_async(_snapshot)(self.table_id, self.player_id)
-        self.last_seq = snapshot["seq"]
-        await self.send_json(snapshot)
+        async def read() -> tuple[dict[str, Any], Mapping[str, int]]:
+            feed = feed_of(FAMILY, self.table_id)
+            snapshot = await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
+            return snapshot, {"seq": snapshot["seq"]}
+
+        await self.snapshot_then_live(read)
 
     # --- from the client -------------------------------------------------------
 
@@ -122,31 +151,7 @@ class TableConsumer(JSONFrames):
         else:
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 
-    # --- from the relay and the channel layer ---------------------------------------
-
-    async def relay_message(self, message: dict[str, Any]) -> None:
-        """Local delivery from this process's relay (same messages as the layer's)."""
-        if not hasattr(self, "last_seq"):
-            return  # subscribed, snapshot not sent yet: the snapshot will cover it
-        if message["type"] == "table.delta":
-            await self.table_delta(message)
-        else:
-            await self.player_delta(message)
-
-    async def table_delta(self, message: dict[str, Any]) -> None:
-        delta = message["delta"]
-        seq = int(delta.get("seq", 0))
-        if seq and seq <= self.last_seq:
-            return  # already contained in the snapshot this client has
-        self.last_seq = max(self.last_seq, seq)
-        text = message.get("text")
-        if text:
-            await self.send(text_data=text)
-        else:
-            await self.send_json(as_message("delta", delta))
-
-    async def player_delta(self, message: dict[str, Any]) -> None:
-        await self.send_json(as_message("private", message["delta"]))
+    # --- from the channel layer ---------------------------------------------------
 
     async def chat_message(self, message: dict[str, Any]) -> None:
         line = message["line"]

@@ -18,7 +18,7 @@ commitment alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -89,10 +89,18 @@ def table_summary(table: HouseTable) -> dict[str, Any]:
     }
 
 
-def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = None) -> dict[str, Any]:
+def table_view(
+    *,
+    table_id: int,
+    viewer_id: int | None,
+    now: datetime | None = None,
+    round_state: Callable[[HouseTable], RoundState] | None = None,
+) -> dict[str, Any]:
     """Public state of the table and its current round, plus ``viewer_id``'s own
     state; with ``now``, the traffic light and server time at ``now`` from the
-    same read of the table (``clock_fields``)."""
+    same read of the table (``clock_fields``). ``round_state(table)``: the
+    current round's state (default: replayed from its stream; the websocket
+    feed passes a cache keyed by the table's ``public_seq``)."""
     table = HouseTable.objects.get(pk=table_id)
     view: dict[str, Any] = {
         "table": table_summary(table),
@@ -103,7 +111,7 @@ def table_view(*, table_id: int, viewer_id: int | None, now: datetime | None = N
         view |= clock_fields(table, now, round_warning_seconds([table]).get(table.pk))
     if not table.current_round_id:
         return view
-    state = load_round(table.current_round_id)
+    state = round_state(table) if round_state is not None else load_round(table.current_round_id)
     assert state.config is not None
     view["round"] = {
         "round_id": state.config.round_id,

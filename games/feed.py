@@ -1,0 +1,491 @@
+"""The process's realtime feed, shared by both table families (protocol:
+docs/websocket.md, "Delivery" and "Close codes, resume and backpressure").
+Interface layer: asyncio and sockets; no game rule lives here.
+
+- ``LogReader``: ONE reader of the event store per ASGI process (event loop).
+  It tails the store's *safe* global log (``read_global``: never past a
+  transaction still running, so a late commit is delivered late, never
+  skipped), woken by PostgreSQL NOTIFY on round-stream commits and otherwise
+  polling every ``CASINO_RELAY_POLL_SECONDS``. Each family registers a
+  translator (``register_translator``) that turns a batch of events into
+  ``Delta`` objects, already redacted and JSON-encoded once for everyone.
+- ``TableFeed``: one per table (family, table id) and process; it hands each
+  ``Delta`` to its subscribers in log order. Handing out never awaits: it
+  puts frames on each connection's bounded ``Outbox`` and moves on, so no
+  connection can stall the reader, another table or another connection.
+- ``Outbox``: a connection's bounded queue of outbound frames and the one
+  writer task that drains it into the socket. A queue that overflows
+  (``CASINO_WS_OUTBOX_FRAMES``) or a send that does not complete within
+  ``CASINO_WS_SEND_TIMEOUT_SECONDS`` closes the connection with 4408 and
+  unsubscribes it; while it stays open nothing is dropped. Any failure of a
+  writer (client gone, dead socket) removes that connection only.
+- ``FeedSocket``: the consumers' mixin: every frame they send (deltas, the
+  snapshot, chat, notices, pongs, errors) goes through the outbox, and a
+  consumer that dies anywhere (connect, snapshot, a handler) leaves its feed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import connection
+
+from casino.processes import database_url_of
+from ledger.services.events import GlobalPosition, RecordedEvent, position_of, read_cursor, read_global, safe_txid_bound
+
+log = logging.getLogger(__name__)
+
+# "Too slow: reconnect with your last seq and take a snapshot."
+CLOSE_TOO_SLOW = 4408
+NOTIFY_CHANNEL = "casino_round_events"  # games/migrations/0006_notify_round_events_on_commit.py
+BATCH = 2000
+
+
+def encode(message: Mapping[str, Any]) -> str:
+    """A frame's text (compact JSON), encoded once however many receive it."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One thing a table's watchers are told, in the table's log order.
+
+    ``public``: the frame for every connection at the table. ``private``:
+    player id -> that player's own frame, sent in addition to ``public`` or,
+    with ``instead``, in its place. ``lane``/``position``: where the delta
+    stands in the table's gap-free sequence (house: lane ``seq``; poker: lanes
+    ``table`` and ``hand``); a connection never gets a delta whose position
+    its snapshot (or an earlier delta) already covers. ``lane=None``: not
+    sequenced (a player-stream fact), sent once to every live connection."""
+
+    public: str | None = None
+    private: Mapping[int, str] = field(default_factory=dict)
+    instead: bool = False
+    lane: str | None = None
+    position: int = 0
+
+
+Translator = Callable[[Sequence[RecordedEvent]], list[tuple[str, int, Delta]]]
+_translators: dict[str, Translator] = {}
+
+
+def register_translator(family: str, translate: Translator) -> None:
+    """``translate(events)`` -> ``(family, table id, Delta)`` for the events of
+    the batch it knows (called in a worker thread: it may query the database)."""
+    _translators[family] = translate
+
+
+# --- the connection's outbound side ------------------------------------------
+
+
+class Outbox:
+    """One connection's bounded queue of frames and its writer task.
+
+    ``put`` never waits. ``on_gone`` is called once when the connection stops
+    taking frames (too slow, or the socket failed), so its feed can drop it."""
+
+    def __init__(
+        self,
+        *,
+        send: Callable[[str], Awaitable[None]],
+        close: Callable[[int], Awaitable[None]],
+        on_gone: Callable[[], None],
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.send, self.close, self.on_gone = send, close, on_gone
+        self.limit = int(limit if limit is not None else settings.CASINO_WS_OUTBOX_FRAMES)
+        self.timeout = float(timeout if timeout is not None else settings.CASINO_WS_SEND_TIMEOUT_SECONDS)
+        self.frames: collections.deque[str] = collections.deque()
+        self.wake = asyncio.Event()
+        self.closing = False  # too slow: the writer closes with 4408, nothing more is sent
+        self.gone = False
+        self.task = asyncio.get_running_loop().create_task(self._write())
+
+    @property
+    def open(self) -> bool:
+        return not (self.closing or self.gone)
+
+    def put(self, text: str) -> None:
+        """Queue a frame; on overflow close the connection with 4408 instead."""
+        if not self.open:
+            return
+        if len(self.frames) >= self.limit:
+            self.too_slow(f"outbox over {self.limit} frames")
+            return
+        self.frames.append(text)
+        self.wake.set()
+
+    def too_slow(self, why: str) -> None:
+        if not self.open:
+            return
+        log.info("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
+        self.closing = True
+        self.frames.clear()  # the client resumes from its last seq with a snapshot
+        self.wake.set()
+        self._gone()
+
+    def _gone(self) -> None:
+        self.gone = True
+        self.frames.clear()
+        try:
+            self.on_gone()
+        except Exception:  # the feed's bookkeeping must never break a writer
+            log.exception("feed: unsubscribing a connection failed")
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                if self.closing:
+                    # Bounded too: a socket that takes nothing takes no close frame either.
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(self.close(CLOSE_TOO_SLOW), self.timeout)
+                    return
+                if not self.frames:
+                    if self.gone:
+                        return
+                    self.wake.clear()
+                    await self.wake.wait()
+                    continue
+                text = self.frames.popleft()
+                try:
+                    await asyncio.wait_for(self.send(text), self.timeout)
+                except TimeoutError:
+                    self.too_slow(f"a send took over {self.timeout} s")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # client gone, dead socket: this connection only
+            log.debug("feed: connection gone: %r", exc)
+            if not self.gone:
+                self._gone()
+
+    async def stop(self) -> None:
+        """End the writer (the connection is closing); frames still queued are dropped."""
+        if not self.gone:
+            self._gone()
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.task
+
+
+class Subscriber:
+    """A connection as its table's feed sees it: its player, its outbox, and
+    how far its snapshot and the deltas since reach in each lane."""
+
+    __slots__ = ("marks", "outbox", "pending", "player_id")
+
+    def __init__(self, player_id: int, outbox: Outbox) -> None:
+        self.player_id, self.outbox = player_id, outbox
+        self.marks: dict[str, int] | None = None  # None: no snapshot sent yet
+        # While a snapshot is being read, deltas wait here: those it covers are
+        # dropped by position when it is sent, the others follow it.
+        self.pending: list[Delta] | None = None
+
+    def offer(self, delta: Delta) -> None:
+        if self.pending is not None:
+            if len(self.pending) >= self.outbox.limit:
+                self.outbox.too_slow("too many deltas while its snapshot was read")
+                return
+            self.pending.append(delta)
+        elif self.marks is not None:
+            self._send(delta)
+
+    def _send(self, delta: Delta) -> None:
+        assert self.marks is not None
+        if delta.lane is not None:
+            if delta.position <= self.marks.get(delta.lane, -1):
+                return  # its snapshot (or an earlier copy) already has it
+            self.marks[delta.lane] = delta.position
+        own = delta.private.get(self.player_id)
+        if own is not None:
+            self.outbox.put(own)
+            if delta.instead:
+                return
+        if delta.public is not None:
+            self.outbox.put(delta.public)
+
+    def begin_snapshot(self) -> None:
+        self.pending = []
+
+    def end_snapshot(self, text: str | None, marks: Mapping[str, int]) -> None:
+        """Send the snapshot (``None``: it failed), then what arrived meanwhile
+        and it does not cover. Unsequenced deltas that arrived before the first
+        snapshot are dropped: the snapshot's ``me`` was read after they came."""
+        pending, self.pending = self.pending or [], None
+        first = self.marks is None
+        if text is not None:
+            self.outbox.put(text)
+            current = self.marks or {}
+            self.marks = {lane: max(current.get(lane, -1), marks.get(lane, -1)) for lane in {*current, *marks}}
+        if self.marks is None:
+            return
+        for delta in pending:
+            if not (first and delta.lane is None):
+                self._send(delta)
+
+
+class TableFeed:
+    """This process's feed of one table: its subscribers and its snapshot cache."""
+
+    def __init__(self, family: str, table_id: int) -> None:
+        self.family, self.table_id = family, table_id
+        self.subscribers: dict[Subscriber, None] = {}  # insertion-ordered set
+        # The public part of the snapshot, built once per table change (see
+        # the families' snapshot functions): key -> value, one entry per kind.
+        self.cache: dict[str, tuple[Any, Any]] = {}
+
+    def publish(self, delta: Delta) -> None:
+        """Hand a delta to every subscriber; never waits, never raises."""
+        for subscriber in list(self.subscribers):
+            try:
+                subscriber.offer(delta)
+            except Exception:
+                log.exception("feed: dropping a subscriber of %s %s", self.family, self.table_id)
+                self.subscribers.pop(subscriber, None)
+
+    def cached(self, kind: str, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()`` unless the cached ``kind`` was built for the same ``key``."""
+        entry = self.cache.get(kind)
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        value = build()
+        self.cache[kind] = (key, value)
+        return value
+
+
+_feeds: dict[tuple[str, int], TableFeed] = {}
+
+
+def feed_of(family: str, table_id: int) -> TableFeed | None:
+    """The process's feed of a table, if anyone in it watches the table."""
+    return _feeds.get((family, table_id))
+
+
+def join(family: str, table_id: int, subscriber: Subscriber) -> TableFeed:
+    feed = _feeds.get((family, table_id))
+    if feed is None:
+        feed = _feeds[(family, table_id)] = TableFeed(family, table_id)
+    feed.subscribers[subscriber] = None
+    return feed
+
+
+def leave(family: str, table_id: int, subscriber: Subscriber) -> None:
+    """Idempotent; the last subscriber gone, the feed (and its cache) goes too."""
+    feed = _feeds.get((family, table_id))
+    if feed is None:
+        return
+    feed.subscribers.pop(subscriber, None)
+    if not feed.subscribers:
+        del _feeds[(family, table_id)]
+
+
+def route(deltas: Iterable[tuple[str, int, Delta]]) -> None:
+    """Hand each delta to its table's feed in this process (if any)."""
+    for family, table_id, delta in deltas:
+        feed = _feeds.get((family, table_id))
+        if feed is not None:
+            feed.publish(delta)
+
+
+# --- the process's one reader of the event store --------------------------------
+
+
+def head_position() -> GlobalPosition:
+    """The last committed position of the global log (where a fresh reader
+    starts: a connecting client gets a snapshot, history is not replayed)."""
+    with read_cursor() as cursor:
+        bound = safe_txid_bound(cursor)
+        cursor.execute("SELECT txid, id FROM ledger_event WHERE txid < %s ORDER BY txid DESC, id DESC LIMIT 1", [bound])
+        row = cursor.fetchone()
+    return GlobalPosition(int(row[0]), int(row[1])) if row else GlobalPosition()
+
+
+def next_batch(after: GlobalPosition) -> tuple[GlobalPosition, list[tuple[str, int, Delta]]]:
+    """The next committed events after ``after``, translated by every family."""
+    events = read_global(after=after, limit=BATCH)
+    deltas: list[tuple[str, int, Delta]] = []
+    if events:
+        for translate in list(_translators.values()):
+            deltas.extend(translate(events))
+    return (position_of(events[-1]) if events else after), deltas
+
+
+class LogReader:
+    """The process's reader task; started by the first websocket connection."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[None] | None = None
+        self.listener: asyncio.Task[None] | None = None
+        self.position: GlobalPosition | None = None
+        self.ready = asyncio.Event()
+        self.wake = asyncio.Event()
+
+    def ensure_running(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.task is None or self.task.done():
+            self.task = loop.create_task(self.run())
+        if connection.vendor == "postgresql" and (self.listener is None or self.listener.done()):
+            self.listener = loop.create_task(self.listen())
+
+    async def listen(self) -> None:
+        """Wake the reader when a round-stream event commits (PostgreSQL NOTIFY
+        sent by the trigger of migration ``games.0006``). Only a hint: what to
+        send is still read from the safe global log, and the poll stays as the
+        fallback (player streams, poker streams, a bound held back by an older
+        transaction, a lost listener connection)."""
+        import psycopg
+
+        url = database_url_of(settings.DATABASES["default"])
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as listener:
+                    await listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self.wake.set()  # anything committed while not listening
+                    async for _ in listener.notifies():
+                        self.wake.set()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("feed: LISTEN connection lost; polling until it is back")
+                await asyncio.sleep(1)
+
+    async def run(self) -> None:
+        if self.position is None:
+            self.position = await database_sync_to_async(head_position)()
+        self.ready.set()
+        poll = settings.CASINO_RELAY_POLL_SECONDS
+        while True:
+            self.wake.clear()  # a commit from now on wakes the next wait
+            try:
+                position, deltas = await database_sync_to_async(next_batch)(self.position)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a database hiccup must not kill realtime for good
+                log.exception("feed: reading the log failed; retrying")
+                await asyncio.sleep(1)
+                continue
+            # Handing out never waits and never raises: the position always moves
+            # on, so no batch is read (or sent) twice.
+            moved = position != self.position
+            self.position = position
+            route(deltas)
+            if moved:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), poll)
+
+
+_readers: dict[int, LogReader] = {}
+
+
+def reader() -> LogReader:
+    """The reader of the running event loop (one per process in practice)."""
+    key = id(asyncio.get_running_loop())
+    if key not in _readers:
+        _readers[key] = LogReader()
+    return _readers[key]
+
+
+# --- the consumers' side ----------------------------------------------------------
+
+
+class FeedSocket:
+    """Mixin for table consumers (put it before ``JSONFrames``): every frame the
+    consumer sends goes through its bounded ``Outbox``; ``subscribe`` joins the
+    table's feed; ``snapshot_then_live`` sends a snapshot in the feed's order;
+    the feed is left however the consumer ends.
+
+    The consumer sets ``feed_family``, ``table_id`` and ``player_id``."""
+
+    feed_family: str
+    table_id: int
+    player_id: int
+    outbox: Outbox | None = None
+    subscriber: Subscriber | None = None
+
+    async def _raw_send(self, text: str) -> None:
+        await super().send(text_data=text)  # type: ignore[misc]
+
+    async def _raw_close(self, code: int) -> None:
+        await super().close(code=code)  # type: ignore[misc]
+
+    def _outbox(self) -> Outbox:
+        if self.outbox is None:
+            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed)
+        return self.outbox
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        """Queue a text frame (binary frames are never sent by these consumers)."""
+        if text_data is not None:
+            self._outbox().put(text_data)
+        if close:
+            await self._raw_close(1000)
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        await self.send(text_data=encode(content), close=close)
+
+    def subscribe(self) -> None:
+        """Join the table's feed (before the first snapshot: a delta racing the
+        snapshot is then either in it or sent after it; never lost)."""
+        reader().ensure_running()
+        self.subscriber = Subscriber(self.player_id, self._outbox())
+        join(self.feed_family, self.table_id, self.subscriber)
+
+    def leave_feed(self) -> None:
+        if self.subscriber is not None:
+            leave(self.feed_family, self.table_id, self.subscriber)
+
+    async def snapshot_then_live(self, read: Callable[[], Awaitable[tuple[dict[str, Any], Mapping[str, int]]]]) -> None:
+        """Send the snapshot ``read()`` returns (the frame and its marks per lane);
+        deltas that arrive meanwhile follow it unless it covers them."""
+        assert self.subscriber is not None
+        self.subscriber.begin_snapshot()
+        text: str | None = None
+        marks: Mapping[str, int] = {}
+        try:
+            frame, marks = await read()
+            text = encode(frame)
+        finally:
+            self.subscriber.end_snapshot(text, marks)
+
+    async def dispatch(self, message: Any) -> None:
+        try:
+            await super().dispatch(message)  # type: ignore[misc]
+        except BaseException:
+            # Died in connect, in a snapshot or in a handler, or stopped: leave
+            # the feed here, as websocket.disconnect may never come.
+            await self.stop_feed()
+            raise
+
+    async def stop_feed(self) -> None:
+        self.leave_feed()
+        if self.outbox is not None:
+            await self.outbox.stop()
+
+
+@contextlib.contextmanager
+def consistent_read() -> Iterator[None]:
+    """One transaction whose reads all see the same committed state (REPEATABLE
+    READ on PostgreSQL): a snapshot's view and the seq or versions it reports
+    agree, so the deltas it covers are exactly those dropped after it."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+async def ready() -> None:
+    """Wait until the process's reader has its starting position."""
+    await reader().ready.wait()
