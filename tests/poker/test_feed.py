@@ -20,8 +20,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from casino.asgi import application
-from games.poker import services
 from games.feed import feed_of
+from games.poker import services
 from games.poker.consumers import FAMILY
 from tests.poker.tables import advance, key, make_player, make_table
 from tests.poker.test_tables import AA_VS_KK
