@@ -128,7 +128,7 @@ class Outbox:
     def too_slow(self, why: str) -> None:
         if not self.open:
             return
-        log.info("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
+        log.warning("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
         self.closing = True
         self.frames.clear()  # the client resumes from its last seq with a snapshot
         self.wake.set()
@@ -164,7 +164,7 @@ class Outbox:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # client gone, dead socket: this connection only
-            log.debug("feed: connection gone: %r", exc)
+            log.info("feed: connection gone: %r", exc)
             if not self.gone:
                 self._gone()
 
