@@ -342,6 +342,8 @@ CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
 # "local": the relay hands deltas to this process's consumers directly; "layer": through the channel layer.
 CASINO_RELAY_DELIVERY = os.environ.get("CASINO_RELAY_DELIVERY", "local")
+# Threads per ASGI process running players' websocket commands (each holds one database connection).
+CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

@@ -18,8 +18,8 @@ while anyone in the process watches that table, and hands the new events to
 each connection, which redacts them for its viewer: the database sees one
 poll per table and process, not one per connection.
 
-From the client: ``{"type": "act", "action", "amount"?, "idempotency_key"}``
-(the REST act service), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
+From the client: ``{"type": "act", "id", "action", "amount"?}`` (the REST act
+command, answered ``ack`` or ``error``), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from casino.errors import DomainError
+from games import ws_commands
 from games.poker import event_types as et
-from games.poker import presenters, services
+from games.poker import presenters
+from games.poker.api import act_command
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
 from games.realtime import (
@@ -49,7 +50,6 @@ from ledger.services import read_stream
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.2
-MAX_KEY = 100
 
 
 def _read_new(table_id: int, cursor: dict[str, Any]) -> dict[str, Any]:
@@ -236,19 +236,14 @@ class PokerTableConsumer(JSONFrames):
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 
     async def _act(self, content: dict[str, Any]) -> None:
-        key = content.get("idempotency_key")
-        if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
-            await self.send_json({"type": "error", "request": "act", "code": "idempotency_key_required",
-                                  "message": "Send an idempotency_key (1 to 100 characters)."})  # fmt: skip
-            return
-        amount = content.get("amount")
-        try:
-            result = await database_sync_to_async(services.act)(
-                table_id=self.table_id, player_id=self.player_id, action=str(content.get("action")),
-                amount=amount, idempotency_key=f"play:{self.player_id}:{key}", now=timezone.now(),
-            )  # fmt: skip
-        except DomainError as exc:
-            await self.send_json({"type": "error", "request": "act", **exc.as_dict()})
-            return
-        await self.send_json({"type": "acted", "hand_id": result.hand_id, "action": result.action,
-                              "amount": result.amount, "stack": result.stack})  # fmt: skip
+        """The REST act command (``games.poker.api.act_command``) on a command
+        thread; ``id`` is its idempotency key (``idempotency_key``, the older
+        name, is still read when there is no ``id``). Answer: ``ack`` with the
+        REST answer body, or ``error`` with the REST code."""
+        client_id = content["id"] if "id" in content else content.get("idempotency_key")
+        answer = await ws_commands.answer(
+            "act", client_id, act_command,
+            table_id=self.table_id, player_id=self.player_id, raw_key=client_id, fields=lambda: content,
+            now=timezone.now(),
+        )  # fmt: skip
+        await self.send_json(answer)
