@@ -94,6 +94,7 @@ def to_phase(table_id: int, phase: str, tick: TableTick | None = None) -> TableT
     """Run the table's clock (the deadlines by the server's clock) until ``phase``."""
     if tick is None:
         table = HouseTable.objects.get(pk=table_id)
+        assert table.deadline is not None
         tick = advance_table(table_id=table_id, expected_seq=table.phase_seq, now=table.deadline)
     while tick is not None and tick.phase != phase:
         assert tick.deadline is not None
