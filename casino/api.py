@@ -12,7 +12,6 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from casino.errors import DomainError
 
@@ -20,6 +19,12 @@ from casino.errors import DomainError
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render domain errors and DRF errors in one shape:
     ``{"error": {"code": str, "message": str, "details": ...}}``."""
+    # Imported here: ``rest_framework.views`` resolves the content negotiation
+    # class of this module when it is imported, so importing it at the top
+    # would make ``casino.api`` unimportable before DRF's views (the websocket
+    # routes import it first).
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     if isinstance(exc, DomainError):
         return Response({"error": exc.as_dict()}, status=exc.http_status)
     response = drf_exception_handler(exc, context)

@@ -40,12 +40,21 @@ class MissingField(DomainError, code="invalid_field"):
     """A required field is missing or of the wrong type."""
 
 
-def idempotency_key(request: Request) -> str:
-    key = request.headers.get("Idempotency-Key", "").strip()
+def player_key(player_id: int, raw: object) -> str:
+    """The stored idempotency key of one of ``player_id``'s commands: the
+    client's key (a string of 1 to 100 characters, surrounding blanks ignored)
+    namespaced by player, so one player's key never collides with another's.
+    The REST ``Idempotency-Key`` header and a websocket command's ``id`` go
+    through here, so the same key sent both ways is one command. Anything
+    else: ``idempotency_key_required``."""
+    key = raw.strip() if isinstance(raw, str) else ""
     if not key or len(key) > MAX_IDEMPOTENCY_KEY:
         raise MissingIdempotencyKey()
-    # Namespaced by player: one player's key can never collide with another's.
-    return f"play:{request_user(request).pk}:{key}"
+    return f"play:{player_id}:{key}"
+
+
+def idempotency_key(request: Request) -> str:
+    return player_key(request_user(request).pk, request.headers.get("Idempotency-Key", ""))
 
 
 def body(request: Request) -> dict[str, Any]:

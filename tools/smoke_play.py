@@ -2,13 +2,15 @@
 """Play one round at each demo table against a running server, from the outside.
 
 Used by CI to prove the embedded default (``make run``) does not only start but
-plays all three games: the demo player logs in, joins ``UTH1`` (Ultimate Texas
-Hold'em), ``CHE1`` (Casino Hold'em) and ``XTR1`` (Xtreme Hold'em) and watches
-each on its websocket (``ws/tables/<id>/``, docs/websocket.md). When a betting
-window opens it places the minimum Ante over REST; each ``decision.offered``
-private message is answered with the first option offered; the round is played
-when the player's own ``house_player.settled`` message arrives, and the account
-history must then show it settled. Meanwhile the two demo players (``demo`` and
+plays all three games: the demo player logs in, opens the websocket of ``UTH1``
+(Ultimate Texas Hold'em), ``CHE1`` (Casino Hold'em) and ``XTR1`` (Xtreme
+Hold'em) (``ws/tables/<id>/``, docs/websocket.md) and plays over it alone: a
+``join`` command takes the seat; when a betting window opens a ``bet`` command
+places the minimum Ante; each ``decision.offered`` private message is answered
+by a ``decision`` command with the first option offered. Every command's
+answer (``ack`` or ``error``, matched by its ``id``) is checked. The round is
+played when the player's own ``house_player.settled`` message arrives, and the
+account history must then show it settled. Meanwhile the two demo players (``demo`` and
 ``demo2``) sit down at the poker table ``NL1``, ask to sit out from the next hand
 (so exactly one is dealt), check or call whenever the table view offers them the
 turn, and stand up once that hand is complete; it must then be in their hand
@@ -63,44 +65,60 @@ async def rest(base: str, method: str, path: str, token: str, body: Any = None) 
     return await asyncio.to_thread(call, base, method, path, token, body)
 
 
+def command(kind: str, **fields: Any) -> tuple[str, str]:
+    """A command frame (docs/websocket.md, "Client to server") and its id."""
+    client_id = uuid.uuid4().hex
+    return client_id, json.dumps({"type": kind, "id": client_id, **fields})
+
+
 async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, Any]:
-    """One round at ``table`` over its websocket; the settled history row."""
+    """One round at ``table``, every command over its websocket; the settled history row."""
     table_id, code = table["id"], table["code"]
-    status, joined = await rest(base, "POST", f"/api/tables/{table_id}/join/", token)
-    if status not in (200, 201) and not (status == 409 and joined["error"]["code"] == "already_seated"):
-        raise SmokeFailure(f"{code}: join failed: {status} {joined}")
     ante = table["limits"]["ante"]["min"]
     url = base.replace("http://", "ws://", 1) + f"/ws/tables/{table_id}/?token={token}"
     bet_round: str | None = None
+    pending: dict[str, tuple[str, Any]] = {}  # command id -> (type, round or option)
     async with websockets.connect(url, origin=Origin(base), open_timeout=30) as ws:
+        join_id, frame = command("join")
+        pending[join_id] = ("join", None)
+        await ws.send(frame)
         async for text in ws:
             message = json.loads(text)
             kind, event = message["type"], message.get("event")
+            if kind in ("ack", "error"):
+                sent, what = pending.pop(message.get("id", ""), (None, None))
+                if sent is None:
+                    raise SmokeFailure(f"{code}: an answer to no command: {message}")
+                refused = message["code"] if kind == "error" else None
+                if sent == "join" and refused not in (None, "already_seated"):
+                    raise SmokeFailure(f"{code}: join refused: {message}")
+                if sent == "bet":
+                    if refused is None:
+                        bet_round = what
+                    elif refused != "betting_closed":  # too late: the next round
+                        raise SmokeFailure(f"{code}: the Ante was refused: {message}")
+                if sent == "decision" and refused is not None and refused not in WINDOW_GONE:
+                    raise SmokeFailure(f"{code}: decision {what} refused: {message}")
+                continue
             opened = None
             if kind == "snapshot" and message["table"].get("traffic_light") in ("green", "yellow"):
                 opened = (message["table"].get("round") or {}).get("round_id")
             elif kind == "delta" and event == "house_round.opened":
                 opened = message["round_id"]
-            if opened and bet_round is None:
-                status, answer = await rest(
-                    base, "POST", f"/api/tables/{table_id}/bets/chip/", token, {"spot": "ante", "amount": ante}
-                )
-                if status == 200:
-                    bet_round = opened
-                elif answer["error"]["code"] != "betting_closed":  # too late: the next round
-                    raise SmokeFailure(f"{code}: the Ante was refused: {status} {answer}")
+            if opened and bet_round is None and ("bet", opened) not in pending.values():
+                bet_id, frame = command("bet", spot="ante", amount=ante)
+                pending[bet_id] = ("bet", opened)
+                await ws.send(frame)
             if kind != "private" or bet_round is None or message.get("round_id") != bet_round:
                 continue
             if event == "decision.offered":
                 option = message["data"]["options"][0]
-                status, answer = await rest(
-                    base, "POST", f"/api/tables/{table_id}/decision/", token, {"option": option}
-                )
-                if status != 200 and answer["error"]["code"] not in WINDOW_GONE:
-                    raise SmokeFailure(f"{code}: decision {option} refused: {status} {answer}")
+                decision_id, frame = command("decision", option=option)
+                pending[decision_id] = ("decision", option)
+                await ws.send(frame)
             elif event == "house_player.settled":
                 break
-    status, history = await rest(base, "GET", "/api/history/?limit=20", token)
+    _status, history = await rest(base, "GET", "/api/history/?limit=20", token)
     # A house round's id is its game number (games.house.services.rounds).
     rows = [row for row in history.get("results", []) if row["game_number"] == bet_round]
     if not rows or rows[0]["status"] != "settled":

@@ -4,7 +4,9 @@ under ``/api/poker/``. Refusals are ``DomainError`` codes rendered by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from django.urls import path
@@ -26,6 +28,7 @@ from games.api import (
     body,
     errors,
     idempotency_key,
+    player_key,
     positive_int,
     query_int,
     text_field,
@@ -132,21 +135,36 @@ class SitInView(PokerView):
         return Response(asdict(result))
 
 
+def act_command(
+    *, table_id: int, player_id: int, raw_key: object, fields: Callable[[], dict[str, Any]], now: datetime
+) -> dict[str, Any]:
+    """The act command, for REST (``ActView``: the body, the ``Idempotency-Key``
+    header) and the websocket (``act`` frame, its ``id``): ``action``, then
+    ``amount`` (absent or a positive whole number), then the key
+    (``games.api.player_key``), then the service; the REST answer body."""
+    data = fields()
+    action = text_field(data, "action")
+    amount: Any = data.get("amount")
+    if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
+        raise MalformedAmount(amount=str(amount))
+    result = services.act(
+        table_id=table_id, player_id=player_id, action=action, amount=amount,
+        idempotency_key=player_key(player_id, raw_key), now=now,
+    )  # fmt: skip
+    return asdict(result)
+
+
 class ActView(PokerView):
     """Fold, check, call, bet, raise (``amount`` = total bet for the round) or all_in."""
 
     @extend_schema(request=ActBody, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
     def post(self, request: Request, table_id: int) -> Response:
-        data = body(request)
-        action = text_field(data, "action")
-        amount: Any = data.get("amount")
-        if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0):
-            raise MalformedAmount(amount=str(amount))
-        result = services.act(
-            table_id=table_id, player_id=request_user(request).pk, action=action, amount=amount,
-            idempotency_key=idempotency_key(request), now=timezone.now(),
+        return Response(
+            act_command(
+                table_id=table_id, player_id=request_user(request).pk,
+                raw_key=request.headers.get("Idempotency-Key", ""), fields=lambda: body(request), now=timezone.now(),
+            )
         )  # fmt: skip
-        return Response(asdict(result))
 
 
 class HandListView(PokerView):

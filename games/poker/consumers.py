@@ -14,8 +14,8 @@ The events come from the process's one reader of the event store's global log
 (``games.feed.LogReader``), which calls ``deltas`` with every batch: one
 reader per process for every table of both families, not one poll per table.
 
-From the client: ``{"type": "act", "action", "amount"?, "idempotency_key"}``
-(the REST act service), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
+From the client: ``{"type": "act", "id", "action", "amount"?}`` (the REST act
+command, answered ``ack`` or ``error``), ``{"type": "snapshot"}``, ``{"type": "ping"}``.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from channels.db import database_sync_to_async
 from django.db.models import Max
 from django.utils import timezone
 
-from casino.errors import DomainError
+from games import ws_commands
 from games.feed import Delta, FeedSocket, TableFeed, consistent_read, encode, feed_of, ready, register_translator
 from games.poker import event_types as et
-from games.poker import presenters, services
+from games.poker import presenters
+from games.poker.api import act_command
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.tables import load_hand
@@ -46,7 +47,6 @@ from ledger.models import Event
 from ledger.services.events import RecordedEvent
 
 FAMILY = "poker"
-MAX_KEY = 100
 TABLE_PREFIX = "poker-table-"
 HAND_PREFIX = "poker-hand-"
 # A hand event's position in lane "hand": the hand's number at the table, then
@@ -250,19 +250,14 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 
     async def _act(self, content: dict[str, Any]) -> None:
-        key = content.get("idempotency_key")
-        if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY:
-            await self.send_json({"type": "error", "request": "act", "code": "idempotency_key_required",
-                                  "message": "Send an idempotency_key (1 to 100 characters)."})  # fmt: skip
-            return
-        amount = content.get("amount")
-        try:
-            result = await database_sync_to_async(services.act)(
-                table_id=self.table_id, player_id=self.player_id, action=str(content.get("action")),
-                amount=amount, idempotency_key=f"play:{self.player_id}:{key}", now=timezone.now(),
-            )  # fmt: skip
-        except DomainError as exc:
-            await self.send_json({"type": "error", "request": "act", **exc.as_dict()})
-            return
-        await self.send_json({"type": "acted", "hand_id": result.hand_id, "action": result.action,
-                              "amount": result.amount, "stack": result.stack})  # fmt: skip
+        """The REST act command (``games.poker.api.act_command``) on a command
+        thread; ``id`` is its idempotency key (``idempotency_key``, the older
+        name, is still read when there is no ``id``). Answer: ``ack`` with the
+        REST answer body, or ``error`` with the REST code."""
+        client_id = content["id"] if "id" in content else content.get("idempotency_key")
+        answer = await ws_commands.answer(
+            "act", client_id, act_command,
+            table_id=self.table_id, player_id=self.player_id, raw_key=client_id, fields=lambda: content,
+            now=timezone.now(),
+        )  # fmt: skip
+        await self.send_json(answer)

@@ -22,24 +22,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
-from casino.errors import DomainError, NotFound
+from casino.errors import NotFound
 from games.api import (
     IDEMPOTENCY_HEADER,
     FairnessAnswer,
     PlayThrottle,
     body,
     errors,
-    idempotency_key,
-    positive_int,
     query_int,
-    result_json,
-    text_field,
 )
-from games.house import services
-from games.house.api import schemas
+from games.house.api import play, schemas
 from games.house.models import HouseTable, PlayerRound
 from games.house.realtime import presenters
-from games.house.services import chat, dealer
+from games.house.services import chat
 from games.house.services import seats as seating
 from ledger.services.money import balance_of, player_accounts
 
@@ -131,8 +126,7 @@ class JoinView(APIView):
         },
     )
     def post(self, request: Request, table_id: int) -> Response:
-        seat = seating.take_seat(table_id=table_id, player_id=request_user(request).pk)
-        return Response({"table_id": seat.table_id, "seat_number": seat.seat_number}, status=201)
+        return play_command(request, "join", table_id)
 
 
 class LeaveView(APIView):
@@ -143,39 +137,43 @@ class LeaveView(APIView):
 
     @extend_schema(request=None, responses={204: None, **errors(r404="table_not_found", r409="not_seated")})
     def post(self, request: Request, table_id: int) -> Response:
-        seating.leave_table(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
-        return Response(status=204)
+        return play_command(request, "leave", table_id)
 
 
 # --- bets and decisions ----------------------------------------------------------------------
 
 
+def play_command(request: Request, kind: str, table_id: int) -> Response:
+    """``games.house.api.play.run_command`` (shared with the websocket) with the
+    ``Idempotency-Key`` header, the JSON body and the server's clock."""
+    answer = play.run_command(
+        kind=kind,
+        table_id=table_id,
+        player_id=request_user(request).pk,
+        raw_key=request.headers.get("Idempotency-Key", ""),
+        fields=lambda: body(request),
+        now=timezone.now(),
+    )
+    return Response(answer, status=play.STATUS[kind])
+
+
 class BetCommandView(APIView):
-    """Base of the bet commands: idempotency key, the server's clock; the seat is
-    checked by the service in the same query that reads the round (one
-    transaction, the service's own)."""
+    """Base of the bet commands (``kind``: a ``games.house.api.play`` command):
+    idempotency key, the server's clock; the seat is checked by the service in
+    the same query that reads the round (one transaction, the service's own)."""
 
     permission_classes = [IsAuthenticated]
     throttle_classes = [PlayThrottle]
+    kind = ""
 
     def post(self, request: Request, table_id: int) -> Response:
-        player = request_user(request)
-        try:
-            key = idempotency_key(request)
-            result = self.command(request, table_id=table_id, player_id=player.pk, key=key, now=timezone.now())
-        except DomainError:
-            # Refusals only (off the hot path): an unknown table or a missing
-            # seat is reported as such before anything else about the request.
-            seating.require_seat(table_id=table_id, player_id=player.pk)
-            raise
-        return Response(result_json(result))
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        raise NotImplementedError
+        return play_command(request, self.kind, table_id)
 
 
 class ChipView(BetCommandView):
     """Add a chip to a betting spot (capped at the spot's maximum; the cap is reported)."""
+
+    kind = "bet"
 
     @extend_schema(
         request=ChipBody,
@@ -185,62 +183,52 @@ class ChipView(BetCommandView):
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
 
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        data = body(request)
-        spot = text_field(data, "spot")
-        amount = positive_int(data.get("amount"))
-        return services.place_chip(
-            table_id=table_id, player_id=player_id, spot=spot, amount=amount, idempotency_key=key, now=now
-        )
-
 
 class UndoView(BetCommandView):
     """Remove the last chip placed."""
 
+    kind = "undo"
+
     @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        return services.undo_bet(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
 
 
 class ClearView(BetCommandView):
     """Remove every chip of this round."""
 
+    kind = "clear"
+
     @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        return services.clear_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
 
 
 class RepeatView(BetCommandView):
     """Place all of the player's bets of their previous round."""
 
+    kind = "repeat"
+
     @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        return services.repeat_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
 
 
 class DoubleView(BetCommandView):
     """Double every current bet, once per round, in placing order while the balance lasts."""
 
+    kind = "double"
+
     @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, table_id: int) -> Response:
         return super().post(request, table_id)
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        return services.double_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
 
 
 class DecisionView(BetCommandView):
     """Take one of the options offered right now (refused when not offered or not covered).
     When it was the last decision outstanding the dealer moves on at once."""
+
+    kind = "decision"
 
     @extend_schema(
         request=DecisionBody,
@@ -248,18 +236,7 @@ class DecisionView(BetCommandView):
         parameters=[IDEMPOTENCY_HEADER],
     )
     def post(self, request: Request, table_id: int) -> Response:
-        # A player who gave up the seat keeps their wagers in play but decides no more.
-        seating.require_seat(table_id=table_id, player_id=request_user(request).pk)
         return super().post(request, table_id)
-
-    def command(self, request: Request, *, table_id: int, player_id: int, key: str, now: datetime) -> Any:
-        option = text_field(body(request), "option")
-        result = services.make_decision(
-            table_id=table_id, player_id=player_id, option=option, idempotency_key=key, now=now
-        )
-        if result.all_decided and result.tick is not None:
-            dealer.advance_now(table_id=table_id, expected_seq=result.tick.phase_seq)
-        return result
 
 
 # --- money and history ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from casino.errors import DomainError
 from games.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
 from games.house.models import HouseTable
 from games.house.realtime import presenters
+from games.house.realtime.commands import COMMANDS, execute_command
 from games.house.realtime.relay import FAMILY, change_membership, chat_group, notice_group
 from games.house.round.state import RoundState
 from games.house.services import chat
@@ -148,6 +149,12 @@ class TableConsumer(FeedSocket, JSONFrames):
             await self.channel_layer.group_send(chat_group(self.table_id), {"type": "chat.message", "line": line})
         elif kind == "ping":
             await self.send_json({"type": "pong", "nonce": content.get("nonce")})
+        elif kind in COMMANDS:
+            answer = await execute_command(
+                table_id=self.table_id, player_id=self.player_id, kind=kind, fields=content,
+                client_id=content.get("id"),
+            )  # fmt: skip
+            await self.send_json(answer)
         else:
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 
