@@ -342,6 +342,9 @@ CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
 # "local": the relay hands deltas to this process's consumers directly; "layer": through the channel layer.
 CASINO_RELAY_DELIVERY = os.environ.get("CASINO_RELAY_DELIVERY", "local")
+# `bench bets` only: serve the bare DRF endpoint it compares the bet path with
+# (games/benchmarks/bare.py). Never in production.
+CASINO_BENCH_ENDPOINTS = env_bool("CASINO_BENCH_ENDPOINTS") and not PRODUCTION
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators
