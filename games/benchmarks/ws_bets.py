@@ -33,6 +33,7 @@ from games.benchmarks.http_clients import LoadResult
 
 ACK = 200  # how an ``ack`` counts in ``LoadResult.statuses`` (errors count under 400)
 ERROR = 400
+ANSWER_TIMEOUT = 10.0  # seconds: a bet not answered by then counts as an error (``no_answer``)
 
 
 class BetSocket(asyncio.Protocol):
@@ -98,7 +99,12 @@ class BetSocket(asyncio.Protocol):
         self.waiting[client_id] = future
         self.ws.send_text(json.dumps({**self.body, "id": client_id}, separators=(",", ":")).encode())
         self.flush()
-        return await future
+        try:
+            return await asyncio.wait_for(future, ANSWER_TIMEOUT)
+        except TimeoutError:
+            self.waiting.pop(client_id, None)
+            self.codes["no_answer"] = self.codes.get("no_answer", 0) + 1
+            return "error"
 
 
 async def _client(socket: BetSocket, stop_at: float, interval: float | None, offset: float, result: LoadResult) -> None:
