@@ -347,6 +347,9 @@ CASINO_WS_OUTBOX_FRAMES = int(os.environ.get("CASINO_WS_OUTBOX_FRAMES", "256"))
 CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SECONDS", "5"))
 # Threads per ASGI process running players' websocket commands (each holds one database connection).
 CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
+# `bench bets` only: serve the bare DRF endpoint it compares the bet path with
+# (games/benchmarks/bare.py). Never in production.
+CASINO_BENCH_ENDPOINTS = env_bool("CASINO_BENCH_ENDPOINTS") and not PRODUCTION
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -18,3 +19,8 @@ urlpatterns = [
     path("api/", include("games.urls")),
     path("api/", include("ledger.api.urls")),
 ]
+
+if settings.CASINO_BENCH_ENDPOINTS:  # `bench bets`' peer: never in production (casino/settings.py)
+    from games.benchmarks.bare import BareInsertView
+
+    urlpatterns.append(path("api/bench/bare/", BareInsertView.as_view(), name="bench-bare"))

@@ -7,16 +7,19 @@
   the rest take the timeout defaults (check, check, fold).
   Timed: the dealer's advance at the end of the last decision window, which
   settles every wager and updates every balance in one transaction.
-- ``bench bets``: ``clients`` (50) concurrent HTTP clients on loopback placing
-  chips through a real uvicorn process (``workers`` processes, default 2):
-  closed loop (capacity), then paced at ``rate`` bets/s (latency at that load).
-- ``bench fanout``: ``clients`` (2,000) websockets on one table of a uvicorn
-  process; time from a phase change's commit to each client receiving its
-  delta, for each Redis channel layer (``layers``).
+- ``bench bets``: chips through a real uvicorn server (``workers`` processes,
+  default 2) over the websocket (``ws_clients`` sockets: closed loop, then
+  paced at ``ws_rate``) and over REST (``clients`` HTTP clients: closed loop,
+  the bare DRF endpoint as its peer, then paced at ``rate``).
+- ``bench fanout``: websockets on one table; time from a phase change's commit
+  to each client receiving its delta: ``clients`` (2,000) reading, the same
+  with ``slow_share`` (5 %) never reading, and ``big_clients`` (10,000) over
+  ``big_workers`` processes.
 
-Options: ``-o players=10000 [-o decided=N]``, ``-o clients=50 -o seconds=10 -o
-workers=2 -o rate=500 -o players_per_client=1 -o pool=0``, ``-o clients=2000 -o
-changes=5 -o layers=core,pubsub -o drain=10``.
+Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
+-o seconds=10 -o workers=2 -o ws_rate=1000 -o rate=250 -o players_per_client=1
+-o pool=0``; ``-o clients=2000 -o changes=5 -o slow_share=0.05 -o
+slow_changes=20 -o big_clients=10000 -o big_workers=2 -o drain=10``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
 from casino.processes import database_url_of, free_port
-from games.benchmarks import http_clients
+from games.benchmarks import http_clients, ws_bets
 from games.benchmarks.http_clients import LoadResult
 from games.cards.evaluator import warm_up
 from games.house.models import HouseTable, TableSeat
@@ -55,17 +58,6 @@ from ledger.services.money import account_key
 ROOT = Path(__file__).resolve().parents[2]
 # httpx logs every request at INFO: thousands of lines that bury the figures.
 logging.getLogger("httpx").setLevel(logging.WARNING)
-LAYERS = {
-    "core": "channels_redis.core.RedisChannelLayer",
-    "pubsub": "channels_redis.pubsub.RedisPubSubChannelLayer",
-}
-# Fanout variants: (relay delivery, channel layer). "local" hands deltas to the
-# process's consumers directly (the layer then carries only chat and notices).
-VARIANTS = {
-    "local": ("local", LAYERS["core"]),
-    "core": ("layer", LAYERS["core"]),
-    "pubsub": ("layer", LAYERS["pubsub"]),
-}
 WIDE = {"min": 100, "max": 10_000_000}
 
 
@@ -229,9 +221,7 @@ def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -
 
 
 @contextmanager
-def asgi_server(
-    *, workers: int = 1, layer: str | None = None, delivery: str | None = None, extra_env: dict[str, str] | None = None
-) -> Iterator[str]:
+def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) -> Iterator[str]:
     """A uvicorn process tree on the current (scratch) database; yields its base URL."""
     import httpx
 
@@ -239,10 +229,6 @@ def asgi_server(
     env = dict(
         os.environ, DATABASE_URL=database_url_of(connection.settings_dict), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING"
     )
-    if layer:
-        env["CHANNEL_LAYER_BACKEND"] = layer
-    if delivery:
-        env["CASINO_RELAY_DELIVERY"] = delivery
     env |= extra_env or {}
     command = [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1",
                "--port", str(port), "--lifespan", "off", "--no-access-log", "--log-level", "warning",
@@ -277,93 +263,157 @@ def _tokens(ids: list[int]) -> list[str]:
 
 # --- bets ---------------------------------------------------------------------------------------
 
+CHIP = {"spot": "ante", "amount": 100}
 
-def _bet_load(
-    base: str, table_id: int, tokens: list[list[str]], seconds: float, rate: float | None = None
-) -> LoadResult:
-    """One client per entry of ``tokens`` places 100-unit Ante chips for ``seconds``,
-    for each of its players in turn (see ``http_clients``)."""
+
+def _bet_load(base: str, path: str, tokens: list[list[str]], seconds: float, rate: float | None = None) -> LoadResult:
+    """One HTTP client per entry of ``tokens`` POSTs a 100-unit Ante chip to
+    ``path`` for ``seconds``, for each of its players in turn (``http_clients``)."""
     host, port = base.removeprefix("http://").split(":")
     result = http_clients.run(
         http_clients.post_load(
-            host=host, port=int(port), path=f"/api/tables/{table_id}/bets/chip/",
+            host=host, port=int(port), path=path,
             clients=[[{"Authorization": f"Token {t}"} for t in group] for group in tokens],
-            body=json.dumps({"spot": "ante", "amount": 100}).encode(), seconds=seconds, rate=rate,
+            body=json.dumps(CHIP).encode(), seconds=seconds, rate=rate,
         )
     )  # fmt: skip
     if result.errors:
-        print(f"bets: answers by status: {result.statuses}", file=sys.stderr)
+        print(f"bets {path}: answers by status: {result.statuses}", file=sys.stderr)
+    return result
+
+
+def _ws_bet_load(base: str, table_id: int, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
+    """One websocket per token, each placing 100-unit Ante chips as ``bet`` frames
+    (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
+    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+    body = {"type": "bet", **CHIP}
+    result, codes = ws_bets.run_load(url=url, origin=base, tokens=tokens, body=body, seconds=seconds, rate=rate)
+    if codes:
+        print(f"bets over the websocket: error codes {codes}", file=sys.stderr)
     return result
 
 
 def _load_figures(result: LoadResult, elapsed: float) -> tuple[float, float, float]:
     """(answers per second, p50 ms, p99 ms)."""
     ms = [v * 1000 for v in result.latencies]
+    if not ms:
+        return 0.0, float("nan"), float("nan")
     return round(len(ms) / elapsed, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
+
+
+def _timed(run: Any) -> tuple[LoadResult, float, float]:
+    """(result, wall seconds, this process's CPU seconds) of ``run()``."""
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = run()
+    return result, time.perf_counter() - started, time.process_time() - cpu_started
 
 
 @benchmark("bets")
 def bets(
     out: Writer,
     clients: int = 50,
+    ws_clients: int = 100,
     seconds: float = 10.0,
     workers: int = 2,
     pool: int = 0,
-    rate: float = 500,
+    ws_rate: float = 1000,
+    rate: float = 250,
     players_per_client: int = 1,
 ) -> BenchResult:
-    """Closed loop first (capacity), then paced at ``rate`` bets/s by as many other
-    players (latency at that load, counted from each bet's scheduled time)."""
-    clients, seconds, workers, pool, rate = int(clients), float(seconds), int(workers), int(pool), float(rate)
-    per_client = int(players_per_client)
+    """Chips at one UTH table through one ``uvicorn --workers`` server, five loads
+    one after the other, each from players of its own:
+
+    1. websocket, closed loop: ``ws_clients`` sockets, each sending its next
+       ``bet`` frame when the last was acknowledged (capacity);
+    2. websocket, paced at ``ws_rate`` bets/s (latency from the scheduled time);
+    3. REST, closed loop: ``clients`` keep-alive HTTP clients on the chip endpoint;
+    4. the bare DRF endpoint (``games.benchmarks.bare``: token, parse, one
+       INSERT, JSON), closed loop, same clients: the REST path's peer;
+    5. REST, paced at ``rate`` bets/s.
+    """
+    clients, ws_clients, seconds, workers = int(clients), int(ws_clients), float(seconds), int(workers)
+    pool, ws_rate, rate, per_client = int(pool), float(ws_rate), float(rate), int(players_per_client)
     # ``pool``: psycopg pool connections per worker; 0 (default, as deployed):
     # each of the worker's HTTP threads keeps its own connection.
-    server_env = {"DB_POOL_MAX_SIZE": str(pool)}
+    server_env = {"DB_POOL_MAX_SIZE": str(pool), "CASINO_BENCH_ENDPOINTS": "true"}
+    chip_path = "/api/tables/{}/bets/chip/"
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
-        tokens = _tokens(_players(table, 2 * clients * per_client + 1))
-        groups = [tokens[i : i + per_client] for i in range(0, 2 * clients * per_client, per_client)]
-        closed_tokens, paced_tokens, warm_token = groups[:clients], groups[clients:], [[tokens[-1]]]
+        rest_players = 2 * clients * per_client
+        ws_players = 2 * ws_clients
+        tokens = _tokens(_players(table, rest_players + ws_players + 1))
+        rest_tokens, ws_tokens, warm_token = tokens[:rest_players], tokens[rest_players:-1], [[tokens[-1]]]
+        groups = [rest_tokens[i : i + per_client] for i in range(0, rest_players, per_client)]
         start_table(table_id=table.pk, now=timezone.now())
+        path = chip_path.format(table.pk)
         with asgi_server(workers=workers, extra_env=server_env) as base:
-            _bet_load(base, table.pk, warm_token, 1.0)
-            started, cpu_started = time.perf_counter(), time.process_time()
-            closed = _bet_load(base, table.pk, closed_tokens, seconds)
-            elapsed, client_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-            paced_started = time.perf_counter()
-            paced = _bet_load(base, table.pk, paced_tokens, seconds, rate=rate) if rate else None
-            paced_elapsed = time.perf_counter() - paced_started
-    bets_per_s, p50, p99 = _load_figures(closed, elapsed)
+            _bet_load(base, path, warm_token, 1.0)
+            _ws_bet_load(base, table.pk, warm_token[0], 1.0)
+            ws_closed, ws_elapsed, ws_cpu = _timed(
+                lambda: _ws_bet_load(base, table.pk, ws_tokens[:ws_clients], seconds)
+            )
+            ws_paced, ws_paced_elapsed, _ = _timed(
+                lambda: _ws_bet_load(base, table.pk, ws_tokens[ws_clients:], seconds, rate=ws_rate)
+            )
+            rest_closed, rest_elapsed, rest_cpu = _timed(lambda: _bet_load(base, path, groups[:clients], seconds))
+            bare, bare_elapsed, _ = _timed(lambda: _bet_load(base, "/api/bench/bare/", groups[:clients], seconds))
+            rest_paced, rest_paced_elapsed, _ = _timed(
+                lambda: _bet_load(base, path, groups[clients:], seconds, rate=rate)
+            )
+    ws_per_s, ws_p50, ws_p99 = _load_figures(ws_closed, ws_elapsed)
+    ws_paced_per_s, ws_paced_p50, ws_paced_p99 = _load_figures(ws_paced, ws_paced_elapsed)
+    rest_per_s, rest_p50, rest_p99 = _load_figures(rest_closed, rest_elapsed)
+    bare_per_s, bare_p50, bare_p99 = _load_figures(bare, bare_elapsed)
+    rest_paced_per_s, rest_paced_p50, rest_paced_p99 = _load_figures(rest_paced, rest_paced_elapsed)
+    rows = [
+        ["websocket, closed loop", ws_clients, ws_per_s, ws_p50, ws_p99, ws_closed.errors],
+        [f"websocket, paced at {ws_rate:.0f}/s", ws_clients, ws_paced_per_s, ws_paced_p50, ws_paced_p99,
+         ws_paced.errors],
+        ["REST, closed loop", clients, rest_per_s, rest_p50, rest_p99, rest_closed.errors],
+        ["bare DRF endpoint, closed loop", clients, bare_per_s, bare_p50, bare_p99, bare.errors],
+        [f"REST, paced at {rate:.0f}/s", clients, rest_paced_per_s, rest_paced_p50, rest_paced_p99, rest_paced.errors],
+    ]  # fmt: skip
     figures: dict[str, Any] = {
-        "clients": clients,
-        "bets": len(closed.latencies),
-        "errors": closed.errors,
-        "bets_per_s": bets_per_s,
-        "p50_ms": p50,
-        "p99_ms": p99,
+        "ws_clients": ws_clients,
+        "ws_p50_ms": ws_p50,
+        "ws_p99_ms": ws_p99,
+        "ws_errors": ws_closed.errors + ws_paced.errors,
+        "rest_clients": clients,
+        "rest_p99_ms": rest_p99,
+        "rest_errors": rest_closed.errors + rest_paced.errors + bare.errors,
         # The load generator's own CPU (it shares the two cores with the server).
-        "load_generator_cpu_ms_per_bet": round(client_cpu * 1000 / max(len(closed.latencies), 1), 2),
+        "load_generator_cpu_ms_per_ws_bet": round(ws_cpu * 1000 / max(len(ws_closed.latencies), 1), 3),
+        "load_generator_cpu_ms_per_rest_bet": round(rest_cpu * 1000 / max(len(rest_closed.latencies), 1), 3),
+        "uvicorn_workers": workers,
+        "pool_per_worker": pool,
+        # The issue's keys last, in its order.
+        "ws_bets_per_s": ws_per_s,
+        "ws_paced_rate": ws_rate,
+        "ws_paced_p99_ms": ws_paced_p99,
+        "rest_bets_per_s": rest_per_s,
+        "bare_per_s": bare_per_s,
+        "rest_ratio": round(rest_per_s / bare_per_s, 3) if bare_per_s else None,
+        "rest_paced_rate": rate,
+        "rest_paced_p99_ms": rest_paced_p99,
     }
-    if paced is not None:
-        paced_per_s, paced_p50, paced_p99 = _load_figures(paced, paced_elapsed)
-        figures |= {"paced_rate": rate, "paced_bets_per_s": paced_per_s, "paced_p50_ms": paced_p50,
-                    "paced_p99_ms": paced_p99, "paced_errors": paced.errors}  # fmt: skip
-    figures |= {"uvicorn_workers": workers, "pool_per_worker": pool}
     return BenchResult(
-        title=f"bets: {clients} concurrent HTTP clients, {seconds:.0f} s closed loop, then paced at {rate:.0f}/s; "
-        f"uvicorn x{workers}",
-        columns=list(figures),
-        rows=[list(figures.values())],
+        title=f"bets: {seconds:.0f} s per load at one UTH table; uvicorn x{workers}",
+        columns=["load", "clients", "bets_per_s", "p50_ms", "p99_ms", "errors"],
+        rows=rows,
         figures=figures,
+        notes=["paced latency counts from each bet's scheduled send time (no coordinated omission)"],
     )
 
 
 # --- fanout -------------------------------------------------------------------------------------
 
 
-def _client_fleet(url: str, origin: str, tokens: list[str], procs: int, deflate: bool) -> list[subprocess.Popen[str]]:
+def _client_fleet(
+    url: str, origin: str, tokens: list[str], procs: int, deflate: bool, *, slow: bool = False
+) -> list[subprocess.Popen[str]]:
     """``procs`` client processes (``games.benchmarks.ws_clients``), each holding
-    its share of the sockets; returns once every socket has its snapshot."""
+    its share of the sockets; returns once every socket has its snapshot (a
+    slow fleet: its handshake)."""
     fleet = []
     for index in range(procs):
         child = subprocess.Popen(
@@ -372,7 +422,8 @@ def _client_fleet(url: str, origin: str, tokens: list[str], procs: int, deflate:
         )  # fmt: skip
         assert child.stdin is not None
         share = tokens[index::procs]
-        child.stdin.write(json.dumps({"url": url, "origin": origin, "tokens": share, "deflate": deflate}) + "\n")
+        config = {"url": url, "origin": origin, "tokens": share, "deflate": deflate, "slow": slow}
+        child.stdin.write(json.dumps(config) + "\n")
         child.stdin.flush()
         fleet.append(child)
     for child in fleet:
@@ -383,17 +434,30 @@ def _client_fleet(url: str, origin: str, tokens: list[str], procs: int, deflate:
     return fleet
 
 
-def _collect(fleet: list[subprocess.Popen[str]]) -> dict[int, list[float]]:
+def _collect(fleet: list[subprocess.Popen[str]]) -> tuple[dict[int, list[float]], dict[str, int]]:
+    """Stop the fleet: (seq -> receive times, how its sockets ended)."""
     received: dict[int, list[float]] = {}
+    closed: dict[str, int] = {}
     for child in fleet:
         assert child.stdin is not None
-        assert child.stdout is not None
         child.stdin.write("stop\n")
         child.stdin.flush()
-        for seq, times in json.loads(child.stdout.readline())["received"].items():
+    for child in fleet:
+        assert child.stdout is not None
+        answer = json.loads(child.stdout.readline())
+        for seq, times in answer["received"].items():
             received.setdefault(int(seq), []).extend(times)
+        for how, n in answer.get("closed", {}).items():
+            closed[how] = closed.get(how, 0) + n
         child.wait(timeout=60)
-    return received
+    return received, closed
+
+
+def _kill(fleet: list[subprocess.Popen[str]]) -> None:
+    for child in fleet:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
 
 
 def _fanout(
@@ -406,14 +470,20 @@ def _fanout(
     deflate: bool,
     drain: float,
     out: Writer,
-) -> list[float]:
-    """Connect the fleet, commit ``changes`` phase changes 2 s apart, wait ``drain``
-    seconds after the last, return every (client, delta) latency in ms (``inf``
-    for a delta a client had not received by then)."""
+    slow_tokens: list[str] = (),  # type: ignore[assignment]
+    every: float = 2.0,
+) -> tuple[list[float], dict[str, int]]:
+    """Connect the fleet (and the slow fleet), commit ``changes`` phase changes
+    ``every`` seconds, wait ``drain`` seconds after the last; return every
+    (reading client, delta) latency in ms (``inf`` for a delta a client had not
+    received by then) and how the slow clients' sockets ended."""
     url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
     fleet = _client_fleet(url, base, tokens, procs, deflate)
+    slow_fleet: list[subprocess.Popen[str]] = []
     try:
-        out.write(f"{len(tokens)} websockets connected from {procs} client processes\n")
+        if slow_tokens:
+            slow_fleet = _client_fleet(url, base, list(slow_tokens), 1, deflate, slow=True)
+        out.write(f"{len(tokens)} reading websockets from {procs} client processes, {len(slow_tokens)} never reading\n")
         commits: dict[int, float] = {}
         for change in range(changes):
             table = HouseTable.objects.get(pk=table_id)
@@ -424,20 +494,32 @@ def _fanout(
             for seq in range(table.public_seq + 1, after + 1):
                 commits[seq] = committed
             # The last change gets the drain: a slow layer still delivers it late.
-            time.sleep(max(2.0, drain) if change == changes - 1 else 2.0)
-        received = _collect(fleet)
+            time.sleep(max(every, drain) if change == changes - 1 else every)
+        received, _ = _collect(fleet)
+        _, closed = _collect(slow_fleet) if slow_fleet else ({}, {})
     finally:
-        for child in fleet:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+        _kill(fleet + slow_fleet)
     latencies: list[float] = []
     for seq, at in commits.items():
         times = received.get(seq, [])
         out.write(f"seq {seq}: {len(times)} of {len(tokens)} clients\n")
         latencies.extend((t - at) * 1000 for t in times)
         latencies.extend([float("inf")] * (len(tokens) - len(times)))
-    return latencies
+    return latencies, closed
+
+
+FANOUT_COLUMNS = ["run", "reading", "never reading", "uvicorn workers", "p50_ms", "p99_ms", "max_ms", "missed",
+                  "slow ended"]  # fmt: skip
+
+
+def _summary(ms: list[float]) -> dict[str, float]:
+    finite = [v for v in ms if v != float("inf")]
+    return {
+        "p50_ms": round(_pct(finite, 0.5), 1),
+        "p99_ms": round(_pct(ms, 0.99), 1),
+        "max_ms": round(max(ms), 1) if ms else float("nan"),
+        "missed": len(ms) - len(finite),
+    }
 
 
 @benchmark("fanout")
@@ -445,67 +527,87 @@ def fanout(
     out: Writer,
     clients: int = 2000,
     changes: int = 5,
-    layers: str = "local,core,pubsub",
     procs: int = 2,
     workers: int = 1,
+    slow_share: float = 0.05,
+    slow_changes: int = 20,
+    slow_every: float = 1.0,
+    big_clients: int = 10_000,
+    big_workers: int = 2,
+    big_procs: int = 4,
     ws: str = "auto",
     deflate: str = "off",
     client_deflate: str = "on",
     drain: float = 10.0,
 ) -> BenchResult:
+    """Three runs on one table, each on a fresh uvicorn server:
+
+    1. ``clients`` reading websockets (``workers`` processes), ``changes`` phase changes;
+    2. the same number of websockets of which ``slow_share`` never read (4 KiB
+       receive buffers, asking for a snapshot twice a second), ``slow_changes``
+       phase changes ``slow_every`` seconds apart: the reading clients'
+       latency, and how many slow ones the server closed with 4408;
+    3. ``big_clients`` reading websockets over ``big_workers`` processes
+       (``0`` skips it).
+    """
     clients, changes, procs, workers = int(clients), int(changes), int(procs), int(workers)
-    drain = float(drain)
+    slow_changes, slow_every, drain = int(slow_changes), float(slow_every), float(drain)
+    big_clients, big_workers, big_procs = int(big_clients), int(big_workers), int(big_procs)
     if not settings.REDIS_URL:
-        raise SystemExit("bench fanout needs REDIS_URL (the Redis channel layers are compared)")
+        raise SystemExit("bench fanout needs REDIS_URL (production's channel layer carries chat and notices)")
     server_env = {"UVICORN_WS": ws, "UVICORN_WS_PER_MESSAGE_DEFLATE": "true" if deflate == "on" else "false"}
+    slow_count = round(clients * float(slow_share))
     rows = []
-    results: dict[str, dict[str, float]] = {}
     with scratch_database():
         table = _table("BF1", betting_seconds=2)
-        tokens = _tokens(_players(table, clients, funds=0))
-        for name in layers.split(","):
+        tokens = _tokens(_players(table, max(clients, big_clients), funds=0))
+
+        def run(
+            name: str, reading: list[str], slow: list[str], n_workers: int, n_procs: int, n_changes: int, every: float
+        ) -> tuple[dict[str, float], dict[str, int]]:
             start_table(table_id=table.pk, now=timezone.now() - timedelta(seconds=60))
-            delivery, layer = VARIANTS[name]
-            with asgi_server(layer=layer, delivery=delivery, workers=workers, extra_env=server_env) as base:
-                ms = _fanout(
-                    base,
-                    table.pk,
-                    tokens,
-                    changes=changes,
-                    procs=procs,
-                    deflate=client_deflate == "on",
-                    drain=drain,
-                    out=out,
-                )
-            finite = [v for v in ms if v != float("inf")]
-            results[name] = {
-                "p50_ms": round(_pct(finite, 0.5), 1),
-                "p99_ms": round(_pct(ms, 0.99), 1),
-                "max_ms": round(max(ms), 1),
-                "missed": len(ms) - len(finite),
-            }
-            rows.append([name, f"{delivery}, {layer.rsplit('.', 2)[-2]}", *results[name].values()])
-    best = min(results, key=lambda n: results[n]["p99_ms"])
+            with asgi_server(workers=n_workers, extra_env=server_env) as base:
+                ms, closed = _fanout(base, table.pk, reading, changes=n_changes, procs=n_procs,
+                                     deflate=client_deflate == "on", drain=drain, out=out, slow_tokens=slow,
+                                     every=every)  # fmt: skip
+            summary = _summary(ms)
+            rows.append([name, len(reading), len(slow), n_workers, *summary.values(), json.dumps(closed)])
+            return summary, closed
+
+        plain, _ = run("reading clients", tokens[:clients], [], workers, procs, changes, 2.0)
+        with_slow, closed = run(
+            f"{slow_share:.0%} never reading", tokens[: clients - slow_count], tokens[clients - slow_count : clients],
+            workers, procs, slow_changes, slow_every,
+        )  # fmt: skip
+        big = None
+        if big_clients:
+            big = run("many clients", tokens[:big_clients], [], big_workers, big_procs, changes, 2.0)[0]
     if ws == "auto":  # what `make run` serves with: name the implementation uvicorn picked
         from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
         ws = f"auto ({getattr(AutoWebSocketsProtocol, '__name__', 'none')})"
     return BenchResult(
-        title=f"fanout: {clients} websockets on one table, {changes} phase changes per layer",
-        columns=["variant", "delivery, layer", "p50_ms", "p99_ms", "max_ms", "missed"],
+        title="fanout: websockets on one table, latency from a phase change's commit to each client",
+        columns=FANOUT_COLUMNS,
         rows=rows,
         figures={
-            "clients": clients,
-            "p99_ms": results[best]["p99_ms"],
-            "layer": f"{best}: relay delivery {VARIANTS[best][0]}, {VARIANTS[best][1]}",
-            **{f"{n}_p99_ms": r["p99_ms"] for n, r in results.items()},
-            "uvicorn_workers": workers,
             "ws": ws,
             "server_deflate": deflate,
             "client_procs": procs,
+            "uvicorn_workers": workers,
+            "slow_closed_how": closed,
+            "clients": clients,
+            "p99_ms": plain["p99_ms"],
+            "slow_clients": slow_count,
+            "p99_ms_with_slow": with_slow["p99_ms"],
+            "slow_closed": closed.get("4408", 0),
+            "clients_10k": big_clients,
+            "clients_10k_p99_ms": big["p99_ms"] if big else None,
+            "layer": f"deltas: the process's feed; chat and notices: {settings.CHANNEL_LAYERS['default']['BACKEND']}",
         },
         notes=[
-            f"uvicorn x{workers} --ws {ws}, permessage-deflate {deflate}; {procs} client processes "
-            "(games.benchmarks.ws_clients); latency = client's parse time - phase-change commit time (same host clock)"
+            f"uvicorn --ws {ws}, permessage-deflate {deflate}; client processes run games.benchmarks.ws_clients; "
+            "latency = client's parse time - phase-change commit time (same host clock); a delta not received "
+            f"within {drain:.0f} s of the last change counts as infinite"
         ],
     )

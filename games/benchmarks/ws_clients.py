@@ -11,9 +11,19 @@ stamps ``time.time()`` right after it: the time the client *has* the message.
 
 Protocol with the parent, line-based on stdin/stdout:
 
-- stdin, first line: JSON ``{"url": "ws://host:port/path?token=", "origin": ..., "tokens": [...], "deflate": bool}``;
-- stdout: ``connected <n>`` once every socket has its snapshot;
-- stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "errors": n}``.
+- stdin, first line: JSON ``{"url": "ws://host:port/path?token=", "origin": ..., "tokens": [...], "deflate": bool,
+  "slow": bool}``;
+- stdout: ``connected <n>`` once every socket has its snapshot (a slow fleet: its handshake);
+- stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "closed": {code: n}}``.
+
+A *slow* fleet (``"slow": true``) is the misbehaving 5 % of ``bench fanout``:
+each socket has a 4 KiB receive buffer and never reads after its handshake,
+and asks for a snapshot every ``SLOW_SNAPSHOT_SECONDS`` (a client that keeps
+asking and never reads is what fills a server's send buffers soonest; tiny
+deltas alone would take hundreds of rounds). On ``stop`` it reads again,
+drains what the server had sent and reports how each socket was closed: the
+close code the server sent, ``reset`` (the server dropped the TCP connection),
+or ``open``.
 
 Run as ``python -m games.benchmarks.ws_clients``.
 """
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import time
 from typing import cast
@@ -34,18 +45,24 @@ from websockets.typing import Origin
 from websockets.uri import parse_uri
 
 CONNECT_CONCURRENCY = 50
+SLOW_SNAPSHOT_SECONDS = 0.5
+SLOW_RECEIVE_BUFFER = 4096
 
 
 class Client(asyncio.Protocol):
     """One websocket: handshake, then record every ``delta`` frame's arrival."""
 
-    def __init__(self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]]) -> None:
+    def __init__(
+        self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]], slow: bool = False
+    ) -> None:
         extensions = [ClientPerMessageDeflateFactory()] if deflate else None
         self.ws = ClientProtocol(parse_uri(uri), origin=Origin(origin), extensions=extensions, max_size=None)
         self.received = received
+        self.slow = slow
         self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport | None = None
         self.partial: list[bytes] = []
+        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -64,6 +81,12 @@ class Client(asyncio.Protocol):
             if isinstance(event, Response):
                 if event.status_code != 101 and not self.snapshot.done():
                     self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {event.status_code}"))
+                elif self.slow and self.transport is not None:
+                    self.transport.pause_reading()  # never reads again until ``stop``
+                    self.snapshot.set_result(None)
+            elif isinstance(event, Frame) and event.opcode == Opcode.CLOSE and not self.ended.done():
+                close = self.ws.close_rcvd
+                self.ended.set_result(str(close.code) if close is not None else "close")
             elif isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.CONT):
                 self.partial.append(bytes(event.data))
                 if event.fin:
@@ -82,6 +105,24 @@ class Client(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.snapshot.done():
             self.snapshot.set_exception(exc or ConnectionError("closed before the snapshot"))
+        if not self.ended.done():
+            self.ended.set_result("reset" if exc is not None else "eof")
+
+    async def ask_snapshots(self) -> None:
+        """A slow client's requests (written without ever reading the answers)."""
+        while not self.ended.done() and self.transport is not None and not self.transport.is_closing():
+            self.ws.send_text(b'{"type":"snapshot"}')
+            self.flush()
+            await asyncio.sleep(SLOW_SNAPSHOT_SECONDS)
+
+    async def how_closed(self, wait: float) -> str:
+        """Read again and wait up to ``wait`` seconds for the end of the connection."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+        try:
+            return await asyncio.wait_for(asyncio.shield(self.ended), wait)
+        except TimeoutError:
+            return "open"
 
 
 async def main() -> None:
@@ -94,18 +135,35 @@ async def main() -> None:
     clients: list[Client] = []
     semaphore = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
+    slow = bool(config.get("slow", False))
+
     async def connect(token: str) -> None:
         async with semaphore:
-            client = Client(config["url"] + token, config["origin"], bool(config.get("deflate", True)), received)
+            client = Client(config["url"] + token, config["origin"], bool(config.get("deflate", True)), received, slow)
             clients.append(client)
-            await loop.create_connection(lambda: client, uri.host, uri.port)
+            sock = None
+            if slow:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SLOW_RECEIVE_BUFFER)
+                sock.setblocking(False)
+                await loop.sock_connect(sock, (uri.host, uri.port))
+                await loop.create_connection(lambda: client, sock=sock)
+            else:
+                await loop.create_connection(lambda: client, uri.host, uri.port)
             await asyncio.wait_for(client.snapshot, 120)
 
     await asyncio.gather(*(connect(token) for token in config["tokens"]))
     print(f"connected {len(clients)}", flush=True)
+    askers = [asyncio.ensure_future(client.ask_snapshots()) for client in clients] if slow else []
     while (await reader.readline()).strip() != b"stop":
         pass
-    print(json.dumps({"received": received}), flush=True)
+    for asker in askers:
+        asker.cancel()
+    closed: dict[str, int] = {}
+    if slow:
+        for how in await asyncio.gather(*(client.how_closed(10.0) for client in clients)):
+            closed[how] = closed.get(how, 0) + 1
+    print(json.dumps({"received": received, "closed": closed}), flush=True)
     for client in clients:
         if client.transport is not None:
             client.transport.abort()
