@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -247,11 +248,12 @@ def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) ->
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
+        # The whole process group (uvicorn's workers too) before the scratch database goes.
+        os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
 
 
