@@ -684,6 +684,12 @@ def _accounts(player_id: int, table_id: int, currency: str) -> Accounts:
     return Accounts(found[keys[0]][0], found[keys[1]][0], found[keys[2]][0], found[keys[0]][1])
 
 
+def accounts_of(*, player_id: int, table_id: int, currency: str) -> Accounts:
+    """The player's wallet and held accounts and the table's house account in
+    ``currency``, opened when missing, with the wallet's balance."""
+    return _accounts(player_id, table_id, currency)
+
+
 def _claim_lookup(key: str, command: str, digest: str) -> Any:
     """The first result stored under ``key`` (``IdempotencyKeyReused`` for another request)."""
     with connection.cursor() as cursor:
@@ -999,10 +1005,13 @@ FOR SHARE OF r
 def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: datetime) -> list[CommandRead]:
     """``read_command`` for many commands of distinct players at one table, in
     the requests' order: on PostgreSQL one round trip claims every key and reads
-    every context (plus one to open missing accounts, and one to look up the
-    first results of retried keys). A claimed key stays claimed until the
-    transaction ends: the caller releases the keys of the commands it refuses
-    (``save_commands``). Elsewhere: ``read_command`` one by one."""
+    every context (plus one to look up the first results of retried keys). A
+    claimed key stays claimed until the transaction ends: the caller releases
+    the keys of the commands it refuses (``save_commands``). Accounts not yet
+    opened are not opened here (a refused command must leave none behind): their
+    ids are 0 in the context's ``Accounts`` (balance 0 without a wallet), and
+    the caller opens them for a command it accepts (``accounts_of``).
+    Elsewhere: ``read_command`` one by one."""
     if connection.vendor != "postgresql":
         portable: list[CommandRead] = []
         for r in requests:
@@ -1024,6 +1033,7 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
                                              code="invalid_idempotency_key")  # fmt: skip
     asked = [i for i in range(len(requests)) if i not in errors]
     knowns = [known_player(table_id, requests[i].player_id) for i in asked]
+    known_of = dict(zip(asked, knowns, strict=True))
     params: dict[str, Any] = {
         "idx": asked, "player": [requests[i].player_id for i in asked], "key": [requests[i].key for i in asked],
         "command": [requests[i].command for i in asked], "digest": [digests[i] for i in asked],
@@ -1032,25 +1042,12 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
         "known_incarnation": [k.incarnation if k else None for k in knowns],
         "at": ledger_now(), "table": table_id,
     }  # fmt: skip
-    claimed: dict[int, bool] = {}
-    found: dict[int, Any] = {}
     with bulk_cursor() as cursor:
-        for _ in range(2):
-            with pipelined():
-                # The transaction's BEGIN travels with the query: one round trip.
-                cursor.execute(_PG_CONTEXTS, params, prepare=True)
-            fetched = cursor.fetchall()
-            found = {int(row[0]): row for row in fetched}
-            for idx, row in found.items():
-                claimed.setdefault(idx, bool(row[1]))
-            missing = [row for row in fetched if claimed[int(row[0])] and None in (row[13], row[15], row[16])]
-            if not missing:
-                break
-            # First bets of these players (or at this table) in this currency:
-            # open the accounts and read again (the claims are ours already).
-            for row in missing:
-                _open_accounts(requests[int(row[0])].player_id, table_id, row[5])
-            params["key"] = [None] * len(asked)
+        with pipelined():
+            # The transaction's BEGIN travels with the query: one round trip.
+            cursor.execute(_PG_CONTEXTS, params, prepare=True)
+        found = {int(row[0]): row for row in cursor.fetchall()}
+        claimed = {idx: bool(row[1]) for idx, row in found.items()}
         unclaimed = [requests[i].key for i in asked if i in found and not claimed[i]]
         firsts: dict[str, tuple[str, str, Any]] = {}
         if unclaimed:
@@ -1058,6 +1055,7 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
                            [unclaimed])  # fmt: skip
             firsts = {key: (command, digest, result) for key, command, digest, result in cursor.fetchall()}
     reads: list[CommandRead] = []
+    round_row: HouseRound | None = None
     for i, r in enumerate(requests):
         if i in errors:
             reads.append(CommandRead(error=errors[i]))
@@ -1073,19 +1071,27 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
                 reads.append(CommandRead(retry=True, first=json.loads(result) if isinstance(result, str) else result))
         else:
             row = found[i]
-            reads.append(CommandRead(context=_context_of(row[2:], table_id, r.player_id, now, knowns[asked.index(i)]),
-                                     seated=bool(row[8])))  # fmt: skip
+            context = _context_of(row[2:], table_id, r.player_id, now, known_of[i], round_row)
+            round_row = context.round_row
+            reads.append(CommandRead(context=context, seated=bool(row[8])))
     return reads
 
 
 def _context_of(
-    found: Sequence[Any], table_id: int, player_id: int, now: datetime, known: KnownPlayer | None
+    found: Sequence[Any],
+    table_id: int,
+    player_id: int,
+    now: datetime,
+    known: KnownPlayer | None,
+    round_row: HouseRound | None = None,
 ) -> CommandContext:
-    """A ``CommandContext`` from one row of ``_PG_CONTEXT``/``_PG_CONTEXTS`` (from the round's id on)."""
+    """A ``CommandContext`` from one row of ``_PG_CONTEXT``/``_PG_CONTEXTS`` (from the round's id on).
+    ``round_row``: the round as read for another command of the batch (one model instance, not one each)."""
     rid, round_id, version, currency, game, number, _seated, *player = found[:11]
     wallet, balance, held, house, head_hash, has_settings = found[11:17]
-    round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version, currency=currency,
-                           game=game, game_number=number)  # fmt: skip
+    if round_row is None or round_row.pk != rid:
+        round_row = HouseRound(id=rid, round_id=round_id, table_id=table_id, stream_version=version,
+                               currency=currency, game=game, game_number=number)  # fmt: skip
     incarnation = found[-1]
     row_id, state_json, stream_version, created_at = player
     cached = None
@@ -1101,7 +1107,8 @@ def _context_of(
                           game=game, currency=currency, state=state_data, stream_version=stream_version,
                           created_at=created_at)  # fmt: skip
     settings = settings_row(found[17:-1]) if has_settings else None
-    accounts = Accounts(wallet, held, house, int(balance))
+    # Ids 0: accounts not opened yet (``read_commands``); ``_pg_context`` opens them first.
+    accounts = Accounts(wallet or 0, held or 0, house or 0, int(balance or 0))
     state = load_round_at(round_id, version, incarnation)
     return CommandContext(round_row, state, row, accounts, head_hash, settings, cached, incarnation)
 

@@ -76,6 +76,7 @@ from games.house.store import (
     CommandContext,
     CommandRead,
     CommandRequest,
+    accounts_of,
     iso,
     player_stream,
     read_commands,
@@ -183,7 +184,8 @@ def run_commands(*, table_id: int, commands: Sequence[PlayerCommand], now: datet
     raised. Other exceptions (the database gone) propagate."""
     if not commands:
         return []
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or len(commands) == 1:
+        # One command: the single path's one-statement bet is cheaper than a ledger batch.
         with transaction.atomic():
             return [run_one(table_id=table_id, command=c, now=now) for c in commands]
     try:
@@ -277,6 +279,7 @@ class _Run:
     released: list[str] = field(default_factory=list)
     # Per-seat rounds: seated players (locked) and players with bets, read once per run.
     seats: tuple[set[int], set[int]] | None = None
+    stakes: dict[int, int] = field(default_factory=dict)  # each player's stake after the run's accepted commands
     deciders: list[int] = field(default_factory=list)
     # Decisions waiting for the table's tick: (command index, stored slot, command, result without tick,
     # street, players not to count).
@@ -325,8 +328,7 @@ class _Run:
             assert changed is not None
             balance += player.staked - changed.staked
             player = changed
-            if self.seats is not None:
-                (self.seats[1].add if changed.staked > 0 else self.seats[1].discard)(c.player_id)
+            self.stakes[c.player_id] = changed.staked
         result = BetResult(context.round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
         if changed is not None:
             self.rows.append((context.row, changed))
@@ -337,7 +339,7 @@ class _Run:
         self, player_id: int, context: CommandContext, state: RoundState, player: PlayerState, players: list[int]
     ) -> None:
         """``bets._check_room`` for the run: seats and bettors read (and the seats
-        locked) once, the bettors then followed as the run's commands change them."""
+        locked) once, with the stakes of the run's earlier accepted commands."""
         if config_of(state).hand_mode != "per_seat":
             return
         if self.seats is None:
@@ -345,7 +347,9 @@ class _Run:
         seated, bettors = self.seats
         if player_id not in seated:
             raise NotSeated(table_id=self.table_id)
-        check_room(state, player, others=len(bettors - {player_id}))
+        # The bettors as read, with the stakes this run changed (not written yet).
+        holding = {p for p in bettors | self.stakes.keys() if self.stakes.get(p, 1) > 0}
+        check_room(state, player, others=len(holding - {player_id}))
 
     def accept(self, c: PlayerCommand, context: CommandContext, decided: _Decided) -> None:
         """Check responsible gaming for the new stakes, then queue the command's writes."""
@@ -355,6 +359,10 @@ class _Run:
             # Responsible gaming refuses new stakes; removing chips is always allowed.
             assert_may_wager(player_id=c.player_id, amount=new_stake, currency=round_row.currency, now=self.now,
                              settings=context.settings)  # fmt: skip
+        if not (accounts.wallet and accounts.held and accounts.house):
+            # First stake of this player (or at this table) in this currency:
+            # the accounts are opened now, for an accepted command only.
+            accounts = accounts_of(player_id=c.player_id, table_id=self.table_id, currency=round_row.currency)
         stream = player_stream(round_row.round_id, c.player_id)
         version = context.row.stream_version
         metadata = {"actor": f"user:{c.player_id}", "correlation_id": round_row.round_id,
