@@ -106,13 +106,12 @@ def test_a_closed_window_refuses_the_whole_batch_and_writes_nothing() -> None:
     tick = open_round(table)
     before = snapshot()
     keys = [key() for _ in players]
-    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100) for p, k in zip(players, keys)],
-                           now=later(tick, seconds=1))  # fmt: skip
+    chips: list[PlayerCommand] = [PlaceChip(p, k, "ante", 100) for p, k in zip(players, keys, strict=True)]
+    results = run_commands(table_id=table.pk, commands=chips, now=later(tick, seconds=1))
     assert [code(r) for r in results] == ["betting_closed"] * 3
     assert snapshot() == before
     # The refused keys were not kept: the same keys place the chips in the window.
-    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100) for p, k in zip(players, keys)],
-                           now=later(tick))  # fmt: skip
+    results = run_commands(table_id=table.pk, commands=chips, now=later(tick))
     assert [bet(r).balance for r in results] == [100_000 - 200] * 3
 
 
@@ -300,8 +299,12 @@ def test_a_batch_the_database_refuses_falls_back_to_one_by_one() -> None:
             "CREATE TRIGGER test_refuse_group BEFORE INSERT ON ledger_idempotency FOR EACH ROW "
             "WHEN (NEW.key LIKE 'group:%%') EXECUTE FUNCTION test_refuse_group()"
         )
-    commands: list[PlayerCommand] = [PlaceChip(players[0], key(), "ante", 200), PlaceChip(players[1], key(), "ante", 600),
-                                     PlaceChip(players[0], key(), "ante", 400), PlaceChip(players[2], key(), "ante", 50)]  # fmt: skip
+    commands: list[PlayerCommand] = [
+        PlaceChip(players[0], key(), "ante", 200),
+        PlaceChip(players[1], key(), "ante", 600),
+        PlaceChip(players[0], key(), "ante", 400),
+        PlaceChip(players[2], key(), "ante", 50),
+    ]
     results = run_commands(table_id=table.pk, commands=commands, now=later(tick))
     assert bet(results[0]).balance == 600
     assert code(results[1]) == "insufficient_balance"
