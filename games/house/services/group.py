@@ -184,8 +184,10 @@ def run_commands(*, table_id: int, commands: Sequence[PlayerCommand], now: datet
     raised. Other exceptions (the database gone) propagate."""
     if not commands:
         return []
-    if connection.vendor != "postgresql" or len(commands) == 1:
+    if len(commands) == 1:
         # One command: the single path's one-statement bet is cheaper than a ledger batch.
+        return [run_one(table_id=table_id, command=commands[0], now=now)]
+    if connection.vendor != "postgresql":
         with transaction.atomic():
             return [run_one(table_id=table_id, command=c, now=now) for c in commands]
     try:
@@ -199,11 +201,10 @@ def run_commands(*, table_id: int, commands: Sequence[PlayerCommand], now: datet
 
 
 def run_one(*, table_id: int, command: PlayerCommand, now: datetime) -> CommandResult:
-    """``command`` through its single service, in a transaction (a savepoint
-    when nested) of its own: its refusal rolls back only itself."""
+    """``command`` through its single service, which runs in a transaction (a
+    savepoint when nested) of its own: its refusal rolls back only itself."""
     try:
-        with transaction.atomic():
-            return _single(table_id, command, now)
+        return _single(table_id, command, now)
     except DomainError as error:
         return error
 
