@@ -1007,7 +1007,7 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
     the requests' order: on PostgreSQL one round trip claims every key and reads
     every context (plus one to look up the first results of retried keys). A
     claimed key stays claimed until the transaction ends: the caller releases
-    the keys of the commands it refuses (``save_commands``). Accounts not yet
+    the keys of the commands it refuses (``saving_commands``). Accounts not yet
     opened are not opened here (a refused command must leave none behind): their
     ids are 0 in the context's ``Accounts`` (balance 0 without a wallet), and
     the caller opens them for a command it accepts (``accounts_of``).
@@ -1141,18 +1141,22 @@ SELECT (SELECT count(*) FROM pr), (SELECT count(*) FROM res), (SELECT count(*) F
 """
 
 
-def save_commands(
+@contextmanager
+def saving_commands(
     *,
     rows: Sequence[tuple[PlayerRound, PlayerState]],
     results: Sequence[tuple[str, dict[str, Any]]],
     released: Sequence[str],
     now: datetime,
-) -> None:
+) -> Iterator[None]:
     """A batch's last write (``save_player`` for many): each ``(row, new state)``
     projected and saved, each ``(key, result)`` stored, and the claims of
-    ``released`` keys (refused commands) removed. One statement on PostgreSQL;
-    elsewhere the single path's statements (a refused command there rolled back
-    its own savepoint, claim included)."""
+    ``released`` keys (refused commands) removed. One statement on PostgreSQL,
+    sent in pipeline mode when the block starts: the server runs it while the
+    block runs (which must not query), and its counts are checked when the
+    block ends (same transaction: a later refusal rolls it back). Elsewhere the
+    single path's statements, before the block (a refused command there rolled
+    back its own savepoint, claim included)."""
     if connection.vendor != "postgresql":
         for row, player in rows:
             if row.pk is None:
@@ -1163,6 +1167,7 @@ def save_commands(
                 record_result(cursor, key=key, result=result)
             for key in released:
                 cursor.execute("DELETE FROM ledger_idempotency WHERE key = %s AND result IS NULL", [key])
+        yield
         return
     document = []
     for row, player in rows:
@@ -1178,8 +1183,9 @@ def save_commands(
         "results": json.dumps([{"key": key, "result": result} for key, result in results]),
         "released": list(released),
     }
-    with bulk_cursor() as cursor:
+    with pipelined(), bulk_cursor() as cursor:
         cursor.execute(_PG_SAVE_MANY, params, prepare=True)
+        yield
         saved, stored, _ = cursor.fetchone()
     if (saved, stored) != (len(rows), len(results)):
         raise RuntimeError(f"a batch saved {saved}/{len(rows)} rows and {stored}/{len(results)} results")

@@ -15,7 +15,7 @@ PostgreSQL, per batch: one statement claims every key and reads every
 command's context (``store.read_commands``), Python decides each command in
 order, then one ledger batch (``prepare_batch``/``settle_prepared``: every
 event, hold, transfer and statement line) and one statement for every
-projection row, stored result and released claim (``store.save_commands``).
+projection row, stored result and released claim (``store.saving_commands``).
 Per-seat tables add one read of seats and bettors; decisions one read of the
 table's tick. A player's commands apply in order on their evolving state: a
 batch is cut into consecutive runs in which each player and each key appears
@@ -81,7 +81,7 @@ from games.house.store import (
     player_stream,
     read_commands,
     remember_player,
-    save_commands,
+    saving_commands,
     seats_and_bettors,
     ticks_and_waiting,
 )
@@ -402,11 +402,9 @@ class _Run:
         return result
 
     def write(self, results: list[CommandResult | None]) -> None:
-        if self.appends:
-            assert self.round_row is not None
-            batch = prepare_batch(idempotency_key=f"group:{uuid.uuid4()}:ledger", currency=self.currency,
-                                  appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
-            settle_prepared(batch)
+        """The run's writes: the decisions' tick read first (their stored results
+        carry it), then the save statement sent in pipeline mode, so the server
+        runs it while Python encodes the ledger batch, then the ledger batch."""
         if self.decisions:
             assert self.round_row is not None
             asked = [(street, excluded) for *_, street, excluded in self.decisions]
@@ -419,7 +417,13 @@ class _Run:
                                       not waiting, tick)  # fmt: skip
                 self.stored[slot] = (c.idempotency_key, decision_stored(done))
                 results[index] = done
-        save_commands(rows=self.rows, results=self.stored, released=self.released, now=self.now)
+        batch = None
+        with saving_commands(rows=self.rows, results=self.stored, released=self.released, now=self.now):
+            if self.appends:
+                batch = prepare_batch(idempotency_key=f"group:{uuid.uuid4()}:ledger", currency=self.currency,
+                                      appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
+        if batch is not None:
+            settle_prepared(batch)
 
 
 def _bet_writes(events: list[Event], player: PlayerState) -> _Decided:
