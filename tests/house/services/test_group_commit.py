@@ -413,3 +413,15 @@ def test_batches_answer_and_write_as_the_single_path(funds: list[int], plans: li
         assert rows[0] == rows[1]
     clean_ledger()
     projections_replay(ticks[1].round_id)
+
+
+@pytest.mark.django_db
+def test_invalid_keys_are_refused_and_change_nothing() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p, q = make_player(table), make_player(table)
+    tick = open_round(table)
+    before = snapshot()
+    bad: list[PlayerCommand] = [PlaceChip(p, "", "ante", 100), PlaceChip(q, "k" * 201, "ante", 100)]
+    results = run_commands(table_id=table.pk, commands=bad, now=later(tick))
+    assert [code(r) for r in results] == ["invalid_idempotency_key"] * 2
+    assert snapshot() == before
