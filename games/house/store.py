@@ -148,6 +148,18 @@ def remember_player(table_id: int, round_id: str, state: PlayerState, incarnatio
     transaction.on_commit(remember)
 
 
+def remember_players(table_id: int, round_id: str, states: Sequence[tuple[PlayerState, object]]) -> None:
+    """``remember_player`` for many ``(state, incarnation)``: one commit hook, not one per player."""
+    known = [KnownPlayer(round_id, state.version, incarnation, state) for state, incarnation in states]
+
+    def remember() -> None:
+        for entry in known:
+            _put(_PLAYER_CACHE, (table_id, entry.state.player_id), entry, _PLAYER_CACHE_SIZE)
+
+    if known:
+        transaction.on_commit(remember)
+
+
 def state_to_json(state: PlayerState) -> dict[str, Any]:
     return {
         "chips": [[c.spot, c.amount, c.hold_id, dict(c.automatic)] for c in state.chips],

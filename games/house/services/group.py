@@ -80,7 +80,7 @@ from games.house.store import (
     iso,
     player_stream,
     read_commands,
-    remember_player,
+    remember_players,
     saving_commands,
     seats_and_bettors,
     ticks_and_waiting,
@@ -288,6 +288,8 @@ class _Run:
     round_row: HouseRound | None = None
     currency: str = ""
     index: int = 0  # the command being decided
+    # The accepted commands' new player states, remembered once the transaction commits.
+    remembered: list[tuple[PlayerState, object]] = field(default_factory=list)
 
     def run(self, items: list[tuple[int, PlayerCommand]], results: list[CommandResult | None]) -> None:
         requests = [CommandRequest(c.command, c.player_id, c.idempotency_key, c.request()) for _, c in items]
@@ -377,7 +379,7 @@ class _Run:
             )
         self.settles += [HoldSettlement(UUID(hold), 0, refs[id(event)]) for hold, event in decided.settled]
         assert decided.after is not None
-        remember_player(self.table_id, round_row.round_id, decided.after, context.incarnation)
+        self.remembered.append((decided.after, context.incarnation))
         self.round_row, self.currency = round_row, round_row.currency
 
     def decision(self, c: MakeDecision, context: CommandContext) -> DecisionResult:
@@ -424,6 +426,8 @@ class _Run:
                                       appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
         if batch is not None:
             settle_prepared(batch)
+        if self.round_row is not None:
+            remember_players(self.table_id, self.round_row.round_id, self.remembered)
 
 
 def _bet_writes(events: list[Event], player: PlayerState) -> _Decided:

@@ -331,19 +331,28 @@ def test_the_batcher_groups_concurrent_submits_and_answers_each() -> None:
             for i, p in enumerate(players)
         ))  # fmt: skip
 
+    async def again() -> list[CommandResult]:
+        # Committed states are remembered (``store.remember_players``): these chips use them.
+        return await asyncio.gather(*(batcher.submit(table.pk, PlaceChip(p, key(), "ante", 100), now) for p in players))
+
     try:
         results = asyncio.run(everyone())
+        second = asyncio.run(again())
     finally:
         batcher.close()
-    assert batcher.commands == 50
-    assert batcher.batches < 50
-    for i, (p, result) in enumerate(zip(players, results, strict=True)):
+    assert batcher.commands == 100
+    assert batcher.batches < 100
+    for i, (p, result, later_result) in enumerate(zip(players, results, second, strict=True)):
         if i % 5 == 0:
             assert code(result) == "insufficient_balance"
-            assert wallet(p) == 1_000
+            assert bet(later_result).totals == {"ante": 100, "ante_plus": 100}
+            assert wallet(p) == 800
         else:
-            assert bet(result).balance == 600 == wallet(p)
+            assert bet(result).balance == 600
+            assert bet(later_result).totals == {"ante": 300, "ante_plus": 300}
+            assert bet(later_result).balance == 400 == wallet(p)
     clean_ledger()
+    projections_replay(tick.round_id)
 
 
 # --- Hypothesis: the batched path answers exactly as the single path ----------------------------
