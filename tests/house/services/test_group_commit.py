@@ -278,7 +278,8 @@ def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
                                                                 players[:size]], now=later(tick))  # fmt: skip
         assert all(isinstance(r, BetResult) for r in results)
         counts.append(counted[0])
-    assert counts[0] == counts[1] <= 16, counts  # not one per chip
+    # 16 today (the context read, the ledger batch's 13, the save, the savepoint pair): as many for 50 as for 10.
+    assert counts[0] == counts[1] <= 20, counts
     clean_ledger()
 
 
