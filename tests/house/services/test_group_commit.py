@@ -278,7 +278,7 @@ def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
                                                                 players[:size]], now=later(tick))  # fmt: skip
         assert all(isinstance(r, BetResult) for r in results)
         counts.append(counted[0])
-    # 16 today (the context read, the ledger batch's 13, the save, the savepoint pair): as many for 50 as for 10.
+    # 16 today (SAVEPOINT and RELEASE included: the test runs inside a transaction): as many for 50 as for 10.
     assert counts[0] == counts[1] <= 20, counts
     clean_ledger()
 
