@@ -338,6 +338,12 @@ CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_
 # Table chat: at most this many messages per player per table in the window (seconds).
 CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
 CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))
+# Group commit (games.house.realtime.batcher): at most this many commands of one
+# table per batch, written by a pool of this many threads per ASGI process, after
+# waiting this long (seconds; 0: none) for more commands once the first arrives.
+CASINO_GROUP_COMMIT_MAX = int(os.environ.get("CASINO_GROUP_COMMIT_MAX", "256"))
+CASINO_GROUP_COMMIT_THREADS = int(os.environ.get("CASINO_GROUP_COMMIT_THREADS", "2"))
+CASINO_GROUP_COMMIT_LINGER = float(os.environ.get("CASINO_GROUP_COMMIT_LINGER", "0"))
 # The websocket relay (one per ASGI process) polls the event store's safe global log this often.
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
 # Websocket backpressure (games/feed.py): a connection whose outbound queue holds more than this

@@ -234,10 +234,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         first, context = _read(command="house.make_decision", table_id=table_id, player_id=player_id,
                                key=idempotency_key, request={"option": option}, now=now, seated=False)  # fmt: skip
         if context is None:
-            tick = first.pop("tick")
-            if tick is not None:
-                tick["deadline"] = datetime.fromisoformat(tick["deadline"]) if tick["deadline"] else None
-            return DecisionResult(**first, tick=TableTick(**tick) if tick else None)
+            return decision_from_stored(first)
         round_row, state, row, accounts = context.round_row, context.state, context.row, context.accounts
         if row.pk is None:
             raise NotInRound()
@@ -273,8 +270,22 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             not waiting,
             tick,
         )
-        stored = asdict(result)
-        if stored["tick"] and stored["tick"]["deadline"]:
-            stored["tick"]["deadline"] = stored["tick"]["deadline"].isoformat()
-        save_player(row, players[player_id], idempotency_key, stored, now)
+        save_player(row, players[player_id], idempotency_key, decision_stored(result), now)
         return result
+
+
+def decision_stored(result: DecisionResult) -> dict[str, Any]:
+    """A decision's result as stored under its idempotency key (JSON: the tick's deadline as ISO text)."""
+    stored = asdict(result)
+    if stored["tick"] and stored["tick"]["deadline"]:
+        stored["tick"]["deadline"] = stored["tick"]["deadline"].isoformat()
+    return stored
+
+
+def decision_from_stored(first: dict[str, Any]) -> DecisionResult:
+    """The ``DecisionResult`` a retry returns: ``decision_stored``'s inverse."""
+    first = dict(first)
+    tick = first.pop("tick")
+    if tick is not None:
+        tick["deadline"] = datetime.fromisoformat(tick["deadline"]) if tick["deadline"] else None
+    return DecisionResult(**first, tick=TableTick(**tick) if tick else None)

@@ -3,14 +3,17 @@
 For every example: money is conserved (the ledger sums to zero, each wallet moved
 by exactly its settled net, the house by the opposite of all nets and pool moves),
 replaying every stream gives the projected state, and a command in a wrong phase
-is refused without changing anything."""
+is refused without changing anything. Each example runs on both bet paths: the
+single services one command at a time, and group commit (``run_commands``: all
+players' chips of the betting window in one batch, all decisions of a street in
+one batch)."""
 
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 import pytest
-from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +22,7 @@ from games.cards.shuffle import SeededRandomSource, shuffled_deck
 from games.house.models import PlayerRound
 from games.house.round.state import replay_player, replay_round
 from games.house.rules.registry import game
-from games.house.services import make_decision, place_chip
+from games.house.services.group import CommandResult, MakeDecision, PlaceChip, PlayerCommand, run_commands, run_one
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import read_stream
 from tests.db import ledger_sums
@@ -44,6 +47,14 @@ player_plan = st.fixed_dictionaries(
 )
 
 
+def send(path: str, table_id: int, commands: list[PlayerCommand], now: datetime) -> list[CommandResult]:
+    """The commands through the single services one by one, or as one group commit."""
+    if path == "single":
+        return [run_one(table_id=table_id, command=c, now=now) for c in commands]
+    return run_commands(table_id=table_id, commands=commands, now=now)
+
+
+@pytest.mark.parametrize("path", ["single", "batched"])
 @pytest.mark.django_db
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
@@ -52,7 +63,9 @@ player_plan = st.fixed_dictionaries(
     seed=st.integers(0, 2**32),
     plans=st.lists(player_plan, min_size=1, max_size=3),
 )
-def test_random_rounds_conserve_money_and_replay(code: str, hand_mode: str, seed: int, plans: list[dict]) -> None:
+def test_random_rounds_conserve_money_and_replay(
+    path: str, code: str, hand_mode: str, seed: int, plans: list[dict]
+) -> None:
     progressives = {"reset": {"star": 5_000, "spade": 2_000}, "contribution_bp": {"star": 300, "spade": 100}}
     wheel = {"name": "w", "version": "1", "segments": [{"label": "5x", "multiple": 5, "weight": 1}]}
     table = make_table(code, hand_mode=hand_mode, progressives=progressives, wheel=wheel)
@@ -60,39 +73,33 @@ def test_random_rounds_conserve_money_and_replay(code: str, hand_mode: str, seed
     before = {p: wallet(p) for p in players}
     tick = open_round(table, shoe_cards=shuffled_deck(SeededRandomSource(seed)))
     spots = SIDE[code]
-    for p, plan in zip(players, plans, strict=True):
-        for spot, amount in (("ante", plan["ante"]), (spots[plan["side"] % len(spots)], plan["side"])):
-            try:
-                with transaction.atomic():
-                    place_chip(table_id=table.pk, player_id=p, spot=spot, amount=amount, idempotency_key=key(),
-                               now=later(tick))  # fmt: skip
-            except DomainError:
-                pass  # below minimum, not covered...: refused, nothing placed
+    # Below minimum, not covered...: refused, nothing placed (a refusal is a result here).
+    chips: list[PlayerCommand] = [
+        PlaceChip(p, key(), spot, amount)
+        for p, plan in zip(players, plans, strict=True)
+        for spot, amount in (("ante", plan["ante"]), (spots[plan["side"] % len(spots)], plan["side"]))
+    ]
+    send(path, table.pk, chips, later(tick))
     # A decision while betting is open is a wrong-phase command: refused, nothing changes.
     frozen = snapshot()
-    with pytest.raises(DomainError), transaction.atomic():
-        make_decision(table_id=table.pk, player_id=players[0], option="check", idempotency_key=key(), now=later(tick))
+    wrong = send(path, table.pk, [MakeDecision(p, key(), "check") for p in players], later(tick))
+    assert all(isinstance(r, DomainError) for r in wrong)
     assert snapshot() == frozen
     tick = step(table, tick)
     street = 0
     while tick.phase not in ("between", "idle"):
         # Betting is closed now: a chip is refused and changes nothing.
         frozen = snapshot()
-        with pytest.raises(DomainError), transaction.atomic():
-            place_chip(table_id=table.pk, player_id=players[0], spot="ante", amount=100, idempotency_key=key(),
-                       now=later(tick))  # fmt: skip
+        late = send(path, table.pk, [PlaceChip(p, key(), "ante", 100) for p in players], later(tick))
+        assert all(isinstance(r, DomainError) for r in late)
         assert snapshot() == frozen
-        for p, plan in zip(players, plans, strict=True):
-            options = OPTIONS[code]
-            option = options[plan["choices"][street % 3] % len(options)]
-            if option is None:
-                continue
-            try:
-                with transaction.atomic():
-                    make_decision(table_id=table.pk, player_id=p, option=option, idempotency_key=key(),
-                                  now=later(tick))  # fmt: skip
-            except DomainError:
-                pass
+        options = OPTIONS[code]
+        decisions: list[PlayerCommand] = [
+            MakeDecision(p, key(), option)
+            for p, plan in zip(players, plans, strict=True)
+            if (option := options[plan["choices"][street % 3] % len(options)]) is not None
+        ]
+        send(path, table.pk, decisions, later(tick))  # refusals (not covered, not in the round) change nothing
         street += 1
         tick = step(table, tick)
     assert ledger_sums() == {"EUR": 0}

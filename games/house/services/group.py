@@ -1,0 +1,469 @@
+"""Group commit: the player commands that arrive together at a table, written
+in one transaction with one database round trip per step, not per command.
+
+``run_commands`` takes typed commands (``PlaceChip``, ``UndoBet``,
+``ClearBets``, ``RepeatBets``, ``DoubleBets``, ``MakeDecision``) and answers
+each with its own result, in the commands' order: the ``BetResult`` or
+``DecisionResult`` the single service (``games.house.services.bets``) would
+have returned, or the ``DomainError`` it would have raised. A refused command
+(balance, limits, window closed, responsible gaming, a reused key...) writes
+nothing, and its idempotency claim is released, so its key stays usable; the
+others proceed. The same decisions as the single path: the same ``decide_*``
+domain functions, ``check_room`` and ``assert_may_wager`` on the same state.
+
+PostgreSQL, per batch: one statement claims every key and reads every
+command's context (``store.read_commands``), Python decides each command in
+order, then one ledger batch (``prepare_batch``/``settle_prepared``: every
+event, hold, transfer and statement line) and one statement for every
+projection row, stored result and released claim (``store.saving_commands``).
+Per-seat tables add one read of seats and bettors; decisions one read of the
+table's tick. A player's commands apply in order on their evolving state: a
+batch is cut into consecutive runs in which each player and each key appears
+once, written one after the other in the same transaction, so the second chip
+reads the balance the first left.
+
+If the database refuses the batch's writes (an overdraft from a concurrent
+withdrawal, a stream moved on, a deadlock or serialization failure, a
+trigger), the whole transaction is rolled back and each command runs alone
+through its single service, so each still gets its own correct answer.
+SQLite (the embedded default): the single services one after another, each
+in a savepoint. Ordering, idempotency, the hash chains and no-overdraft hold
+exactly as on the single path: the ledger checks them in the same places.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import DatabaseError, connection, transaction
+
+from casino.errors import DomainError
+from casino.responsible_gaming import assert_may_wager
+from games.house.models import HouseRound, PlayerRound
+from games.house.round.commands import (
+    BetOutcome,
+    check_room,
+    decide_clear,
+    decide_decision,
+    decide_double,
+    decide_place_chip,
+    decide_repeat,
+    decide_undo,
+)
+from games.house.round.errors import NotInRound, NotSeated, WrongPhase
+from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
+from games.house.round.state import PlayerState, RoundState, apply_player, config_of
+from games.house.services.bets import (
+    BetResult,
+    DecisionResult,
+    clear_bets,
+    decision_from_stored,
+    decision_stored,
+    double_bets,
+    make_decision,
+    place_chip,
+    previous_bets,
+    repeat_bets,
+    undo_bet,
+)
+from games.house.services.rounds import TableTick
+from games.house.store import (
+    CommandContext,
+    CommandRead,
+    CommandRequest,
+    accounts_of,
+    iso,
+    player_stream,
+    read_commands,
+    remember_players,
+    saving_commands,
+    seats_and_bettors,
+    ticks_and_waiting,
+)
+from ledger.services import (
+    EventRef,
+    HoldOpening,
+    HoldSettlement,
+    NewEvent,
+    StreamAppend,
+    prepare_batch,
+    settle_prepared,
+)
+from ledger.upcasting import CURRENT_VERSIONS
+
+# --- the commands ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlaceChip:
+    """``place_chip``: add ``amount`` to ``spot``."""
+
+    player_id: int
+    idempotency_key: str
+    spot: str
+    amount: int
+    command = "house.place_chip"
+
+    def request(self) -> dict[str, Any]:
+        return {"spot": self.spot, "amount": self.amount}
+
+
+@dataclass(frozen=True)
+class UndoBet:
+    """``undo_bet``: remove the last chip placed."""
+
+    player_id: int
+    idempotency_key: str
+    command = "house.undo_bet"
+
+    def request(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
+class ClearBets:
+    """``clear_bets``: remove every chip."""
+
+    player_id: int
+    idempotency_key: str
+    command = "house.clear_bets"
+
+    def request(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
+class RepeatBets:
+    """``repeat_bets``: place the previous round's bets again."""
+
+    player_id: int
+    idempotency_key: str
+    command = "house.repeat_bets"
+
+    def request(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
+class DoubleBets:
+    """``double_bets``: double every current bet once per round."""
+
+    player_id: int
+    idempotency_key: str
+    command = "house.double_bets"
+
+    def request(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
+class MakeDecision:
+    """``make_decision``: take ``option`` at the open decision point."""
+
+    player_id: int
+    idempotency_key: str
+    option: str
+    command = "house.make_decision"
+
+    def request(self) -> dict[str, Any]:
+        return {"option": self.option}
+
+
+PlayerCommand = PlaceChip | UndoBet | ClearBets | RepeatBets | DoubleBets | MakeDecision
+CommandResult = BetResult | DecisionResult | DomainError
+
+
+def run_commands(*, table_id: int, commands: Sequence[PlayerCommand], now: datetime) -> list[CommandResult]:
+    """Run ``commands`` at the table as one group commit (module docstring):
+    one result per command, in order; a ``DomainError`` is returned, not
+    raised. Other exceptions (the database gone) propagate."""
+    if not commands:
+        return []
+    if len(commands) == 1:
+        # One command: the single path's one-statement bet is cheaper than a ledger batch.
+        return [run_one(table_id=table_id, command=commands[0], now=now)]
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            return [run_one(table_id=table_id, command=c, now=now) for c in commands]
+    try:
+        with transaction.atomic():
+            return _run_batch(table_id, commands, now)
+    except (DomainError, DatabaseError):
+        # The database refused the batch's writes (the commands' own refusals
+        # are answers, not exceptions): everything rolled back; each command
+        # alone gets the answer the single path gives.
+        return [run_one(table_id=table_id, command=c, now=now) for c in commands]
+
+
+def run_one(*, table_id: int, command: PlayerCommand, now: datetime) -> CommandResult:
+    """``command`` through its single service, which runs in a transaction (a
+    savepoint when nested) of its own: its refusal rolls back only itself."""
+    try:
+        return _single(table_id, command, now)
+    except DomainError as error:
+        return error
+
+
+def _single(table_id: int, c: PlayerCommand, now: datetime) -> BetResult | DecisionResult:
+    common: dict[str, Any] = {"table_id": table_id, "player_id": c.player_id, "idempotency_key": c.idempotency_key,
+                              "now": now}  # fmt: skip
+    match c:
+        case PlaceChip():
+            return place_chip(spot=c.spot, amount=c.amount, **common)
+        case UndoBet():
+            return undo_bet(**common)
+        case ClearBets():
+            return clear_bets(**common)
+        case RepeatBets():
+            return repeat_bets(**common)
+        case DoubleBets():
+            return double_bets(**common)
+        case MakeDecision():
+            return make_decision(option=c.option, **common)
+
+
+# --- the batched path (PostgreSQL) ----------------------------------------------------------------
+
+
+def _runs(commands: Sequence[PlayerCommand]) -> list[list[int]]:
+    """Consecutive runs of command indexes in which each player and each key
+    appears once: a later command of a player (or a retry of a key) starts the
+    next run, which reads what the earlier one wrote."""
+    runs: list[list[int]] = []
+    players: set[int] = set()
+    keys: set[str] = set()
+    for i, c in enumerate(commands):
+        if not runs or c.player_id in players or c.idempotency_key in keys:
+            runs.append([])
+            players, keys = set(), set()
+        runs[-1].append(i)
+        players.add(c.player_id)
+        keys.add(c.idempotency_key)
+    return runs
+
+
+def _run_batch(table_id: int, commands: Sequence[PlayerCommand], now: datetime) -> list[CommandResult]:
+    results: list[CommandResult | None] = [None] * len(commands)
+    for run in _runs(commands):
+        _Run(table_id, now).run([(i, commands[i]) for i in run], results)
+    assert all(r is not None for r in results)
+    return [r for r in results if r is not None]
+
+
+@dataclass
+class _Decided:
+    """An accepted command's writes."""
+
+    events: list[Event]
+    opened: list[tuple[str, int, Event]]  # (hold id, amount, cause) of each stake
+    settled: list[tuple[str, Event]]  # (hold id, cause) of each hold voided (chips removed)
+    before: PlayerState
+    after: PlayerState | None
+
+
+@dataclass
+class _Run:
+    """One run of a batch: distinct players, distinct keys."""
+
+    table_id: int
+    now: datetime
+    appends: list[StreamAppend] = field(default_factory=list)
+    opens: list[HoldOpening] = field(default_factory=list)
+    settles: list[HoldSettlement] = field(default_factory=list)
+    rows: list[tuple[PlayerRound, PlayerState]] = field(default_factory=list)
+    stored: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+    # Per-seat rounds: seated players (locked) and players with bets, read once per run.
+    seats: tuple[set[int], set[int]] | None = None
+    stakes: dict[int, int] = field(default_factory=dict)  # each player's stake after the run's accepted commands
+    deciders: list[int] = field(default_factory=list)
+    # Decisions waiting for the table's tick: (command index, stored slot, command, result without tick,
+    # street, players not to count).
+    decisions: list[tuple[int, int, MakeDecision, DecisionResult, str, list[int]]] = field(default_factory=list)
+    round_row: HouseRound | None = None
+    currency: str = ""
+    index: int = 0  # the command being decided
+    # The accepted commands' new player states, remembered once the transaction commits.
+    remembered: list[tuple[PlayerState, object]] = field(default_factory=list)
+
+    def run(self, items: list[tuple[int, PlayerCommand]], results: list[CommandResult | None]) -> None:
+        requests = [CommandRequest(c.command, c.player_id, c.idempotency_key, c.request()) for _, c in items]
+        reads = read_commands(table_id=self.table_id, requests=requests, now=self.now)
+        players = [c.player_id for _, c in items]
+        for (i, c), read in zip(items, reads, strict=True):
+            if read.error is not None:
+                results[i] = read.error  # nothing was claimed
+            elif read.retry:
+                first = read.first
+                results[i] = decision_from_stored(first) if isinstance(c, MakeDecision) else BetResult(**first)
+            else:
+                try:
+                    self.index = i
+                    results[i] = self.decide(c, read, players)
+                except DomainError as error:
+                    results[i] = error
+                    self.released.append(c.idempotency_key)
+        self.write(results)
+
+    def decide(self, c: PlayerCommand, read: CommandRead, players: list[int]) -> BetResult | DecisionResult:
+        context = read.context
+        if context is None:
+            raise WrongPhase("no round at this table", table_id=self.table_id)
+        if isinstance(c, MakeDecision):
+            return self.decision(c, context)
+        if not read.seated:
+            raise NotSeated(table_id=self.table_id)
+        state, accounts = context.state, context.accounts
+        player = context.player_state(c.player_id)
+        outcome = _decider(self.table_id, c, context, self.now)(state, player, accounts.balance)
+        if any(event.type == BET_PLACED for event in outcome.events):
+            self.check_room(c.player_id, context, state, player, players)
+        balance, changed = accounts.balance, None
+        if outcome.events:
+            decided = _bet_writes(outcome.events, player)
+            self.accept(c, context, decided)
+            changed = decided.after
+            assert changed is not None
+            balance += player.staked - changed.staked
+            player = changed
+            self.stakes[c.player_id] = changed.staked
+        result = BetResult(context.round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
+        if changed is not None:
+            self.rows.append((context.row, changed))
+        self.stored.append((c.idempotency_key, result.as_json()))
+        return result
+
+    def check_room(
+        self, player_id: int, context: CommandContext, state: RoundState, player: PlayerState, players: list[int]
+    ) -> None:
+        """``bets._check_room`` for the run: seats and bettors read (and the seats
+        locked) once, with the stakes of the run's earlier accepted commands."""
+        if config_of(state).hand_mode != "per_seat":
+            return
+        if self.seats is None:
+            self.seats = seats_and_bettors(table_id=self.table_id, round_row=context.round_row, player_ids=players)
+        seated, bettors = self.seats
+        if player_id not in seated:
+            raise NotSeated(table_id=self.table_id)
+        # The bettors as read, with the stakes this run changed (not written yet).
+        holding = {p for p in bettors | self.stakes.keys() if self.stakes.get(p, 1) > 0}
+        check_room(state, player, others=len(holding - {player_id}))
+
+    def accept(self, c: PlayerCommand, context: CommandContext, decided: _Decided) -> None:
+        """Check responsible gaming for the new stakes, then queue the command's writes."""
+        round_row, accounts = context.round_row, context.accounts
+        new_stake = sum(amount for _, amount, _ in decided.opened)
+        if new_stake:
+            # Responsible gaming refuses new stakes; removing chips is always allowed.
+            assert_may_wager(player_id=c.player_id, amount=new_stake, currency=round_row.currency, now=self.now,
+                             settings=context.settings)  # fmt: skip
+        if not (accounts.wallet and accounts.held and accounts.house):
+            # First stake of this player (or at this table) in this currency:
+            # the accounts are opened now, for an accepted command only.
+            accounts = accounts_of(player_id=c.player_id, table_id=self.table_id, currency=round_row.currency)
+        stream = player_stream(round_row.round_id, c.player_id)
+        version = context.row.stream_version
+        metadata = {"actor": f"user:{c.player_id}", "correlation_id": round_row.round_id,
+                    "idempotency_key": c.idempotency_key}  # fmt: skip
+        new_events = [NewEvent(e.type, e.data, CURRENT_VERSIONS.get(e.type, 1)) for e in decided.events]
+        self.appends.append(StreamAppend(stream, version, new_events, metadata, context.head_hash))
+        refs = {id(e): EventRef(stream, version + 1 + n) for n, e in enumerate(decided.events)}
+        for hold, amount, event in decided.opened:
+            self.opens.append(
+                HoldOpening(UUID(hold), accounts.wallet, accounts.held, accounts.house, amount, refs[id(event)])
+            )
+        self.settles += [HoldSettlement(UUID(hold), 0, refs[id(event)]) for hold, event in decided.settled]
+        assert decided.after is not None
+        self.remembered.append((decided.after, context.incarnation))
+        self.round_row, self.currency = round_row, round_row.currency
+
+    def decision(self, c: MakeDecision, context: CommandContext) -> DecisionResult:
+        if context.row.pk is None:
+            raise NotInRound()
+        state, accounts = context.state, context.accounts
+        player = context.player_state(c.player_id)
+        hold_id = str(uuid.uuid4())
+        events = decide_decision(state, player, option=c.option, balance=accounts.balance, hold_id=hold_id,
+                                 now=iso(self.now))  # fmt: skip
+        made = DecisionMade.from_data(events[0].data)
+        after = apply_player(player, events[0])
+        opened = [(hold_id, made.amount, events[0])] if made.amount else []
+        self.accept(c, context, _Decided(events, opened, [], player, after))
+        self.rows.append((context.row, after))
+        result = DecisionResult(context.round_row.round_id, made.street, made.option, made.amount,
+                                accounts.balance - made.amount, False, None)  # fmt: skip
+        excluded = [*self.deciders, c.player_id]
+        self.deciders.append(c.player_id)
+        self.decisions.append((self.index, len(self.stored), c, result, state.phase, excluded))
+        self.stored.append((c.idempotency_key, {}))  # filled in once the tick is read
+        return result
+
+    def write(self, results: list[CommandResult | None]) -> None:
+        """The run's writes: the decisions' tick read first (their stored results
+        carry it), then the save statement sent in pipeline mode, so the server
+        runs it while Python encodes the ledger batch, then the ledger batch."""
+        if self.decisions:
+            assert self.round_row is not None
+            asked = [(street, excluded) for *_, street, excluded in self.decisions]
+            ticks = ticks_and_waiting(table_id=self.table_id, round_row=self.round_row, decisions=asked)
+            for (index, slot, c, result, _, _), ((current, phase, seq, deadline), waiting) in zip(
+                self.decisions, ticks, strict=True
+            ):
+                tick = TableTick(self.table_id, current, current, phase, seq, deadline)
+                done = DecisionResult(result.round_id, result.street, result.option, result.amount, result.balance,
+                                      not waiting, tick)  # fmt: skip
+                self.stored[slot] = (c.idempotency_key, decision_stored(done))
+                results[index] = done
+        batch = None
+        with saving_commands(rows=self.rows, results=self.stored, released=self.released, now=self.now):
+            if self.appends:
+                batch = prepare_batch(idempotency_key=f"group:{uuid.uuid4()}:ledger", currency=self.currency,
+                                      appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
+        if batch is not None:
+            settle_prepared(batch)
+        if self.round_row is not None:
+            remember_players(self.table_id, self.round_row.round_id, self.remembered)
+
+
+def _bet_writes(events: list[Event], player: PlayerState) -> _Decided:
+    after = player
+    opened: list[tuple[str, int, Event]] = []
+    settled: list[tuple[str, Event]] = []
+    for event in events:
+        after = apply_player(after, event)
+        if event.type == BET_PLACED:
+            placed = BetPlaced.from_data(event.data)
+            opened.append((placed.hold_id, placed.held, event))
+        else:
+            settled += [(hold, event) for hold in BetRemoved.from_data(event.data).hold_ids]
+    return _Decided(events, opened, settled, player, after)
+
+
+Decide = Callable[[RoundState, PlayerState, int], BetOutcome]
+
+
+def _decider(table_id: int, c: PlayerCommand, context: CommandContext, now: datetime) -> Decide:
+    """The domain function of a bet command, as ``bets`` calls it."""
+    at = iso(now)
+    match c:
+        case PlaceChip():
+            hold_id = str(uuid.uuid4())
+            return lambda s, p, b: decide_place_chip(s, p, spot=c.spot, amount=c.amount, balance=b, hold_id=hold_id,
+                                                     now=at)  # fmt: skip
+        case UndoBet():
+            return lambda s, p, b: decide_undo(s, p, now=at)
+        case ClearBets():
+            return lambda s, p, b: decide_clear(s, p, now=at)
+        case RepeatBets():
+            previous = previous_bets(table_id=table_id, player_id=c.player_id, before_round=context.round_row.round_id)
+            ids = [str(uuid.uuid4()) for _ in previous]
+            return lambda s, p, b: decide_repeat(s, p, previous=previous, balance=b, hold_ids=ids, now=at)
+        case DoubleBets():
+            ids = [str(uuid.uuid4()) for _ in range(8)]
+            return lambda s, p, b: decide_double(s, p, balance=b, hold_ids=ids, now=at)
+    raise TypeError(f"not a bet command: {c!r}")

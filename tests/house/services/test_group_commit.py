@@ -1,0 +1,437 @@
+"""Group commit (#21 part 4): ``run_commands`` writes the commands of a table
+together, answers each with its own result, and keeps the single path's
+guarantees: ordering, idempotency, hash chains, no overdraft, money conserved."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from casino.errors import DomainError
+from games.house.models import HouseTable, PlayerRound
+from games.house.round.state import replay_player
+from games.house.services import BetResult, DecisionResult, place_chip
+from games.house.services.group import (
+    ClearBets,
+    CommandResult,
+    DoubleBets,
+    MakeDecision,
+    PlaceChip,
+    PlayerCommand,
+    RepeatBets,
+    UndoBet,
+    run_commands,
+    run_one,
+)
+from games.house.store import player_stream, state_from_json
+from ledger.models import Hold
+from ledger.services import deposit, player_accounts, read_stream
+from ledger.services.verify import verify_ledger
+from tests.db import ledger_sums
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
+
+LIMITS = {"ante": {"min": 100, "max": 1000}, "best_five": {"min": 100, "max": 500}}
+EXAMPLES = int(os.environ.get("GROUP_PROPERTY_EXAMPLES", "8"))
+
+
+def code(result: CommandResult) -> str:
+    assert isinstance(result, DomainError), result
+    return result.code
+
+
+def bet(result: CommandResult) -> BetResult:
+    assert isinstance(result, BetResult), result
+    return result
+
+
+def clean_ledger() -> None:
+    """Money conserved, every hash chain and seal verifies, holds match the wagers."""
+    assert ledger_sums() == {"EUR": 0}
+    assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
+
+
+def projections_replay(round_id: str) -> None:
+    """Each player's projection is the replay of their stream."""
+    for row in PlayerRound.objects.filter(round__round_id=round_id):
+        replayed = replay_player(row.player_id, read_stream(stream_id=player_stream(round_id, row.player_id)))
+        assert replayed == state_from_json(row.player_id, row.state)
+
+
+@pytest.mark.django_db
+def test_each_command_gets_its_own_result_in_one_batch() -> None:
+    table = make_table("uth", limits=LIMITS)
+    rich = [make_player(table, funds=10_000) for _ in range(3)]
+    poor = make_player(table, funds=150)
+    stranger = make_player(None, funds=10_000)  # no seat
+    tick = open_round(table)
+    commands: list[PlayerCommand] = [
+        PlaceChip(rich[0], key(), "ante", 200),
+        PlaceChip(poor, key(), "ante", 200),  # the ante and its ante_plus: 400 > 150
+        PlaceChip(rich[1], key(), "ante", 50),  # below the spot's minimum
+        PlaceChip(stranger, key(), "ante", 100),
+        PlaceChip(rich[2], key(), "ante", 300),
+        UndoBet(rich[1], key()),  # nothing placed (its chip was refused)
+    ]
+    results = run_commands(table_id=table.pk, commands=commands, now=later(tick))
+    assert bet(results[0]).totals == {"ante": 200, "ante_plus": 200}
+    assert bet(results[0]).balance == 10_000 - 400 == wallet(rich[0])
+    assert code(results[1]) == "insufficient_balance"
+    assert code(results[2]) == "below_minimum"
+    assert code(results[3]) == "not_seated"
+    assert bet(results[4]).balance == 10_000 - 600 == wallet(rich[2])
+    assert code(results[5]) == "nothing_to_undo"
+    assert wallet(poor) == 150
+    assert wallet(rich[1]) == 10_000
+    assert {row.player_id for row in PlayerRound.objects.filter(staked__gt=0)} == {rich[0], rich[2]}
+    clean_ledger()
+    projections_replay(tick.round_id)
+
+
+@pytest.mark.django_db
+def test_a_closed_window_refuses_the_whole_batch_and_writes_nothing() -> None:
+    table = make_table("uth", limits=LIMITS)
+    players = [make_player(table) for _ in range(3)]
+    tick = open_round(table)
+    before = snapshot()
+    keys = [key() for _ in players]
+    chips: list[PlayerCommand] = [PlaceChip(p, k, "ante", 100) for p, k in zip(players, keys, strict=True)]
+    results = run_commands(table_id=table.pk, commands=chips, now=later(tick, seconds=1))
+    assert [code(r) for r in results] == ["betting_closed"] * 3
+    assert snapshot() == before
+    # The refused keys were not kept: the same keys place the chips in the window.
+    results = run_commands(table_id=table.pk, commands=chips, now=later(tick))
+    assert [bet(r).balance for r in results] == [100_000 - 200] * 3
+
+
+@pytest.mark.django_db
+def test_round_full_refuses_only_the_chip_past_the_limit() -> None:
+    table = make_table("xtreme", hand_mode="per_seat")
+    HouseTable.objects.filter(pk=table.pk).update(max_seats=2)
+    a, b = make_player(table), make_player(table)
+    tick = open_round(table)  # a round of two hands
+    HouseTable.objects.filter(pk=table.pk).update(max_seats=4)
+    c, d = make_player(table), make_player(table)
+    commands: list[PlayerCommand] = [
+        PlaceChip(a, key(), "ante", 100),
+        PlaceChip(b, key(), "ante", 100),
+        PlaceChip(c, key(), "ante", 100),  # both hands are taken
+        ClearBets(a, key()),  # a's place comes free...
+        PlaceChip(d, key(), "ante", 100),  # ...for d
+        PlaceChip(c, key(), "ante", 100),
+    ]
+    results = run_commands(table_id=table.pk, commands=commands, now=later(tick))
+    assert bet(results[0]).totals["ante"] == 100
+    assert bet(results[1]).totals["ante"] == 100
+    assert code(results[2]) == "round_full"
+    assert bet(results[3]).totals == {}
+    assert bet(results[4]).totals["ante"] == 100
+    assert code(results[5]) == "round_full"
+    assert sorted(PlayerRound.objects.filter(staked__gt=0).values_list("player_id", flat=True)) == sorted([b, d])
+    assert wallet(c) == wallet(a) == 100_000
+    clean_ledger()
+
+
+@pytest.mark.django_db
+def test_a_players_commands_apply_in_order_on_their_evolving_state() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=1_000)
+    other = make_player(table, funds=1_000)
+    tick = open_round(table)
+    commands: list[PlaceChip | UndoBet | DoubleBets] = [
+        PlaceChip(p, key(), "ante", 200),  # 400 with its ante_plus
+        PlaceChip(other, key(), "ante", 100),
+        PlaceChip(p, key(), "ante", 200),  # 800
+        PlaceChip(p, key(), "ante", 200),  # 1,200 > 1,000: refused on the balance the first two left
+        UndoBet(p, key()),  # back to 400
+        DoubleBets(p, key()),  # 800
+    ]
+    results = run_commands(table_id=table.pk, commands=list(commands), now=later(tick))
+    assert bet(results[0]).balance == 600
+    assert bet(results[1]).balance == 800
+    assert bet(results[2]).balance == 200
+    assert code(results[3]) == "insufficient_balance"
+    assert bet(results[4]).balance == 600
+    assert bet(results[5]).totals == {"ante": 400, "ante_plus": 400}
+    assert bet(results[5]).balance == 200 == wallet(p)
+    clean_ledger()
+    projections_replay(tick.round_id)
+
+
+@pytest.mark.django_db
+def test_retries_inside_and_across_batches_return_the_first_result() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p, q = make_player(table), make_player(table)
+    tick = open_round(table)
+    k = key()
+    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100),
+                                                        PlaceChip(p, k, "ante", 100)], now=later(tick))  # fmt: skip
+    assert results[2] == results[0]
+    assert wallet(p) == 100_000 - 200
+    before = snapshot()
+    again = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100)],
+                         now=later(tick))  # fmt: skip
+    assert again[0] == results[0]
+    assert wallet(p) == 100_000 - 200
+    assert wallet(q) == 100_000 - 400
+    # The single path recognises the batch's key too (same command, same body).
+    assert place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=k,
+                      now=later(tick)) == results[0]  # fmt: skip
+    assert snapshot()["ledger_hold"] != before["ledger_hold"]  # q's chip only
+    assert Hold.objects.filter(source__key__contains=f":player:{p}:").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_reused_key_with_another_body_is_refused_and_changes_nothing() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p, q = make_player(table), make_player(table)
+    tick = open_round(table)
+    k = key()
+    bet(run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100)],
+                     now=later(tick))[0])  # fmt: skip
+    before = snapshot()
+    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 300), UndoBet(q, k)], now=later(tick))
+    assert [code(r) for r in results] == ["idempotency_key_reused"] * 2
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_a_refused_key_can_succeed_later() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p = make_player(table, funds=100)
+    q = make_player(table)
+    tick = open_round(table)
+    k = key()
+    first = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100)],
+                         now=later(tick))  # fmt: skip
+    assert code(first[0]) == "insufficient_balance"
+    accounts = player_accounts(player_id=p, currency="EUR")
+    deposit(wallet=accounts.wallet, amount=1_000, currency="EUR", external_reference=key("ref"),
+            idempotency_key=key("dep"), actor="test")  # fmt: skip
+    again = run_commands(table_id=table.pk, commands=[PlaceChip(q, key(), "ante", 100), PlaceChip(p, k, "ante", 100)],
+                         now=later(tick))  # fmt: skip
+    assert bet(again[1]).balance == 1_100 - 200 == wallet(p)
+    clean_ledger()
+
+
+@pytest.mark.django_db
+def test_decisions_in_one_batch_answer_as_if_one_after_another() -> None:
+    table = make_table("casino_holdem")
+    players = [make_player(table) for _ in range(3)]
+    tick = open_round(table)
+    for p in players:
+        bet(run_one(table_id=table.pk, command=PlaceChip(p, key(), "ante", 100), now=later(tick)))
+    tick = step(table, tick)  # the decision window
+    results = run_commands(table_id=table.pk, commands=[MakeDecision(p, key(), "call") for p in players],
+                           now=later(tick))  # fmt: skip
+    decided = [r for r in results if isinstance(r, DecisionResult)]
+    assert len(decided) == 3
+    assert [r.all_decided for r in decided] == [False, False, True]
+    assert [r.amount for r in decided] == [200] * 3
+    assert all(r.tick is not None and r.tick.phase_seq == tick.phase_seq for r in decided)
+    assert [wallet(p) for p in players] == [100_000 - 100 - 200] * 3
+    clean_ledger()
+    projections_replay(tick.round_id)
+
+
+@contextmanager
+def statements() -> Iterator[list[int]]:
+    """Count the statements the connection sends (libpq's protocol trace:
+    every Bind or simple Query message), psycopg cursors included."""
+    counted: list[int] = []
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    with tempfile.TemporaryFile() as trace:
+        pgconn.trace(trace.fileno())
+        try:
+            yield counted
+        finally:
+            pgconn.untrace()
+            trace.seek(0)
+            lines = trace.read().decode(errors="replace").splitlines()
+    counted.append(sum(1 for line in lines if "\tF\t" in line and ("\tBind\t" in line or "\tQuery\t" in line)))
+
+
+@pytest.mark.django_db
+def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("the batched path is PostgreSQL's; SQLite runs the single path")
+    table = make_table("uth", limits=LIMITS)
+    players = [make_player(table) for _ in range(50)]
+    tick = open_round(table)
+    bet(run_one(table_id=table.pk, command=PlaceChip(players[0], key(), "ante", 100), now=later(tick)))
+    counts = []
+    for size in (10, 50):
+        with statements() as counted:
+            results = run_commands(table_id=table.pk, commands=[PlaceChip(p, key(), "ante", 100) for p in
+                                                                players[:size]], now=later(tick))  # fmt: skip
+        assert all(isinstance(r, BetResult) for r in results)
+        counts.append(counted[0])
+    # 16 today (SAVEPOINT and RELEASE included: the test runs inside a transaction): as many for 50 as for 10.
+    assert counts[0] == counts[1] <= 20, counts
+    clean_ledger()
+
+
+@pytest.mark.django_db
+def test_a_batch_the_database_refuses_falls_back_to_one_by_one() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("the batched path is PostgreSQL's")
+    table = make_table("uth", limits=LIMITS)
+    players = [make_player(table, funds=1_000) for _ in range(3)]
+    tick = open_round(table)
+    with connection.cursor() as cursor:
+        # A trigger refusing every batch's ledger claim (and nothing of the single path), for this test only.
+        cursor.execute(
+            "CREATE FUNCTION test_refuse_group() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'no batches today'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER test_refuse_group BEFORE INSERT ON ledger_idempotency FOR EACH ROW "
+            "WHEN (NEW.key LIKE 'group:%%') EXECUTE FUNCTION test_refuse_group()"
+        )
+    commands: list[PlayerCommand] = [
+        PlaceChip(players[0], key(), "ante", 200),
+        PlaceChip(players[1], key(), "ante", 600),
+        PlaceChip(players[0], key(), "ante", 400),
+        PlaceChip(players[2], key(), "ante", 50),
+    ]
+    results = run_commands(table_id=table.pk, commands=commands, now=later(tick))
+    assert bet(results[0]).balance == 600
+    assert code(results[1]) == "insufficient_balance"
+    assert code(results[2]) == "insufficient_balance"  # 600 left, 800 asked
+    assert code(results[3]) == "below_minimum"
+    assert [wallet(p) for p in players] == [600, 1_000, 1_000]
+    clean_ledger()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_batcher_groups_concurrent_submits_and_answers_each() -> None:
+    from games.house.realtime.batcher import Batcher
+
+    table = make_table("uth", limits=LIMITS)
+    players = [make_player(table, funds=1_000) for _ in range(50)]
+    tick = open_round(table)
+    now = later(tick)
+    batcher = Batcher(max_batch=256, threads=2)
+
+    async def everyone() -> list[CommandResult]:
+        # Each player bets 200 (400 with the ante plus); every fifth asks 600 (1,200 > 1,000).
+        return await asyncio.gather(*(
+            batcher.submit(table.pk, PlaceChip(p, key(), "ante", 600 if i % 5 == 0 else 200), now)
+            for i, p in enumerate(players)
+        ))  # fmt: skip
+
+    async def again() -> list[CommandResult]:
+        # Committed states are remembered (``store.remember_players``): these chips use them.
+        return await asyncio.gather(*(batcher.submit(table.pk, PlaceChip(p, key(), "ante", 100), now) for p in players))
+
+    try:
+        results = asyncio.run(everyone())
+        second = asyncio.run(again())
+    finally:
+        batcher.close()
+    assert batcher.commands == 100
+    assert batcher.batches < 100
+    for i, (p, result, later_result) in enumerate(zip(players, results, second, strict=True)):
+        if i % 5 == 0:
+            assert code(result) == "insufficient_balance"
+            assert bet(later_result).totals == {"ante": 100, "ante_plus": 100}
+            assert wallet(p) == 800
+        else:
+            assert bet(result).balance == 600
+            assert bet(later_result).totals == {"ante": 300, "ante_plus": 300}
+            assert bet(later_result).balance == 400 == wallet(p)
+    clean_ledger()
+    projections_replay(tick.round_id)
+
+
+# --- Hypothesis: the batched path answers exactly as the single path ----------------------------
+
+command_plan = st.tuples(
+    st.integers(0, 2),  # player
+    st.sampled_from(["chip", "chip", "chip", "undo", "clear", "double", "repeat", "retry", "reuse"]),
+    st.sampled_from(["ante", "best_five"]),
+    st.sampled_from([50, 100, 300, 600, 1_000]),
+)
+
+
+def _commands(plans: list[tuple[int, str, str, int]], players: list[int], prefix: str) -> list[PlayerCommand]:
+    """The plans as commands of ``players``; "retry" repeats an earlier command
+    (same key, same body), "reuse" sends an earlier key with another body."""
+    made: list[PlayerCommand] = []
+    for n, (who, kind, spot, amount) in enumerate(plans):
+        p, k = players[who], f"{prefix}-{n}"
+        if kind in ("retry", "reuse") and made:
+            earlier = made[amount % len(made)]
+            made.append(earlier if kind == "retry" else UndoBet(earlier.player_id, earlier.idempotency_key))
+            continue
+        factory: dict[str, Any] = {"undo": UndoBet, "clear": ClearBets, "double": DoubleBets, "repeat": RepeatBets}
+        made.append(PlaceChip(p, k, spot, amount) if kind in ("chip", "retry", "reuse") else factory[kind](p, k))
+    return made
+
+
+def _answer(result: CommandResult) -> Any:
+    """A result without the ids that differ between the two tables."""
+    if isinstance(result, DomainError):
+        return result.code
+    assert isinstance(result, BetResult)
+    return (result.totals, result.capped, result.balance, result.doubled)
+
+
+@pytest.mark.django_db
+@hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    funds=st.lists(st.sampled_from([150, 1_000, 5_000]), min_size=3, max_size=3),
+    plans=st.lists(command_plan, min_size=1, max_size=24),
+    cuts=st.lists(st.integers(1, 8), min_size=1, max_size=8),
+)
+def test_batches_answer_and_write_as_the_single_path(funds: list[int], plans: list, cuts: list[int]) -> None:
+    """Random commands of three players, sent at one table one by one through the
+    single services and at a twin table in random batches: the same answers,
+    the same wallets, holds and projections, the ledger clean."""
+    single_table, batch_table = make_table("uth", limits=LIMITS), make_table("uth", limits=LIMITS)
+    single_players = [make_player(single_table, funds=f) for f in funds]
+    batch_players = [make_player(batch_table, funds=f) for f in funds]
+    ticks = open_round(single_table), open_round(batch_table)
+    now: datetime = later(ticks[0])
+    tag = key("h")
+    singles = [run_one(table_id=single_table.pk, command=c, now=now)
+               for c in _commands(plans, single_players, f"{tag}-s")]  # fmt: skip
+    commands = _commands(plans, batch_players, f"{tag}-b")
+    batched: list[CommandResult] = []
+    start, n = 0, 0
+    while start < len(commands):
+        size = cuts[n % len(cuts)]
+        with transaction.atomic():
+            batched += run_commands(table_id=batch_table.pk, commands=commands[start : start + size], now=now)
+        start, n = start + size, n + 1
+    assert [_answer(r) for r in batched] == [_answer(r) for r in singles]
+    assert [wallet(p) for p in batch_players] == [wallet(p) for p in single_players]
+    for s, b in zip(single_players, batch_players, strict=True):
+        rows = [PlayerRound.objects.filter(player_id=p).values_list("staked", "totals").first() for p in (s, b)]
+        assert rows[0] == rows[1]
+    clean_ledger()
+    projections_replay(ticks[1].round_id)
+
+
+@pytest.mark.django_db
+def test_invalid_keys_are_refused_and_change_nothing() -> None:
+    table = make_table("uth", limits=LIMITS)
+    p, q = make_player(table), make_player(table)
+    tick = open_round(table)
+    before = snapshot()
+    bad: list[PlayerCommand] = [PlaceChip(p, "", "ante", 100), PlaceChip(q, "k" * 201, "ante", 100)]
+    results = run_commands(table_id=table.pk, commands=bad, now=later(tick))
+    assert [code(r) for r in results] == ["invalid_idempotency_key"] * 2
+    assert snapshot() == before
