@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -70,19 +70,29 @@ def as_rendered(value: Any) -> Any:
     return as_rendered(_encoder.default(value))
 
 
-async def answer(request: str, client_id: object, function: Callable[..., Any], /, **kwargs: Any) -> dict[str, Any]:
-    """``function(**kwargs)`` (a command: its REST answer body, or a
-    ``DomainError``) on a command thread; the ``ack`` or ``error`` frame for
-    the command of type ``request`` with id ``client_id``. An unexpected
-    failure is logged and answered ``server_error`` (REST's 500): the
-    connection stays, and a retry with the same id is safe."""
-    echo = {"id": client_id} if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY else {}
+async def on_thread(function: Callable[..., Any], /, **kwargs: Any) -> Any:
+    """``function(**kwargs)`` on a command thread, treated as a request (module docstring)."""
     loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(command_pool(), functools.partial(_as_request, function, kwargs))
+
+
+async def answer_awaiting(request: str, client_id: object, command: Awaitable[Any]) -> dict[str, Any]:
+    """The ``ack`` or ``error`` frame for the command of type ``request`` with
+    id ``client_id``, once ``command`` (its REST answer body, or a raised
+    ``DomainError``) is done. An unexpected failure is logged and answered
+    ``server_error`` (REST's 500): the connection stays, and a retry with the
+    same id is safe."""
+    echo = {"id": client_id} if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY else {}
     try:
-        result = await loop.run_in_executor(command_pool(), functools.partial(_as_request, function, kwargs))
+        result = await command
     except DomainError as exc:
         return {"type": "error", **echo, "request": request, **exc.as_dict()}
     except Exception:
         log.exception("websocket command %s failed", request)
         return {"type": "error", **echo, "request": request, "code": "server_error", "message": "Retry the command."}
     return {"type": "ack", **echo, "request": request, "result": as_rendered(result)}
+
+
+async def answer(request: str, client_id: object, function: Callable[..., Any], /, **kwargs: Any) -> dict[str, Any]:
+    """``answer_awaiting`` for ``function(**kwargs)`` run on a command thread."""
+    return await answer_awaiting(request, client_id, on_thread(function, **kwargs))

@@ -16,77 +16,74 @@ Commands (``kind``): ``bet`` (REST ``bets/chip/``, fields ``spot``, ``amount``),
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from casino.errors import DomainError
 from games.api import player_key, positive_int, result_json, text_field
-from games.house import services
 from games.house.services import dealer
 from games.house.services import seats as seating
+from games.house.services.bets import DecisionResult
+from games.house.services.group import (
+    ClearBets,
+    CommandResult,
+    DoubleBets,
+    MakeDecision,
+    PlaceChip,
+    PlayerCommand,
+    RepeatBets,
+    UndoBet,
+    run_one,
+)
 
 #: The fields of a command (REST: the JSON body, parsed lazily, only by the
 #: commands that read one; websocket: the frame).
 Fields = Callable[[], dict[str, Any]]
 
 
-def _bet(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    data = fields()
-    spot = text_field(data, "spot")
-    amount = positive_int(data.get("amount"))
-    return services.place_chip(
-        table_id=table_id, player_id=player_id, spot=spot, amount=amount, idempotency_key=key, now=now
-    )
+def command_of(*, kind: str, player_id: int, raw_key: object, fields: Fields) -> PlayerCommand:
+    """The service command for ``kind`` (one of ``BET_COMMANDS``): its key
+    namespaced (``games.api.player_key``), then its fields parsed; both refused
+    with REST's codes. No database access."""
+    key = player_key(player_id, raw_key)
+    match kind:
+        case "bet":
+            data = fields()
+            return PlaceChip(player_id, key, text_field(data, "spot"), positive_int(data.get("amount")))
+        case "decision":
+            return MakeDecision(player_id, key, text_field(fields(), "option"))
+        case _:
+            return SIMPLE_COMMANDS[kind](player_id, key)
 
 
-def _undo(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    return services.undo_bet(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
-
-
-def _clear(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    return services.clear_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
-
-
-def _repeat(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    return services.repeat_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
-
-
-def _double(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    return services.double_bets(table_id=table_id, player_id=player_id, idempotency_key=key, now=now)
-
-
-def _decision(*, table_id: int, player_id: int, fields: Fields, key: str, now: datetime) -> Any:
-    option = text_field(fields(), "option")
-    result = services.make_decision(table_id=table_id, player_id=player_id, option=option, idempotency_key=key, now=now)
-    # The last decision outstanding: the dealer need not wait for the deadline.
-    if result.all_decided and result.tick is not None:
+def answer_of(*, table_id: int, player_id: int, result: CommandResult) -> Any:
+    """What a command's ``result`` answers: a refusal is raised, reported as
+    ``table_not_found`` or ``not_seated`` when one of those holds (an unknown
+    table or a missing seat comes before anything else about the request);
+    after the last decision outstanding the dealer moves on at once; else the
+    REST answer body."""
+    if isinstance(result, DomainError):
+        seating.require_seat(table_id=table_id, player_id=player_id)
+        raise result
+    if isinstance(result, DecisionResult) and result.all_decided and result.tick is not None:
+        # The last decision outstanding: the dealer need not wait for the deadline.
         dealer.advance_now(table_id=table_id, expected_seq=result.tick.phase_seq)
-    return result
+    return result_json(result)
 
 
-@dataclass(frozen=True)
-class Command:
-    """How one command runs: ``service`` (keyed commands), the HTTP ``status``
-    of its REST answer, and whether the seat is checked before anything else."""
-
-    service: Callable[..., Any]
-    status: int = 200
-    seat_first: bool = False
-
-
-BET_COMMANDS: dict[str, Command] = {
-    "bet": Command(_bet),
-    "undo": Command(_undo),
-    "clear": Command(_clear),
-    "repeat": Command(_repeat),
-    "double": Command(_double),
-    # A player who gave up the seat keeps their wagers in play but decides no more.
-    "decision": Command(_decision, seat_first=True),
+SIMPLE_COMMANDS: dict[str, type[UndoBet | ClearBets | RepeatBets | DoubleBets]] = {
+    "undo": UndoBet,
+    "clear": ClearBets,
+    "repeat": RepeatBets,
+    "double": DoubleBets,
 }
+#: The keyed commands; ``decision`` checks the seat before anything else (a
+#: player who gave up the seat keeps their wagers in play but decides no more).
+BET_COMMANDS = {"bet", *SIMPLE_COMMANDS, "decision"}
+SEAT_FIRST = {"decision"}
 SEAT_COMMANDS = {"join": 201, "leave": 204}
 #: Every command's kind and the HTTP status of its REST answer.
-STATUS = {**{kind: command.status for kind, command in BET_COMMANDS.items()}, **SEAT_COMMANDS}
+STATUS = {**dict.fromkeys(sorted(BET_COMMANDS), 200), **SEAT_COMMANDS}
 
 
 def run_command(*, kind: str, table_id: int, player_id: int, raw_key: object, fields: Fields, now: datetime) -> Any:
@@ -106,15 +103,12 @@ def run_command(*, kind: str, table_id: int, player_id: int, raw_key: object, fi
     if kind == "leave":
         seating.leave_table(table_id=table_id, player_id=player_id, now=now)
         return None
-    command = BET_COMMANDS[kind]
-    if command.seat_first:
+    if kind in SEAT_FIRST:
         seating.require_seat(table_id=table_id, player_id=player_id)
     try:
-        key = player_key(player_id, raw_key)
-        result = command.service(table_id=table_id, player_id=player_id, fields=fields, key=key, now=now)
+        command = command_of(kind=kind, player_id=player_id, raw_key=raw_key, fields=fields)
     except DomainError:
-        # Refusals only (off the hot path): an unknown table or a missing
-        # seat is reported as such before anything else about the request.
         seating.require_seat(table_id=table_id, player_id=player_id)
         raise
-    return result_json(result)
+    result = run_one(table_id=table_id, command=command, now=now)
+    return answer_of(table_id=table_id, player_id=player_id, result=result)

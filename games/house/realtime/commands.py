@@ -14,8 +14,11 @@ The actor is always the connection's player and the table the connection's
 table: a ``player_id`` or ``table_id`` in the frame is ignored, as REST ignores
 body fields it does not read.
 
-Where it runs: on a command thread (``games.ws_commands``), not on Channels'
-one shared database thread.
+Where it runs: bets and decisions go through the table's group commit
+(``games.house.realtime.batcher``: the commands that arrive together at a
+table are written in one database round trip, each with its own answer);
+``join`` and ``leave``, and the seat checks around a command, run on a command
+thread (``games.ws_commands``). Neither is Channels' one shared database thread.
 
 Order: a client may pipeline commands (send several without waiting for the
 answers). A connection's frames are handled one at a time, in the order sent
@@ -34,30 +37,45 @@ from typing import Any
 
 from django.utils import timezone
 
+from casino.errors import DomainError
 from games import ws_commands
-from games.api import player_key
+from games.api import player_key, result_json
 from games.house.api import play
+from games.house.realtime import batcher
+from games.house.services import seats as seating
+from games.house.services.bets import DecisionResult
 
 #: The frame types that are player commands.
 COMMANDS = frozenset(play.STATUS)
 
 
-def run_service(*, table_id: int, player_id: int, kind: str, fields: dict[str, Any], client_id: object) -> Any:
-    """The command itself, on a command thread: the REST command with the frame
-    as its body and ``id`` as its key; the REST answer body. The one place the
-    websocket calls the services (group commit replaces this call)."""
+async def _grouped(*, table_id: int, player_id: int, kind: str, fields: dict[str, Any], client_id: object) -> Any:
+    """A keyed command (``play.BET_COMMANDS``) through the table's group commit
+    (``games.house.realtime.batcher``), with REST's steps around it
+    (``play.command_of`` and ``play.answer_of``): the same refusals in the same
+    order. A chip's key and fields are checked on the event loop (no database);
+    the seat checks and the dealer's early advance run on a command thread."""
+    if kind in play.SEAT_FIRST:
+        await ws_commands.on_thread(seating.require_seat, table_id=table_id, player_id=player_id)
+    try:
+        command = play.command_of(kind=kind, player_id=player_id, raw_key=client_id, fields=lambda: fields)
+    except DomainError:
+        await ws_commands.on_thread(seating.require_seat, table_id=table_id, player_id=player_id)
+        raise
+    result = await batcher.submit(table_id, command)
+    if isinstance(result, DomainError | DecisionResult):
+        return await ws_commands.on_thread(play.answer_of, table_id=table_id, player_id=player_id, result=result)
+    return result_json(result)
+
+
+def _seat_command(*, table_id: int, player_id: int, kind: str, fields: dict[str, Any], client_id: object) -> Any:
+    # REST's join and leave take no key; over the websocket every command
+    # carries an id (its answer repeats it), checked as a key is.
+    player_key(player_id, client_id)
     return play.run_command(
         kind=kind, table_id=table_id, player_id=player_id, raw_key=client_id, fields=lambda: fields,
         now=timezone.now(),
     )  # fmt: skip
-
-
-def _command(*, table_id: int, player_id: int, kind: str, fields: dict[str, Any], client_id: object) -> Any:
-    if kind in play.SEAT_COMMANDS:
-        # REST's join and leave take no key; over the websocket every command
-        # carries an id (its answer repeats it), checked as a key is.
-        player_key(player_id, client_id)
-    return run_service(table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id)
 
 
 async def execute_command(
@@ -67,7 +85,10 @@ async def execute_command(
     at its table; the frame to answer with: ``ack`` (``result`` = the REST
     answer body) or ``error`` (the REST refusal code; nothing changed).
     ``fields`` is the whole frame, ``client_id`` its ``id`` as sent."""
-    return await ws_commands.answer(
-        kind, client_id, _command,
-        table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id,
-    )  # fmt: skip
+    if kind in play.SEAT_COMMANDS:
+        return await ws_commands.answer(
+            kind, client_id, _seat_command,
+            table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id,
+        )  # fmt: skip
+    command = _grouped(table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id)
+    return await ws_commands.answer_awaiting(kind, client_id, command)
