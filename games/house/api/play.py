@@ -21,6 +21,7 @@ from typing import Any
 
 from casino.errors import DomainError
 from games.api import player_key, positive_int, result_json, text_field
+from games.house.api.group_commit import run_grouped
 from games.house.services import dealer
 from games.house.services import seats as seating
 from games.house.services.bets import DecisionResult
@@ -33,7 +34,6 @@ from games.house.services.group import (
     PlayerCommand,
     RepeatBets,
     UndoBet,
-    run_one,
 )
 
 #: The fields of a command (REST: the JSON body, parsed lazily, only by the
@@ -110,5 +110,6 @@ def run_command(*, kind: str, table_id: int, player_id: int, raw_key: object, fi
     except DomainError:
         seating.require_seat(table_id=table_id, player_id=player_id)
         raise
-    result = run_one(table_id=table_id, command=command, now=now)
+    # Together with the commands other request threads bring to this table meanwhile.
+    result = run_grouped(table_id=table_id, command=command)
     return answer_of(table_id=table_id, player_id=player_id, result=result)

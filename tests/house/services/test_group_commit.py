@@ -356,6 +356,54 @@ def test_the_batcher_groups_concurrent_submits_and_answers_each() -> None:
     projections_replay(tick.round_id)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_request_threads_at_one_table_are_grouped_and_each_gets_its_own_answer() -> None:
+    """REST's request threads (``games.house.api.group_commit``): 30 threads
+    released together at one table are written in fewer batches than
+    commands, each with its own answer; a refusal refuses its own command only."""
+    import threading
+
+    from django.db import connections
+    from django.utils import timezone
+
+    from games.house.api import group_commit
+    from games.house.services import start_table
+
+    table = make_table("uth", limits=LIMITS)
+    players = [make_player(table, funds=1_000) for _ in range(30)]
+    # A batch's moment is the server clock: the round opens now.
+    start_table(table_id=table.pk, now=timezone.now())
+    results: dict[int, CommandResult] = {}
+    start = threading.Barrier(len(players))
+
+    def request(i: int, player: int) -> None:
+        try:
+            start.wait(timeout=30)
+            amount = 600 if i % 5 == 0 else 200  # every fifth: 1,200 with the Ante Plus > 1,000
+            results[player] = group_commit.run_grouped(
+                table_id=table.pk, command=PlaceChip(player, key(), "ante", amount)
+            )
+        finally:
+            connections.close_all()
+
+    group_commit.stats.reset()
+    threads = [threading.Thread(target=request, args=(i, p)) for i, p in enumerate(players)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert group_commit.stats.commands == 30
+    assert group_commit.stats.batches < 30
+    assert not group_commit._tables  # the lead ended with the last batch
+    for i, player in enumerate(players):
+        if i % 5 == 0:
+            assert code(results[player]) == "insufficient_balance"
+            assert wallet(player) == 1_000
+        else:
+            assert bet(results[player]).balance == 600 == wallet(player)
+    clean_ledger()
+
+
 # --- Hypothesis: the batched path answers exactly as the single path ----------------------------
 
 command_plan = st.tuples(
