@@ -31,7 +31,7 @@ import collections
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,13 +74,17 @@ class Delta:
     position: int = 0
 
 
-Translator = Callable[[Sequence[RecordedEvent]], list[tuple[str, int, Delta]]]
+# ``translate(events, tables)``: the deltas of ``tables`` (this family's tables
+# watched in this process; ``None``: every table) among ``events``.
+Translator = Callable[[Sequence[RecordedEvent], Collection[int] | None], list[tuple[str, int, Delta]]]
 _translators: dict[str, Translator] = {}
+_births = 0  # feeds created in this process so far (the reader notices new ones mid-batch)
 
 
 def register_translator(family: str, translate: Translator) -> None:
-    """``translate(events)`` -> ``(family, table id, Delta)`` for the events of
-    the batch it knows (called in a worker thread: it may query the database)."""
+    """``translate(events, tables)`` -> ``(family, table id, Delta)`` for the
+    events of the batch it knows, of ``tables`` only (called in a worker
+    thread: it may query the database)."""
     _translators[family] = translate
 
 
@@ -271,11 +275,21 @@ def feed_of(family: str, table_id: int) -> TableFeed | None:
 
 
 def join(family: str, table_id: int, subscriber: Subscriber) -> TableFeed:
+    global _births
     feed = _feeds.get((family, table_id))
     if feed is None:
         feed = _feeds[(family, table_id)] = TableFeed(family, table_id)
+        _births += 1
     feed.subscribers[subscriber] = None
     return feed
+
+
+def watched() -> dict[str, frozenset[int]]:
+    """Family -> the tables someone in this process watches (read on the event loop)."""
+    tables: dict[str, set[int]] = {}
+    for family, table_id in _feeds:
+        tables.setdefault(family, set()).add(table_id)
+    return {family: frozenset(ids) for family, ids in tables.items()}
 
 
 def leave(family: str, table_id: int, subscriber: Subscriber) -> None:
@@ -309,14 +323,24 @@ def head_position() -> GlobalPosition:
     return GlobalPosition(int(row[0]), int(row[1])) if row else GlobalPosition()
 
 
-def next_batch(after: GlobalPosition) -> tuple[GlobalPosition, list[tuple[str, int, Delta]]]:
-    """The next committed events after ``after``, translated by every family."""
-    events = read_global(after=after, limit=BATCH)
+def translate(events: Sequence[RecordedEvent], tables: Mapping[str, frozenset[int]]) -> list[tuple[str, int, Delta]]:
+    """``events`` as deltas of the watched ``tables`` (family -> table ids)."""
     deltas: list[tuple[str, int, Delta]] = []
-    if events:
-        for translate in list(_translators.values()):
-            deltas.extend(translate(events))
-    return (position_of(events[-1]) if events else after), deltas
+    for family, translator in list(_translators.items()):
+        if tables.get(family):
+            deltas.extend(translator(events, tables[family]))
+    return deltas
+
+
+def next_batch(
+    after: GlobalPosition, tables: Mapping[str, frozenset[int]]
+) -> tuple[GlobalPosition, list[RecordedEvent], list[tuple[str, int, Delta]]]:
+    """The next committed events after ``after``, and their deltas for the
+    watched ``tables``. Presenting costs far more than reading: a process
+    presents only what its own connections watch."""
+    events = read_global(after=after, limit=BATCH)
+    deltas = translate(events, tables) if events else []
+    return (position_of(events[-1]) if events else after), events, deltas
 
 
 class LogReader:
@@ -365,8 +389,15 @@ class LogReader:
         poll = settings.CASINO_RELAY_POLL_SECONDS
         while True:
             self.wake.clear()  # a commit from now on wakes the next wait
+            births, tables = _births, watched()
             try:
-                position, deltas = await database_sync_to_async(next_batch)(self.position)
+                position, events, deltas = await database_sync_to_async(next_batch)(self.position, tables)
+                if events and _births != births:
+                    # Feeds born while the batch was read: their tables' events of
+                    # this batch may postdate the snapshots they are taking.
+                    now = watched()
+                    born = {family: ids - tables.get(family, frozenset()) for family, ids in now.items()}
+                    deltas += await database_sync_to_async(translate)(events, born)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a database hiccup must not kill realtime for good

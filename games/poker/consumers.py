@@ -20,7 +20,7 @@ command, answered ``ack`` or ``error``), ``{"type": "snapshot"}``, ``{"type": "p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -105,19 +105,24 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     )
 
 
-def deltas(events: Sequence[RecordedEvent]) -> list[tuple[str, int, Delta]]:
-    """The feed's translator for poker tables: seat events (lane ``table``, by
-    the table stream's version) and hand events (lane ``hand``)."""
+def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = None) -> list[tuple[str, int, Delta]]:
+    """The feed's translator for poker tables (``tables``: only these): seat
+    events (lane ``table``, by the table stream's version) and hand events
+    (lane ``hand``)."""
     out: list[tuple[str, int, Delta]] = []
     for event in events:
         if event.stream_id.startswith(TABLE_PREFIX):
             table_id = int(event.stream_id[len(TABLE_PREFIX) :])
+            if tables is not None and table_id not in tables:
+                continue
             text = encode({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
             out.append((FAMILY, table_id, Delta(public=text, lane="table", position=event.version)))
         elif event.stream_id.startswith(HAND_PREFIX):
             info = hand_info(event.stream_id[len(HAND_PREFIX) :])
-            delta = frames_for(event, info) if info is not None else None
-            if info is not None and delta is not None:
+            if info is None or (tables is not None and info.table_id not in tables):
+                continue
+            delta = frames_for(event, info)
+            if delta is not None:
                 out.append((FAMILY, info.table_id, delta))
     return out
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -122,9 +122,10 @@ def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
     return rest, None
 
 
-def messages_for(event: RecordedEvent) -> list[tuple[Audience, dict[str, Any]]]:
+def messages_for(event: RecordedEvent, tables: Collection[int] | None = None) -> list[tuple[Audience, dict[str, Any]]]:
     """The (audience, message) pairs one stored event turns into, already redacted
-    by the presenter (``games.house.realtime.presenters``)."""
+    by the presenter (``games.house.realtime.presenters``); none for a table
+    outside ``tables`` (``None``: every table)."""
     from games.house.realtime import presenters
     from games.house.round.events import CARDS_DEALT, WINDOW_OPENED
 
@@ -133,7 +134,7 @@ def messages_for(event: RecordedEvent) -> list[tuple[Audience, dict[str, Any]]]:
         return []
     round_id, player_id = parsed
     info = round_info(round_id)
-    if info is None:
+    if info is None or (tables is not None and info.table_id not in tables):
         return []
     out: list[tuple[Audience, dict[str, Any]]] = []
     context = {"table_id": info.table_id, "round_id": round_id}
@@ -218,12 +219,13 @@ def as_message(kind: str, delta: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "event": delta["type"], **body}
 
 
-def deltas(events: Sequence[RecordedEvent]) -> list[tuple[str, int, Delta]]:
-    """The feed's translator for house tables: public deltas sequenced by the
-    table's ``seq`` (lane ``seq``), private ones to their player only."""
+def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = None) -> list[tuple[str, int, Delta]]:
+    """The feed's translator for house tables (``tables``: only these): public
+    deltas sequenced by the table's ``seq`` (lane ``seq``), private ones to
+    their player only."""
     messages: list[tuple[Audience, dict[str, Any]]] = []
     for event in events:
-        messages.extend(messages_for(event))
+        messages.extend(messages_for(event, tables))
     add_balances(messages)
     out: list[tuple[str, int, Delta]] = []
     for (table_id, player_id), message in messages:
