@@ -345,6 +345,9 @@ CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0
 # 4408 ("too slow: reconnect with your last seq and take a snapshot").
 CASINO_WS_OUTBOX_FRAMES = int(os.environ.get("CASINO_WS_OUTBOX_FRAMES", "256"))
 CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SECONDS", "5"))
+# The 4408 close frame waits this long for the too-slow client to take it (it gets it once it
+# reads again); past that, the TCP connection is aborted (games/feed.py, Outbox).
+CASINO_WS_CLOSE_GRACE_SECONDS = float(os.environ.get("CASINO_WS_CLOSE_GRACE_SECONDS", "10"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators
