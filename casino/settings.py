@@ -351,6 +351,9 @@ CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0
 # 4408 ("too slow: reconnect with your last seq and take a snapshot").
 CASINO_WS_OUTBOX_FRAMES = int(os.environ.get("CASINO_WS_OUTBOX_FRAMES", "256"))
 CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SECONDS", "5"))
+# The 4408 close frame waits this long for the too-slow client to take it (it gets it once it
+# reads again); past that, the TCP connection is aborted (games/feed.py, Outbox).
+CASINO_WS_CLOSE_GRACE_SECONDS = float(os.environ.get("CASINO_WS_CLOSE_GRACE_SECONDS", "10"))
 # Threads per ASGI process running players' websocket commands (each holds one database connection).
 CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
 # `bench bets` only: serve the bare DRF endpoint it compares the bet path with

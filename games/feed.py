@@ -91,11 +91,41 @@ def register_translator(family: str, translate: Translator) -> None:
 # --- the connection's outbound side ------------------------------------------
 
 
+def transport_of(send: Any) -> Any:
+    """The asyncio transport behind an ASGI ``send``, or ``None``.
+
+    ASGI has no way to abort a connection: uvicorn's protocols (``websockets``
+    sans-I/O, legacy ``websockets``, ``wsproto``) keep their transport as
+    ``transport`` on the object whose bound method ``send`` is, and Channels'
+    session middleware wraps the server's send as ``real_send``; follow that."""
+    for _ in range(8):
+        owner = getattr(send, "__self__", None)
+        if owner is None:
+            return None
+        transport = getattr(owner, "transport", None)
+        if transport is not None and callable(getattr(transport, "abort", None)):
+            return transport
+        send = getattr(owner, "real_send", None)
+    return None
+
+
 class Outbox:
     """One connection's bounded queue of frames and its writer task.
 
     ``put`` never waits. ``on_gone`` is called once when the connection stops
-    taking frames (too slow, or the socket failed), so its feed can drop it."""
+    taking frames (too slow, or the socket failed), so its feed can drop it.
+
+    Closing a too-slow connection (why it is done this way: uvicorn's
+    ``send`` first awaits its ``writable`` event, cleared while the
+    transport's write buffer is over its high-water mark, and writes a whole
+    frame synchronously once it is set, so cancelling a send that waits writes
+    nothing): the send in flight is cancelled, then ``websocket.close(4408)``
+    waits up to ``close_grace`` seconds for the socket to take it. A client
+    that reads again within that time gets the frames already written and then
+    the close frame; one that does not is aborted (``abort``: TCP reset, the
+    server's buffers freed). A close written is followed by an abort
+    ``close_grace`` seconds later too, in case the client stops again before
+    the closing handshake ends (harmless once the connection is closed)."""
 
     def __init__(
         self,
@@ -103,16 +133,22 @@ class Outbox:
         send: Callable[[str], Awaitable[None]],
         close: Callable[[int], Awaitable[None]],
         on_gone: Callable[[], None],
+        abort: Callable[[], None] | None = None,
         limit: int | None = None,
         timeout: float | None = None,
+        close_grace: float | None = None,
     ) -> None:
         self.send, self.close, self.on_gone = send, close, on_gone
+        self.abort = abort or (lambda: None)
         self.limit = int(limit if limit is not None else settings.CASINO_WS_OUTBOX_FRAMES)
         self.timeout = float(timeout if timeout is not None else settings.CASINO_WS_SEND_TIMEOUT_SECONDS)
+        grace = close_grace if close_grace is not None else settings.CASINO_WS_CLOSE_GRACE_SECONDS
+        self.close_grace = float(grace)
         self.frames: collections.deque[str] = collections.deque()
         self.wake = asyncio.Event()
         self.closing = False  # too slow: the writer closes with 4408, nothing more is sent
         self.gone = False
+        self.sending: asyncio.Future[None] | None = None  # the send in flight
         self.task = asyncio.get_running_loop().create_task(self._write())
 
     @property
@@ -135,6 +171,8 @@ class Outbox:
         log.warning("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
         self.closing = True
         self.frames.clear()  # the client resumes from its last seq with a snapshot
+        if self.sending is not None:
+            self.sending.cancel()  # waiting for a full socket: nothing of it is written
         self.wake.set()
         self._gone()
 
@@ -146,13 +184,24 @@ class Outbox:
         except Exception:  # the feed's bookkeeping must never break a writer
             log.exception("feed: unsubscribing a connection failed")
 
+    async def _close_too_slow(self) -> None:
+        """4408 once the socket takes it, within ``close_grace``; else abort."""
+        try:
+            await asyncio.wait_for(self.close(CLOSE_TOO_SLOW), self.close_grace)
+        except TimeoutError:
+            log.warning("feed: a too-slow client took no close frame in %s s; aborting it", self.close_grace)
+            self.abort()
+            return
+        except Exception as exc:  # client gone meanwhile
+            log.info("feed: connection gone before its 4408: %r", exc)
+            return
+        asyncio.get_running_loop().call_later(self.close_grace, self.abort)
+
     async def _write(self) -> None:
         try:
             while True:
                 if self.closing:
-                    # Bounded too: a socket that takes nothing takes no close frame either.
-                    with contextlib.suppress(Exception):
-                        await asyncio.wait_for(self.close(CLOSE_TOO_SLOW), self.timeout)
+                    await self._close_too_slow()
                     return
                 if not self.frames:
                     if self.gone:
@@ -160,11 +209,18 @@ class Outbox:
                     self.wake.clear()
                     await self.wake.wait()
                     continue
-                text = self.frames.popleft()
+                sending = self.sending = asyncio.ensure_future(self.send(self.frames.popleft()))
                 try:
-                    await asyncio.wait_for(self.send(text), self.timeout)
-                except TimeoutError:
-                    self.too_slow(f"a send took over {self.timeout} s")
+                    done, _ = await asyncio.wait({sending}, timeout=self.timeout)
+                    if not done:
+                        self.too_slow(f"a send took over {self.timeout} s")  # cancels it
+                        await asyncio.wait({sending})
+                    if not sending.cancelled():
+                        sending.result()  # its failure (client gone) is this connection's end
+                finally:
+                    if not sending.done():  # the writer itself is cancelled (stop)
+                        sending.cancel()
+                    self.sending = None
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # client gone, dead socket: this connection only
@@ -449,9 +505,18 @@ class FeedSocket:
     async def _raw_close(self, code: int) -> None:
         await super().close(code=code)  # type: ignore[misc]
 
+    def _abort(self) -> None:
+        """Drop the TCP connection now (a too-slow client that takes not even
+        its close frame): see ``Outbox`` and ``transport_of``."""
+        transport = transport_of(getattr(self, "base_send", None))
+        if transport is None:
+            log.warning("feed: cannot abort a connection: no transport behind the ASGI send")
+            return
+        transport.abort()
+
     def _outbox(self) -> Outbox:
         if self.outbox is None:
-            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed)
+            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed, abort=self._abort)
         return self.outbox
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:

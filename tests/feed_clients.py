@@ -9,6 +9,7 @@ import asyncio
 import json
 import socket
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -96,3 +97,32 @@ async def drain(ws: ClientConnection, timeout: float = 15) -> tuple[list[dict[st
 def gap_free(numbers: list[int]) -> bool:
     """Consecutive, each once."""
     return numbers == list(range(numbers[0], numbers[0] + len(numbers))) if numbers else True
+
+
+ASGI_LOG = Path(__file__).resolve().parents[1] / "var" / "test-asgi.log"
+
+
+def log_offset() -> int:
+    """Where the session server's log (tests/conftest.py ``asgi_server``) ends now."""
+    return ASGI_LOG.stat().st_size if ASGI_LOG.exists() else 0
+
+
+def log_since(offset: int) -> str:
+    with ASGI_LOG.open("rb") as log:
+        log.seek(offset)
+        return log.read().decode(errors="replace")
+
+
+async def log_shows(offset: int, text: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log_since(offset):
+        assert time.monotonic() < deadline, f"{text!r} not in the server log in {timeout} s"
+        await asyncio.sleep(0.05)
+
+
+def feed_trouble(log: str) -> list[str]:
+    """Lines of a server log showing the feed (or the server) failing: tracebacks,
+    the reader's retry loop, an unsubscribe that failed, an ASGI exception."""
+    marks = ("Traceback", "feed: reading the log failed", "unsubscribing a connection failed",
+             "Exception in ASGI application", "dropping a subscriber")  # fmt: skip
+    return [line for line in log.splitlines() if any(mark in line for mark in marks)]
