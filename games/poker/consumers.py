@@ -196,7 +196,8 @@ class PokerTableConsumer(JSONFrames):
         if not await database_sync_to_async(PokerTable.objects.filter(pk=self.table_id).exists)():
             await refuse(self, CLOSE_TABLE_NOT_FOUND)
             return
-        await self.accept()
+        if not await self.admit(self.player_id):
+            return  # closed 4429: too many connections for this player
         self.feed = await TableFeed.join(self.table_id, self)
         await self.send_snapshot()
 

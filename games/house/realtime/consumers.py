@@ -83,7 +83,8 @@ class TableConsumer(JSONFrames):
         for group in self.groups_joined:
             await change_membership(self.channel_layer, "add", group, self.channel_name)
         await the_relay.ready.wait()
-        await self.accept()
+        if not await self.admit(self.player_id):
+            return  # closed 4429: too many connections for this player
         self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
         self.hide_chat_checked = time.monotonic()
         await self.send_snapshot()
