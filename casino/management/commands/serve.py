@@ -85,6 +85,7 @@ class Command(BaseCommand):
                             "\nThe casino is up (Ctrl-C stops it):\n"
                             f"  API root      {base}/api/\n"
                             f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)\n"
+                            f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)\n"
                             f"  Health        {base}/api/health/\n"
                             f"  Admin         {base}/admin/\n"
                         )
