@@ -239,6 +239,14 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
         self._closing = True
         await super().close(code=code, reason=reason)
 
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        """Nothing is sent once the server closed the connection: uvicorn raises on a
+        send after the close, and a delivery racing the close (the relay, a feed)
+        must not fail for it."""
+        if self._closing:
+            return
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         if self._closing:
             return  # frames that were already queued when the server closed
