@@ -430,3 +430,42 @@ def test_reads_by_a_brand_new_player_create_no_row(asgi_server) -> None:
     assert bodies[0]["me"]["balance"] == 0
     assert bodies[3] == {"currency": "EUR", "balance": 0, "in_play": 0}
     assert bodies[8]["table"]["me"]["balance"] == 0
+
+
+def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(settings) -> None:
+    """Two registries on the one Redis stand for two ASGI processes: the second
+    sees the first's connections; once the first stops refreshing (it crashed),
+    its entries stop counting after the TTL."""
+    from games.realtime import PlayerConnections
+
+    assert settings.REDIS_URL
+    settings.CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = 2
+    settings.CASINO_WS_CONNECTION_TTL_SECONDS = 1.5
+    player_id = 10_000 + os.getpid()
+
+    async def scenario() -> dict[str, Any]:
+        first, second = PlayerConnections(), PlayerConnections()
+        held = [await first.acquire(player_id), await first.acquire(player_id)]
+        result: dict[str, Any] = {"first": held, "over_limit": await second.acquire(player_id)}
+        await asyncio.sleep(2 * settings.CASINO_WS_CONNECTION_TTL_SECONDS)  # refreshed meanwhile: still held
+        result["while_refreshed"] = await second.acquire(player_id)
+        assert first._refresher is not None
+        first._refresher.cancel()  # the first process dies: nobody refreshes its entries
+        await asyncio.sleep(1.2 * settings.CASINO_WS_CONNECTION_TTL_SECONDS)
+        result["after_ttl"] = await second.acquire(player_id)
+        result["released_one"] = await second.acquire(player_id)
+        result["third"] = await second.acquire(player_id)
+        await second.release(player_id, result["after_ttl"])
+        result["after_release"] = await second.acquire(player_id)
+        for connection_id in (result["released_one"], result["after_release"]):
+            await second.release(player_id, connection_id)
+        return result
+
+    result = asyncio.run(scenario())
+    assert all(result["first"])
+    assert result["over_limit"] is None
+    assert result["while_refreshed"] is None
+    assert result["after_ttl"] is not None
+    assert result["released_one"] is not None
+    assert result["third"] is None
+    assert result["after_release"] is not None
