@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -104,6 +105,10 @@ return 1
 """
 
 
+# Entries refreshed per script call: one call does not hold Redis for long.
+REFRESH_CHUNK = 500
+
+
 class PlayerConnections:
     """Who holds how many websockets: at most ``CASINO_WS_MAX_CONNECTIONS_PER_PLAYER``
     a player, across tables and both families.
@@ -134,7 +139,9 @@ class PlayerConnections:
         if self._redis is None or self._loop is not loop:  # a client belongs to one event loop
             import redis.asyncio
 
-            self._redis, self._loop = redis.asyncio.Redis.from_url(settings.REDIS_URL), loop
+            # Bounded waits: a Redis that hangs must not hang every handshake (see acquire).
+            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+            self._redis, self._loop = client, loop
             self._refresher = None
         if self._refresher is None or self._refresher.done():
             self._refresher = loop.create_task(self._refresh_forever())
@@ -144,7 +151,6 @@ class PlayerConnections:
         """A new connection id for ``player_id``, or ``None`` at the limit."""
         limit = settings.CASINO_WS_MAX_CONNECTIONS_PER_PLAYER
         connection_id = uuid.uuid4().hex
-        held = self.local.setdefault(player_id, set())
         if settings.REDIS_URL:
             try:
                 admitted = await self._client().eval(
@@ -155,9 +161,9 @@ class PlayerConnections:
                 admitted = 1
             if not int(admitted):
                 return None
-        elif len(held) >= limit:
+        elif len(self.local.get(player_id, ())) >= limit:
             return None
-        held.add(connection_id)
+        self.local.setdefault(player_id, set()).add(connection_id)
         return connection_id
 
     async def release(self, player_id: int, connection_id: str) -> None:
@@ -176,15 +182,15 @@ class PlayerConnections:
         while True:
             await asyncio.sleep(settings.CASINO_WS_CONNECTION_TTL_SECONDS / 3)
             entries = [(self.key(p), c) for p, held in list(self.local.items()) for c in held]
-            if not entries:
-                continue
-            try:
-                await self._redis.eval(
-                    _REFRESH, len(entries), *(k for k, _ in entries),
-                    settings.CASINO_WS_CONNECTION_TTL_SECONDS, *(c for _, c in entries),
-                )  # fmt: skip
-            except Exception:
-                log.exception("websocket connection limit: refresh failed")
+            for start in range(0, len(entries), REFRESH_CHUNK):
+                chunk = entries[start : start + REFRESH_CHUNK]
+                try:
+                    await self._redis.eval(
+                        _REFRESH, len(chunk), *(k for k, _ in chunk),
+                        settings.CASINO_WS_CONNECTION_TTL_SECONDS, *(c for _, c in chunk),
+                    )  # fmt: skip
+                except Exception:
+                    log.exception("websocket connection limit: refresh failed")
 
 
 player_connections = PlayerConnections()
@@ -260,8 +266,9 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
             if self._refusals >= settings.CASINO_WS_FLOOD_CLOSE:
                 await self.close(code=CLOSE_POLICY_VIOLATION)
                 return
-            retry = round(self._bucket.wait_seconds(), 3)
-            await self.send_json({"type": "error", "code": "rate_limited", "details": {"retry_after": retry},
+            retry = self._bucket.wait_seconds()  # infinite if CASINO_WS_RATE is 0: not JSON, left out
+            details = {"retry_after": round(retry, 3)} if math.isfinite(retry) else {}
+            await self.send_json({"type": "error", "code": "rate_limited", "details": details,
                                   "message": "Too many messages: this one was dropped."})  # fmt: skip
             return
         self._refusals = 0
