@@ -469,3 +469,26 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
     assert result["released_one"] is not None
     assert result["third"] is None
     assert result["after_release"] is not None
+
+
+def test_without_redis_the_connections_are_counted_in_the_process(settings) -> None:
+    """The embedded default (no REDIS_URL, one process): the same limit, counted locally."""
+    from games.realtime import PlayerConnections
+
+    settings.REDIS_URL = ""
+    settings.CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = 2
+
+    async def scenario() -> list[str | None]:
+        registry = PlayerConnections()
+        got = [await registry.acquire(player) for player in (1, 1, 1, 2)]
+        first = got[0]
+        assert first is not None
+        await registry.release(1, first)
+        return [*got, await registry.acquire(1)]
+
+    first, second, third, other_player, after_release = asyncio.run(scenario())
+    assert first is not None
+    assert second is not None
+    assert third is None
+    assert other_player is not None
+    assert after_release is not None
