@@ -236,7 +236,6 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
         connection_id = await player_connections.acquire(player_id)
         if connection_id is None:
             await self.close(code=CLOSE_TOO_MANY_CONNECTIONS)
-            self._closing = True
             return False
         self._slot = (player_id, connection_id)
         return True
