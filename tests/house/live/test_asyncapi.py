@@ -140,7 +140,7 @@ def test_every_message_each_way_is_documented(document) -> None:
     assert kinds("/ws/poker/{table_id}/", "receive") == {"act", "snapshot", "ping"}
 
 
-async def drain(ws: Any, frames: list[dict[str, Any]], quiet: float = 0.5) -> None:
+async def drain(ws: Any, frames: list[dict[str, Any]], quiet: float = 1.0) -> None:
     """Keep what arrives until nothing has for ``quiet`` seconds."""
     while True:
         try:
