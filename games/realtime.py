@@ -178,6 +178,16 @@ class PlayerConnections:
             except Exception:  # it expires after the TTL anyway
                 log.exception("websocket connection limit: could not release a connection of player %s", player_id)
 
+    async def close(self) -> None:
+        """Stop refreshing and close the Redis client (a process that stops serving;
+        its entries then expire after the TTL)."""
+        if self._refresher is not None:
+            self._refresher.cancel()
+            self._refresher = None
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
     async def _refresh_forever(self) -> None:
         while True:
             await asyncio.sleep(settings.CASINO_WS_CONNECTION_TTL_SECONDS / 3)

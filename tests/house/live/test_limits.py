@@ -475,8 +475,7 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
         result: dict[str, Any] = {"first": held, "over_limit": await second.acquire(player_id)}
         await asyncio.sleep(2 * settings.CASINO_WS_CONNECTION_TTL_SECONDS)  # refreshed meanwhile: still held
         result["while_refreshed"] = await second.acquire(player_id)
-        assert first._refresher is not None
-        first._refresher.cancel()  # the first process dies: nobody refreshes its entries
+        await first.close()  # the first process stops: nobody refreshes its entries
         await asyncio.sleep(2 * settings.CASINO_WS_CONNECTION_TTL_SECONDS)
         result["after_ttl"] = await second.acquire(player_id)
         result["released_one"] = await second.acquire(player_id)
@@ -485,9 +484,10 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
         result["after_release"] = await second.acquire(player_id)
         for connection_id in (result["released_one"], result["after_release"]):
             await second.release(player_id, connection_id)
+        await second.close()
         return result
 
-    result = asyncio.run(scenario())
+    result = asyncio.run(asyncio.wait_for(scenario(), timeout=60))
     assert not [r for r in caplog.records if r.name == "games.realtime"], caplog.text  # Redis answered every call
     assert all(result["first"])
     assert result["over_limit"] is None
