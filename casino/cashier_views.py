@@ -156,7 +156,7 @@ class LimitsView(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
         user = request_user(request)
-        row = responsible_gaming.settings_of(player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY)
+        row = responsible_gaming.read_settings(player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY)
         return Response(render_limits(row))
 
     @extend_schema(request=LimitsSerializer, responses={200: OpenApiTypes.OBJECT})

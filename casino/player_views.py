@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import DomainError
-from casino.players import get_profile, update_player_settings
+from casino.players import read_profile, update_player_settings
 from casino.responsible_gaming import start_session
 from casino.serializers import LoginSerializer, MeSerializer, PlayerSettingsSerializer, TokenSerializer
 
@@ -71,7 +71,7 @@ class MeView(APIView):
 
     @extend_schema(responses={200: MeSerializer})
     def get(self, request: Request) -> Response:
-        return Response(MeSerializer(get_profile(user=request_user(request))).data)
+        return Response(MeSerializer(read_profile(user=request_user(request))).data)
 
 
 class PlayerSettingsView(APIView):
@@ -81,7 +81,7 @@ class PlayerSettingsView(APIView):
 
     @extend_schema(responses={200: PlayerSettingsSerializer})
     def get(self, request: Request) -> Response:
-        return Response(PlayerSettingsSerializer(get_profile(user=request_user(request))).data)
+        return Response(PlayerSettingsSerializer(read_profile(user=request_user(request))).data)
 
     @extend_schema(request=PlayerSettingsSerializer, responses={200: PlayerSettingsSerializer})
     def patch(self, request: Request) -> Response:

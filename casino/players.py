@@ -16,6 +16,12 @@ def get_profile(*, user: User) -> PlayerProfile:
     return profile
 
 
+def read_profile(*, user: User) -> PlayerProfile:
+    """The player's profile for reading: a player who never changed a setting
+    gets an unsaved profile with the defaults (a read creates nothing)."""
+    return PlayerProfile.objects.filter(user=user).first() or PlayerProfile(user=user)
+
+
 @transaction.atomic
 def update_player_settings(*, user: User, changes: dict[str, bool]) -> PlayerProfile:
     """Store the given settings (a subset of ``PLAYER_SETTINGS``); the rest stay as they are.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 from typing import Any
 
 
@@ -20,3 +21,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def uvicorn_command(*, host: str, port: int, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The command line that serves the project with uvicorn, with the websocket
+    limits of the settings: ``--ws-max-size`` is ``CASINO_WS_MAX_FRAME_BYTES``,
+    so a bigger frame is refused (close 1009) before anything parses it
+    (uvicorn's default is 16 MiB). Every way the project serves uses it: the
+    ``serve`` command, the tests' ``asgi_server`` and the benchmarks' servers."""
+    from django.conf import settings
+
+    return [
+        sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", host, "--port", str(port),
+        "--lifespan", "off", "--no-access-log", "--ws-max-size", str(settings.CASINO_WS_MAX_FRAME_BYTES), *extra,
+    ]  # fmt: skip

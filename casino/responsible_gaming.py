@@ -195,6 +195,12 @@ def assert_may_wager(
             )  # fmt: skip
 
 
+def read_settings(*, player_id: int, currency: str) -> ResponsibleGaming:
+    """The player's settings for reading: unsaved defaults when none are stored
+    (a read creates nothing)."""
+    return ResponsibleGaming.objects.filter(pk=player_id).first() or ResponsibleGaming(pk=player_id, currency=currency)
+
+
 def settings_of(*, player_id: int, currency: str) -> ResponsibleGaming:
     row, _ = ResponsibleGaming.objects.get_or_create(pk=player_id, defaults={"currency": currency})
     return row

@@ -359,6 +359,21 @@ CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4")
 # `bench bets` only: serve the bare DRF endpoint it compares the bet path with
 # (games/benchmarks/bare.py). Never in production.
 CASINO_BENCH_ENDPOINTS = env_bool("CASINO_BENCH_ENDPOINTS") and not PRODUCTION
+# Websocket inbound limits (docs/websocket.md, "Limits"). A frame over the size
+# is not parsed (uvicorn closes 1009; ``casino.processes.uvicorn_command`` passes
+# it as ``--ws-max-size``); messages beyond the per-connection token bucket
+# (``RATE`` per second, ``BURST`` at once) are answered ``rate_limited``, and a
+# connection refused ``FLOOD_CLOSE`` times in a row is closed 1008; one player
+# holds at most ``MAX_CONNECTIONS_PER_PLAYER`` websockets (both families, every
+# process when Redis is configured), the next is closed 4429.
+CASINO_WS_MAX_FRAME_BYTES = int(os.environ.get("CASINO_WS_MAX_FRAME_BYTES", str(16 * 1024)))
+CASINO_WS_RATE = float(os.environ.get("CASINO_WS_RATE", "10"))
+CASINO_WS_BURST = int(os.environ.get("CASINO_WS_BURST", "20"))
+CASINO_WS_FLOOD_CLOSE = int(os.environ.get("CASINO_WS_FLOOD_CLOSE", "50"))
+CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = int(os.environ.get("CASINO_WS_MAX_CONNECTIONS_PER_PLAYER", "8"))
+# A connection's entry in the Redis registry expires this long after its
+# process last refreshed it (a crashed process's connections are forgotten).
+CASINO_WS_CONNECTION_TTL_SECONDS = float(os.environ.get("CASINO_WS_CONNECTION_TTL_SECONDS", "30"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

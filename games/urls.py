@@ -6,6 +6,7 @@ from typing import Any
 
 from django.urls import include, path
 
+from games.asyncapi import AsyncAPIView
 from games.house.api import operator_views, views
 
 urlpatterns: list[Any] = [
@@ -25,5 +26,6 @@ urlpatterns: list[Any] = [
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
     path("rounds/<str:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
+    path("asyncapi.json", AsyncAPIView.as_view(), name="asyncapi"),
     path("", include("games.poker.api")),
 ]

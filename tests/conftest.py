@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from casino.processes import database_url_of, free_port
+from casino.processes import database_url_of, free_port, uvicorn_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,10 +70,8 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
     log = open(ROOT / "var" / "test-asgi.log", "wb")  # noqa: SIM115 (closed at teardown)
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--lifespan", "off", "--no-access-log"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -45,7 +45,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
-from casino.processes import database_url_of, free_port
+from casino.processes import database_url_of, free_port, uvicorn_command
 from games.benchmarks import http_clients, ws_bets
 from games.benchmarks.http_clients import LoadResult
 from games.cards.evaluator import warm_up
@@ -231,9 +231,7 @@ def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) ->
         os.environ, DATABASE_URL=database_url_of(connection.settings_dict), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING"
     )
     env |= extra_env or {}
-    command = [sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", "127.0.0.1",
-               "--port", str(port), "--lifespan", "off", "--no-access-log", "--log-level", "warning",
-               "--workers", str(workers)]  # fmt: skip
+    command = uvicorn_command(host="127.0.0.1", port=port, extra=["--log-level", "warning", "--workers", str(workers)])
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -219,7 +219,8 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
             return
         self.subscribe()  # before the snapshot: a racing delta is in it or after it
         await ready()
-        await self.accept()
+        if not await self.admit(self.player_id):
+            return  # closed 4429: too many connections for this player
         since = parse_qs((self.scope.get("query_string") or b"").decode()).get("since")
         if since:
             current = await database_sync_to_async(bad_resume)(self.table_id, since[0])

@@ -103,6 +103,18 @@ def player_accounts(*, player_id: int | str, currency: str) -> PlayerAccounts:
     )
 
 
+def player_balances(*, player_id: int | str, currency: str) -> tuple[int, int]:
+    """The player's (wallet, stakes in play) balances in ``currency``, for read
+    paths: an account never opened reads as 0 and nothing is created (a read
+    never writes; ``player_accounts`` opens them)."""
+    owner = f"player:{player_id}"
+    keys = [account_key(kind.value, owner, currency) for kind in (AccountKind.WALLET, AccountKind.HELD)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT key, balance FROM ledger_account WHERE key IN (%s, %s)", keys)
+        found = {key: int(balance) for key, balance in cursor.fetchall()}
+    return found.get(keys[0], 0), found.get(keys[1], 0)
+
+
 def house_account(*, table_id: int | str, currency: str) -> int:
     return ensure_account(kind=AccountKind.HOUSE, owner=f"table:{table_id}", currency=currency)
 

@@ -23,6 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from casino.demo import seed_demo
+from casino.processes import uvicorn_command
 
 GRACE_SECONDS = 15
 
@@ -44,10 +45,7 @@ class Command(BaseCommand):
                 self.stdout.write(line)
         python = sys.executable
         commands = {
-            "web": [
-                python, "-m", "uvicorn", "casino.asgi:application",
-                "--host", host, "--port", str(port), "--lifespan", "off", "--no-access-log",
-            ],
+            "web": uvicorn_command(host=host, port=port),
             "worker": [
                 python, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO",
                 "--hostname", "dealer@%h", "--concurrency", str(options["worker_concurrency"]),
@@ -87,6 +85,7 @@ class Command(BaseCommand):
                             "\nThe casino is up (Ctrl-C stops it):\n"
                             f"  API root      {base}/api/\n"
                             f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)\n"
+                            f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)\n"
                             f"  Health        {base}/api/health/\n"
                             f"  Admin         {base}/admin/\n"
                         )

@@ -36,7 +36,8 @@ from games.house.models import HouseTable, PlayerRound
 from games.house.realtime import presenters
 from games.house.services import chat
 from games.house.services import seats as seating
-from ledger.services.money import balance_of, player_accounts
+from ledger.currencies import check_currency
+from ledger.services.money import player_balances
 
 _COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
 _PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
@@ -253,14 +254,10 @@ class WalletView(APIView):
     )
     def get(self, request: Request) -> Response:
         currency = request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY
-        accounts = player_accounts(player_id=request_user(request).pk, currency=currency)
-        return Response(
-            {
-                "currency": currency,
-                "balance": balance_of(account_id=accounts.wallet),
-                "in_play": balance_of(account_id=accounts.held),
-            }
-        )
+        check_currency(currency)
+        # A read creates nothing: a player who never had money reads 0.
+        balance, in_play = player_balances(player_id=request_user(request).pk, currency=currency)
+        return Response({"currency": currency, "balance": balance, "in_play": in_play})
 
 
 class AccountHistoryView(APIView):

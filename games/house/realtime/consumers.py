@@ -98,7 +98,8 @@ class TableConsumer(FeedSocket, JSONFrames):
             await change_membership(self.channel_layer, "add", group, self.channel_name)
             self.groups_joined.append(group)
         await ready()
-        await self.accept()
+        if not await self.admit(self.player_id):
+            return  # closed 4429: too many connections for this player
         self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
         self.hide_chat_checked = time.monotonic()
         since = resume_seq(self.scope.get("query_string") or b"")

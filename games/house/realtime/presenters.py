@@ -40,7 +40,7 @@ from games.house.round.events import (
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
-from ledger.services import balance_of, player_accounts, read_stream
+from ledger.services import player_balances, read_stream
 
 
 def _visible_cards(state: RoundState, viewer_id: int | None) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def table_view(
     if viewer_id is not None:
         row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
         player = state_from_json(viewer_id, row.state if row else {})
-        balance = balance_of(account_id=player_accounts(player_id=viewer_id, currency=table.currency).wallet)
+        balance, _ = player_balances(player_id=viewer_id, currency=table.currency)  # creates nothing
         view["me"] = {
             "player_id": viewer_id,
             "balance": balance,
