@@ -299,3 +299,28 @@ def test_resume_with_a_stale_a_future_and_a_malformed_since(asgi_server: str) ->
         assert [frame["type"] for frame in frames[:2]] == ["error", "snapshot"], frames[:2]
         assert frames[0]["code"] == "bad_resume_seq"
         assert frames[0]["details"]["current_seq"] == final
+
+
+def test_a_client_that_reads_nothing_within_the_close_grace_is_dropped(django_db_blocker: Any) -> None:
+    """No reading within CASINO_WS_CLOSE_GRACE_SECONDS after 4408 was decided:
+    the server aborts the TCP connection (no close frame can be written), so
+    the client's connection ends abnormally (1006) instead of hanging open."""
+    table = fast_table("uth", betting_seconds=60)
+    open_round(table)
+    token = token_for(make_player(None, name="grace-sleeper"))
+    env = {**SERVER_ENV, "CASINO_WS_CLOSE_GRACE_SECONDS": "1"}
+
+    async def scenario(base: str) -> tuple[list[dict[str, Any]], int | None, float]:
+        slow = await stalled(base, ws_url(base, f"/ws/tables/{table.pk}/", token))
+        await flood(slow)  # outbox overflow: 4408 decided, the socket takes nothing
+        await asyncio.sleep(SEND_TIMEOUT + 1 + 1)  # past the close grace
+        started = time.monotonic()
+        frames, code = await drain(slow)
+        return frames, code, time.monotonic() - started
+
+    with asgi_server(extra_env=env) as base:
+        frames, code, took = asyncio.run(scenario(base))
+    assert code == 1006, code  # reset by the server: no close frame
+    assert took < 5, took  # not a connection left open (drain gives up after 15 s)
+    pongs = [int(frame["nonce"].split(":")[0]) for frame in frames if frame["type"] == "pong"]
+    assert pongs == list(range(len(pongs)))
