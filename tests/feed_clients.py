@@ -102,20 +102,20 @@ def gap_free(numbers: list[int]) -> bool:
 ASGI_LOG = Path(__file__).resolve().parents[1] / "var" / "test-asgi.log"
 
 
-def log_offset() -> int:
+def log_offset(path: Path = ASGI_LOG) -> int:
     """Where the session server's log (tests/conftest.py ``asgi_server``) ends now."""
-    return ASGI_LOG.stat().st_size if ASGI_LOG.exists() else 0
+    return path.stat().st_size if path.exists() else 0
 
 
-def log_since(offset: int) -> str:
-    with ASGI_LOG.open("rb") as log:
+def log_since(offset: int, path: Path = ASGI_LOG) -> str:
+    with path.open("rb") as log:
         log.seek(offset)
         return log.read().decode(errors="replace")
 
 
-async def log_shows(offset: int, text: str, timeout: float = 10) -> None:
+async def log_shows(offset: int, text: str, timeout: float = 10, path: Path = ASGI_LOG) -> None:
     deadline = time.monotonic() + timeout
-    while text not in log_since(offset):
+    while text not in log_since(offset, path):
         assert time.monotonic() < deadline, f"{text!r} not in the server log in {timeout} s"
         await asyncio.sleep(0.05)
 

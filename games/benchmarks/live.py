@@ -222,8 +222,9 @@ def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -
 
 
 @contextmanager
-def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) -> Iterator[str]:
-    """A uvicorn process tree on the current (scratch) database; yields its base URL."""
+def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None, log: Path | None = None) -> Iterator[str]:
+    """A uvicorn process tree on the current (scratch) database; yields its base
+    URL. ``log``: a file for its output (appended), else this process's."""
     import httpx
 
     port = free_port()
@@ -232,7 +233,8 @@ def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) ->
     )
     env |= extra_env or {}
     command = uvicorn_command(host="127.0.0.1", port=port, extra=["--log-level", "warning", "--workers", str(workers)])
-    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+    output = log.open("ab") if log is not None else None
+    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=output, stderr=output)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -253,6 +255,8 @@ def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None) ->
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        if output is not None:
+            output.close()
 
 
 def _tokens(ids: list[int]) -> list[str]:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -24,16 +25,27 @@ from tests.poker.tables import advance, key, make_player, make_table
 from tests.poker.test_tables import AA_VS_KK
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+FRAME_LIMIT = 64 * 1024  # the floods ask for 32 kB pongs
 SERVER_ENV = {
     "CASINO_WS_SEND_TIMEOUT_SECONDS": "1",
     "CASINO_WS_OUTBOX_FRAMES": "64",
     "CASINO_WS_CLOSE_GRACE_SECONDS": "30",
+    # The floods here test the outbound side (several MB of large pongs): the
+    # inbound limits (tests/house/live/test_limits.py) are opened wide.
+    "CASINO_WS_MAX_FRAME_BYTES": str(FRAME_LIMIT),
+    "CASINO_WS_RATE": "100000",
+    "CASINO_WS_BURST": "100000",
+    "CASINO_WS_FLOOD_CLOSE": "100000",
 }
 
 
 @pytest.fixture(scope="module")
 def server(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
-    with django_db_blocker.unblock(), asgi_server(extra_env=SERVER_ENV) as base:
+    with (
+        django_db_blocker.unblock(),
+        override_settings(CASINO_WS_MAX_FRAME_BYTES=FRAME_LIMIT),
+        asgi_server(extra_env=SERVER_ENV) as base,
+    ):
         yield base
 
 

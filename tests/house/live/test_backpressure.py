@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from websockets.exceptions import ConnectionClosed
 
@@ -23,6 +24,7 @@ from games.benchmarks.live import asgi_server
 from games.house.models import HouseTable
 from games.house.services import advance_table, place_chip
 from tests.feed_clients import (
+    ASGI_LOG,
     Reader,
     connect,
     drain,
@@ -42,10 +44,18 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 SEND_TIMEOUT = 1.0
 OUTBOX = 64
 LATENCY_BOUND = 1.0  # seconds from a change's commit to its first delta at a reading client
+SERVER_LOG = ASGI_LOG.with_name("test-backpressure.log")
+FRAME_LIMIT = 64 * 1024  # the floods ask for 32 kB pongs
 SERVER_ENV = {
     "CASINO_WS_SEND_TIMEOUT_SECONDS": str(SEND_TIMEOUT),
     "CASINO_WS_OUTBOX_FRAMES": str(OUTBOX),
     "CASINO_WS_CLOSE_GRACE_SECONDS": "30",
+    # The floods here test the outbound side (several MB of large pongs): the
+    # inbound limits (tests/house/live/test_limits.py) are opened wide.
+    "CASINO_WS_MAX_FRAME_BYTES": str(FRAME_LIMIT),
+    "CASINO_WS_RATE": "100000",
+    "CASINO_WS_BURST": "100000",
+    "CASINO_WS_FLOOD_CLOSE": "100000",
     "CASINO_CHAT_RATE": "100000",
 }
 LINE = "x" * 280
@@ -54,7 +64,11 @@ LINE = "x" * 280
 @pytest.fixture(scope="module")
 def server(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     """This module's uvicorn: a small outbox, a 1 s send timeout, chat unthrottled."""
-    with django_db_blocker.unblock(), asgi_server(extra_env=SERVER_ENV) as base:
+    with (
+        django_db_blocker.unblock(),
+        override_settings(CASINO_WS_MAX_FRAME_BYTES=FRAME_LIMIT),
+        asgi_server(extra_env={**SERVER_ENV, "LOG_LEVEL": "INFO"}, log=SERVER_LOG) as base,
+    ):
         yield base
 
 
@@ -153,27 +167,28 @@ async def until_seq(reader: Reader, table_id: int, timeout: float = 10) -> None:
     await asyncio.sleep(0.3)
 
 
-def test_a_client_that_stalls_then_closes_leaves_the_feed_serving_everyone(asgi_server: str) -> None:
-    """On the session server (default outbox, var/test-asgi.log): a client stalls
-    (its outbox overflows: 4408), then closes; the reader already there and
-    fresh clients connected after it get every delta of later changes, once."""
+def test_a_client_that_stalls_then_closes_leaves_the_feed_serving_everyone(server: str) -> None:
+    """On this module's server (inbound limits opened; log var/test-backpressure.log):
+    a client stalls (its outbox overflows: 4408), then closes; the reader
+    already there and fresh clients connected after it get every delta of
+    later changes, once."""
     table = fast_table("uth", betting_seconds=60)
     open_round(table)
     slow_token = token_for(make_player(table, name="st-slow"))
     watchers = [token_for(make_player(None, name=f"st-watch-{n}")) for n in range(3)]
     path = f"/ws/tables/{table.pk}/"
-    offset = log_offset()
+    offset = log_offset(SERVER_LOG)
 
     async def scenario() -> list[Reader]:
-        before = Reader(await connect(asgi_server, ws_url(asgi_server, path, watchers[0])))
+        before = Reader(await connect(server, ws_url(server, path, watchers[0])))
         await before.first("snapshot")
-        slow = await stalled(asgi_server, ws_url(asgi_server, path, slow_token))
-        await flood(slow, frames=300)  # more than the default outbox of 256 frames
-        await log_shows(offset, "closing a connection with 4408")
+        slow = await stalled(server, ws_url(server, path, slow_token))
+        await flood(slow, frames=300)  # more than the outbox holds
+        await log_shows(offset, "closing a connection with 4408", path=SERVER_LOG)
         await asyncio.to_thread(change, table.pk)  # a change while it is still there, stalled
         slow.transport.close()  # it goes (FIN) without reading anything more
         await asyncio.sleep(0.5)
-        fresh = [Reader(await connect(asgi_server, ws_url(asgi_server, path, t))) for t in watchers[1:]]
+        fresh = [Reader(await connect(server, ws_url(server, path, t))) for t in watchers[1:]]
         for reader in fresh:
             await reader.first("snapshot")
         for _ in range(5):
@@ -190,7 +205,7 @@ def test_a_client_that_stalls_then_closes_leaves_the_feed_serving_everyone(asgi_
         assert reader.close_code == 1000
     # The fresh ones saw the five later changes (several deltas each).
     assert all(len(seqs(reader)) >= 5 for reader in readers[1:]), [seqs(r) for r in readers]
-    assert not feed_trouble(log_since(offset)), feed_trouble(log_since(offset))
+    assert not feed_trouble(log_since(offset, SERVER_LOG)), feed_trouble(log_since(offset, SERVER_LOG))
 
 
 def test_a_client_killed_mid_delivery_leaves_the_others_served_exactly_once(server: str) -> None:
@@ -318,7 +333,7 @@ def test_a_client_that_reads_nothing_within_the_close_grace_is_dropped(django_db
         frames, code = await drain(slow)
         return frames, code, time.monotonic() - started
 
-    with asgi_server(extra_env=env) as base:
+    with override_settings(CASINO_WS_MAX_FRAME_BYTES=FRAME_LIMIT), asgi_server(extra_env=env) as base:
         frames, code, took = asyncio.run(scenario(base))
     assert code == 1006, code  # reset by the server: no close frame
     assert took < 5, took  # not a connection left open (drain gives up after 15 s)
