@@ -175,7 +175,10 @@ def test_every_house_frame_matches_the_document(asgi_server, document) -> None:
                 assert layer is not None
                 await layer.group_send(f"player-{pid}", {"type": "player.notice", "kind": "reality_check"})
                 for message in ({"type": "chat", "text": "hello"}, {"type": "ping", "nonce": 1},
-                                {"type": "snapshot"}, {"type": "nope"}, {"type": "chat", "text": ""}):  # fmt: skip
+                                {"type": "snapshot"}, {"type": "nope"}, {"type": "chat", "text": ""},
+                                {"type": "bet", "id": "doc-1", "spot": "ante", "amount": 100},
+                                {"type": "undo", "id": "doc-2"},
+                                {"type": "bet", "id": "doc-3", "spot": "nowhere", "amount": 100}):  # fmt: skip
                     await ws.send(json.dumps(message))
                 await ws.send("{not json")
                 await ws.send(b"\x00")
@@ -185,9 +188,11 @@ def test_every_house_frame_matches_the_document(asgi_server, document) -> None:
 
     frames = finish(scenario())
     seen = validate_frames(document, "/ws/tables/{table_id}/", frames)
-    assert seen >= {"snapshot", "delta", "private", "chat", "notice", "pong", "error"}, seen
+    assert seen >= {"snapshot", "delta", "private", "chat", "notice", "pong", "error", "ack"}, seen
     codes = {f["code"] for f in frames if f["type"] == "error"}
     assert codes >= {"unknown_message", "invalid_chat_message", "malformed_message"}, codes
+    answered = {f["id"]: f["type"] for f in frames if f["type"] in ("ack", "error") and "id" in f}
+    assert answered == {"doc-1": "ack", "doc-2": "ack", "doc-3": "error"}, answered
 
 
 def test_every_poker_frame_matches_the_document(asgi_server, document) -> None:
