@@ -105,6 +105,8 @@ return 1
 """
 
 
+# Registry calls in flight at once per process (well under the client pool's 100).
+REDIS_CALLS = 32
 # Entries refreshed per script call: one call does not hold Redis for long.
 REFRESH_CHUNK = 500
 
@@ -128,6 +130,7 @@ class PlayerConnections:
         self._redis: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._refresher: asyncio.Task[None] | None = None
+        self._calls: asyncio.Semaphore | None = None
 
     @staticmethod
     def key(player_id: int) -> str:
@@ -143,6 +146,10 @@ class PlayerConnections:
             client = redis.asyncio.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
             self._redis, self._loop = client, loop
             self._refresher = None
+            # redis-py's pool raises MaxConnectionsError rather than waiting when
+            # every connection is busy: thousands of sockets opening or closing at
+            # once (a network blip, a deploy) queue here instead.
+            self._calls = asyncio.Semaphore(REDIS_CALLS)
         if self._refresher is None or self._refresher.done():
             self._refresher = loop.create_task(self._refresh_forever())
         return self._redis
@@ -153,9 +160,11 @@ class PlayerConnections:
         connection_id = uuid.uuid4().hex
         if settings.REDIS_URL:
             try:
-                admitted = await self._client().eval(
-                    _ACQUIRE, 1, self.key(player_id), connection_id, limit, settings.CASINO_WS_CONNECTION_TTL_SECONDS
-                )
+                client = self._client()
+                assert self._calls is not None
+                async with self._calls:
+                    ttl = settings.CASINO_WS_CONNECTION_TTL_SECONDS
+                    admitted = await client.eval(_ACQUIRE, 1, self.key(player_id), connection_id, limit, ttl)
             except Exception:
                 log.exception("websocket connection limit: Redis unavailable, admitting player %s", player_id)
                 admitted = 1
@@ -174,7 +183,10 @@ class PlayerConnections:
                 del self.local[player_id]
         if settings.REDIS_URL:
             try:
-                await self._client().zrem(self.key(player_id), connection_id)
+                client = self._client()
+                assert self._calls is not None
+                async with self._calls:
+                    await client.zrem(self.key(player_id), connection_id)
             except Exception:  # it expires after the TTL anyway
                 log.exception("websocket connection limit: could not release a connection of player %s", player_id)
 

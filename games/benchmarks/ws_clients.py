@@ -127,7 +127,7 @@ class Client(asyncio.Protocol):
 
 async def main() -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)  # the first line lists thousands of tokens
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     config = json.loads(await reader.readline())
     uri = parse_uri(config["url"])

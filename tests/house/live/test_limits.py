@@ -519,3 +519,24 @@ def test_without_redis_the_connections_are_counted_in_the_process(settings) -> N
     assert third is None
     assert other_player is not None
     assert after_release is not None
+
+
+def test_a_burst_of_connections_never_exhausts_the_redis_pool(settings, caplog) -> None:
+    """500 sockets opening and then closing at once in one process (a network
+    blip, a deploy): every one is counted and released, none refused for want
+    of a Redis connection (redis-py's pool raises instead of waiting)."""
+    from games.realtime import PlayerConnections
+
+    assert settings.REDIS_URL
+    base = 20_000 + 1_000 * (os.getpid() % 1_000)
+
+    async def burst() -> list[str | None]:
+        registry = PlayerConnections()
+        ids = await asyncio.gather(*(registry.acquire(base + i) for i in range(500)))
+        await asyncio.gather(*(registry.release(base + i, c) for i, c in enumerate(ids) if c is not None))
+        await registry.close()
+        return list(ids)
+
+    ids = asyncio.run(asyncio.wait_for(burst(), timeout=60))
+    assert not [r for r in caplog.records if r.name == "games.realtime"], caplog.text
+    assert all(ids)
