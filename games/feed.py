@@ -31,6 +31,7 @@ import collections
 import contextlib
 import json
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,33 @@ def transport_of(send: Any) -> Any:
     return None
 
 
+_WATCHDOG_SECONDS = 0.25
+_outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakSet[Outbox]] = weakref.WeakKeyDictionary()
+
+
+def _watched_outboxes(loop: asyncio.AbstractEventLoop) -> weakref.WeakSet[Outbox]:
+    """The loop's live outboxes, with its watchdog started on first use."""
+    found = _outboxes.get(loop)
+    if found is None:
+        found = _outboxes[loop] = weakref.WeakSet()
+        loop.create_task(_watch(found))
+    return found
+
+
+async def _watch(outboxes: weakref.WeakSet[Outbox]) -> None:
+    """Every ``_WATCHDOG_SECONDS``: time out the sends that have waited too long
+    (one task for every connection of the loop, instead of a timer per send)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(_WATCHDOG_SECONDS)
+        now = loop.time()
+        for outbox in list(outboxes):
+            try:
+                outbox.overdue(now)
+            except Exception:  # one connection's bookkeeping must not end the watchdog
+                log.exception("feed: timing out a send failed")
+
+
 class Outbox:
     """One connection's bounded queue of frames and its writer task.
 
@@ -148,8 +176,12 @@ class Outbox:
         self.wake = asyncio.Event()
         self.closing = False  # too slow: the writer closes with 4408, nothing more is sent
         self.gone = False
-        self.sending: asyncio.Future[None] | None = None  # the send in flight
-        self.task = asyncio.get_running_loop().create_task(self._write())
+        # When the send in flight started (loop time), else None: the loop's
+        # watchdog (``_watch``) times sends out, so a send costs no timer of its own.
+        self.sending_since: float | None = None
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self._write())
+        _watched_outboxes(loop).add(self)
 
     @property
     def open(self) -> bool:
@@ -171,8 +203,8 @@ class Outbox:
         log.warning("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
         self.closing = True
         self.frames.clear()  # the client resumes from its last seq with a snapshot
-        if self.sending is not None:
-            self.sending.cancel()  # waiting for a full socket: nothing of it is written
+        if self.sending_since is not None:
+            self.task.cancel()  # its send waits for a full socket: nothing of it is written
         self.wake.set()
         self._gone()
 
@@ -198,6 +230,7 @@ class Outbox:
         asyncio.get_running_loop().call_later(self.close_grace, self.abort)
 
     async def _write(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 if self.closing:
@@ -209,24 +242,29 @@ class Outbox:
                     self.wake.clear()
                     await self.wake.wait()
                     continue
-                sending = self.sending = asyncio.ensure_future(self.send(self.frames.popleft()))
+                self.sending_since = loop.time()
                 try:
-                    done, _ = await asyncio.wait({sending}, timeout=self.timeout)
-                    if not done:
-                        self.too_slow(f"a send took over {self.timeout} s")  # cancels it
-                        await asyncio.wait({sending})
-                    if not sending.cancelled():
-                        sending.result()  # its failure (client gone) is this connection's end
+                    await self.send(self.frames.popleft())
+                except asyncio.CancelledError:
+                    if not self.closing:
+                        raise  # stopped
+                    # Too slow (``too_slow`` cancelled the send): close with 4408.
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
                 finally:
-                    if not sending.done():  # the writer itself is cancelled (stop)
-                        sending.cancel()
-                    self.sending = None
+                    self.sending_since = None
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # client gone, dead socket: this connection only
             log.info("feed: connection gone: %r", exc)
             if not self.gone:
                 self._gone()
+
+    def overdue(self, now: float) -> None:
+        """Called by the watchdog: a send in flight for longer than the bound is too slow."""
+        if self.sending_since is not None and now - self.sending_since > self.timeout:
+            self.too_slow(f"a send took over {self.timeout} s")
 
     async def stop(self) -> None:
         """End the writer (the connection is closing); frames still queued are dropped."""
