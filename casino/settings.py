@@ -273,6 +273,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "poker-sweep": {"task": "games.poker.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
 }
 
+# Messages a consumer's channel may hold (chat lines, notices): a group send to a
+# full channel is dropped silently by both layers, so a burst of chat to a
+# client that reads a little late must fit (the layers' default is 100).
+CHANNEL_LAYER_CAPACITY = int(os.environ.get("CHANNEL_LAYER_CAPACITY", "1000"))
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -293,8 +297,12 @@ if REDIS_URL:
             },
         }
     }
+    if str(CHANNEL_LAYERS["default"]["BACKEND"]).endswith("core.RedisChannelLayer"):  # pubsub has no capacity
+        CHANNEL_LAYERS["default"]["CONFIG"]["capacity"] = CHANNEL_LAYER_CAPACITY  # type: ignore[index]
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_LAYER_CAPACITY}}
+    }
 
 HEALTH_CHECK_TIMEOUT = float(os.environ.get("HEALTH_CHECK_TIMEOUT", "5"))
 

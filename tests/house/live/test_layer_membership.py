@@ -70,3 +70,26 @@ def test_change_membership_waits_for_the_pool_and_loses_nobody() -> None:
 
     joined, left = asyncio.run(burst())
     assert (joined, left) == (MEMBERS, 0)
+
+
+def test_a_chat_burst_fits_a_consumers_channel() -> None:
+    """The layer drops a group send to a full channel without a word (its default
+    capacity is 100): 300 chat lines sent at once to a consumer that has not read
+    yet all arrive, in order, with the project's ``CHANNEL_LAYER_CAPACITY``."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    assert layer is not None
+    group = f"burst-{uuid.uuid4().hex}"
+
+    async def burst() -> list[int]:
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        try:
+            for n in range(300):
+                await layer.group_send(group, {"type": "chat.message", "n": n})
+            return [(await asyncio.wait_for(layer.receive(channel), 5))["n"] for _ in range(300)]
+        finally:
+            await layer.group_discard(group, channel)
+
+    assert asyncio.run(burst()) == list(range(300))
