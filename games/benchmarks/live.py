@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -222,9 +222,12 @@ def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -
 
 
 @contextmanager
-def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None, log: Path | None = None) -> Iterator[str]:
+def asgi_server(
+    *, workers: int = 1, extra_env: dict[str, str] | None = None, log: Path | None = None, args: Sequence[str] = ()
+) -> Iterator[str]:
     """A uvicorn process tree on the current (scratch) database; yields its base
-    URL. ``log``: a file for its output (appended), else this process's."""
+    URL. ``log``: a file for its output (appended), else this process's.
+    ``args``: more uvicorn options (a repeated option's last value wins)."""
     import httpx
 
     port = free_port()
@@ -232,7 +235,9 @@ def asgi_server(*, workers: int = 1, extra_env: dict[str, str] | None = None, lo
         os.environ, DATABASE_URL=database_url_of(connection.settings_dict), PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING"
     )
     env |= extra_env or {}
-    command = uvicorn_command(host="127.0.0.1", port=port, extra=["--log-level", "warning", "--workers", str(workers)])
+    command = uvicorn_command(
+        host="127.0.0.1", port=port, extra=["--log-level", "warning", "--workers", str(workers), *args]
+    )
     output = log.open("ab") if log is not None else None
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=output, stderr=output)
     base = f"http://127.0.0.1:{port}"

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -29,12 +28,11 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
-from casino.processes import free_port, uvicorn_command
 from games.house.services import start_table
 from games.house.services.seats import take_seat
 from games.live.models import ChatMessage
 from games.poker import services as poker
-from tests.conftest import ROOT, _database_url_for_subprocess
+from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.poker.tables import advance, make_table
 from tests.poker.test_tables import AA_VS_KK
@@ -126,26 +124,14 @@ def poker_table(players: list[int]) -> Any:
 def wide_server(django_db_setup, django_db_blocker) -> Iterator[str]:
     """A uvicorn whose own ``--ws-max-size`` is 1 MiB, the project's limit the default
     16 KiB: a bigger frame reaches ``JSONFrames``, the second line of defence."""
-    port = free_port()
-    env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-    command = uvicorn_command(host="127.0.0.1", port=port, extra=["--ws-max-size", str(1 << 20)])
-    with open(ROOT / "var" / "test-asgi-wide.log", "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    httpx.get(f"{base}/api/", timeout=2)
-                    break
-                except httpx.HTTPError:
-                    assert process.poll() is None, "uvicorn exited"
-                    assert time.monotonic() < deadline, "uvicorn did not start"
-                    time.sleep(0.2)
-            yield base
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    from games.benchmarks.live import asgi_server
+
+    log = ROOT / "var" / "test-asgi-wide.log"
+    with (
+        django_db_blocker.unblock(),
+        asgi_server(extra_env={"LOG_LEVEL": "INFO"}, log=log, args=["--ws-max-size", str(1 << 20)]) as base,
+    ):
+        yield base
 
 
 def oversized_frame_scenario(base: str) -> tuple[int | None, float]:

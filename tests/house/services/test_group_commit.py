@@ -263,10 +263,9 @@ def statements() -> Iterator[list[int]]:
     counted.append(sum(1 for line in lines if "\tF\t" in line and ("\tBind\t" in line or "\tQuery\t" in line)))
 
 
+@pytest.mark.postgres  # the batched path is PostgreSQL's; SQLite runs the single path
 @pytest.mark.django_db
 def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the batched path is PostgreSQL's; SQLite runs the single path")
     table = make_table("uth", limits=LIMITS)
     players = [make_player(table) for _ in range(50)]
     tick = open_round(table)
@@ -283,10 +282,9 @@ def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
     clean_ledger()
 
 
+@pytest.mark.postgres  # the batched path is PostgreSQL's
 @pytest.mark.django_db
 def test_a_batch_the_database_refuses_falls_back_to_one_by_one() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the batched path is PostgreSQL's")
     table = make_table("uth", limits=LIMITS)
     players = [make_player(table, funds=1_000) for _ in range(3)]
     tick = open_round(table)
