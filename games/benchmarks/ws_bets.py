@@ -21,58 +21,34 @@ import asyncio
 import json
 import os
 import time
-from typing import Any, cast
+from typing import Any
 
-from websockets.client import ClientProtocol
-from websockets.frames import Frame, Opcode
-from websockets.http11 import Response
-from websockets.typing import Origin
 from websockets.uri import parse_uri
 
 from games.benchmarks.http_clients import LoadResult
+from games.benchmarks.ws_clients import FrameClient
 
 ACK = 200  # how an ``ack`` counts in ``LoadResult.statuses`` (errors count under 400)
 ERROR = 400
 ANSWER_TIMEOUT = 10.0  # seconds: a bet not answered by then counts as an error (``no_answer``)
 
 
-class BetSocket(asyncio.Protocol):
+class BetSocket(FrameClient):
     """One player's websocket; ``bet`` sends one chip and awaits its answer."""
 
     def __init__(self, uri: str, origin: str, body: dict[str, Any]) -> None:
-        self.ws = ClientProtocol(parse_uri(uri), origin=Origin(origin), max_size=None)
+        super().__init__(uri, origin)
         self.body = body
-        self.transport: asyncio.Transport | None = None
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiting: dict[str, asyncio.Future[str]] = {}
-        self.partial: list[bytes] = []
         self.codes: dict[str, int] = {}
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
-        self.ws.send_request(self.ws.connect())
-        self.flush()
+    def handshake(self, status: int) -> None:
+        if status != 101 and not self.ready.done():
+            self.ready.set_exception(RuntimeError(f"handshake refused: HTTP {status}"))
 
-    def flush(self) -> None:
-        assert self.transport is not None
-        for data in self.ws.data_to_send():
-            if data:
-                self.transport.write(data)
-
-    def data_received(self, data: bytes) -> None:
-        self.ws.receive_data(data)
-        for event in self.ws.events_received():
-            if isinstance(event, Response):
-                if event.status_code != 101 and not self.ready.done():
-                    self.ready.set_exception(RuntimeError(f"handshake refused: HTTP {event.status_code}"))
-            elif isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.CONT):
-                self.partial.append(bytes(event.data))
-                if event.fin:
-                    self.message(json.loads(b"".join(self.partial)))
-                    self.partial = []
-        self.flush()
-
-    def message(self, message: dict[str, Any]) -> None:
+    def message(self, text: bytes) -> None:
+        message = json.loads(text)
         kind = message.get("type")
         if kind == "snapshot" and not self.ready.done():
             self.ready.set_result(None)

@@ -49,20 +49,16 @@ SLOW_SNAPSHOT_SECONDS = 0.5
 SLOW_RECEIVE_BUFFER = 4096
 
 
-class Client(asyncio.Protocol):
-    """One websocket: handshake, then record every ``delta`` frame's arrival."""
+class FrameClient(asyncio.Protocol):
+    """A light websocket client: the Sans-I/O handshake, frames written as the
+    protocol produces them, and each whole text message handed to ``message``
+    (``games.benchmarks.ws_bets`` drives its bets with it too)."""
 
-    def __init__(
-        self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]], slow: bool = False
-    ) -> None:
+    def __init__(self, uri: str, origin: str, deflate: bool = False) -> None:
         extensions = [ClientPerMessageDeflateFactory()] if deflate else None
         self.ws = ClientProtocol(parse_uri(uri), origin=Origin(origin), extensions=extensions, max_size=None)
-        self.received = received
-        self.slow = slow
-        self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport | None = None
         self.partial: list[bytes] = []
-        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
@@ -79,20 +75,49 @@ class Client(asyncio.Protocol):
         self.ws.receive_data(data)
         for event in self.ws.events_received():
             if isinstance(event, Response):
-                if event.status_code != 101 and not self.snapshot.done():
-                    self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {event.status_code}"))
-                elif self.slow and self.transport is not None:
-                    self.transport.pause_reading()  # never reads again until ``stop``
-                    self.snapshot.set_result(None)
-            elif isinstance(event, Frame) and event.opcode == Opcode.CLOSE and not self.ended.done():
+                self.handshake(event.status_code)
+            elif isinstance(event, Frame) and event.opcode == Opcode.CLOSE:
                 close = self.ws.close_rcvd
-                self.ended.set_result(str(close.code) if close is not None else "close")
+                self.closed(str(close.code) if close is not None else "close")
             elif isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.CONT):
                 self.partial.append(bytes(event.data))
                 if event.fin:
                     self.message(b"".join(self.partial))
                     self.partial = []
         self.flush()  # pongs, close replies
+
+    def handshake(self, status: int) -> None:
+        """The server's answer to the handshake (101: accepted)."""
+
+    def closed(self, how: str) -> None:
+        """The server's close frame arrived (``how``: its code)."""
+
+    def message(self, text: bytes) -> None:
+        """One whole text message."""
+
+
+class Client(FrameClient):
+    """One websocket: handshake, then record every ``delta`` frame's arrival."""
+
+    def __init__(
+        self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]], slow: bool = False
+    ) -> None:
+        super().__init__(uri, origin, deflate)
+        self.received = received
+        self.slow = slow
+        self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def handshake(self, status: int) -> None:
+        if status != 101 and not self.snapshot.done():
+            self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {status}"))
+        elif self.slow and self.transport is not None:
+            self.transport.pause_reading()  # never reads again until ``stop``
+            self.snapshot.set_result(None)
+
+    def closed(self, how: str) -> None:
+        if not self.ended.done():
+            self.ended.set_result(how)
 
     def message(self, text: bytes) -> None:
         message = json.loads(text)
