@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -12,7 +14,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from casino.admin_base import ReadOnlyAdmin
-from casino.cashier import operator_decide
+from casino.cashier import operator_decide, operator_refund
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
 
@@ -36,34 +38,46 @@ class RejectForm(forms.Form):
     reason = forms.CharField(max_length=200, help_text="Told to the player and recorded with your identity.")
 
 
+class RefundForm(forms.Form):
+    reason = forms.CharField(max_length=200, help_text="The provider's refund reference; recorded with your identity.")
+
+
 @admin.register(CashierTransaction)
 class CashierTransactionAdmin(ReadOnlyAdmin):
     """Deposits and withdrawals. Operators approve or reject (recorded as
-    ``operator.action`` events with their identity); payment is the provider's."""
+    ``operator.action`` events with their identity); payment is the provider's.
+    A deposit in ``refund_due`` (filter "state") is refunded through the
+    provider, then recorded here with the action "Refund through the provider"."""
 
     list_display = ["id", "player", "kind", "amount", "currency", "state", "external_reference", "created_at"]
     list_filter = ["state", "kind", "currency"]
     search_fields = ["=id", "external_reference", "player__username"]
-    actions = ["approve", "reject"]
+    actions = ["approve", "reject", "refund"]
     date_hierarchy = "created_at"
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("casino.decide_cashiertransaction"))
 
-    def _decide(
-        self, request: HttpRequest, queryset: QuerySet[CashierTransaction], *, approve: bool, reason: str
-    ) -> None:
+    def _each(self, request: HttpRequest, queryset: QuerySet[CashierTransaction], act: Any, done_label: str) -> None:
         done = 0
         for txn_id in queryset.values_list("pk", flat=True):
             try:
                 with transaction.atomic():
-                    operator_decide(
-                        transaction_id=txn_id, approve=approve, operator=request.user, reason=reason, now=timezone.now()
-                    )
+                    act(txn_id)
                 done += 1
             except DomainError as exc:
                 self.message_user(request, f"{txn_id}: {exc.code}: {exc.message}", messages.ERROR)
-        self.message_user(request, f"{'approved' if approve else 'rejected'} {done} transaction(s)")
+        self.message_user(request, f"{done_label} {done} transaction(s)")
+
+    def _decide(
+        self, request: HttpRequest, queryset: QuerySet[CashierTransaction], *, approve: bool, reason: str
+    ) -> None:
+        def act(txn_id: Any) -> None:
+            operator_decide(
+                transaction_id=txn_id, approve=approve, operator=request.user, reason=reason, now=timezone.now()
+            )
+
+        self._each(request, queryset, act, "approved" if approve else "rejected")
 
     @admin.action(description="Approve selected transactions", permissions=["decide"])
     def approve(self, request: HttpRequest, queryset: QuerySet[CashierTransaction]) -> None:
@@ -80,4 +94,24 @@ class CashierTransactionAdmin(ReadOnlyAdmin):
             "admin/casino/reject_cashier.html",
             {**self.admin_site.each_context(request), "form": form, "transactions": queryset,
              "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Reject cashier transactions"},
+        )  # fmt: skip
+
+    @admin.action(description="Refund through the provider (refund_due deposits; asks for the reference)",
+                  permissions=["decide"])  # fmt: skip
+    def refund(self, request: HttpRequest, queryset: QuerySet[CashierTransaction]) -> HttpResponse | None:
+        form = RefundForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            reason = form.cleaned_data["reason"]
+
+            def act(txn_id: Any) -> None:
+                operator_refund(transaction_id=txn_id, operator=request.user, reason=reason, now=timezone.now())
+
+            self._each(request, queryset, act, "refunded")
+            return None
+        return render(
+            request,
+            "admin/casino/reject_cashier.html",
+            {**self.admin_site.each_context(request), "form": form, "transactions": queryset,
+             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Refund cashier deposits through the provider",
+             "action_name": "refund", "submit_label": "Record the refund"},
         )  # fmt: skip

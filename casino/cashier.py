@@ -1,13 +1,17 @@
 """Cashier: deposits and withdrawals through a payment provider, on the
 ledger's cashier account (docs/cashier-and-responsible-gaming.md).
 
-States: requested -> approved -> paid; requested/approved -> rejected.
+States: requested -> approved -> paid; requested/approved -> rejected; a
+deposit the provider paid that cannot be credited (the player self-excluded,
+cooled off or reached a deposit limit since asking) -> refund_due -> refunded.
 Every state change is an event in the stream ``cashier-<transaction id>``
-(``cashier.requested|approved|paid|rejected``) with its actor. A withdrawal
+(``cashier.requested|approved|paid|rejected|refund_due|refunded``) with its actor. A withdrawal
 holds the player's funds from its request (ledger hold: wallet -> held,
 destination the cashier account) until it is paid (the hold is posted) or
 rejected (voided). Deposits pass ``assert_may_deposit`` at request and again
-when paid. Provider callbacks are idempotent by external reference.
+when paid; refused then, the money goes to the player's suspense account
+(cashier -> suspense) until an operator refunds it through the provider
+(suspense -> cashier). Provider callbacks are idempotent by external reference.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from django.db import transaction
 from casino.audit import record_operator_action
 from casino.errors import Conflict, DomainError, Forbidden, NotFound
 from casino.models import CashierKind, CashierState, CashierTransaction
-from casino.responsible_gaming import assert_may_deposit
+from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_deposit
 from ledger.currencies import check_currency
 from ledger.services import (
     NewEvent,
@@ -34,6 +38,8 @@ from ledger.services import (
     open_hold,
     player_accounts,
     post_hold,
+    suspense_account,
+    transfer,
     void_hold,
 )
 from ledger.upcasting import register_event_type
@@ -44,11 +50,15 @@ for _type in EVENT_TYPES.values():
 
 # Which state may follow which; a repeat of the current state is a no-op.
 TRANSITIONS: dict[str, set[str]] = {
-    CashierState.REQUESTED: {CashierState.APPROVED, CashierState.PAID, CashierState.REJECTED},
-    CashierState.APPROVED: {CashierState.PAID, CashierState.REJECTED},
+    CashierState.REQUESTED: {CashierState.APPROVED, CashierState.PAID, CashierState.REJECTED, CashierState.REFUND_DUE},
+    CashierState.APPROVED: {CashierState.PAID, CashierState.REJECTED, CashierState.REFUND_DUE},
     CashierState.PAID: set(),
     CashierState.REJECTED: set(),
+    CashierState.REFUND_DUE: {CashierState.REFUNDED},
+    CashierState.REFUNDED: set(),
 }
+# The provider's ``paid`` for a deposit that went to suspense: already answered.
+_PAID_OUTCOMES = frozenset({CashierState.PAID, CashierState.REFUND_DUE, CashierState.REFUNDED})
 _NAMESPACE = uuid.UUID("7f0c5a8e-6b1d-4c53-9a52-0d7d3a3c4a11")
 
 
@@ -177,20 +187,28 @@ def _transition(txn: CashierTransaction, decision: Decision, now: datetime) -> C
         )
     if decision.state == CashierState.PAID and txn.kind == CashierKind.WITHDRAWAL and txn.state != "approved":
         raise CashierStateConflict("a withdrawal is paid only after an operator approved it", state=txn.state)
-    if decision.state == CashierState.PAID and txn.kind == CashierKind.DEPOSIT:
-        # The money arrives now: the limits and exclusions of now apply, less this request itself.
-        assert_may_deposit(
-            player_id=txn.player_id, amount=txn.amount, currency=txn.currency, now=now, request_id=txn.pk
-        )
+    if decision.state in (CashierState.REFUND_DUE, CashierState.REFUNDED) and txn.kind != CashierKind.DEPOSIT:
+        raise CashierStateConflict("only a deposit can be refunded", state=txn.state, wanted=decision.state)
     txn.state = decision.state
     txn.updated_at = now
-    if decision.state in (CashierState.APPROVED, CashierState.REJECTED):
+    if decision.state in (CashierState.APPROVED, CashierState.REJECTED, CashierState.REFUND_DUE, CashierState.REFUNDED):
         txn.decided_by = decision.actor
         txn.reason = decision.reason
     txn.save()
     append = _event(txn, decision.actor, decision.reason, None)
     key = f"cashier:{txn.id}:{txn.state}"
-    if txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.PAID:
+    if txn.state in (CashierState.REFUND_DUE, CashierState.REFUNDED):
+        # Received but not the player's: the provider's money waits in the
+        # player's suspense account, then goes back the way it came.
+        player_accounts(player_id=txn.player_id, currency=txn.currency)  # the daily report's row is the wallet's
+        suspense = suspense_account(player_id=txn.player_id, currency=txn.currency)
+        cashier = cashier_account(currency=txn.currency)
+        debit, credit = (cashier, suspense) if txn.state == CashierState.REFUND_DUE else (suspense, cashier)
+        transfer(
+            debit_account=debit, credit_account=credit, amount=txn.amount, currency=txn.currency,
+            idempotency_key=key, cause=append, kind="refund_due" if txn.state == CashierState.REFUND_DUE else "refund",
+        )  # fmt: skip
+    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.PAID:
         post_hold(hold_id=txn.hold_id, amount=txn.amount, idempotency_key=key, cause=append)
     elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.REJECTED:
         void_hold(hold_id=txn.hold_id, idempotency_key=key, cause=append)
@@ -228,7 +246,28 @@ def provider_callback(
         )  # fmt: skip
     if status == CashierState.APPROVED and txn.kind == CashierKind.WITHDRAWAL:
         raise CashierStateConflict("withdrawals are approved by an operator, not by the provider")
-    return _transition(txn, Decision(status, f"psp:{provider}"), now)
+    actor = f"psp:{provider}"
+    if status == CashierState.PAID and txn.kind == CashierKind.DEPOSIT:
+        if txn.state in _PAID_OUTCOMES:
+            return txn  # a retried ``paid``: answered already (credited, or in suspense)
+        refusal = deposit_refusal(txn=txn, now=now)
+        if refusal is not None and CashierState.REFUND_DUE in TRANSITIONS[txn.state]:
+            return _transition(txn, Decision(CashierState.REFUND_DUE, actor, refusal.code), now)
+    return _transition(txn, Decision(status, actor), now)
+
+
+def deposit_refusal(*, txn: CashierTransaction, now: datetime) -> ResponsibleGamingRefusal | None:
+    """Why the player may not be credited with this deposit now (self-exclusion,
+    cool-off, a deposit limit: the rules of now, this request not counted twice),
+    or ``None``. Reads only (in a savepoint, so a refusal leaves nothing behind)."""
+    try:
+        with transaction.atomic():
+            assert_may_deposit(
+                player_id=txn.player_id, amount=txn.amount, currency=txn.currency, now=now, request_id=txn.pk
+            )
+    except ResponsibleGamingRefusal as refusal:
+        return refusal
+    return None
 
 
 def check_four_eyes(*, txn: CashierTransaction, operator: AbstractBaseUser | AnonymousUser) -> None:
@@ -236,6 +275,36 @@ def check_four_eyes(*, txn: CashierTransaction, operator: AbstractBaseUser | Ano
     player account's deposit or withdrawal: someone else must review it."""
     if operator.pk is not None and operator.pk == txn.player_id:
         raise OwnCashierTransaction(transaction_id=str(txn.pk))
+
+
+@transaction.atomic
+def operator_refund(
+    *, transaction_id: uuid.UUID, operator: AbstractBaseUser | AnonymousUser, reason: str, now: datetime
+) -> CashierTransaction:
+    """An operator records that a ``refund_due`` deposit was refunded through the
+    provider (``reason``: e.g. the provider's refund reference, required): its
+    money leaves the player's suspense account for the cashier account and the
+    transaction is ``refunded``; ``operator.action`` ``cashier.refund`` records
+    who did it. A repeat on a refunded transaction changes nothing.
+    Refusals (nothing changes): ``invalid_cashier_request`` (no reason),
+    ``cashier_own_transaction`` (``check_four_eyes``), ``cashier_state_conflict``
+    (not ``refund_due``), ``not_found``."""
+    if not reason.strip() or len(reason) > 200:
+        raise InvalidCashierRequest("a refund needs a reason of 1 to 200 characters (e.g. the provider's reference)")
+    txn = _locked(pk=transaction_id)
+    check_four_eyes(txn=txn, operator=operator)
+    if txn.state == CashierState.REFUNDED:
+        return txn
+    if txn.state != CashierState.REFUND_DUE:
+        raise CashierStateConflict(
+            f"only a refund_due deposit can be refunded, not a {txn.state} {txn.kind}", state=txn.state
+        )
+    txn = _transition(txn, Decision(CashierState.REFUNDED, f"user:{operator.pk}", reason.strip()), now)
+    record_operator_action(
+        operator=operator, action="cashier.refund", target=f"cashier:{txn.id}", reason=reason.strip(),
+        details={"kind": txn.kind, "amount": txn.amount, "currency": txn.currency},
+    )  # fmt: skip
+    return txn
 
 
 @transaction.atomic

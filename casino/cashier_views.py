@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -13,7 +14,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,10 +25,13 @@ from casino.errors import DomainError
 from casino.models import CashierTransaction, ResponsibleGaming
 
 SIGNATURE_HEADER = "X-PSP-Signature"
+# Amounts are stored in BIGINT columns: anything above is refused by the
+# serializer (``invalid_request``), never sent to the database.
+MAX_AMOUNT = 2**63 - 1
 
 
 class CashierRequestSerializer(serializers.Serializer[Any]):
-    amount = serializers.IntegerField(min_value=1)
+    amount = serializers.IntegerField(min_value=1, max_value=MAX_AMOUNT)
     currency = serializers.CharField(max_length=3, required=False)
     request_key = serializers.CharField(max_length=100)
 
@@ -42,7 +46,7 @@ class CashierTransactionSerializer(serializers.ModelSerializer[CashierTransactio
 class CallbackSerializer(serializers.Serializer[Any]):
     external_reference = serializers.CharField(max_length=100)
     status = serializers.ChoiceField(choices=["approved", "paid", "rejected"])
-    amount = serializers.IntegerField(min_value=1)
+    amount = serializers.IntegerField(min_value=1, max_value=MAX_AMOUNT)
     currency = serializers.CharField(max_length=3)
     provider = serializers.CharField(max_length=50)
 
@@ -93,6 +97,10 @@ class BadSignature(DomainError, code="bad_signature", http_status=401):
     """The callback's signature is missing or wrong."""
 
 
+class InvalidCallbackBody(DomainError, code="invalid_callback_body", http_status=400):
+    """The callback's body is not JSON (UTF-8)."""
+
+
 def callback_signature(body: bytes) -> str:
     """HMAC-SHA256 (hex) of the raw request body with ``CASINO_PSP_CALLBACK_KEY``."""
     return hmac.new(settings.CASINO_PSP_CALLBACK_KEY.encode(), body, hashlib.sha256).hexdigest()
@@ -101,7 +109,14 @@ def callback_signature(body: bytes) -> str:
 class ProviderCallbackView(APIView):
     """The payment provider's status callback, signed with a shared key
     (header ``X-PSP-Signature``: HMAC-SHA256 hex of the raw body). Idempotent by
-    external reference: a retry returns the transaction as it is."""
+    external reference: a retry returns the transaction as it is. A ``paid``
+    deposit the player cannot be credited with answers 200 in ``refund_due``
+    (the provider must not retry it; an operator refunds it).
+
+    Refusals, nothing changed: ``bad_signature`` (401; a missing, wrong or
+    non-ASCII signature), ``invalid_callback_body`` (400; signed, but not UTF-8
+    JSON), ``invalid_request`` (400; fields), ``callback_mismatch``,
+    ``cashier_state_conflict``, ``not_found``."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
@@ -110,11 +125,49 @@ class ProviderCallbackView(APIView):
     def post(self, request: Request) -> Response:
         raw = request.body
         given = request.headers.get(SIGNATURE_HEADER, "")
-        if not settings.CASINO_PSP_CALLBACK_KEY or not hmac.compare_digest(given, callback_signature(raw)):
+        # compare_digest takes ASCII strings only (a header may carry any byte).
+        if (
+            not settings.CASINO_PSP_CALLBACK_KEY
+            or not given.isascii()
+            or not hmac.compare_digest(given, callback_signature(raw))
+        ):
             raise BadSignature()
-        body = CallbackSerializer(data=json.loads(raw or b"{}"))
+        try:
+            data = json.loads(raw or b"{}")
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            raise InvalidCallbackBody(type=type(exc).__name__) from None
+        body = CallbackSerializer(data=data)
         body.is_valid(raise_exception=True)
         txn = cashier.provider_callback(**body.validated_data, now=timezone.now())
+        return Response(CashierTransactionSerializer(txn).data)
+
+
+class RefundSerializer(serializers.Serializer[Any]):
+    reason = serializers.CharField(max_length=200, help_text="e.g. the provider's refund reference")
+
+
+class MayDecideCashier(BasePermission):
+    """Staff with ``casino.decide_cashiertransaction`` (the operator role)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("casino.decide_cashiertransaction"))
+
+
+class RefundView(APIView):
+    """Operators (``casino.decide_cashiertransaction``): record that a ``refund_due``
+    deposit was refunded through the provider; its money leaves the player's
+    suspense account and the transaction becomes ``refunded`` (``operator_refund``)."""
+
+    permission_classes = [MayDecideCashier]
+
+    @extend_schema(request=RefundSerializer, responses={200: CashierTransactionSerializer})
+    def post(self, request: Request, pk: uuid.UUID) -> Response:
+        body = RefundSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        txn = cashier.operator_refund(
+            transaction_id=pk, operator=request.user, reason=body.validated_data["reason"], now=timezone.now()
+        )
         return Response(CashierTransactionSerializer(txn).data)
 
 

@@ -63,6 +63,11 @@ class CashierState(models.TextChoices):
     APPROVED = "approved"
     PAID = "paid"
     REJECTED = "rejected"
+    # A paid deposit the player could not be credited with (e.g. self-excluded
+    # since the request): its money waits in the player's suspense account
+    # until an operator refunds it through the provider.
+    REFUND_DUE = "refund_due"
+    REFUNDED = "refunded"
 
 
 class CashierKind(models.TextChoices):
@@ -73,8 +78,9 @@ class CashierKind(models.TextChoices):
 class CashierTransaction(models.Model):
     """A deposit or withdrawal through the payment provider (``casino.cashier``).
 
-    requested -> approved -> paid, or -> rejected from requested/approved.
-    A withdrawal holds the funds (ledger hold ``hold_id``) from its request
+    requested -> approved -> paid, or -> rejected from requested/approved; a
+    deposit paid by the provider that cannot be credited -> refund_due ->
+    refunded (by an operator). A withdrawal holds the funds (ledger hold ``hold_id``) from its request
     until it is paid (posted to the cashier account) or rejected (voided).
     """
 

@@ -142,20 +142,34 @@ def _movements(ids: list[int], start: datetime, end: datetime) -> list[tuple[Any
 def player_account_summary(*, day: date, player: str | None = None, currency: str | None = None) -> Report:
     """Daily player account summary: per wallet, opening balance, deposits,
     withdrawals, stakes, returns, adjustments, closing balance, and whether it
-    reconciles with the ledger's own statement projection."""
+    reconciles with the ledger's own statement projection; then the player's
+    suspense account (deposits paid by the provider that could not be credited,
+    ``refund_due``): received into it that day, refunded from it that day, and
+    its balance at the end of the day (still owed back to the provider). A
+    player with only suspense movements that day has a row too."""
     start, end = day_bounds(day)
-    wallets = _accounts("wallet", None if player is None else f"player:{player}", currency)
+    owner = None if player is None else f"player:{player}"
+    wallets = _accounts("wallet", owner, currency)
     ids = list(wallets)
     sums: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(_FLOWS + _INTERNAL, 0))
     for debit, credit, amount, kind, debit_kind, credit_kind, hold_dest_kind in _movements(ids, start, end):
         for account, sign, other_kind in ((debit, -1, credit_kind), (credit, 1, debit_kind)):
             if account in wallets:
                 sums[account][_classify(sign, kind, other_kind, hold_dest_kind)] += amount
+    wallet_of = {key: account for account, key in wallets.items()}
+    suspense = {a: wallet_of[key] for a, key in _accounts("suspense", owner, currency).items() if key in wallet_of}
+    suspense_flows: dict[int, dict[str, int]] = defaultdict(lambda: {"refund_due": 0, "refunded": 0})
+    for debit, credit, amount, *_ in _movements(list(suspense), start, end):
+        if credit in suspense:
+            suspense_flows[suspense[credit]]["refund_due"] += amount
+        if debit in suspense:
+            suspense_flows[suspense[debit]]["refunded"] += amount
+    suspense_closing = {suspense[a]: balance for a, balance in _balances_before(list(suspense), end).items()}
     opening = _balances_before(ids, start)
     closing = _balances_before(ids, end)
     projected = _projected_before(ids, end)
     rows = []
-    for account in sorted(sums, key=lambda a: (wallets[a][0], wallets[a][1])):
+    for account in sorted(set(sums) | set(suspense_flows), key=lambda a: (wallets[a][0], wallets[a][1])):
         flow = sums[account]
         flow["withdrawals"] -= flow.pop("withdrawals_reversed")
         expected = opening.get(account, 0) + flow["deposits"] - flow["withdrawals"] - flow["stakes"]
@@ -168,6 +182,8 @@ def player_account_summary(*, day: date, player: str | None = None, currency: st
                 "opening_balance": opening.get(account, 0),
                 **flow,
                 "closing_balance": close,
+                **suspense_flows[account],
+                "suspense_balance": suspense_closing.get(account, 0),
                 "reconciled": expected == close == projected.get(account, 0),
             }
         )
@@ -176,12 +192,13 @@ def player_account_summary(*, day: date, player: str | None = None, currency: st
         start=start,
         end=end,
         filters={"player": player, "currency": currency},
-        columns=["player", "currency", "opening_balance", *_FLOWS, "closing_balance", "reconciled"],
+        columns=["player", "currency", "opening_balance", *_FLOWS, "closing_balance", *_SUSPENSE, "reconciled"],
         rows=rows,
     )
 
 
 _FLOWS = ("deposits", "withdrawals", "stakes", "returns", "adjustments")
+_SUSPENSE = ("refund_due", "refunded", "suspense_balance")
 # A rejected withdrawal's void lands here and is netted into withdrawals.
 _INTERNAL = ("withdrawals_reversed",)
 _GAME_KINDS = frozenset({"house", "pool", "poker_seat", "poker_pot", "rake"})

@@ -70,6 +70,7 @@ class AccountKind(models.TextChoices):
     POKER_POT = "poker_pot", "poker pot"
     RAKE = "rake", "rake"
     CASHIER = "cashier", "cashier (external money)"
+    SUSPENSE = "suspense", "cashier suspense (received, owed back to the provider)"
 
 
 # Only these may go below zero: the house pays out more than it took, and the

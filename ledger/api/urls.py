@@ -13,6 +13,7 @@ from casino.cashier_views import (
     ExclusionView,
     LimitsView,
     ProviderCallbackView,
+    RefundView,
     WithdrawalRequestView,
 )
 from compliance.views import ExportKeyView, ExportView, GameRecallView, ReportView
@@ -21,6 +22,7 @@ urlpatterns: list[Any] = [
     path("cashier/deposits/", DepositRequestView.as_view(), name="cashier-deposit"),
     path("cashier/withdrawals/", WithdrawalRequestView.as_view(), name="cashier-withdrawal"),
     path("cashier/transactions/", CashierTransactionsView.as_view(), name="cashier-transactions"),
+    path("cashier/transactions/<uuid:pk>/refund/", RefundView.as_view(), name="cashier-refund"),
     path("cashier/callback/", ProviderCallbackView.as_view(), name="cashier-callback"),
     path("me/limits/", LimitsView.as_view(), name="me-limits"),
     path("me/exclusion/", ExclusionView.as_view(), name="me-exclusion"),

@@ -123,6 +123,13 @@ def cashier_account(*, currency: str) -> int:
     return ensure_account(kind=AccountKind.CASHIER, owner="external", currency=currency)
 
 
+def suspense_account(*, player_id: int | str, currency: str) -> int:
+    """Money the payment provider paid in for the player that could not be
+    credited to their wallet (a deposit in ``refund_due``): it stays here
+    until it is refunded to the provider (cashier account). Never negative."""
+    return ensure_account(kind=AccountKind.SUSPENSE, owner=f"player:{player_id}", currency=currency)
+
+
 def balance_of(*, account_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT balance FROM ledger_account WHERE id = %s", [account_id])

@@ -77,7 +77,8 @@ def test_daily_player_account_summary_reconciles(day_of_play):
     assert row == {
         "player": str(day_of_play.pk), "currency": EUR, "opening_balance": 0, "deposits": 10_000,
         "withdrawals": 2_000, "stakes": 1_550, "returns": 1_820, "adjustments": 0,
-        "closing_balance": 10_000 - 2_000 - 1_550 + 1_820, "reconciled": True,
+        "closing_balance": 10_000 - 2_000 - 1_550 + 1_820, "refund_due": 0, "refunded": 0, "suspense_balance": 0,
+        "reconciled": True,
     }  # fmt: skip
     yesterday = player_account_summary(day=timezone.now().date() - timedelta(days=1))
     assert yesterday.as_json()["status"] == "No Activity"
