@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from kombu import Exchange, Queue
+
 from casino.db_routing import OWNER_ALIAS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -260,6 +262,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The health check's ping has a queue of its own, so it never queues behind (or
+# between) dealer tasks; a worker started without ``-Q`` consumes both queues.
+HEALTH_CHECK_QUEUE = os.environ.get("HEALTH_CHECK_QUEUE", "health")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name), routing_key=name) for name in (CELERY_TASK_DEFAULT_QUEUE, HEALTH_CHECK_QUEUE)
+)
+CELERY_TASK_ROUTES = {"casino.ping": {"queue": HEALTH_CHECK_QUEUE}}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Seal the ledger's events (Merkle root + HMAC) every minute.
@@ -304,7 +314,15 @@ else:
         "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": CHANNEL_LAYER_CAPACITY}}
     }
 
-HEALTH_CHECK_TIMEOUT = float(os.environ.get("HEALTH_CHECK_TIMEOUT", "5"))
+# Health (casino/health.py, docs/live.md "Health"). ``GET /api/health/live`` is
+# public and touches nothing; the readiness check ``GET /api/health/`` is for
+# staff or for a caller sending ``HEALTH_CHECK_TOKEN`` in ``X-Health-Check-Token``
+# (empty: staff only). Each component may take ``HEALTH_CHECK_TIMEOUT`` seconds;
+# one check runs at a time per process and its result is reused by concurrent
+# callers for ``HEALTH_CHECK_CACHE_SECONDS``.
+HEALTH_CHECK_TOKEN = os.environ.get("HEALTH_CHECK_TOKEN", "")
+HEALTH_CHECK_TIMEOUT = float(os.environ.get("HEALTH_CHECK_TIMEOUT", "2"))
+HEALTH_CHECK_CACHE_SECONDS = float(os.environ.get("HEALTH_CHECK_CACHE_SECONDS", "5"))
 
 # --- API ----------------------------------------------------------------------
 

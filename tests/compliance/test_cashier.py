@@ -243,7 +243,8 @@ def test_a_paid_deposit_for_a_player_excluded_since_goes_to_suspense_until_an_op
     listed = admin.get("/admin/casino/cashiertransaction/?state__exact=refund_due")
     assert listed.status_code == 200
     assert txn["external_reference"] in listed.content.decode()
-    assert txn["external_reference"] not in admin.get("/admin/casino/cashiertransaction/?state__exact=paid").content.decode()
+    paid_only = admin.get("/admin/casino/cashiertransaction/?state__exact=paid").content.decode()
+    assert txn["external_reference"] not in paid_only
     _, compliance = staff_client("cat", COMPLIANCE)
     row = summary_row(compliance, user)
     assert (row["deposits"], row["closing_balance"]) == (0, 0)
@@ -296,8 +297,8 @@ def test_the_admin_refunds_a_refund_due_deposit_with_four_eyes(player, operator)
     ask = admin.post("/admin/casino/cashiertransaction/", {"action": "refund", "_selected_action": [txn["id"]]})
     assert ask.status_code == 200
     assert b"reason" in ask.content
-    done = admin.post("/admin/casino/cashiertransaction/",
-                      {"action": "refund", "_selected_action": [txn["id"]], "apply": "1", "reason": "psp r-9"})  # fmt: skip
+    apply = {"action": "refund", "_selected_action": [txn["id"]], "apply": "1", "reason": "psp r-9"}
+    done = admin.post("/admin/casino/cashiertransaction/", apply)
     assert done.status_code == 302
     refunded = CashierTransaction.objects.get(pk=txn["id"])
     assert (refunded.state, refunded.reason, refunded.decided_by) == ("refunded", "psp r-9", f"user:{operator.pk}")
@@ -340,7 +341,7 @@ def test_a_validly_signed_callback_that_is_not_json_is_a_400(player, raw):
 
 @pytest.mark.parametrize("path", ["/api/cashier/withdrawals/", "/api/cashier/deposits/"])
 def test_an_amount_beyond_bigint_is_a_400(player, path):
-    user, client = player
+    _, client = player
     raw = b'{"amount": 28189888232175730688, "currency": "EUR", "request_key": "big"}'
     response = client.post(path, raw, content_type="application/json")
     assert response.status_code == 400, response.content

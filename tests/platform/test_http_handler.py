@@ -11,10 +11,14 @@ from typing import Any
 
 import pytest
 from django.core import signals
+from django.test import override_settings
 
 from casino.http import DEFAULT_THREADS, ThreadPoolHTTPHandler, http_threads
 
 Answer = tuple[int, dict[bytes, bytes], bytes, list[dict[str, Any]]]
+# The readiness check is for staff or this token (docs/live.md, "Health").
+HEALTH_TOKEN = "http-handler-test-health-token"
+HEALTH_HEADERS = [(b"x-health-check-token", HEALTH_TOKEN.encode())]
 
 
 def _call(handler: ThreadPoolHTTPHandler, method: str, path: str, body: bytes = b"",
@@ -69,7 +73,8 @@ def finished() -> Any:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_json_api_request_is_answered_on_a_pool_thread(handler, finished) -> None:
-    status, headers, content, _ = _call(handler, "GET", "/api/health/")
+    with override_settings(HEALTH_CHECK_TOKEN=HEALTH_TOKEN):
+        status, headers, content, _ = _call(handler, "GET", "/api/health/", headers=HEALTH_HEADERS)
     assert status in (200, 503)  # the broker may be away in this test; the answer is what matters
     assert "components" in json.loads(content)
     assert headers[b"Content-Type"].startswith(b"application/json")
@@ -136,13 +141,14 @@ def test_async_code_in_a_view_runs_on_the_servers_event_loop(handler) -> None:
         listening = asyncio.create_task(layer.receive(channel))
         await asyncio.sleep(0.1)
         try:
-            return await asyncio.wait_for(_acall(handler, "GET", "/api/health/"), 60)
+            return await asyncio.wait_for(_acall(handler, "GET", "/api/health/", headers=HEALTH_HEADERS), 60)
         finally:
             # Ended by a message, not by cancelling it: a receive cancelled in the
             # middle of channels_redis's pop once left this test waiting for good.
             await layer.send(channel, {"type": "test.done"})
             assert (await asyncio.wait_for(listening, 30))["type"] == "test.done"
 
-    _, _, content, _ = asyncio.run(scenario())
+    with override_settings(HEALTH_CHECK_TOKEN=HEALTH_TOKEN):
+        _, _, content, _ = asyncio.run(scenario())
     component = json.loads(content)["components"]["channel_layer"]
     assert component["status"] == "ok", component

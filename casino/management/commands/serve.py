@@ -1,14 +1,19 @@
 """``manage.py serve``: the whole system in one command (what ``make run`` calls).
 
 Migrates, loads the demo data, then supervises three processes: the ASGI
-server (API + websockets), the Celery dealer worker and Celery beat. It prints
-the URLs once ``/api/health/`` answers. Ctrl-C (or SIGTERM) stops all three:
+server (API + websockets), the Celery dealer worker (which consumes the dealer's
+queue and the health check's) and Celery beat. It prints the URLs once the
+readiness check ``/api/health/`` answers 200: it calls it with
+``HEALTH_CHECK_TOKEN``, or, when none is set, with a random token it gives the
+web process for this run only. Ctrl-C (or SIGTERM) stops all three:
 each gets SIGTERM (Celery's warm shutdown finishes the task in hand), and
 whatever is still running after the grace period is killed.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -44,6 +49,8 @@ class Command(BaseCommand):
             for line in seed_demo():
                 self.stdout.write(line)
         python = sys.executable
+        token = settings.HEALTH_CHECK_TOKEN or secrets.token_urlsafe(32)
+        web_env = dict(os.environ, HEALTH_CHECK_TOKEN=token)
         commands = {
             "web": uvicorn_command(host=host, port=port),
             "worker": [
@@ -67,7 +74,8 @@ class Command(BaseCommand):
         # Own sessions: the terminal's Ctrl-C reaches only this supervisor,
         # which then stops the children in order.
         for name, command in commands.items():
-            children[name] = subprocess.Popen(command, start_new_session=True)
+            env = web_env if name == "web" else None
+            children[name] = subprocess.Popen(command, start_new_session=True, env=env)
         base = f"http://{host}:{port}"
         announced = False
         exit_code = 0
@@ -78,7 +86,7 @@ class Command(BaseCommand):
                         self.stderr.write(f"{name} exited with code {child.returncode}; stopping everything")
                         exit_code = 1
                         stopping = True
-                if not announced and not stopping and _healthy(f"{base}/api/health/"):
+                if not announced and not stopping and _healthy(f"{base}/api/health/", token):
                     announced = True
                     self.stdout.write(
                         self.style.SUCCESS(
@@ -86,7 +94,8 @@ class Command(BaseCommand):
                             f"  API root      {base}/api/\n"
                             f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)\n"
                             f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)\n"
-                            f"  Health        {base}/api/health/\n"
+                            f"  Health        {base}/api/health/live  (readiness {base}/api/health/: staff,\n"
+                            "                or the X-Health-Check-Token header with HEALTH_CHECK_TOKEN)\n"
                             f"  Admin         {base}/admin/\n"
                         )
                     )
@@ -99,9 +108,10 @@ class Command(BaseCommand):
             sys.exit(exit_code)
 
 
-def _healthy(url: str) -> bool:
+def _healthy(url: str, token: str) -> bool:
+    request = urllib.request.Request(url, headers={"X-Health-Check-Token": token})
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10) as response:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
