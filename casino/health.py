@@ -82,11 +82,16 @@ def check_database(*, timeout: float | None = None) -> ComponentHealth:
     limit = settings.HEALTH_CHECK_TIMEOUT if timeout is None else timeout
     started = time.perf_counter()
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        if connection.vendor == "postgresql":
+            with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('statement_timeout', %s, true)", [f"{max(1, int(limit * 1000))}ms"])
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+                cursor.execute("SELECT 1")
+                cursor.fetchone()
+        else:  # SQLite: no transaction (its IMMEDIATE transactions would take the write lock)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+                cursor.fetchone()
     except Exception:  # any driver error means the database is down for us
         logger.warning("health: database check failed", exc_info=True)
         return ComponentHealth(False, "database unreachable", _ms(started), {"vendor": connection.vendor})
