@@ -85,6 +85,7 @@ def refused(response: Any, status: int, code: str) -> dict[str, Any]:
 def advance(table: HouseTable) -> str:
     """Close the open phase at its deadline (the dealer's step); the new phase."""
     table.refresh_from_db()
+    assert table.deadline is not None
     tick = advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline)
     assert tick is not None
     return str(tick.phase)
@@ -135,7 +136,9 @@ def test_logging_in_does_not_touch_the_session_and_a_limited_player_without_one_
     # After the idle gap without a wager the session is over: the next wager starts a new one.
     ResponsibleGaming.objects.filter(pk=player).update(last_wager_at=timezone.now() - rg.idle_gap())
     assert chip(client, table, "ante", 100).status_code == 200
-    assert timezone.now() - ResponsibleGaming.objects.get(pk=player).session_started_at < timedelta(minutes=1)
+    started = ResponsibleGaming.objects.get(pk=player).session_started_at
+    assert started is not None
+    assert timezone.now() - started < timedelta(minutes=1)
 
 
 def test_a_poker_hand_is_play_for_the_session() -> None:
