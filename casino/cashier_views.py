@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -172,28 +172,48 @@ class RefundView(APIView):
 
 
 class LimitsSerializer(serializers.Serializer[Any]):
-    limits = serializers.DictField(child=serializers.IntegerField(min_value=0, allow_null=True), required=False)
-    session_limit_minutes = serializers.IntegerField(min_value=1, allow_null=True, required=False)
-    reality_check_minutes = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    currency = serializers.CharField(
+        required=False, min_length=3, max_length=3,
+        help_text="The wallet currency these limits are for (default: the casino's default currency).",
+    )  # fmt: skip
+    limits = serializers.DictField(
+        child=serializers.IntegerField(min_value=0, max_value=responsible_gaming.MAX_AMOUNT, allow_null=True),
+        required=False,
+    )
+    session_limit_minutes = serializers.IntegerField(
+        min_value=1, max_value=responsible_gaming.MAX_MINUTES, allow_null=True, required=False
+    )
+    reality_check_minutes = serializers.IntegerField(
+        min_value=1, max_value=responsible_gaming.MAX_MINUTES, allow_null=True, required=False
+    )
 
 
 class ExclusionSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["cool_off", "self_exclusion"])
-    days = serializers.IntegerField(min_value=1, allow_null=True)
+    days = serializers.IntegerField(min_value=1, max_value=responsible_gaming.MAX_EXCLUSION_DAYS, allow_null=True)
 
 
-def render_limits(row: ResponsibleGaming) -> dict[str, Any]:
+def valid(serializer: serializers.Serializer[Any]) -> dict[str, Any]:
+    """The serializer's data, or ``invalid_limit`` (400) naming the fields it refused."""
+    if not serializer.is_valid():
+        raise responsible_gaming.InvalidLimit("The limits asked for are not valid.", fields=serializer.errors)
+    return dict(serializer.validated_data)
+
+
+def render_limits(row: ResponsibleGaming, currency: str) -> dict[str, Any]:
     now = timezone.now()
+    in_currency = responsible_gaming.limits_in({"limits": row.limits}, currency)
     return {
-        "currency": row.currency,
+        "currency": currency,
         "limits": {
             kind: {
-                "in_force": responsible_gaming.effective_limit(row.limits.get(kind), now),
-                "pending": (row.limits.get(kind) or {}).get("pending"),
-                "pending_from": (row.limits.get(kind) or {}).get("pending_from"),
+                "in_force": responsible_gaming.effective_limit(in_currency.get(kind), now),
+                "pending": (in_currency.get(kind) or {}).get("pending"),
+                "pending_from": (in_currency.get(kind) or {}).get("pending_from"),
             }
             for kind in responsible_gaming.LIMIT_KINDS
         },
+        "currencies": sorted(row.limits),
         "session_limit_minutes": row.session_limit_minutes,
         "reality_check_minutes": row.reality_check_minutes,
         "exclusion": row.exclusion if row.excluded_until and row.excluded_until > now else "",
@@ -202,33 +222,33 @@ def render_limits(row: ResponsibleGaming) -> dict[str, Any]:
 
 
 class LimitsView(APIView):
-    """The caller's responsible-gaming limits: a decrease applies at once, an increase after 24 hours."""
+    """The caller's responsible-gaming limits in one currency (``?currency=``, or
+    ``currency`` in the body; default the casino's default currency): a decrease
+    applies at once, an increase after 24 hours. A change applies all or
+    nothing: one refused value leaves every limit as it was."""
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[OpenApiParameter("currency", str, required=False, description="Limits of this currency.")],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request) -> Response:
         user = request_user(request)
+        currency = str(request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY)[:8]
         row = responsible_gaming.read_settings(player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY)
-        return Response(render_limits(row))
+        return Response(render_limits(row, currency))
 
     @extend_schema(request=LimitsSerializer, responses={200: OpenApiTypes.OBJECT})
     def put(self, request: Request) -> Response:
         user = request_user(request)
-        body = LimitsSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        now, currency = timezone.now(), settings.CASINO_DEFAULT_CURRENCY
-        row = responsible_gaming.settings_of(player_id=user.pk, currency=currency)
-        for kind, amount in body.validated_data.get("limits", {}).items():
-            row = responsible_gaming.set_limit(player_id=user.pk, kind=kind, amount=amount, currency=currency, now=now)
-        if "session_limit_minutes" in body.validated_data or "reality_check_minutes" in body.validated_data:
-            row = responsible_gaming.set_session_limits(
-                player_id=user.pk,
-                currency=currency,
-                session_limit_minutes=body.validated_data.get("session_limit_minutes", row.session_limit_minutes),
-                reality_check_minutes=body.validated_data.get("reality_check_minutes", row.reality_check_minutes),
-            )
-        return Response(render_limits(row))
+        data = valid(LimitsSerializer(data=request.data))
+        currency = data.get("currency") or settings.CASINO_DEFAULT_CURRENCY
+        session = {name: data[name] for name in ("session_limit_minutes", "reality_check_minutes") if name in data}
+        row = responsible_gaming.set_limits(
+            player_id=user.pk, currency=currency, limits=data.get("limits", {}), now=timezone.now(), **session
+        )
+        return Response(render_limits(row, currency))
 
 
 class ExclusionView(APIView):
@@ -239,10 +259,9 @@ class ExclusionView(APIView):
     @extend_schema(request=ExclusionSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request: Request) -> Response:
         user = request_user(request)
-        body = ExclusionSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        data = valid(ExclusionSerializer(data=request.data))
         row = responsible_gaming.exclude(
-            player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY, kind=body.validated_data["kind"],
-            days=body.validated_data["days"], now=timezone.now(),
+            player_id=user.pk, currency=settings.CASINO_DEFAULT_CURRENCY, kind=data["kind"],
+            days=data["days"], now=timezone.now(),
         )  # fmt: skip
-        return Response(render_limits(row))
+        return Response(render_limits(row, settings.CASINO_DEFAULT_CURRENCY))

@@ -27,11 +27,15 @@ class ResponsibleGaming(models.Model):
     """A player's responsible-gaming limits and exclusions: one row per player,
     read by primary key on the bet and deposit paths (``casino.responsible_gaming``).
 
-    ``limits`` maps a limit kind (``deposit_day``, ``deposit_week``,
-    ``deposit_month``, ``loss_day``, ``loss_week``, ``loss_month``) to
+    ``limits`` maps a currency (``"EUR"``) to its limits: a limit kind
+    (``deposit_day``, ``deposit_week``, ``deposit_month``, ``loss_day``,
+    ``loss_week``, ``loss_month``) to
     ``{"amount": int | null, "pending": int | null, "pending_from": iso | null}``
-    in minor units of ``currency``: a decrease replaces ``amount`` at once, an
+    in minor units of that currency: a decrease replaces ``amount`` at once, an
     increase (or removal) waits in ``pending`` until ``pending_from`` (24 h).
+    ``currency`` is the currency the row was first created in (the reality
+    check's headline ``net_loss``). ``session_started_at`` / ``last_wager_at``:
+    the play session (starts at a wager after the idle gap, ends after it).
     """
 
     user = models.OneToOneField(
@@ -42,6 +46,7 @@ class ResponsibleGaming(models.Model):
     session_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
     reality_check_minutes = models.PositiveIntegerField(null=True, blank=True)
     session_started_at = models.DateTimeField(null=True, blank=True)
+    last_wager_at = models.DateTimeField(null=True, blank=True)
     last_reality_check_at = models.DateTimeField(null=True, blank=True)
     # Self-exclusion or cool-off: no bets and no deposits before ``excluded_until``.
     exclusion = models.CharField(

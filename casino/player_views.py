@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token
@@ -18,7 +17,6 @@ from rest_framework.views import APIView
 from casino.api import request_user
 from casino.errors import DomainError
 from casino.players import read_profile, update_player_settings
-from casino.responsible_gaming import start_session
 from casino.serializers import LoginSerializer, MeSerializer, PlayerSettingsSerializer, TokenSerializer
 
 
@@ -49,7 +47,6 @@ class TokenLoginView(APIView):
         if user is None or not user.is_active:
             raise InvalidCredentials()
         token, _ = Token.objects.get_or_create(user=user)
-        start_session(player_id=user.pk, now=timezone.now())
         return Response({"token": token.key, "username": user.get_username()})
 
 

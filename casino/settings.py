@@ -357,6 +357,9 @@ CASINO_ALLOW_SCRIPTED_SHOE = env_bool("CASINO_ALLOW_SCRIPTED_SHOE")
 CASINO_DEFAULT_CURRENCY = os.environ.get("CASINO_DEFAULT_CURRENCY", "EUR")
 # RULES.md: one seat per table, at most 4 tables at once (configurable).
 CASINO_MAX_TABLES_PER_PLAYER = int(os.environ.get("CASINO_MAX_TABLES_PER_PLAYER", "4"))
+# Responsible gaming: a play session ends after this many minutes without a
+# wager; the next wager starts a new one (docs/cashier-and-responsible-gaming.md).
+CASINO_RG_SESSION_IDLE_GAP_MINUTES = int(os.environ.get("CASINO_RG_SESSION_IDLE_GAP_MINUTES", "30"))
 # A phase overdue by more than the grace is advanced by the beat sweeper; a round
 # whose dealer has been gone longer than the void limit is voided with refunds.
 CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", "3"))

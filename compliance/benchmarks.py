@@ -69,7 +69,7 @@ def bench_rg_wager_check(*, out: Writer, repeat: int = 2000, bets: int = 500, **
     lossy = _player(f"bench-rg-loss-{suffix}", 1_000_000)
     now = timezone.now()
     rg.set_session_limits(player_id=limited, currency="EUR", session_limit_minutes=600, reality_check_minutes=60)
-    rg.start_session(player_id=limited, now=now)
+    rg.note_wager(player_id=limited, currency="EUR", now=now)  # a play session runs
     rg.set_limit(player_id=lossy, kind="loss_day", amount=10**9, currency="EUR", now=now)
     out.write(f"placing {bets} settled bets for the loss-limit player\n")
     _bets(lossy, bets)

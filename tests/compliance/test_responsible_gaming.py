@@ -141,33 +141,50 @@ def test_exclusion_bounds_are_checked(user):
 
 
 def test_session_time_limit_refuses_bets_after_the_limit(user):
+    """A session is continuous play: it starts at a wager and runs while wagers
+    come within the idle gap; past the limit bets are refused until the gap has
+    passed without one (then the next wager starts a new session)."""
+    gap = rg.idle_gap()
     now = timezone.now()
     rg.set_session_limits(player_id=user.pk, currency=EUR, session_limit_minutes=60, reality_check_minutes=None)
-    rg.start_session(player_id=user.pk, now=now)
-    rg.assert_may_wager(player_id=user.pk, amount=1, currency=EUR, now=now + timedelta(minutes=59))
+    for minute in range(0, 60, 10):  # wagers every ten minutes: one session
+        at = now + timedelta(minutes=minute)
+        rg.assert_may_wager(player_id=user.pk, amount=1, currency=EUR, now=at)
+        rg.note_wager(player_id=user.pk, currency=EUR, now=at)
+    details = refused("session_time_limit_reached", rg.assert_may_wager, player_id=user.pk, amount=1, currency=EUR,
+                      now=now + timedelta(minutes=60))  # fmt: skip
+    assert details["session_started_at"] == now.isoformat()
+    # Still refused just before the idle gap has passed since the last wager (minute 50).
     refused("session_time_limit_reached", rg.assert_may_wager, player_id=user.pk, amount=1, currency=EUR,
-            now=now + timedelta(minutes=60))  # fmt: skip
-    rg.start_session(player_id=user.pk, now=now + timedelta(minutes=61))
-    rg.assert_may_wager(player_id=user.pk, amount=1, currency=EUR, now=now + timedelta(minutes=62))
+            now=now + timedelta(minutes=50) + gap - timedelta(seconds=1))  # fmt: skip
+    fresh = now + timedelta(minutes=50) + gap
+    rg.assert_may_wager(player_id=user.pk, amount=1, currency=EUR, now=fresh)
+    rg.note_wager(player_id=user.pk, currency=EUR, now=fresh)
+    assert ResponsibleGaming.objects.get(pk=user.pk).session_started_at == fresh
 
 
 def test_reality_check_reaches_the_players_group_on_the_channel_layer(user):
     now = timezone.now()
     rg.set_session_limits(player_id=user.pk, currency=EUR, session_limit_minutes=None, reality_check_minutes=30)
-    rg.start_session(player_id=user.pk, now=now)
     layer = get_channel_layer()
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(f"player-{user.pk}", channel)
     try:
-        assert rg.send_reality_checks(now=now + timedelta(minutes=29)) == 0
-        assert rg.send_reality_checks(now=now + timedelta(minutes=30)) == 1
-        message = async_to_sync(layer.receive)(channel)
-        assert message["type"] == "player.notice"
-        assert message["notice"]["kind"] == "reality_check"
-        assert message["notice"]["elapsed_minutes"] == 30
-        # Not again until the next interval.
-        assert rg.send_reality_checks(now=now + timedelta(minutes=45)) == 0
-        assert rg.send_reality_checks(now=now + timedelta(minutes=60)) == 1
+        assert rg.send_reality_checks(now=now + timedelta(minutes=30)) == 0  # no play, no session
+        for minute in range(0, 61, 5):  # play every five minutes for an hour
+            rg.note_wager(player_id=user.pk, currency=EUR, now=now + timedelta(minutes=minute))
+            sent = rg.send_reality_checks(now=now + timedelta(minutes=minute))
+            assert sent == (1 if minute in (30, 60) else 0), minute
+
+        async def two() -> list[dict]:  # one event loop: the layer acknowledges the first before the second
+            return [await layer.receive(channel), await layer.receive(channel)]
+
+        for minute, message in zip((30, 60), async_to_sync(two)(), strict=True):
+            assert message["type"] == "player.notice"
+            assert message["notice"]["kind"] == "reality_check"
+            assert message["notice"]["elapsed_minutes"] == minute
+        # The session ends after the idle gap without a wager: no more reminders.
+        assert rg.send_reality_checks(now=now + timedelta(minutes=60) + rg.idle_gap()) == 0
     finally:
         async_to_sync(layer.group_discard)(f"player-{user.pk}", channel)
 

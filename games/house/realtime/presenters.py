@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from casino.responsible_gaming import wager_allowance
 from games.fairness import fairness_answer
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
@@ -132,6 +133,9 @@ def table_view(
         row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
         player = state_from_json(viewer_id, row.state if row else {})
         balance, _ = player_balances(player_id=viewer_id, currency=table.currency)  # creates nothing
+        moment = now or datetime.now(UTC)
+        # Responsible gaming hides the options the bet services would refuse (docs/cashier-and-responsible-gaming.md).
+        allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=moment)
         view["me"] = {
             "player_id": viewer_id,
             "balance": balance,
@@ -140,7 +144,7 @@ def table_view(
             "folded": player.folded,
             "doubled": player.doubled,
             "decisions": [{"street": d.street, "option": d.option, "auto": d.auto} for d in player.decisions],
-            "options": offered_options(state, player, balance=balance, now=(now or datetime.now(UTC)).isoformat()),
+            "options": offered_options(state, player, balance=balance, now=moment.isoformat(), allowance=allowance),
             "returned": player.returned if (player.settled or player.voided) else None,
         }
     return view

@@ -192,6 +192,7 @@ def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, An
 def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     """(player, options offered now, wallet balance) for every participant of the
     round, in two queries (a decision window can have 10,000 participants)."""
+    from casino.responsible_gaming import wager_allowances
     from games.house.models import PlayerRound
     from games.house.round.commands import offered_options
     from games.house.store import load_round, state_from_json
@@ -200,14 +201,18 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     if state.config is None:
         return []
     # Offered iff a decision sent now would be accepted: past the deadline, none.
-    now = datetime.now(UTC).isoformat()
+    moment = datetime.now(UTC)
+    now = moment.isoformat()
     rows = list(PlayerRound.objects.filter(round__round_id=round_id).values_list("player_id", "state"))
     currency = state.config.currency
     balances = wallet_balances((pid, currency) for pid, _ in rows)
+    # Responsible gaming: one read of the rows of those who have settings.
+    allowances = wager_allowances(player_ids=[pid for pid, _ in rows], currency=currency, now=moment)
     result = []
     for pid, data in rows:
         balance = balances.get((pid, currency), 0)
-        options = offered_options(state, state_from_json(pid, data), balance=balance, now=now)
+        options = offered_options(state, state_from_json(pid, data), balance=balance, now=now,
+                                  allowance=allowances.get(pid))  # fmt: skip
         if options:
             result.append((pid, options, balance))
     return result

@@ -6,6 +6,10 @@ new hold ids are inputs.
 
 Legality has one source: ``check_decision`` is what ``decide_decision``
 enforces, and ``offered_options`` offers exactly the options it accepts.
+
+A chip, repeat or double must leave the balance able to cover the round's
+smallest forced decision wager (``decision_reserve``; docs/cashier-and-
+responsible-gaming.md): else ``decision_would_be_uncovered``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from games.house.round.errors import (
     BelowMinimum,
     BettingClosed,
     DecisionNotCovered,
+    DecisionWouldBeUncovered,
     InsufficientBalance,
     InvalidChip,
     NoDecisionWindow,
@@ -31,7 +36,7 @@ from games.house.round.errors import (
     RoundPaused,
     SpotNotOffered,
 )
-from games.house.round.events import BetPlaced, BetRemoved, DecisionMade, Event
+from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
 from games.house.round.state import (
     BETTING,
     PER_SEAT_MAX,
@@ -97,15 +102,41 @@ def _chip(
     return BetPlaced(spot, amount, automatic, hold_id, source, capped), capped
 
 
+def decision_reserve(definition: GameDefinition, ante: int) -> int:
+    """What a player with ``ante`` on the Ante must keep to be able to take the
+    round's smallest forced decision wager (``GameDefinition.forced_multiplier``
+    x Ante): the balance, and the loss limits, must still cover it after the bets."""
+    return definition.forced_multiplier * ante
+
+
+def reserve_after(state: RoundState, player: PlayerState, events: Sequence[Event]) -> int:
+    """``decision_reserve`` for the Ante the player has once ``events`` (chips) apply."""
+    ante = player.totals().get("ante", 0)
+    for event in events:
+        if event.type == BET_PLACED:
+            placed = BetPlaced.from_data(event.data)
+            ante += placed.amount if placed.spot == "ante" else 0
+    return decision_reserve(config_of(state).definition, ante)
+
+
+def _check_cover(needed: int, reserve: int, balance: int) -> None:
+    """The stakes ``needed`` and then the decision ``reserve`` must fit the balance."""
+    if needed > balance:
+        raise InsufficientBalance(needed=needed, balance=balance)
+    if needed + reserve > balance:
+        raise DecisionWouldBeUncovered(needed=needed, reserve=reserve, balance=balance)
+
+
 def decide_place_chip(
     state: RoundState, player: PlayerState, *, spot: str, amount: int, balance: int, hold_id: str, now: str
 ) -> BetOutcome:
     config = _betting_open(state, now)
-    event, capped = _chip(config, player.totals(), spot, amount, hold_id, "chip")
+    totals = player.totals()
+    event, capped = _chip(config, totals, spot, amount, hold_id, "chip")
     if event is None:
         return BetOutcome([], capped=True)
-    if event.held > balance:
-        raise InsufficientBalance(needed=event.held, balance=balance)
+    ante = totals.get("ante", 0) + (event.amount if spot == "ante" else 0)
+    _check_cover(event.held, decision_reserve(config.definition, ante), balance)
     return BetOutcome([event.event(player.player_id)], capped=capped)
 
 
@@ -193,8 +224,7 @@ def decide_repeat(
         needed += event.held
         events.append(event.event(player.player_id))
         totals[spot] = totals.get(spot, 0) + event.amount
-    if needed > balance:
-        raise InsufficientBalance(needed=needed, balance=balance)
+    _check_cover(needed, decision_reserve(definition, totals.get("ante", 0)), balance)
     return BetOutcome(events, capped=capped_any)
 
 
@@ -217,8 +247,12 @@ def decide_double(
     events: list[Event] = []
     doubled: list[str] = []
     capped_any = False
-    left = balance
+    # The decision reserve of the current Ante stays out of reach; doubling the
+    # Ante raises it by its own share.
+    multiplier = config.definition.forced_multiplier
+    left = balance - multiplier * totals.get("ante", 0)
     ids = iter(hold_ids)
+    first_cost = None
     for spot in order:
         try:
             event, capped = _chip(config, totals, spot, totals[spot], next(ids), "double")
@@ -227,13 +261,18 @@ def decide_double(
         capped_any |= capped
         if event is None:
             continue
-        if event.held > left:
+        cost = event.held + (multiplier * event.amount if spot == "ante" else 0)
+        first_cost = event.held if first_cost is None else first_cost
+        if cost > left:
             break
-        left -= event.held
+        left -= cost
         events.append(event.event(player.player_id))
         doubled.append(spot)
     if not events:
-        raise InsufficientBalance(needed=totals[order[0]], balance=balance)
+        needed = first_cost if first_cost is not None else totals[order[0]]
+        if needed <= balance:  # the stake fits, not with the decision reserve
+            raise DecisionWouldBeUncovered(needed=needed, reserve=multiplier * totals.get("ante", 0), balance=balance)
+        raise InsufficientBalance(needed=needed, balance=balance)
     return BetOutcome(events, capped=capped_any, doubled=tuple(doubled))
 
 
@@ -263,9 +302,23 @@ def check_decision(
     return point, chosen, amount
 
 
-def offered_options(state: RoundState, player: PlayerState, *, balance: int, now: str) -> list[str]:
+def limit_exempt(state: RoundState, player: PlayerState, amount: int) -> bool:
+    """A decision wager responsible gaming never refuses: at most the round's
+    smallest forced decision wager, which the loss limits already made room for
+    when the bets were placed (``decision_reserve``). Refusing it would leave
+    only the fold, and lose the stakes already down."""
+    return amount <= decision_reserve(config_of(state).definition, player.totals().get("ante", 0))
+
+
+def offered_options(
+    state: RoundState, player: PlayerState, *, balance: int, now: str, allowance: int | None = None
+) -> list[str]:
     """The options ``decide_decision`` would accept from this player now (in the
-    decision point's order); none outside a decision window."""
+    decision point's order); none outside a decision window. ``allowance``: the
+    largest stake responsible gaming accepts now (``None``: no limit); an option
+    above it is hidden unless ``limit_exempt`` (the bet services refuse exactly
+    those). Only options whose timeout default is a check can be hidden by it:
+    the forced wager that a fold is the alternative to is exempt."""
     if state.config is None:
         return []
     points = {p.street: p for p in state.config.definition.decision_points}
@@ -275,8 +328,10 @@ def offered_options(state: RoundState, player: PlayerState, *, balance: int, now
     offered = []
     for candidate in point.options:
         try:
-            check_decision(state, player, option=candidate.name, balance=balance, now=now)
+            _, _, amount = check_decision(state, player, option=candidate.name, balance=balance, now=now)
         except DomainError:
+            continue
+        if allowance is not None and amount > allowance and not limit_exempt(state, player, amount):
             continue
         offered.append(candidate.name)
     return offered

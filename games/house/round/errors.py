@@ -70,6 +70,12 @@ class DecisionNotCovered(RoundError, code="decision_not_covered"):
     """A decision whose amount the balance does not cover is not offered."""
 
 
+class DecisionWouldBeUncovered(RoundError, code="decision_would_be_uncovered"):
+    """The bet would leave the balance unable to cover the smallest decision
+    wager the round can force (UTH and Xtreme: 1x Ante at the river; Casino
+    Hold'em: the 2x Ante call), so the player could only fold there."""
+
+
 class TableFull(RoundError, code="table_full"):
     """Per-seat mode: the deck limits the seats."""
 

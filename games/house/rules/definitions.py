@@ -240,6 +240,21 @@ class GameDefinition:
         return self.strategies[0] if self.strategies else ""
 
     @property
+    def forced_multiplier(self) -> int:
+        """The smallest decision wager (x Ante) the round can force on a player
+        who does not fold: decision points are passed in order, checking where
+        a check is offered; at the first point without one the player must
+        take one of its wagers or fold, and the smallest of those wagers is
+        the answer (UTH and Xtreme: the river's 1x; Casino Hold'em: the
+        flop's 2x call). 0 when every point can be checked."""
+        for point in self.decision_points:
+            if any(o.multiplier == 0 and not o.folds for o in point.options):
+                continue
+            wagers = [o.multiplier for o in point.options if o.multiplier > 0 and not o.folds]
+            return min(wagers) if wagers else 0
+        return 0
+
+    @property
     def progressive_wager(self) -> str | None:
         """The wager that feeds and wins the progressive pools (STAX), if the game has one."""
         return next((w.name for w in self.wagers if w.pools), None)

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from casino.responsible_gaming import assert_may_wager
+from casino.responsible_gaming import assert_may_wager, note_wager
 from games.house.models import HouseRound, HouseTable, PlayerRound
 from games.house.round.commands import (
     BetOutcome,
@@ -28,6 +28,8 @@ from games.house.round.commands import (
     decide_place_chip,
     decide_repeat,
     decide_undo,
+    limit_exempt,
+    reserve_after,
 )
 from games.house.round.errors import NotInRound, NotSeated, WrongPhase
 from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
@@ -114,9 +116,12 @@ def _bet_command(
             new_stake = sum(hold[4] for hold in money.open_holds)
             if new_stake:
                 # Responsible gaming refuses new stakes (exclusion, cool-off,
-                # session and loss limits); removing chips is always allowed.
+                # session and loss limits, with room left for the round's
+                # smallest forced decision); removing chips is always allowed.
                 assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now,
-                                 settings=context.settings)  # fmt: skip
+                                 settings=context.settings,
+                                 reserve=reserve_after(state, player, outcome.events))  # fmt: skip
+                note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
             _, players = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
@@ -247,9 +252,12 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         made = DecisionMade.from_data(event.data)
         if made.amount:
             # A call or play is a new stake: responsible gaming may refuse it
-            # (checking and folding stay possible).
-            assert_may_wager(player_id=player_id, amount=made.amount, currency=round_row.currency, now=now,
-                             settings=context.settings)  # fmt: skip
+            # (checking and folding stay possible), except the round's smallest
+            # forced wager, which the limits made room for when the bets were placed.
+            if not limit_exempt(state, player, made.amount):
+                assert_may_wager(player_id=player_id, amount=made.amount, currency=round_row.currency, now=now,
+                                 settings=context.settings)  # fmt: skip
+            note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
             money.open_holds.append((hold_id, accounts.wallet, accounts.held, accounts.house, made.amount, event))
         _, players = commit(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,

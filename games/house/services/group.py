@@ -43,7 +43,7 @@ from uuid import UUID
 from django.db import DatabaseError, connection, transaction
 
 from casino.errors import DomainError
-from casino.responsible_gaming import assert_may_wager
+from casino.responsible_gaming import assert_may_wager, note_wager
 from games.house.models import HouseRound, PlayerRound
 from games.house.round.commands import (
     BetOutcome,
@@ -54,6 +54,8 @@ from games.house.round.commands import (
     decide_place_chip,
     decide_repeat,
     decide_undo,
+    limit_exempt,
+    reserve_after,
 )
 from games.house.round.errors import NotInRound, NotSeated, WrongPhase
 from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
@@ -359,9 +361,15 @@ class _Run:
         round_row, accounts = context.round_row, context.accounts
         new_stake = sum(amount for _, amount, _ in decided.opened)
         if new_stake:
-            # Responsible gaming refuses new stakes; removing chips is always allowed.
-            assert_may_wager(player_id=c.player_id, amount=new_stake, currency=round_row.currency, now=self.now,
-                             settings=context.settings)  # fmt: skip
+            # Responsible gaming refuses new stakes (a chip's with room for the
+            # round's smallest forced decision; that decision itself is exempt:
+            # ``bets.make_decision``); removing chips is always allowed.
+            state, before = context.state, decided.before
+            if not (isinstance(c, MakeDecision) and limit_exempt(state, before, new_stake)):
+                reserve = 0 if isinstance(c, MakeDecision) else reserve_after(state, before, decided.events)
+                assert_may_wager(player_id=c.player_id, amount=new_stake, currency=round_row.currency, now=self.now,
+                                 settings=context.settings, reserve=reserve)  # fmt: skip
+            note_wager(player_id=c.player_id, currency=round_row.currency, now=self.now, settings=context.settings)
         if not (accounts.wallet and accounts.held and accounts.house):
             # First stake of this player (or at this table) in this currency:
             # the accounts are opened now, for an accepted command only.

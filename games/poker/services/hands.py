@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
+from casino.responsible_gaming import note_wagers
 from games import pacing
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.fairness import SEALED_FIELD, committed_deck, shuffle_and_commit
@@ -253,6 +254,7 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
                         started_at=now)
         for s in seats
     )  # fmt: skip
+    note_wagers(player_ids=[s.player_id for s in seats], currency=table.currency, now=now)  # the play session
     PokerTable.objects.filter(pk=table.pk).update(
         current_hand_id=hand_id, button_seat=button, hands_played=table.hands_played + 1
     )

@@ -80,15 +80,16 @@ def test_undo_removes_chips_in_reverse_order_and_clear_removes_all() -> None:
 
 def test_double_in_placing_order_until_the_balance_runs_out_and_only_once() -> None:
     table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=1000)
+    p = make_player(table, funds=1600)
     tick = open_round(table)
     chip(table, p, "ante", 200, later(tick))  # holds 400 (ante + ante plus)
-    chip(table, p, "best_five", 100, later(tick))  # balance now 500
+    chip(table, p, "best_five", 100, later(tick))  # balance now 1100, of which 200 kept for the river's 1x
     d = double_bets(table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
-    # Doubling the ante needs 400 (ante plus follows): done; best five needs 100 more: 100 left, done too.
+    # Doubling the ante needs 400 (ante plus follows) and 200 more kept for the
+    # 1x river play: 300 left; best five needs 100 more: done too.
     assert d.doubled == ["ante", "best_five"]
     assert d.totals == {"ante": 400, "ante_plus": 400, "best_five": 200}
-    assert wallet(p) == 0
+    assert wallet(p) == 600
     refused("already_doubled", double_bets, table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
 
 
@@ -102,15 +103,16 @@ def test_double_stops_when_the_balance_runs_out() -> None:
     refused("insufficient_balance", double_bets, table_id=table.pk, player_id=p, idempotency_key=key(),
             now=later(tick))  # fmt: skip
     table2 = make_table("uth", limits=LIMITS)
-    q = make_player(table2, funds=700)
+    q = make_player(table2, funds=800)
     tick2 = open_round(table2)
-    chip(table2, q, "ante", 100, later(tick2))  # holds 200: balance 500
-    chip(table2, q, "best_five", 200, later(tick2))  # balance 300
+    chip(table2, q, "ante", 100, later(tick2))  # holds 200: balance 600
+    chip(table2, q, "best_five", 200, later(tick2))  # balance 400
     d = double_bets(table_id=table2.pk, player_id=q, idempotency_key=key(), now=later(tick2))
-    # The ante (first placed) doubles for 200; the best five would need 200 more with 100 left.
+    # The ante (first placed) doubles for 200 and keeps 100 more for the river's
+    # 1x play; the best five would need 200 more with nothing left beyond the 200 kept.
     assert d.doubled == ["ante"]
     assert d.totals == {"ante": 200, "ante_plus": 200, "best_five": 200}
-    assert wallet(q) == 100
+    assert wallet(q) == 200
 
 
 def test_repeat_places_the_previous_rounds_bets() -> None:

@@ -146,25 +146,26 @@ def test_round_full_refuses_only_the_chip_past_the_limit() -> None:
 @pytest.mark.django_db
 def test_a_players_commands_apply_in_order_on_their_evolving_state() -> None:
     table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=1_000)
+    p = make_player(table, funds=1_400)
     other = make_player(table, funds=1_000)
     tick = open_round(table)
     commands: list[PlaceChip | UndoBet | DoubleBets] = [
-        PlaceChip(p, key(), "ante", 200),  # 400 with its ante_plus
+        PlaceChip(p, key(), "ante", 200),  # 400 with its ante_plus (200 kept for the river's 1x)
         PlaceChip(other, key(), "ante", 100),
-        PlaceChip(p, key(), "ante", 200),  # 800
-        PlaceChip(p, key(), "ante", 200),  # 1,200 > 1,000: refused on the balance the first two left
+        PlaceChip(p, key(), "ante", 200),  # 800 (400 kept)
+        # 1,200 held would leave 200 for a 600 river play: refused on the balance the first two left
+        PlaceChip(p, key(), "ante", 200),
         UndoBet(p, key()),  # back to 400
         DoubleBets(p, key()),  # 800
     ]
     results = run_commands(table_id=table.pk, commands=list(commands), now=later(tick))
-    assert bet(results[0]).balance == 600
+    assert bet(results[0]).balance == 1_000
     assert bet(results[1]).balance == 800
-    assert bet(results[2]).balance == 200
-    assert code(results[3]) == "insufficient_balance"
-    assert bet(results[4]).balance == 600
+    assert bet(results[2]).balance == 600
+    assert code(results[3]) == "decision_would_be_uncovered"
+    assert bet(results[4]).balance == 1_000
     assert bet(results[5]).totals == {"ante": 400, "ante_plus": 400}
-    assert bet(results[5]).balance == 200 == wallet(p)
+    assert bet(results[5]).balance == 600 == wallet(p)
     clean_ledger()
     projections_replay(tick.round_id)
 

@@ -40,8 +40,9 @@ def test_a_bet_that_could_pass_the_loss_limit_is_refused() -> None:
     player = make_player(table, funds=10_000)
     tick = open_round(table)
     now = later(tick)
-    # Ante 300 holds 600 with the automatic Ante Plus: within a daily loss limit of 700.
-    set_limit(player_id=player, kind="loss_day", amount=700, currency=table.currency, now=now - timedelta(days=2))
+    # Ante 300 holds 600 with the automatic Ante Plus, and the river's 1x play
+    # (300) must stay possible: within a daily loss limit of 900.
+    set_limit(player_id=player, kind="loss_day", amount=900, currency=table.currency, now=now - timedelta(days=2))
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=300, idempotency_key=key(), now=now)
     refused(
         "loss_limit_exceeded",
