@@ -25,7 +25,7 @@ def limits_in_one_currency(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("casino", "0002_responsiblegaming_cashiertransaction")]
+    dependencies = [("casino", "0003_cashier_refund_due_state")]
 
     operations = [
         migrations.AddField(
