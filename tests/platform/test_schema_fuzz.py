@@ -46,7 +46,7 @@ says. It is to be emptied once those changes are merged.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,9 @@ import pytest
 import schemathesis
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from django.middleware.csrf import _get_new_csrf_string  # type: ignore[attr-defined]
 from django.test import Client
 from django.utils import timezone
@@ -73,7 +75,7 @@ from tests.house.services.conftest import make_player
 from tests.poker.tables import make_table as make_poker_table
 from tests.poker.tables import sit
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
 RANDOM_SEED = os.environ.get("SCHEMA_FUZZ_SEED", "") == "random"
@@ -88,8 +90,25 @@ ALL_CHECKS: list[CheckFn] = [
 ]
 
 # (method, path) -> checks to skip, for failures in files another change of
-# issue 22 owns. The lead empties this list after merging those changes.
-KNOWN_OWNED_ELSEWHERE: dict[tuple[str, str], list[CheckFn]] = {}
+# issue 22 owns (casino/cashier*.py, casino/responsible_gaming.py, the health
+# views). The lead empties this list after merging those changes; nothing
+# else may be added to it.
+KNOWN_OWNED_ELSEWHERE: dict[tuple[str, str], list[CheckFn]] = {
+    # amount past bigint (e.g. 164560974162444211453952): DataError "bigint out of range"
+    # from CashierTransaction.objects.create in casino/cashier.py _request -> 500.
+    ("POST", "/api/cashier/deposits/"): [not_a_server_error, status_code_conformance],
+    # the same 500; and 409 insufficient_funds is not in the schema.
+    ("POST", "/api/cashier/withdrawals/"): [not_a_server_error, status_code_conformance],
+    # 401 (unsigned callback) is not in the schema.
+    ("POST", "/api/cashier/callback/"): [status_code_conformance],
+    # days=268435457: OverflowError "date value out of range" in
+    # casino/responsible_gaming.py exclude (now + timedelta(days=days)) -> 500.
+    ("POST", "/api/me/exclusion/"): [not_a_server_error, status_code_conformance],
+    # reality_check_minutes=2892877896053: DataError "integer out of range" -> 500 (issue 22's list).
+    ("PUT", "/api/me/limits/"): [not_a_server_error, status_code_conformance],
+    # 503 (documented) whenever the broker round trip fails: no worker runs in this test.
+    ("GET", "/api/health/"): [not_a_server_error],
+}
 
 config = schemathesis.Config()
 config.projects.default.generation.update(
@@ -128,6 +147,19 @@ def tables() -> tuple[int, int, int]:
     poker = make_poker_table()
     sit(poker, player, 1, 1000, at=timezone.now())
     return player, house.pk, poker.pk
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection() -> Iterator[None]:
+    """As Django's test client does: the in-process requests must not close the
+    test's connection (each item runs in one transaction, rolled back after)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
