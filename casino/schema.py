@@ -12,6 +12,7 @@ the error envelope (``ErrorBody``) and the codes it carries:
   or a session request came without its CSRF token);
 - 404 where the path names an object (``not_found``, and any unknown ``/api/``
   path: ``casino.api.not_found``);
+- 415 where there is a body (``unsupported_media_type``);
 - 429 where the view is throttled (``throttled``).
 
 So the schema says every status an operation may answer, which the schema
@@ -32,6 +33,7 @@ GENERIC_ERRORS = {
     401: "not_authenticated (no token or session), authentication_failed (an unknown token)",
     403: "permission_denied (the caller's role may not do this, or a session request without its CSRF token)",
     404: "not_found (no such object or path)",
+    415: "unsupported_media_type (a body in a media type the operation does not read, or one that cannot be parsed)",
     429: "throttled (too many requests; retry after the Retry-After header's seconds)",
 }
 
@@ -56,6 +58,8 @@ class CasinoAutoSchema(AutoSchema):
             statuses += [401, 403]
         if "{" in self.path:
             statuses.append(404)
+        if has_body:
+            statuses.append(415)
         if getattr(self.view, "throttle_classes", None):
             statuses.append(429)
         return statuses

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import date
 from typing import Any
 
 import pytest
@@ -82,19 +81,17 @@ def test_the_house_days_report_bounds_days(days: str) -> None:
     assert_refused(response, 400, "invalid_report_parameter")
 
 
-@pytest.mark.parametrize("start", ["0001-01-01", "9999-12-31"])
-def test_the_house_days_report_refuses_a_range_past_the_calendar(start: str) -> None:
-    response = compliance_client().get("/api/compliance/reports/house-days/", {"from": start, "days": "366"})
-    if start == "0001-01-01":
-        assert response.status_code == 200, response.content
-    else:
-        assert_refused(response, 400, "invalid_report_parameter")
+def test_the_house_days_report_refuses_a_period_past_the_calendar() -> None:
+    response = compliance_client().get("/api/compliance/reports/house-days/", {"from": "9999-12-31", "days": "1"})
+    assert_refused(response, 400, "invalid_report_parameter")
 
 
-def test_the_house_days_report_answers_within_bounds() -> None:
-    response = compliance_client().get("/api/compliance/reports/house-days/", {"from": "2026-11-01", "days": "366"})
+@pytest.mark.parametrize("period", [("2026-11-01", "366"), ("2026-11-01", "1"), ("0001-01-01", "30")])
+def test_the_house_days_report_answers_within_bounds(period: tuple[str, str]) -> None:
+    start, days = period
+    response = compliance_client().get("/api/compliance/reports/house-days/", {"from": start, "days": days})
     assert response.status_code == 200, response.content
-    assert date.fromisoformat("2026-11-01")
+    assert isinstance(response.json()["rows"], list), response.json()
 
 
 def played_rounds(player: int, count: int) -> None:
@@ -140,7 +137,7 @@ def test_history_offset_is_bounded(offset: str) -> None:
     assert response.json()["error"]["details"]["parameter"] == "offset"
 
 
-def test_history_reads_one_page_not_offset_plus_limit_rows(django_assert_max_num_queries: Any) -> None:
+def test_history_reads_one_page_not_offset_plus_limit_rows() -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -264,5 +261,6 @@ def test_websockets_on_a_table_id_past_bigint_and_a_command_id_with_nul(asgi_ser
 
     codes, answer = asyncio.run(scenario())
     assert codes == [4404] * (2 * len(BIG_IDS))
-    assert answer["type"] == "error" and answer["code"] == "idempotency_key_required", answer
+    assert answer["type"] == "error", answer
+    assert answer["code"] == "idempotency_key_required", answer
     assert snapshot() == before

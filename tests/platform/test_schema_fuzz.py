@@ -57,7 +57,7 @@ from django.contrib.auth.models import Group
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from django.middleware.csrf import _get_new_csrf_string  # type: ignore[attr-defined]
+from django.middleware.csrf import _get_new_csrf_string
 from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, settings
