@@ -47,7 +47,13 @@ class ExportView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
 
-    @extend_schema(request=ExportSerializer, responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @extend_schema(
+        request=ExportSerializer,
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            **errors(r409="period_not_sealed (events of the period are not sealed yet; export again shortly)"),
+        },
+    )
     def post(self, request: Request) -> HttpResponse:
         body = ExportSerializer(data=request.data)
         body.is_valid(raise_exception=True)

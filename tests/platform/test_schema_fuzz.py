@@ -7,7 +7,9 @@ through the whole Django stack (middleware, authentication, DRF, the services)
 on the PostgreSQL test database.
 
 Every operation runs twice, each time with its own fresh actors (one pytest
-item per operation and role, the database flushed between items):
+item per operation and role; each item runs in one transaction, rolled back
+after it, so items see nothing of each other; the requests run in the test's
+thread, on its connection, as Django's test client does):
 
 - as a **player**: a funded EUR wallet, seated at a house table whose betting
   window is open and at a poker table (bought in), so the game endpoints get
@@ -35,7 +37,10 @@ changing operations (bets, decisions, cashier, exclusion, logout, the
 operator's pause/void) are fuzzed like the others: each item has its own
 users, so a logout or a self-exclusion only affects the rest of its own
 operation's examples. Not covered: sequences of operations (schemathesis'
-stateful phase), the websocket API (docs/websocket.md) and the admin site.
+stateful phase), what runs only after a commit (``on_commit``: the dealer's
+Celery tasks are not sent, so no round advances during an item), headers the
+schema does not declare (e.g. the cashier callback's signature), the
+websocket API (docs/websocket.md) and the admin site.
 
 ``KNOWN_OWNED_ELSEWHERE`` lists operations whose known failures are in files
 another change of issue 22 is rewriting (the cashier, responsible gaming,
