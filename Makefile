@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench fuzz-poker venv clean browser-deps
+.PHONY: run test lint format bench fuzz-poker fuzz-api venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,13 @@ POKER_FUZZ_STEPS ?= 60
 fuzz-poker: $(DEPS)
 	POKER_FUZZ_EXAMPLES=$(POKER_FUZZ_EXAMPLES) POKER_FUZZ_STEPS=$(POKER_FUZZ_STEPS) \
 		$(BIN)/python -m pytest tests/poker/test_stateful.py --timeout=0 $(PYTEST_ARGS)
+
+## make fuzz-api: schemathesis over every documented REST operation, long and with fresh seeds
+## (tests/platform/test_schema_fuzz.py; the suite runs it with a fixed seed and 8 examples per operation).
+SCHEMA_FUZZ_EXAMPLES ?= 200
+fuzz-api: $(DEPS)
+	SCHEMA_FUZZ_EXAMPLES=$(SCHEMA_FUZZ_EXAMPLES) SCHEMA_FUZZ_SEED=random \
+		$(BIN)/python -m pytest tests/platform/test_schema_fuzz.py --timeout=0 $(PYTEST_ARGS)
 
 ## make browser-deps: Debian's chromium and chromedriver for the real-browser admin test (root, apt).
 browser-deps:

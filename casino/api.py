@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import status
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -76,3 +78,13 @@ class JSONFirstNegotiation(DefaultContentNegotiation):
         ):
             return renderers[0], self._JSON
         return super().select_renderer(request, renderers, format_suffix)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 handler (``handler404``): under ``/api/`` the error envelope
+    in JSON (``not_found``), e.g. a path whose id is not a whole number; elsewhere
+    Django's own page."""
+    if request.path.startswith("/api/"):
+        body = {"error": {"code": "not_found", "message": "No such API path or object."}}
+        return JsonResponse(body, status=status.HTTP_404_NOT_FOUND)
+    return page_not_found(request, exception or Http404())

@@ -80,8 +80,15 @@ class PlayerSettingsView(APIView):
     def get(self, request: Request) -> Response:
         return Response(PlayerSettingsSerializer(read_profile(user=request_user(request))).data)
 
-    @extend_schema(request=PlayerSettingsSerializer, responses={200: PlayerSettingsSerializer})
+    @extend_schema(
+        request=PlayerSettingsSerializer,
+        responses={200: PlayerSettingsSerializer},
+        description="Refusals (400): invalid_settings (the body is not a JSON object), unknown_setting "
+        "(a name that is not a setting), invalid_request (a value of the wrong type).",
+    )
     def patch(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):
+            raise DomainError("the settings must be a JSON object of setting names", code="invalid_settings")
         unknown = sorted(set(request.data) - set(PlayerSettingsSerializer.Meta.fields))
         if unknown:
             raise DomainError(f"unknown settings: {', '.join(unknown)}", code="unknown_setting")

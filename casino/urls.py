@@ -21,6 +21,8 @@ urlpatterns = [
     path("api/", include("ledger.api.urls")),
 ]
 
+handler404 = "casino.api.not_found"  # JSON under /api/
+
 if settings.CASINO_BENCH_ENDPOINTS:  # `bench bets`' peer: never in production (casino/settings.py)
     from games.benchmarks.bare import BareInsertView
 

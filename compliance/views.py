@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.errors import DomainError
 from compliance.exports import ExportFilters, export_audit, public_key_hex
 from compliance.reports import REPORTS, UnknownReport
+from games.api import errors
 
 
 def has_perm(perm: str) -> type[BasePermission]:
@@ -45,7 +47,13 @@ class ExportView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.export_audit")]
 
-    @extend_schema(request=ExportSerializer, responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @extend_schema(
+        request=ExportSerializer,
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            **errors(r409="period_not_sealed (events of the period are not sealed yet; export again shortly)"),
+        },
+    )
     def post(self, request: Request) -> HttpResponse:
         body = ExportSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -79,22 +87,44 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+MAX_REPORT_DAYS = 366
+
+
+class InvalidReportParameter(DomainError, code="invalid_report_parameter"):
+    """A report parameter is missing or out of range (``details.parameter``)."""
+
+
 def report_arguments(name: str, params: Any) -> dict[str, Any]:
-    """Arguments of a report from query parameters (``day``; ``from``/``to``; ``days``; filters)."""
+    """Arguments of a report from query parameters (``day``; ``from``/``to``;
+    ``days`` from 1 to ``MAX_REPORT_DAYS``; filters). Anything missing, not a
+    date or time, out of range, or running past the calendar's last day:
+    ``invalid_report_parameter``."""
     args: dict[str, Any] = {}
+    parameter = ""
     try:
         if name == "player-account-summary":
+            parameter = "day"
             args["day"] = date.fromisoformat(params["day"])
+            args["day"] + timedelta(days=1)  # the day's end exists
             if params.get("player"):
                 args["player"] = params["player"]
         elif name == "house-days":
+            parameter = "from"
             args["start"] = date.fromisoformat(params["from"])
-            args["days"] = int(params.get("days", "30"))
+            parameter = "days"
+            raw_days = params.get("days", "30")
+            days = int(raw_days) if len(raw_days) <= 4 else 0
+            if not 1 <= days <= MAX_REPORT_DAYS:
+                raise ValueError(f"days must be 1 to {MAX_REPORT_DAYS}")
+            args["days"] = days
+            args["start"] + timedelta(days=days + 1)  # the period's end exists
         else:
+            parameter = "from"
             args["start"] = _aware(datetime.fromisoformat(params["from"]))
+            parameter = "to"
             args["end"] = _aware(datetime.fromisoformat(params["to"]))
-    except (KeyError, ValueError) as exc:
-        raise serializers.ValidationError({"params": f"missing or bad parameter: {exc}"}) from None
+    except (KeyError, ValueError, OverflowError) as exc:
+        raise InvalidReportParameter(f"missing or bad parameter {parameter}: {exc}", parameter=parameter) from None
     if params.get("currency"):
         args["currency"] = params["currency"]
     return args
@@ -105,7 +135,13 @@ class ReportView(APIView):
 
     permission_classes = [IsAuthenticated, has_perm("compliance.view_reports")]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR})
+    @extend_schema(
+        responses={
+            200: OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiTypes.STR,
+            **errors(r400="invalid_report_parameter", r404="unknown_report"),
+        }
+    )
     def get(self, request: Request, name: str) -> HttpResponse:
         if name not in REPORTS:
             raise UnknownReport(f"no report {name!r}", known=sorted(REPORTS))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import register_converter
+from django.urls.converters import IntConverter
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -46,9 +48,9 @@ def player_key(player_id: int, raw: object) -> str:
     namespaced by player, so one player's key never collides with another's.
     The REST ``Idempotency-Key`` header and a websocket command's ``id`` go
     through here, so the same key sent both ways is one command. Anything
-    else: ``idempotency_key_required``."""
+    else (NUL included: no text column holds it): ``idempotency_key_required``."""
     key = raw.strip() if isinstance(raw, str) else ""
-    if not key or len(key) > MAX_IDEMPOTENCY_KEY:
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY or "\x00" in key:
         raise MissingIdempotencyKey()
     return f"play:{player_id}:{key}"
 
@@ -72,9 +74,11 @@ def positive_int(value: Any) -> int:
 
 
 def text_field(data: dict[str, Any], name: str) -> str:
+    """A required non-empty string field. NUL is refused too: no text column
+    (nor the ledger's canonical JSON) can hold it."""
     value = data.get(name)
-    if not isinstance(value, str) or not value:
-        raise MissingField(f"`{name}` is required (a string).", field=name)
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise MissingField(f"`{name}` is required (a string without NUL).", field=name)
     return value
 
 
@@ -100,17 +104,50 @@ class InvalidQuery(DomainError, code="invalid_query"):
     """A query parameter is not a whole number in range."""
 
 
+MAX_OFFSET = 10**6
+"""The largest ``offset`` of any paged list: deeper pages are refused (``invalid_query``)."""
+
+
 def query_int(request: Request, name: str, default: int, *, maximum: int) -> int:
+    """A whole number query parameter from 0 to ``maximum`` (ASCII digits,
+    an optional sign, at most 20 characters: ``int()`` is never asked to
+    parse a huge text), else ``invalid_query``."""
     raw = request.query_params.get(name)
     if raw is None:
         return default
+    text = raw.strip()
     try:
-        value = int(raw)
+        if len(text) > 20 or not text.isascii():
+            raise ValueError(text)
+        value = int(text)
     except ValueError:
-        raise InvalidQuery(parameter=name) from None
+        raise InvalidQuery(parameter=name, maximum=maximum) from None
     if value < 0 or value > maximum:
         raise InvalidQuery(parameter=name, maximum=maximum)
     return value
+
+
+def query_offset(request: Request) -> int:
+    """The ``offset`` of a paged list: 0 to ``MAX_OFFSET``."""
+    return query_int(request, "offset", 0, maximum=MAX_OFFSET)
+
+
+MAX_DB_ID = 2**63 - 1
+
+
+class DatabaseIdConverter(IntConverter):
+    """``<id:name>`` in a route: a whole number the database's ``bigint`` can
+    hold. A larger one matches no route, so the answer is the JSON 404
+    (``casino.api.not_found``) rather than a query the database refuses."""
+
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number > MAX_DB_ID:
+            raise ValueError(value)
+        return number
+
+
+register_converter(DatabaseIdConverter, "id")
 
 
 class ErrorDetail(serializers.Serializer):

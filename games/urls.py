@@ -6,21 +6,22 @@ from typing import Any
 
 from django.urls import include, path
 
+import games.api  # noqa: F401 (registers the <id:...> route converter)
 from games.asyncapi import AsyncAPIView
 from games.house.api import operator_views, views
 
 urlpatterns: list[Any] = [
     path("tables/", views.TableListView.as_view(), name="tables"),
-    path("tables/<int:table_id>/", views.TableDetailView.as_view(), name="table"),
-    path("tables/<int:table_id>/join/", views.JoinView.as_view(), name="table-join"),
-    path("tables/<int:table_id>/leave/", views.LeaveView.as_view(), name="table-leave"),
-    path("tables/<int:table_id>/bets/chip/", views.ChipView.as_view(), name="bet-chip"),
-    path("tables/<int:table_id>/bets/undo/", views.UndoView.as_view(), name="bet-undo"),
-    path("tables/<int:table_id>/bets/clear/", views.ClearView.as_view(), name="bet-clear"),
-    path("tables/<int:table_id>/bets/repeat/", views.RepeatView.as_view(), name="bet-repeat"),
-    path("tables/<int:table_id>/bets/double/", views.DoubleView.as_view(), name="bet-double"),
-    path("tables/<int:table_id>/decision/", views.DecisionView.as_view(), name="decision"),
-    path("tables/<int:table_id>/chat/", views.ChatView.as_view(), name="table-chat"),
+    path("tables/<id:table_id>/", views.TableDetailView.as_view(), name="table"),
+    path("tables/<id:table_id>/join/", views.JoinView.as_view(), name="table-join"),
+    path("tables/<id:table_id>/leave/", views.LeaveView.as_view(), name="table-leave"),
+    path("tables/<id:table_id>/bets/chip/", views.ChipView.as_view(), name="bet-chip"),
+    path("tables/<id:table_id>/bets/undo/", views.UndoView.as_view(), name="bet-undo"),
+    path("tables/<id:table_id>/bets/clear/", views.ClearView.as_view(), name="bet-clear"),
+    path("tables/<id:table_id>/bets/repeat/", views.RepeatView.as_view(), name="bet-repeat"),
+    path("tables/<id:table_id>/bets/double/", views.DoubleView.as_view(), name="bet-double"),
+    path("tables/<id:table_id>/decision/", views.DecisionView.as_view(), name="decision"),
+    path("tables/<id:table_id>/chat/", views.ChatView.as_view(), name="table-chat"),
     *operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),

@@ -31,11 +31,14 @@ from games.api import (
     player_key,
     positive_int,
     query_int,
+    query_offset,
     text_field,
 )
 from games.poker import presenters, services
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
+
+RESPONSIBLE_GAMING = "self_excluded, deposit_limit_exceeded, loss_limit_exceeded, session_time_limit_reached"
 
 
 class SitBody(serializers.Serializer):
@@ -80,7 +83,18 @@ class PokerTableView(PokerView):
 class SitView(PokerView):
     """Sit down in a free seat with a buy-in from the wallet (dealt in from the next hand)."""
 
-    @extend_schema(request=SitBody, parameters=[IDEMPOTENCY_HEADER], responses={201: AnyObject})
+    @extend_schema(
+        request=SitBody,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            201: AnyObject,
+            **errors(
+                r403=RESPONSIBLE_GAMING,
+                r409="poker_table_closed, poker_seat_taken, poker_already_seated, insufficient_funds, "
+                "idempotency_key_reused, poker_currency_in_use",
+            ),
+        },
+    )
     def post(self, request: Request, table_id: int) -> Response:
         data = body(request)
         seat = data.get("seat")
@@ -96,7 +110,17 @@ class SitView(PokerView):
 class TopUpView(PokerView):
     """Add money to the table between hands (up to the maximum buy-in)."""
 
-    @extend_schema(request=TopUpBody, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    @extend_schema(
+        request=TopUpBody,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            200: AnyObject,
+            **errors(
+                r403=RESPONSIBLE_GAMING,
+                r409="poker_not_seated, poker_in_hand, insufficient_funds, idempotency_key_reused",
+            ),
+        },
+    )
     def post(self, request: Request, table_id: int) -> Response:
         result = services.top_up(
             table_id=table_id, player_id=request_user(request).pk, amount=positive_int(body(request).get("amount")),
@@ -108,7 +132,11 @@ class TopUpView(PokerView):
 class LeaveView(PokerView):
     """Stand up: every chip back to the wallet (not while still in the hand being played)."""
 
-    @extend_schema(request=None, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    @extend_schema(
+        request=None,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={200: AnyObject, **errors(r409="poker_not_seated, poker_in_hand, idempotency_key_reused")},
+    )
     def post(self, request: Request, table_id: int) -> Response:
         result = services.stand_up(
             table_id=table_id, player_id=request_user(request).pk, idempotency_key=idempotency_key(request),
@@ -120,7 +148,7 @@ class LeaveView(PokerView):
 class SitOutView(PokerView):
     """Sit out from the next hand; the seat is reserved for the table's reservation time."""
 
-    @extend_schema(request=None, responses={200: AnyObject})
+    @extend_schema(request=None, responses={200: AnyObject, **errors(r409="poker_not_seated")})
     def post(self, request: Request, table_id: int) -> Response:
         result = services.sit_out(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(asdict(result))
@@ -129,7 +157,7 @@ class SitOutView(PokerView):
 class SitInView(PokerView):
     """Be dealt in again from the next hand."""
 
-    @extend_schema(request=None, responses={200: AnyObject})
+    @extend_schema(request=None, responses={200: AnyObject, **errors(r409="poker_not_seated, poker_no_chips")})
     def post(self, request: Request, table_id: int) -> Response:
         result = services.sit_in(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(asdict(result))
@@ -157,7 +185,18 @@ def act_command(
 class ActView(PokerView):
     """Fold, check, call, bet, raise (``amount`` = total bet for the round) or all_in."""
 
-    @extend_schema(request=ActBody, parameters=[IDEMPOTENCY_HEADER], responses={200: AnyObject})
+    @extend_schema(
+        request=ActBody,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            200: AnyObject,
+            **errors(
+                r409="poker_not_seated, poker_no_hand, poker_not_in_hand, poker_hand_paused, poker_hand_voided, "
+                "poker_hand_complete, poker_not_your_turn, poker_player_folded, poker_player_all_in, "
+                "idempotency_key_reused",
+            ),
+        },
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return Response(
             act_command(
@@ -180,7 +219,7 @@ class HandListView(PokerView):
     )
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
-        offset = query_int(request, "offset", 0, maximum=10**9)
+        offset = query_offset(request)
         player_id = request_user(request).pk
         rows = presenters.hand_list(player_id=player_id, limit=limit, offset=offset)
         total = PokerHandPlayer.objects.filter(player_id=player_id).count()
@@ -230,13 +269,13 @@ class HandFairnessView(PokerView):
 
 urlpatterns: list[Any] = [
     path("poker/tables/", PokerTableListView.as_view(), name="poker-tables"),
-    path("poker/tables/<int:table_id>/", PokerTableView.as_view(), name="poker-table"),
-    path("poker/tables/<int:table_id>/sit/", SitView.as_view(), name="poker-sit"),
-    path("poker/tables/<int:table_id>/top-up/", TopUpView.as_view(), name="poker-top-up"),
-    path("poker/tables/<int:table_id>/leave/", LeaveView.as_view(), name="poker-leave"),
-    path("poker/tables/<int:table_id>/sit-out/", SitOutView.as_view(), name="poker-sit-out"),
-    path("poker/tables/<int:table_id>/sit-in/", SitInView.as_view(), name="poker-sit-in"),
-    path("poker/tables/<int:table_id>/act/", ActView.as_view(), name="poker-act"),
+    path("poker/tables/<id:table_id>/", PokerTableView.as_view(), name="poker-table"),
+    path("poker/tables/<id:table_id>/sit/", SitView.as_view(), name="poker-sit"),
+    path("poker/tables/<id:table_id>/top-up/", TopUpView.as_view(), name="poker-top-up"),
+    path("poker/tables/<id:table_id>/leave/", LeaveView.as_view(), name="poker-leave"),
+    path("poker/tables/<id:table_id>/sit-out/", SitOutView.as_view(), name="poker-sit-out"),
+    path("poker/tables/<id:table_id>/sit-in/", SitInView.as_view(), name="poker-sit-in"),
+    path("poker/tables/<id:table_id>/act/", ActView.as_view(), name="poker-act"),
     path("poker/hands/", HandListView.as_view(), name="poker-hands"),
     path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
     path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),

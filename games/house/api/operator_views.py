@@ -26,13 +26,21 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import MAX_REASON, Conflict, required_reason
-from games.api import result_json
+from games.api import errors, result_json
 from games.house.models import HouseTable
 from games.house.services import dealer
 from games.house.services.seats import TableNotFound
 from games.poker import services as poker
 
 OPERATOR_PERMISSION = "games.change_housetable"
+ROUND_CONTROL_ERRORS = errors(
+    r404="table_not_found",
+    r409="no_round_in_play, round_not_current, round_paused, wrong_phase (the round cannot take this control now)",
+)
+HAND_CONTROL_ERRORS = errors(
+    r404="poker_table_not_found",
+    r409="poker_no_hand, poker_hand_complete, poker_hand_voided, poker_hand_paused, poker_hand_not_paused",
+)
 POKER_OPERATOR_PERMISSION = "games.change_pokertable"
 
 
@@ -100,7 +108,9 @@ class PauseRoundView(OperatorRoundView):
     """Pause the table's round (malfunction): the clock stops, players see
     ``house_round.paused`` with the reason; resume or void follows."""
 
-    @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_pause")
+    @extend_schema(
+        request=ReasonSchema, responses={200: TickSchema, **ROUND_CONTROL_ERRORS}, operation_id="operator_round_pause"
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "pause", _reason(request))
 
@@ -108,7 +118,9 @@ class PauseRoundView(OperatorRoundView):
 class ResumeRoundView(OperatorRoundView):
     """Resume a paused round with the time it had left on its deadline."""
 
-    @extend_schema(request=None, responses={200: TickSchema}, operation_id="operator_round_resume")
+    @extend_schema(
+        request=None, responses={200: TickSchema, **ROUND_CONTROL_ERRORS}, operation_id="operator_round_resume"
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "resume")
 
@@ -117,7 +129,9 @@ class VoidRoundView(OperatorRoundView):
     """Void the table's round: every wager returned, nothing paid, the reason
     recorded and sent to the players; the next round follows."""
 
-    @extend_schema(request=ReasonSchema, responses={200: TickSchema}, operation_id="operator_round_void")
+    @extend_schema(
+        request=ReasonSchema, responses={200: TickSchema, **ROUND_CONTROL_ERRORS}, operation_id="operator_round_void"
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "void", _reason(request))
 
@@ -153,7 +167,11 @@ class PauseHandView(OperatorHandView):
     every action is refused (``poker_hand_paused``); players see
     ``poker_hand.paused`` with the reason. Resume or void follows."""
 
-    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_pause")
+    @extend_schema(
+        request=ReasonSchema,
+        responses={200: HandControlSchema, **HAND_CONTROL_ERRORS},
+        operation_id="operator_poker_hand_pause",
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "pause", _reason(request))
 
@@ -162,7 +180,11 @@ class ResumeHandView(OperatorHandView):
     """Resume a paused hand: the actor's clock restarts with the time it had
     left (``poker_hand_not_paused`` if the hand is not paused)."""
 
-    @extend_schema(request=None, responses={200: HandControlSchema}, operation_id="operator_poker_hand_resume")
+    @extend_schema(
+        request=None,
+        responses={200: HandControlSchema, **HAND_CONTROL_ERRORS},
+        operation_id="operator_poker_hand_resume",
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "resume")
 
@@ -172,16 +194,20 @@ class VoidHandView(OperatorHandView):
     exactly the chips they put into it, no rake, no pot awarded; the reason is
     recorded and sent to the players; the next hand follows."""
 
-    @extend_schema(request=ReasonSchema, responses={200: HandControlSchema}, operation_id="operator_poker_hand_void")
+    @extend_schema(
+        request=ReasonSchema,
+        responses={200: HandControlSchema, **HAND_CONTROL_ERRORS},
+        operation_id="operator_poker_hand_void",
+    )
     def post(self, request: Request, table_id: int) -> Response:
         return self.control(request, table_id, "void", _reason(request))
 
 
 urlpatterns: list[Any] = [
-    path("tables/<int:table_id>/round/pause/", PauseRoundView.as_view(), name="operator-round-pause"),
-    path("tables/<int:table_id>/round/resume/", ResumeRoundView.as_view(), name="operator-round-resume"),
-    path("tables/<int:table_id>/round/void/", VoidRoundView.as_view(), name="operator-round-void"),
-    path("poker/tables/<int:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
-    path("poker/tables/<int:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
-    path("poker/tables/<int:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
+    path("tables/<id:table_id>/round/pause/", PauseRoundView.as_view(), name="operator-round-pause"),
+    path("tables/<id:table_id>/round/resume/", ResumeRoundView.as_view(), name="operator-round-resume"),
+    path("tables/<id:table_id>/round/void/", VoidRoundView.as_view(), name="operator-round-void"),
+    path("poker/tables/<id:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
+    path("poker/tables/<id:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
+    path("poker/tables/<id:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
 ]

@@ -30,6 +30,7 @@ from games.api import (
     body,
     errors,
     query_int,
+    query_offset,
 )
 from games.house.api import play, schemas
 from games.house.models import HouseTable, PlayerRound
@@ -275,10 +276,9 @@ class AccountHistoryView(APIView):
     )
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
-        offset = query_int(request, "offset", 0, maximum=10**9)
+        offset = query_offset(request)
         player_id = request_user(request).pk
-        # The presenter renders the newest ``limit`` rows; the page is their tail.
-        rows = presenters.account_history(player_id=player_id, limit=offset + limit)[offset:]
+        rows = presenters.account_history(player_id=player_id, limit=limit, offset=offset)
         total = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).count()
         return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
 

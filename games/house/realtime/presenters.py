@@ -271,9 +271,12 @@ def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
     return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == WAGER_SETTLED]
 
 
-def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]:
-    """Account-history rows, newest first: date, game, game number, bet amounts, payouts."""
-    rows = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).order_by("-created_at", "-id")[:limit]
+def account_history(*, player_id: int, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    """Account-history rows, newest first: date, game, game number, bet amounts,
+    payouts; one page (``OFFSET offset LIMIT limit`` in the query)."""
+    rows = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).order_by("-created_at", "-id")[
+        offset : offset + limit
+    ]
     return [
         {
             "date": row.created_at.isoformat(),

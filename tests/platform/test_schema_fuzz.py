@@ -1,0 +1,222 @@
+"""No 500 from any input (issue 22): schemathesis over every documented REST operation.
+
+The schema is the one the app publishes (``/api/schema/``, drf-spectacular),
+loaded from the WSGI application in-process when this module is collected, so
+an endpoint added later is fuzzed without touching this file. Requests go
+through the whole Django stack (middleware, authentication, DRF, the services)
+on the PostgreSQL test database.
+
+Every operation runs twice, each time with its own fresh actors (one pytest
+item per operation and role; each item runs in one transaction, rolled back
+after it, so items see nothing of each other; the requests run in the test's
+thread, on its connection, as Django's test client does):
+
+- as a **player**: a funded EUR wallet, seated at a house table whose betting
+  window is open and at a poker table (bought in), so the game endpoints get
+  past their first checks;
+- as an **operator**: a staff user in the ``operator`` and ``compliance``
+  groups (docs/compliance.md, "Roles").
+
+Both authenticate with a session cookie (and its CSRF token), the credential
+that does not depend on how API tokens are issued. A generated ``table_id``
+below ``PATH_ID_REUSE_BELOW`` is replaced with the actor's own table (house or
+poker, by path), so most cases reach the services; larger and negative ids
+(``2**63``, ``-1``) are sent as generated.
+
+Checks on every answer: ``not_a_server_error`` (no 5xx),
+``status_code_conformance`` (the status is documented for the operation) and
+``response_schema_conformance`` (the body matches the documented schema),
+plus ``content_type_conformance``. Positive and negative data, the examples,
+coverage (boundary values) and fuzzing phases, a fixed seed
+(``derandomize``) and ``SCHEMA_FUZZ_EXAMPLES`` examples per operation
+(default 8): about a minute in the suite. ``make fuzz-api`` runs it long with
+fresh seeds (``SCHEMA_FUZZ_EXAMPLES=200``, ``SCHEMA_FUZZ_SEED=random``).
+
+Covered: every operation in the schema, both roles, nothing excluded. State-
+changing operations (bets, decisions, cashier, exclusion, logout, the
+operator's pause/void) are fuzzed like the others: each item has its own
+users, so a logout or a self-exclusion only affects the rest of its own
+operation's examples. Not covered: sequences of operations (schemathesis'
+stateful phase), what runs only after a commit (``on_commit``: the dealer's
+Celery tasks are not sent, so no round advances during an item), headers the
+schema does not declare (e.g. the cashier callback's signature), the
+websocket API (docs/websocket.md) and the admin site.
+
+``KNOWN_OWNED_ELSEWHERE`` lists operations whose known failures are in files
+another change of issue 22 is rewriting (the cashier, responsible gaming,
+login/logout and health): for those only, the checks are narrowed as the list
+says. It is to be emptied once those changes are merged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import schemathesis
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.signals import request_finished, request_started
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from django.middleware.csrf import _get_new_csrf_string
+from django.test import Client
+from django.utils import timezone
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
+from games.house.services import start_table
+from tests.house.live.conftest import fast_table
+from tests.house.services.conftest import make_player
+from tests.poker.tables import make_table as make_poker_table
+from tests.poker.tables import sit
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", "8"))
+RANDOM_SEED = os.environ.get("SCHEMA_FUZZ_SEED", "") == "random"
+PATH_ID_REUSE_BELOW = 1000
+
+CheckFn = Callable[..., Any]
+ALL_CHECKS: list[CheckFn] = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    content_type_conformance,
+]
+
+# (method, path) -> checks to skip, for failures in files another change of
+# issue 22 owns (casino/cashier*.py, casino/responsible_gaming.py, the health
+# views). The lead empties this list after merging those changes; nothing
+# else may be added to it.
+KNOWN_OWNED_ELSEWHERE: dict[tuple[str, str], list[CheckFn]] = {
+    # amount past bigint (e.g. 164560974162444211453952): DataError "bigint out of range"
+    # from CashierTransaction.objects.create in casino/cashier.py _request -> 500.
+    ("POST", "/api/cashier/deposits/"): [not_a_server_error, status_code_conformance],
+    # the same 500; and 409 insufficient_funds is not in the schema.
+    ("POST", "/api/cashier/withdrawals/"): [not_a_server_error, status_code_conformance],
+    # 401 (unsigned callback) is not in the schema.
+    ("POST", "/api/cashier/callback/"): [status_code_conformance],
+    # days=268435457: OverflowError "date value out of range" in
+    # casino/responsible_gaming.py exclude (now + timedelta(days=days)) -> 500.
+    ("POST", "/api/me/exclusion/"): [not_a_server_error, status_code_conformance],
+    # reality_check_minutes=2892877896053: DataError "integer out of range" -> 500 (issue 22's list).
+    ("PUT", "/api/me/limits/"): [not_a_server_error, status_code_conformance],
+    # 503 (documented) whenever the broker round trip fails: no worker runs in this test.
+    ("GET", "/api/health/"): [not_a_server_error],
+}
+
+config = schemathesis.Config()
+config.projects.default.generation.update(
+    modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE],
+    max_examples=EXAMPLES,
+    deterministic=not RANDOM_SEED,
+)
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), config=config)
+
+
+@dataclass(frozen=True)
+class Actor:
+    cookies: dict[str, str]
+    headers: dict[str, str]
+    house_table: int
+    poker_table: int
+
+
+def session_of(user: Any) -> Actor:
+    client = Client()
+    client.force_login(user)
+    csrf = _get_new_csrf_string()
+    return Actor(
+        cookies={"sessionid": client.cookies["sessionid"].value, "csrftoken": csrf},
+        headers={"X-CSRFToken": csrf},
+        house_table=0,
+        poker_table=0,
+    )
+
+
+def tables() -> tuple[int, int, int]:
+    """A funded player seated at an open house table and bought in at a poker table."""
+    house = fast_table("uth", betting_seconds=600)
+    player = make_player(house)
+    start_table(table_id=house.pk, now=timezone.now())
+    poker = make_poker_table()
+    sit(poker, player, 1, 1000, at=timezone.now())
+    return player, house.pk, poker.pk
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection() -> Iterator[None]:
+    """As Django's test client does: the in-process requests must not close the
+    test's connection (each item runs in one transaction, rolled back after)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def player_actor() -> Actor:
+    player, house, poker = tables()
+    session = session_of(get_user_model().objects.get(pk=player))
+    return Actor(cookies=session.cookies, headers=session.headers, house_table=house, poker_table=poker)
+
+
+@pytest.fixture
+def operator_actor() -> Actor:
+    _player, house, poker = tables()
+    setup_roles()
+    user = get_user_model().objects.create_user("fuzz-operator", password="fuzz-operator-pw-1", is_staff=True)
+    user.groups.add(Group.objects.get(name=OPERATOR), Group.objects.get(name=COMPLIANCE))
+    session = session_of(user)
+    return Actor(cookies=session.cookies, headers=session.headers, house_table=house, poker_table=poker)
+
+
+def aim(case: schemathesis.Case, actor: Actor) -> None:
+    """Point a small generated ``table_id`` at the actor's own table."""
+    table_id = (case.path_parameters or {}).get("table_id")
+    if isinstance(table_id, int) and not isinstance(table_id, bool) and 0 <= table_id < PATH_ID_REUSE_BELOW:
+        own = actor.poker_table if case.path.startswith("/api/poker/") else actor.house_table
+        assert case.path_parameters is not None
+        case.path_parameters["table_id"] = own
+
+
+def run(case: schemathesis.Case, actor: Actor) -> None:
+    aim(case, actor)
+    skipped = KNOWN_OWNED_ELSEWHERE.get((case.method.upper(), case.path), [])
+    checks = [check for check in ALL_CHECKS if check not in skipped]
+    case.call_and_validate(headers=actor.headers, cookies=actor.cookies, checks=checks)
+
+
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    derandomize=not RANDOM_SEED,
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
+
+
+@schema.parametrize()
+@FUZZ_SETTINGS
+def test_as_player(case: schemathesis.Case, player_actor: Actor) -> None:
+    run(case, player_actor)
+
+
+@schema.parametrize()
+@FUZZ_SETTINGS
+def test_as_operator(case: schemathesis.Case, operator_actor: Actor) -> None:
+    run(case, operator_actor)
