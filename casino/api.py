@@ -6,9 +6,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
-from rest_framework import status
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -16,6 +18,35 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.errors import DomainError
+
+
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
+    message = serializers.CharField()
+    details = serializers.DictField(required=False, help_text="Facts about the refusal (e.g. the limit).")
+
+
+class ErrorBody(serializers.Serializer):
+    error = ErrorDetail()
+
+
+def errors(**codes: str) -> dict[int, OpenApiResponse]:
+    """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
+    documented with the codes it may carry. 401 is added."""
+    documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
+    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
+    return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
+
+
+class ValueOutOfRange(DomainError, code="value_out_of_range", http_status=400):
+    """A number in the request overflowed a database column (e.g. an amount whose
+    movement would take a balance past 64 bits): nothing was written."""
+
+
+def _out_of_range(exc: DataError) -> bool:
+    """PostgreSQL's numeric_value_out_of_range (SQLSTATE 22003); the request's
+    transaction is rolled back by the atomic block it escaped from."""
+    return getattr(exc.__cause__, "sqlstate", None) == "22003"
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -27,6 +58,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     # routes import it first).
     from rest_framework.views import exception_handler as drf_exception_handler
 
+    if isinstance(exc, DataError) and _out_of_range(exc):
+        exc = ValueOutOfRange("A number in the request is beyond what can be stored (64-bit).")
     if isinstance(exc, DomainError):
         return Response({"error": exc.as_dict()}, status=exc.http_status)
     response = drf_exception_handler(exc, context)

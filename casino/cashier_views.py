@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino import cashier, responsible_gaming
-from casino.api import request_user
+from casino.api import errors, request_user
 from casino.errors import DomainError
 from casino.models import CashierTransaction, ResponsibleGaming
 
@@ -55,7 +55,16 @@ class _CashierRequestView(APIView):
     permission_classes = [IsAuthenticated]
     service: Any = None
 
-    @extend_schema(request=CashierRequestSerializer, responses={201: CashierTransactionSerializer})
+    @extend_schema(
+        request=CashierRequestSerializer,
+        responses={
+            201: CashierTransactionSerializer,
+            **errors(
+                r403="self_excluded, cooling_off, deposit_limit_exceeded (responsible gaming)",
+                r409="insufficient_funds (a withdrawal larger than the balance), idempotency conflicts",
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         user = request_user(request)
         body = CashierRequestSerializer(data=request.data)
@@ -121,7 +130,18 @@ class ProviderCallbackView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
 
-    @extend_schema(request=CallbackSerializer, responses={200: CashierTransactionSerializer})
+    @extend_schema(
+        request=CallbackSerializer,
+        responses={
+            200: CashierTransactionSerializer,
+            **errors(
+                r400="invalid_callback_body, invalid_request, callback_mismatch",
+                r401="bad_signature (a missing, wrong or non-ASCII X-PSP-Signature)",
+                r404="not_found (no transaction with that reference)",
+                r409="cashier_state_conflict",
+            ),
+        },
+    )
     def post(self, request: Request) -> Response:
         raw = request.body
         given = request.headers.get(SIGNATURE_HEADER, "")

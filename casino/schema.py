@@ -1,7 +1,7 @@
 """The OpenAPI schema's view inspector: drf-spectacular's, plus the error
 answers the shared API plumbing gives on any operation (interface layer).
 
-A view documents its own refusals (``games.api.errors``). Whatever it leaves
+A view documents its own refusals (``casino.api.errors``). Whatever it leaves
 out, the plumbing around every view can still answer, so it is added here with
 the error envelope (``ErrorBody``) and the codes it carries:
 
@@ -27,9 +27,12 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.permissions import AllowAny
 
+from casino.api import ErrorBody
+
 GENERIC_ERRORS = {
     400: "parse_error (the body is not JSON), invalid_request / invalid_field (a field is missing or "
-    "of the wrong type), invalid_query (a query parameter is not a whole number in range)",
+    "of the wrong type), invalid_query (a query parameter is not a whole number in range), "
+    "value_out_of_range (a number would overflow a 64-bit column)",
     401: "not_authenticated (no token or session), authentication_failed (an unknown token)",
     403: "permission_denied (the caller's role may not do this, or a session request without its CSRF token)",
     404: "not_found (no such object or path)",
@@ -40,8 +43,6 @@ GENERIC_ERRORS = {
 
 class CasinoAutoSchema(AutoSchema):
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
-        from games.api import ErrorBody  # games.api imports casino.api: keep this module import-light
-
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         for status in self._generic_error_statuses():
             if str(status) not in responses:

@@ -11,11 +11,14 @@ from typing import Any
 
 from django.urls import register_converter
 from django.urls.converters import IntConverter
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.throttling import UserRateThrottle
 
+from casino.api import ErrorBody as ErrorBody
+from casino.api import ErrorDetail as ErrorDetail
+from casino.api import errors as errors
 from casino.api import request_user
 from casino.errors import DomainError
 
@@ -148,24 +151,6 @@ class DatabaseIdConverter(IntConverter):
 
 
 register_converter(DatabaseIdConverter, "id")
-
-
-class ErrorDetail(serializers.Serializer):
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. betting_closed.")
-    message = serializers.CharField()
-    details = serializers.DictField(required=False, help_text="Facts about the refusal (e.g. the limit).")
-
-
-class ErrorBody(serializers.Serializer):
-    error = ErrorDetail()
-
-
-def errors(**codes: str) -> dict[int, OpenApiResponse]:
-    """Error responses by status, e.g. ``errors(r409="betting_closed, ...")``: each
-    documented with the codes it may carry. 401 is added."""
-    documented = {int(status.removeprefix("r")): text for status, text in codes.items()}
-    documented.setdefault(401, "not_authenticated (no token or session), authentication_failed (an unknown token)")
-    return {status: OpenApiResponse(ErrorBody, description=text) for status, text in sorted(documented.items())}
 
 
 class AnyObject(serializers.Serializer):

@@ -264,3 +264,20 @@ def test_websockets_on_a_table_id_past_bigint_and_a_command_id_with_nul(asgi_ser
     assert answer["type"] == "error", answer
     assert answer["code"] == "idempotency_key_required", answer
     assert snapshot() == before
+
+
+def test_a_withdrawal_that_would_overflow_a_balance_is_refused_and_moves_nothing() -> None:
+    """Found by the schema fuzz: with money already held, a withdrawal of 2^63-1
+    overflowed the held account's BIGINT balance in the ledger's UPDATE (500)."""
+    from casino.models import CashierTransaction
+    from tests.house.services.conftest import wallet
+
+    player = make_player(funds=10_000)
+    client = client_of(player)
+    first = post(client, "/api/cashier/withdrawals/", {"amount": 1_000, "currency": "EUR", "request_key": key("w")})
+    assert first.status_code == 201, first.content
+    before = (wallet(player), CashierTransaction.objects.filter(player_id=player).count())
+    huge = post(client, "/api/cashier/withdrawals/", {"amount": 2**63 - 1, "currency": "EUR", "request_key": key("w")})
+    assert huge.status_code in (400, 409), huge.content
+    assert huge.json()["error"]["code"] in ("value_out_of_range", "insufficient_funds"), huge.content
+    assert (wallet(player), CashierTransaction.objects.filter(player_id=player).count()) == before
