@@ -6,5 +6,5 @@ class CasinoConfig(AppConfig):
     verbose_name = "Casino platform"
 
     def ready(self) -> None:
-        from casino import checks  # noqa: F401  (registers the system checks)
+        from casino import auth, checks  # noqa: F401  (auth: the password-change signal; checks: the system checks)
         from casino.celery import app  # noqa: F401  (the app shared tasks are bound to, in every process)
