@@ -1,7 +1,6 @@
-"""Logging filters that keep credentials out of log lines (docs/auth.md).
+"""Logging filters that keep credentials out of log lines (docs/auth.md, "Logs").
 
-Imported by the logging configuration, before Django's apps are ready: no
-model or DRF import here."""
+No model or DRF import here: logging may be set up before Django's apps are ready."""
 
 from __future__ import annotations
 
@@ -25,3 +24,17 @@ class StripQueryStrings(logging.Filter):
         elif isinstance(record.msg, str) and "?" in record.msg and not record.args:
             record.msg = " ".join(str(_without_query(word)) for word in record.msg.split(" "))
         return True
+
+
+# uvicorn's websocket handshake lines and its access log.
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
+
+
+def install() -> None:
+    """Put ``StripQueryStrings`` on uvicorn's loggers, leaving their handlers and
+    levels as uvicorn set them (idempotent; ``casino.apps`` calls it in every
+    process, after uvicorn has configured its logging)."""
+    for name in UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, StripQueryStrings) for f in logger.filters):
+            logger.addFilter(StripQueryStrings())

@@ -465,15 +465,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    # A URL's query string may carry a websocket ticket: the server's lines show paths only.
-    "filters": {"no_query": {"()": "casino.log_filters.StripQueryStrings"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {
-        "django.db.backends": {"level": "INFO"},
-        # uvicorn's websocket handshake lines ("WebSocket /path?query" [accepted]) and its
-        # access log (when on): the same loggers, with the query strings cut off.
-        "uvicorn.error": {"filters": ["no_query"]},
-        "uvicorn.access": {"handlers": ["console"], "filters": ["no_query"], "propagate": False},
-    },
+    "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+# uvicorn's own loggers keep uvicorn's handlers (and --no-access-log); a URL's query
+# string may carry a websocket ticket, so casino.apps adds casino.log_filters'
+# StripQueryStrings to them (docs/auth.md, "Logs").

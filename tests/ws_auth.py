@@ -4,6 +4,8 @@ server), as every client does (docs/websocket.md, "Authentication")."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
 
@@ -25,3 +27,20 @@ def ws_url(base: str, path: str, token: str, query: str = "") -> str:
     """``ws://.../path?ticket=<fresh ticket>`` (and ``&query``): good for one connection."""
     url = base.replace("http://", "ws://") + f"{path}?ticket={ws_ticket(base, token)}"
     return f"{url}&{query}" if query else url
+
+
+def token_for(player_id: int) -> str:
+    """A new API token of the player ``player_id`` (``casino.auth.issue_token``)."""
+    from django.contrib.auth import get_user_model
+
+    from casino.auth import issue_token
+
+    return issue_token(user=get_user_model().objects.get(pk=player_id))
+
+
+def token_user(token: str) -> Any:
+    """The user an API token belongs to (tokens are stored as digests)."""
+    from knox.crypto import hash_token
+    from knox.models import AuthToken
+
+    return AuthToken.objects.select_related("user").get(digest=hash_token(token)).user

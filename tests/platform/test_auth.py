@@ -35,7 +35,7 @@ def _player(name: str) -> Any:
     return get_user_model().objects.create_user(username=name, password=f"{name}-pw-123456")
 
 
-def login(name: str, password: str | None = None, **extra: str) -> Any:
+def login(name: str, password: str | None = None, **extra: Any) -> Any:
     """``POST /api/auth/token/`` from the address in ``extra`` (``REMOTE_ADDR``, headers)."""
     body = {"username": name, "password": password or f"{name}-pw-123456"}
     return APIClient().post("/api/auth/token/", body, format="json", **extra)
@@ -107,7 +107,7 @@ def test_logout_revokes_the_current_token_and_logout_all_every_token() -> None:
 
 
 def test_a_password_change_in_the_admin_revokes_every_token_of_the_user() -> None:
-    erin, frank = _player("erin"), _player("frank")
+    erin, _frank = _player("erin"), _player("frank")
     erin_keys = [login("erin", REMOTE_ADDR="10.1.0.4").json()["token"] for _ in range(2)]
     frank_key = login("frank", REMOTE_ADDR="10.1.0.4").json()["token"]
     operator = get_user_model().objects.create_superuser(username="op", password="op-pw-123456")
@@ -199,7 +199,8 @@ def test_the_admin_login_is_locked_too() -> None:
     admin = Client(REMOTE_ADDR="10.7.0.1")
     for _ in range(LIMIT - 1):
         page = admin.post("/admin/login/", {"username": "boss", "password": "wrong"})
-        assert page.status_code == 200 and b"Please enter the correct" in page.content
+        assert page.status_code == 200
+        assert b"Please enter the correct" in page.content
     assert admin.post("/admin/login/", {"username": "boss", "password": "wrong"}).status_code == 429
     locked = Client(REMOTE_ADDR="10.7.0.2").post("/admin/login/", {"username": "boss", "password": "boss-pw-123456"})
     assert locked.status_code == 429

@@ -151,4 +151,25 @@ def test_no_ticket_or_token_reaches_the_server_log(server: str) -> None:
         assert time.monotonic() < deadline, "uvicorn's handshake line is not in the log"
         time.sleep(0.1)
     log = LOG.read_text(errors="replace")
-    assert ticket not in log and token not in log and token[:15] not in log
+    assert ticket not in log
+    assert token not in log
+    assert token[:15] not in log
+
+
+def test_the_benchmark_clients_fetch_a_ticket_per_connection(server: str) -> None:
+    """``games.benchmarks.ws_clients.fetch_ticket`` (the fleets' and ``ws_bets``'
+    light HTTP call) gets a ticket that opens a websocket once."""
+    from games.benchmarks.ws_clients import fetch_ticket
+
+    table = make_table("uth")
+    _user, token = player("sara")
+    host, port = server.removeprefix("http://").split(":")
+    ws = server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket="
+
+    async def scenario() -> list[int | None]:
+        ticket = await fetch_ticket(host, int(port), token)
+        return [await close_code(ws + ticket, server), await close_code(ws + ticket, server)]
+
+    assert asyncio.run(scenario()) == [None, 4401]
+    with pytest.raises(RuntimeError, match="no websocket ticket"):
+        asyncio.run(fetch_ticket(host, int(port), "not-a-token"))
