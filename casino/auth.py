@@ -93,7 +93,7 @@ def _user_sql() -> tuple[list[str], str]:
     fields = user._meta.concrete_fields
     columns = ", ".join(f'u."{f.column}"' for f in fields)
     sql = (
-        f'SELECT t."expiry", t."created", {columns} FROM "{AuthToken._meta.db_table}" t '
+        f'SELECT (t."expiry" IS NOT NULL AND t."expiry" <= %s), {columns} FROM "{AuthToken._meta.db_table}" t '
         f'JOIN "{user._meta.db_table}" u ON u."{user._meta.pk.column}" = t."user_id" '
         f'WHERE t."digest" = %s AND t."token_key" = %s'
     )
@@ -106,30 +106,31 @@ class TokenAuthentication(authentication.TokenAuthentication):
     Knox looks a token up by its first 15 characters (``token_key``) and
     compares the SHA-512 digest; here the digest (the table's primary key) and
     the prefix are both in the ``WHERE`` of the one statement that also reads
-    the user. Unknown key, inactive user: 401 ``authentication_failed``;
-    expired: 401 ``token_expired``. ``request.auth`` is the (unsaved) knox
-    ``AuthToken``, whose ``digest`` names it for logout."""
+    the user, and compares the expiry with the database's "now" parameter.
+    Unknown key, inactive user: 401 ``authentication_failed``; expired: 401
+    ``token_expired``. ``request.auth`` is an unsaved knox ``AuthToken`` with
+    the ``digest`` that names it (for logout)."""
 
     keyword = "Token"
 
     def authenticate_credentials(self, key: str) -> tuple[Any, AuthToken]:
         names, sql = _user_sql()
         digest = hash_token(key)
+        # The expiry is compared by the database, with "now" adapted as the ORM
+        # adapts a DateTimeField's value (SQLite keeps naive UTC text).
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
         with connection.cursor() as cursor:
-            cursor.execute(sql, [digest, key[: CONSTANTS.TOKEN_KEY_LENGTH]])
+            cursor.execute(sql, [now, digest, key[: CONSTANTS.TOKEN_KEY_LENGTH]])
             row = cursor.fetchone()
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        expiry, created, *values = row
-        if expiry is not None and expiry <= timezone.now():
+        expired, *values = row
+        if expired:
             raise exceptions.AuthenticationFailed(_("Token expired: log in again."), code="token_expired")
         user = get_user_model().from_db(connection.alias, names, values)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        token = AuthToken(
-            digest=digest, token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH], user=user, expiry=expiry, created=created
-        )
-        return user, token
+        return user, AuthToken(digest=digest, token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH], user=user)
 
 
 def issue_token(*, user: AbstractBaseUser) -> str:
