@@ -118,7 +118,7 @@ class TokenLogoutAllView(APIView):
 class WsTicketView(APIView):
     """A websocket ticket: open ``/ws/...?ticket=<ticket>`` within ``expires_in``
     seconds (``CASINO_WS_TICKET_SECONDS``). One handshake consumes it; every
-    connection needs a new one (docs/websocket.md, "Authentication")."""
+    connection needs a new one (docs/auth.md, "Websockets")."""
 
     permission_classes = [IsAuthenticated]
 
