@@ -6,5 +6,7 @@ class CasinoConfig(AppConfig):
     verbose_name = "Casino platform"
 
     def ready(self) -> None:
-        from casino import checks  # noqa: F401  (registers the system checks)
+        from casino import auth, checks, log_filters  # noqa: F401  (auth: the password-change signal; checks)
         from casino.celery import app  # noqa: F401  (the app shared tasks are bound to, in every process)
+
+        log_filters.install()  # no websocket ticket in uvicorn's log lines

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import authenticate
+from django.conf import settings
+from django.contrib.auth import authenticate, logout
 from drf_spectacular.utils import extend_schema
+from knox.models import AuthToken
 from rest_framework import status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,9 +16,24 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from casino.api import request_user
+from casino.auth import (
+    LoginLockedOut,
+    client_ip,
+    issue_token,
+    issue_ws_ticket,
+    lockout_seconds,
+    revoke_all_tokens,
+    revoke_token,
+)
 from casino.errors import DomainError
 from casino.players import read_profile, update_player_settings
-from casino.serializers import LoginSerializer, MeSerializer, PlayerSettingsSerializer, TokenSerializer
+from casino.serializers import (
+    LoginSerializer,
+    MeSerializer,
+    PlayerSettingsSerializer,
+    TokenSerializer,
+    WsTicketSerializer,
+)
 
 
 class InvalidCredentials(DomainError, code="invalid_credentials", http_status=401):
@@ -25,11 +41,24 @@ class InvalidCredentials(DomainError, code="invalid_credentials", http_status=40
 
 
 class LoginThrottle(AnonRateThrottle):
+    """20 login requests a minute per client address (``casino.auth.client_ip``:
+    never an untrusted ``X-Forwarded-For``), on top of django-axes' lockout."""
+
     rate = "20/min"
+
+    def get_ident(self, request: Request) -> str:
+        return client_ip(request._request)
 
 
 class TokenLoginView(APIView):
-    """Exchange a username and password for an API token (``Authorization: Token <key>``)."""
+    """Exchange a username and password for an API token (``Authorization: Token <key>``).
+
+    The token expires ``CASINO_TOKEN_TTL_SECONDS`` after login. Wrong
+    credentials: 401 ``invalid_credentials``. django-axes counts the failures
+    per username and per client address: at ``CASINO_LOGIN_FAILURE_LIMIT``
+    either is locked out for ``CASINO_LOGIN_COOLOFF_SECONDS`` and every login
+    for it answers 429 ``login_locked_out`` (with ``Retry-After``), even with
+    the right password."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
@@ -45,20 +74,55 @@ class TokenLoginView(APIView):
             password=serializer.validated_data["password"],
         )
         if user is None or not user.is_active:
+            if getattr(request._request, "axes_locked_out", False):
+                raise LoginLockedOut(retry_after_seconds=lockout_seconds())
             raise InvalidCredentials()
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key, "username": user.get_username()})
+        token = issue_token(user=user)
+        return Response(
+            {"token": token, "username": user.get_username(), "expires_in": settings.CASINO_TOKEN_TTL_SECONDS}
+        )
 
 
 class TokenLogoutView(APIView):
-    """Revoke the caller's API token."""
+    """Revoke the API token of this request (other devices' tokens stay valid);
+    with a session instead, end the session."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=None, responses={204: None})
     def post(self, request: Request) -> Response:
-        Token.objects.filter(user=request_user(request)).delete()
+        request_user(request)
+        if isinstance(request.auth, AuthToken):
+            revoke_token(token=request.auth)
+        else:
+            logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenLogoutAllView(APIView):
+    """Revoke every API token of the caller, on every device (and end this session, if any)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request: Request) -> Response:
+        revoke_all_tokens(user_id=int(request_user(request).pk))
+        if not isinstance(request.auth, AuthToken):
+            logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WsTicketView(APIView):
+    """A websocket ticket: open ``/ws/...?ticket=<ticket>`` within ``expires_in``
+    seconds (``CASINO_WS_TICKET_SECONDS``). One handshake consumes it; every
+    connection needs a new one (docs/auth.md, "Websockets")."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: WsTicketSerializer})
+    def post(self, request: Request) -> Response:
+        ticket = issue_ws_ticket(user_id=int(request_user(request).pk))
+        return Response({"ticket": ticket, "expires_in": settings.CASINO_WS_TICKET_SECONDS})
 
 
 class MeView(APIView):

@@ -27,11 +27,17 @@ def uvicorn_command(*, host: str, port: int, extra: list[str] | tuple[str, ...] 
     """The command line that serves the project with uvicorn, with the websocket
     limits of the settings: ``--ws-max-size`` is ``CASINO_WS_MAX_FRAME_BYTES``,
     so a bigger frame is refused (close 1009) before anything parses it
-    (uvicorn's default is 16 MiB). Every way the project serves uses it: the
-    ``serve`` command, the tests' ``asgi_server`` and the benchmarks' servers."""
+    (uvicorn's default is 16 MiB), and ``--no-proxy-headers``: uvicorn would
+    otherwise take ``X-Forwarded-For`` from any peer in ``FORWARDED_ALLOW_IPS``
+    (127.0.0.1 by default) as the client's address; the application resolves
+    the client itself from ``TRUSTED_PROXY_COUNT`` (``casino.auth.client_ip``),
+    so the ASGI client must stay the TCP peer. Every way the project serves
+    uses it: the ``serve`` command, the tests' ``asgi_server`` and the
+    benchmarks' servers."""
     from django.conf import settings
 
     return [
         sys.executable, "-m", "uvicorn", "casino.asgi:application", "--host", host, "--port", str(port),
-        "--lifespan", "off", "--no-access-log", "--ws-max-size", str(settings.CASINO_WS_MAX_FRAME_BYTES), *extra,
+        "--lifespan", "off", "--no-access-log", "--no-proxy-headers",
+        "--ws-max-size", str(settings.CASINO_WS_MAX_FRAME_BYTES), *extra,
     ]  # fmt: skip

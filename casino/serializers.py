@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from casino.models import PlayerProfile
@@ -23,6 +25,12 @@ class LoginSerializer(serializers.Serializer[dict[str, str]]):
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
 
 
-class TokenSerializer(serializers.Serializer[dict[str, str]]):
+class TokenSerializer(serializers.Serializer[dict[str, Any]]):
     token = serializers.CharField()
     username = serializers.CharField()
+    expires_in = serializers.IntegerField(help_text="seconds until the token expires (CASINO_TOKEN_TTL_SECONDS)")
+
+
+class WsTicketSerializer(serializers.Serializer[dict[str, Any]]):
+    ticket = serializers.CharField(help_text="single use: /ws/...?ticket=<ticket>")
+    expires_in = serializers.IntegerField(help_text="seconds the ticket stays valid (CASINO_WS_TICKET_SECONDS)")

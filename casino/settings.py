@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -145,7 +146,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
@@ -165,6 +167,14 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a login refused by django-axes' lockout into its answer (casino.auth.lockout_response).
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out login before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "casino.urls"
@@ -324,6 +334,50 @@ HEALTH_CHECK_TOKEN = os.environ.get("HEALTH_CHECK_TOKEN", "")
 HEALTH_CHECK_TIMEOUT = float(os.environ.get("HEALTH_CHECK_TIMEOUT", "2"))
 HEALTH_CHECK_CACHE_SECONDS = float(os.environ.get("HEALTH_CHECK_CACHE_SECONDS", "5"))
 
+# --- Logins and tokens (docs/auth.md) ------------------------------------------
+
+# Reverse proxies in front of the ASGI server that append to X-Forwarded-For. 0:
+# the client is the TCP peer and the header is never read; N: the client is the
+# header's Nth entry from the right (casino.auth.client_ip). uvicorn runs with
+# --no-proxy-headers (casino.processes.uvicorn_command), so it never rewrites
+# the peer address itself.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+# django-axes: a username or a client address with this many failed logins
+# (API and admin) within the cool-off is locked out until the cool-off has
+# passed since its last failure; the API answers 429 ``login_locked_out``.
+AXES_FAILURE_LIMIT = int(os.environ.get("CASINO_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(seconds=float(os.environ.get("CASINO_LOGIN_COOLOFF_SECONDS", "900")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks: per account and per address
+AXES_CLIENT_IP_CALLABLE = "casino.auth.client_ip"
+AXES_LOCKOUT_CALLABLE = "casino.auth.lockout_response"
+AXES_RESET_ON_SUCCESS = False  # one's own valid account must not wipe an address's failures
+AXES_HTTP_RESPONSE_CODE = 429
+# django-rest-knox: API tokens stored as SHA-512 digests, expiring this long
+# after login (no sliding renewal: the bet path never writes the token).
+CASINO_TOKEN_TTL_SECONDS = int(os.environ.get("CASINO_TOKEN_TTL_SECONDS", str(10 * 3600)))
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(seconds=CASINO_TOKEN_TTL_SECONDS),
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
+# Websocket tickets (POST /api/auth/ws-ticket/): single use, valid this long.
+CASINO_WS_TICKET_SECONDS = int(os.environ.get("CASINO_WS_TICKET_SECONDS", "30"))
+# Where tickets live: Redis with REDIS_URL (every process sees them, one DEL wins),
+# else the memory of the one ASGI process of the embedded default.
+CACHES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ws_tickets": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "casino:ws-ticket",
+            "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ws-tickets"}
+    ),
+}
+
 # --- API ----------------------------------------------------------------------
 
 REST_FRAMEWORK = {
@@ -337,6 +391,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "casino.api.exception_handler",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.JSONFirstNegotiation",
+    # DRF's throttles identify clients as casino.auth.client_ip does (never from an untrusted header).
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -436,3 +492,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+# uvicorn's own loggers keep uvicorn's handlers (and --no-access-log); a URL's query
+# string may carry a websocket ticket, so casino.apps adds casino.log_filters'
+# StripQueryStrings to them (docs/auth.md, "Logs").

@@ -49,7 +49,7 @@ def operator_permissions() -> list[Permission]:
 
 
 # Credentials are not "everything" a reviewer reads: API tokens and sessions would let them act as others.
-_SECRET_APPS = ("authtoken", "sessions")
+_SECRET_APPS = ("authtoken", "knox", "sessions")
 
 
 def compliance_permissions() -> list[Permission]:

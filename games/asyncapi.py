@@ -248,7 +248,7 @@ POKER_RECEIVES = ("act", "requestSnapshot", "ping")
 
 def close_codes() -> dict[str, str]:
     return {
-        str(CLOSE_UNAUTHENTICATED): "unauthenticated: no valid ?token= nor session",
+        str(CLOSE_UNAUTHENTICATED): "unauthenticated: no valid ?ticket= (unknown, expired or used) nor session",
         str(CLOSE_TABLE_NOT_FOUND): "table not found",
         str(CLOSE_TOO_SLOW): "too slow: the outbound queue overflowed or a send did not complete in time; "
         "reconnect with ?since=<last seq> and take the snapshot",
@@ -272,7 +272,13 @@ def _channel(address: str, title: str, names: tuple[str, ...], resume: bool) -> 
     codes = "; ".join(f"{code} {meaning}" for code, meaning in close_codes().items())
     query: Schema = {
         "type": "object",
-        "properties": {"token": {**STRING, "description": "An API token (POST /api/auth/token/); else the session."}},
+        "properties": {
+            "ticket": {
+                **STRING,
+                "description": "A single-use websocket ticket (POST /api/auth/ws-ticket/, valid for its expires_in "
+                "seconds; one per connection); else the session cookie. API tokens are not accepted in the URL.",
+            }
+        },
     }
     if resume:
         query["properties"]["since"] = {

@@ -19,8 +19,10 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
-from rest_framework.authtoken.models import Token
+
+from casino.auth import consume_ws_ticket
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +43,22 @@ async def refuse(consumer: AsyncJsonWebsocketConsumer, code: int) -> None:
     await consumer.close(code=code)
 
 
-def _user_from_token(key: str) -> Any:
-    token = Token.objects.select_related("user").filter(key=key).first()
-    return token.user if token and token.user.is_active else None
+def _user_from_ticket(ticket: str) -> Any:
+    user_id = consume_ws_ticket(ticket=ticket)
+    if user_id is None:
+        return None
+    user = get_user_model().objects.filter(pk=user_id).first()
+    return user if user is not None and user.is_active else None
 
 
 async def authenticate_scope(scope: Mapping[str, Any]) -> Any:
-    """The websocket's user: ``?token=`` (an API token) or the session's, else ``None``."""
-    query = parse_qs((scope.get("query_string") or b"").decode())
-    if query.get("token"):
-        return await database_sync_to_async(_user_from_token)(query["token"][0])
+    """The websocket's user, else ``None`` (close 4401): ``?ticket=`` (from
+    ``POST /api/auth/ws-ticket/``, consumed here: a ticket opens one
+    connection) or the session cookie's user. An API token in the URL
+    (``?token=``) is not accepted: URLs end up in logs and histories."""
+    query = parse_qs((scope.get("query_string") or b"").decode(errors="replace"))
+    if query.get("ticket"):
+        return await database_sync_to_async(_user_from_ticket)(query["ticket"][0])
     user = scope.get("user")
     if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         return None

@@ -18,9 +18,12 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Origin
 
+from tests.ws_auth import ws_ticket
+
 
 def ws_url(base: str, path: str, token: str, since: str | int | None = None) -> str:
-    url = base.replace("http://", "ws://") + f"{path}?token={token}"
+    """The websocket URL with a fresh ticket of the token's player: good for one connection."""
+    url = base.replace("http://", "ws://") + f"{path}?ticket={ws_ticket(base, token)}"
     return url if since is None else f"{url}&since={since}"
 
 

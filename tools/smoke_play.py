@@ -75,7 +75,10 @@ async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, 
     """One round at ``table``, every command over its websocket; the settled history row."""
     table_id, code = table["id"], table["code"]
     ante = table["limits"]["ante"]["min"]
-    url = base.replace("http://", "ws://", 1) + f"/ws/tables/{table_id}/?token={token}"
+    status, answer = await rest(base, "POST", "/api/auth/ws-ticket/", token)  # single use: one per connection
+    if status != 200:
+        raise SmokeFailure(f"{code}: no websocket ticket: {status} {answer}")
+    url = base.replace("http://", "ws://", 1) + f"/ws/tables/{table_id}/?ticket={answer['ticket']}"
     bet_round: str | None = None
     pending: dict[str, tuple[str, Any]] = {}  # command id -> (type, round or option)
     async with websockets.connect(url, origin=Origin(base), open_timeout=30) as ws:

@@ -265,9 +265,12 @@ def asgi_server(
 
 
 def _tokens(ids: list[int]) -> list[str]:
-    from rest_framework.authtoken.models import Token
+    from django.contrib.auth import get_user_model
 
-    return [Token.objects.create(user_id=pid).key for pid in ids]
+    from casino.auth import issue_token
+
+    users = get_user_model().objects.in_bulk(ids)
+    return [issue_token(user=users[pid]) for pid in ids]
 
 
 # --- bets ---------------------------------------------------------------------------------------
@@ -294,7 +297,7 @@ def _bet_load(base: str, path: str, tokens: list[list[str]], seconds: float, rat
 def _ws_bet_load(base: str, table_id: int, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
     """One websocket per token, each placing 100-unit Ante chips as ``bet`` frames
     (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?ticket="
     body = {"type": "bet", **CHIP}
     result, codes = ws_bets.run_load(url=url, origin=base, tokens=tokens, body=body, seconds=seconds, rate=rate)
     if codes:
@@ -486,7 +489,7 @@ def _fanout(
     ``every`` seconds, wait ``drain`` seconds after the last; return every
     (reading client, delta) latency in ms (``inf`` for a delta a client had not
     received by then) and how the slow clients' sockets ended."""
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?token="
+    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?ticket="
     fleet = _client_fleet(url, base, tokens, procs, deflate)
     slow_fleet: list[subprocess.Popen[str]] = []
     try:

@@ -1,6 +1,7 @@
 """A light websocket bet generator for ``bench bets`` (the websocket half).
 
-Each client is one player's websocket to the table (``ws/tables/<id>/?token=``),
+Each client is one player's websocket to the table (``ws/tables/<id>/?ticket=``,
+a ticket fetched with the player's API token just before it connects),
 an ``asyncio.Protocol`` driving the ``websockets`` library's Sans-I/O
 ``ClientProtocol`` (a real handshake and real frames, the CPU of a light client,
 as in ``ws_clients``). After its snapshot it sends ``{"type": "bet", "id": ...,
@@ -26,7 +27,7 @@ from typing import Any
 from websockets.uri import parse_uri
 
 from games.benchmarks.http_clients import LoadResult
-from games.benchmarks.ws_clients import FrameClient
+from games.benchmarks.ws_clients import FrameClient, fetch_ticket
 
 ACK = 200  # how an ``ack`` counts in ``LoadResult.statuses`` (errors count under 400)
 ERROR = 400
@@ -103,7 +104,8 @@ async def _client(socket: BetSocket, stop_at: float, interval: float | None, off
 
 
 async def connect(*, url: str, origin: str, tokens: list[str], body: dict[str, Any]) -> list[BetSocket]:
-    """One socket per token (``url`` ends with ``?token=``), each past its snapshot."""
+    """One socket per token (``url`` ends with ``?ticket=``; each gets its own
+    ticket with its token), each past its snapshot."""
     loop = asyncio.get_running_loop()
     uri = parse_uri(url)
     sockets = []
@@ -111,7 +113,7 @@ async def connect(*, url: str, origin: str, tokens: list[str], body: dict[str, A
 
     async def one(token: str) -> None:
         async with gate:
-            socket = BetSocket(url + token, origin, body)
+            socket = BetSocket(url + await fetch_ticket(uri.host, uri.port, token), origin, body)
             await loop.create_connection(lambda: socket, uri.host, uri.port)
             await asyncio.wait_for(socket.ready, 60)
             sockets.append(socket)

@@ -11,8 +11,9 @@ stamps ``time.time()`` right after it: the time the client *has* the message.
 
 Protocol with the parent, line-based on stdin/stdout:
 
-- stdin, first line: JSON ``{"url": "ws://host:port/path?token=", "origin": ..., "tokens": [...], "deflate": bool,
-  "slow": bool}``;
+- stdin, first line: JSON ``{"url": "ws://host:port/path?ticket=", "origin": ..., "tokens": [...], "deflate": bool,
+  "slow": bool}``; each socket first fetches a websocket ticket with its API token
+  (``POST /api/auth/ws-ticket/``, ``fetch_ticket``) and appends it to ``url``;
 - stdout: ``connected <n>`` once every socket has its snapshot (a slow fleet: its handshake);
 - stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "closed": {code: n}}``.
 
@@ -47,6 +48,26 @@ from websockets.uri import parse_uri
 CONNECT_CONCURRENCY = 50
 SLOW_SNAPSHOT_SECONDS = 0.5
 SLOW_RECEIVE_BUFFER = 4096
+
+
+async def fetch_ticket(host: str, port: int, token: str) -> str:
+    """A single-use websocket ticket for the holder of ``token``: one HTTP/1.1
+    ``POST /api/auth/ws-ticket/`` on its own connection (no HTTP library in
+    this light child process). A connection needs a ticket of its own."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(
+            f"POST /api/auth/ws-ticket/ HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Token {token}\r\n"
+            "Content-Length: 0\r\nConnection: close\r\n\r\n".encode()
+        )
+        await writer.drain()
+        answer = await reader.read()
+    finally:
+        writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise RuntimeError(f"no websocket ticket: {head.splitlines()[:1]!r} {body[:200]!r}")
+    return str(json.loads(body)["ticket"])
 
 
 class FrameClient(asyncio.Protocol):
@@ -164,7 +185,8 @@ async def main() -> None:
 
     async def connect(token: str) -> None:
         async with semaphore:
-            client = Client(config["url"] + token, config["origin"], bool(config.get("deflate", True)), received, slow)
+            ticket = await fetch_ticket(uri.host, uri.port, token)
+            client = Client(config["url"] + ticket, config["origin"], bool(config.get("deflate", True)), received, slow)
             clients.append(client)
             sock = None
             if slow:

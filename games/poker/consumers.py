@@ -231,7 +231,7 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
         await self.send_snapshot()
 
     async def _authenticate(self) -> Any:
-        """``?token=`` (API token) or the session user, as ``ws/tables/``."""
+        """``?ticket=`` (a websocket ticket) or the session user, as ``ws/tables/``."""
         return await authenticate_scope(self.scope)
 
     async def disconnect(self, code: int) -> None:

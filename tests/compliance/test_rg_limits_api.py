@@ -18,10 +18,10 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from casino import responsible_gaming as rg
+from casino.auth import issue_token
 from casino.models import ResponsibleGaming
 from games.house.models import HouseTable
 from games.house.realtime.relay import offers
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def client_for(player_id: int) -> APIClient:
     client = APIClient()
     user = get_user_model().objects.get(pk=player_id)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user=user)}")
     return client
 
 

@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
+
+from casino.auth import issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def client() -> APIClient:
     user = get_user_model().objects.create_user(username="alice")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user=user)}")
     return client
 
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from django.test import override_settings
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from casino.errors import DomainError
 from games.benchmarks.live import asgi_server
@@ -23,6 +22,7 @@ from games.poker.models import PokerHand, PokerTable
 from tests.feed_clients import Reader, connect, drain, flood, gap_free, stalled, ws_url
 from tests.poker.tables import advance, key, make_player, make_table
 from tests.poker.test_tables import AA_VS_KK
+from tests.ws_auth import token_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 FRAME_LIMIT = 64 * 1024  # the floods ask for 32 kB pongs
@@ -57,10 +57,6 @@ def seated_table() -> tuple[PokerTable, list[int]]:
         services.sit_down(table_id=table.pk, player_id=player, seat_number=seat, buy_in=1000,
                           idempotency_key=key("sit"), now=timezone.now())  # fmt: skip
     return table, players
-
-
-def token_for(player: int) -> str:
-    return Token.objects.get_or_create(user_id=player)[0].key
 
 
 def fold(table: PokerTable, players: list[int]) -> None:

@@ -15,12 +15,13 @@ import httpx
 import pytest
 import websockets
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
+from casino.auth import issue_token
 from games.poker.models import PokerHand, PokerTable
 from tests.db import ledger_sums
 from tests.poker.tables import make_player, make_table
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 CARD = re.compile(r'"([2-9TJQKA][shdc])"')
@@ -40,7 +41,10 @@ class Seat:
         return await self.http.post(f"/api/poker/tables/{self.table_id}/{path}", json=body, headers=headers)
 
     async def play(self) -> None:
-        url = self.base.replace("http://", "ws://") + f"/ws/poker/{self.table_id}/?token={self.token}"
+        url = (
+            self.base.replace("http://", "ws://")
+            + f"/ws/poker/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
+        )
         async with websockets.connect(url, open_timeout=20, origin=Origin(self.base)) as ws:
             while not self.done:
                 text = str(await asyncio.wait_for(ws.recv(), timeout=60))
@@ -84,7 +88,7 @@ def test_three_players_play_a_hand_from_the_outside(asgi_server, celery_worker_p
     tokens = []
     for _ in range(3):
         player = make_player()
-        tokens.append(Token.objects.create(user=get_user_model().objects.get(pk=player)).key)
+        tokens.append(issue_token(user=get_user_model().objects.get(pk=player)))
     seats = asyncio.run(play(asgi_server, table, tokens))
     PokerTable.objects.filter(pk=table.pk).update(is_open=False)
     hand = PokerHand.objects.get(hand_id=seats[0].hand_id)

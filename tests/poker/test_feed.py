@@ -17,9 +17,9 @@ from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from django.db import connections
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from casino.asgi import application
+from casino.auth import issue_ws_ticket
 from games.feed import feed_of
 from games.poker import services
 from games.poker.consumers import FAMILY
@@ -69,10 +69,10 @@ def test_one_feed_per_table_and_process_each_viewer_sees_only_their_own_cards() 
     for number, player in enumerate(players, start=1):
         services.sit_down(table_id=table.pk, player_id=player, seat_number=number, buy_in=1000,
                           idempotency_key=key("sit"), now=timezone.now())  # fmt: skip
-    tokens = [Token.objects.create(user_id=player).key for player in players]
 
     async def scenario() -> tuple[int, list[list[dict[str, Any]]], bool]:
-        sockets = [Socket(f"/ws/poker/{table.pk}/", f"token={token}") for token in tokens]
+        tickets = [await sync_to_async(issue_ws_ticket)(user_id=player) for player in players]
+        sockets = [Socket(f"/ws/poker/{table.pk}/", f"ticket={ticket}") for ticket in tickets]
         for socket in sockets:
             assert await socket.connect()
             assert (await socket.receive_json(10))["type"] == "snapshot"

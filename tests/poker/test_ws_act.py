@@ -15,14 +15,15 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
+from casino.auth import issue_token
 from games.poker.models import PokerTable
 from tests.db import ledger_sums, rows
 from tests.poker.tables import advance, make_player, make_table, sit
 from tests.poker.test_tables import AA_VS_KK
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 CHANGED_BY_ACT = (
@@ -38,12 +39,15 @@ CHANGED_BY_ACT = (
 class Player:
     def __init__(self, base: str, player: int, table_id: int) -> None:
         self.base, self.player, self.table_id = base, player, table_id
-        self.token = Token.objects.get_or_create(user=get_user_model().objects.get(pk=player))[0].key
+        self.token = issue_token(user=get_user_model().objects.get(pk=player))
         self.http = httpx.Client(base_url=base, headers={"Authorization": f"Token {self.token}"}, timeout=20)
 
     @contextmanager
     def socket(self) -> Iterator[ClientConnection]:
-        url = self.base.replace("http://", "ws://") + f"/ws/poker/{self.table_id}/?token={self.token}"
+        url = (
+            self.base.replace("http://", "ws://")
+            + f"/ws/poker/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
+        )
         with connect(url, origin=Origin(self.base), open_timeout=20) as ws:
             assert json.loads(ws.recv(timeout=20))["type"] == "snapshot"
             yield ws

@@ -40,6 +40,7 @@ from tests.house.live.conftest import fast_table
 from tests.house.live.test_bad_input import betting, client_for, post, refused, state
 from tests.house.live.test_e2e import funded_player
 from tests.house.services.conftest import key, later, make_player, play_out, step, wallet
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 __all__ = ["betting"]  # the fixture, imported from test_bad_input
@@ -297,7 +298,7 @@ def test_the_websocket_authenticates_with_the_django_session_cookie(asgi_server)
     assign_seat(table_id=table.pk, player_id=user.pk)
     start_table(table_id=table.pk, now=timezone.now())
     browser = Client()
-    assert browser.login(username=name, password=f"{name}-pw-123456")
+    browser.force_login(user)  # a real session (django-axes refuses Client.login: it has no request to check)
     session = browser.cookies[settings.SESSION_COOKIE_NAME].value
     origin = Origin(asgi_server)
 
@@ -329,7 +330,7 @@ def test_the_websocket_answers_unknown_and_malformed_messages_with_an_error(asgi
     table = fast_table("uth", betting_seconds=60)
 
     async def scenario() -> list[dict[str, Any]]:
-        url = ws_url(asgi_server, table.pk, f"?token={token}")
+        url = ws_url(asgi_server, table.pk, f"?ticket={ws_ticket(asgi_server, token)}")
         async with websockets.connect(url, origin=Origin(asgi_server)) as ws:
             assert (await receive(ws))["type"] == "snapshot"
             answers = []
@@ -360,7 +361,7 @@ def test_an_empty_or_binary_frame_is_refused_not_a_crash(asgi_server) -> None:
     table = fast_table("uth", betting_seconds=60)
 
     async def answer(frame: str | bytes) -> str:
-        url = ws_url(asgi_server, table.pk, f"?token={token}")
+        url = ws_url(asgi_server, table.pk, f"?ticket={ws_ticket(asgi_server, token)}")
         async with websockets.connect(url, origin=Origin(asgi_server), close_timeout=1) as ws:
             assert (await receive(ws))["type"] == "snapshot"
             await ws.send(frame)
@@ -408,8 +409,12 @@ def test_websocket_chat_is_rate_limited(asgi_server) -> None:
     async def scenario() -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
         origin = Origin(asgi_server)
         async with (
-            websockets.connect(ws_url(asgi_server, table.pk, f"?token={token}"), origin=origin) as ws,
-            websockets.connect(ws_url(asgi_server, table.pk, f"?token={listener_token}"), origin=origin) as ear,
+            websockets.connect(
+                ws_url(asgi_server, table.pk, f"?ticket={ws_ticket(asgi_server, token)}"), origin=origin
+            ) as ws,
+            websockets.connect(
+                ws_url(asgi_server, table.pk, f"?ticket={ws_ticket(asgi_server, listener_token)}"), origin=origin
+            ) as ear,
         ):
             assert (await receive(ws))["type"] == "snapshot"
             assert (await receive(ear))["type"] == "snapshot"
@@ -435,6 +440,6 @@ def test_websocket_chat_is_rate_limited(asgi_server) -> None:
 
 
 def _user_of(token: str) -> int:
-    from rest_framework.authtoken.models import Token
+    from tests.ws_auth import token_user
 
-    return int(Token.objects.get(key=token).user_id)
+    return int(token_user(token).pk)

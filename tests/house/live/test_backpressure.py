@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from websockets.exceptions import ConnectionClosed
 
 from games.benchmarks.live import asgi_server
@@ -39,6 +38,7 @@ from tests.feed_clients import (
 )
 from tests.house.live.conftest import fast_table
 from tests.house.services.conftest import make_player, open_round
+from tests.ws_auth import token_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 SEND_TIMEOUT = 1.0
@@ -78,10 +78,6 @@ def change(table_id: int) -> tuple[float, int]:
     assert current.deadline is not None
     assert advance_table(table_id=table_id, expected_seq=current.phase_seq, now=current.deadline) is not None
     return time.monotonic(), current.public_seq
-
-
-def token_for(player: int) -> str:
-    return Token.objects.get_or_create(user_id=player)[0].key
 
 
 def seqs(reader: Reader) -> list[int]:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from casino.auth import issue_token
 from games.house.models import HouseTable, TableSeat
 from games.house.services import advance_table, place_chip, start_table
 from tests.house.live.conftest import fast_table
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def client_for(player_id: int) -> APIClient:
     client = APIClient()
     user = get_user_model().objects.get(pk=player_id)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user=user)}")
     return client
 
 

@@ -14,12 +14,13 @@ import httpx
 import pytest
 import websockets
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
+from casino.auth import issue_token
 from games.house.models import HouseTable
 from ledger.services import deposit, player_accounts
 from tests.house.live.conftest import fast_table
+from tests.ws_auth import token_user, ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 FUNDS = 1_000_000
@@ -41,7 +42,7 @@ def funded_player(name: str) -> str:
         idempotency_key=f"e2e-dep-{name}",
         actor="test",
     )
-    return Token.objects.create(user=user).key
+    return issue_token(user=user)
 
 
 class Player:
@@ -63,7 +64,10 @@ class Player:
 
     async def play_one_round(self, game: str) -> None:
         assert (await self.http.post(f"/api/tables/{self.table_id}/join/")).status_code == 201
-        ws_url = self.base.replace("http://", "ws://") + f"/ws/tables/{self.table_id}/?token={self.token}"
+        ws_url = (
+            self.base.replace("http://", "ws://")
+            + f"/ws/tables/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
+        )
         async with websockets.connect(ws_url, open_timeout=20, origin=Origin(self.base)) as ws:
             while self.settled is None:
                 text = await asyncio.wait_for(ws.recv(), timeout=60)
@@ -176,8 +180,8 @@ def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
 
     table = fast_table("uth", betting_seconds=60)
     alice_token, bob_token = funded_player("ws-alice"), funded_player("ws-bob")
-    alice = Token.objects.get(key=alice_token).user
-    bob = Token.objects.get(key=bob_token).user
+    alice = token_user(alice_token)
+    bob = token_user(bob_token)
     from casino.models import PlayerProfile
 
     PlayerProfile.objects.update_or_create(user=bob, defaults={"hide_chat": True})
@@ -187,11 +191,11 @@ def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
             for token in (alice_token, bob_token):
                 joined = await http.post(f"/api/tables/{table.pk}/join/", headers={"Authorization": f"Token {token}"})
                 assert joined.status_code == 201
-        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token="
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket="
         origin = Origin(asgi_server)
         async with (
-            websockets.connect(url + alice_token, origin=origin) as a,
-            websockets.connect(url + bob_token, origin=origin) as b,
+            websockets.connect(url + ws_ticket(asgi_server, alice_token), origin=origin) as a,
+            websockets.connect(url + ws_ticket(asgi_server, bob_token), origin=origin) as b,
         ):
             assert json.loads(await a.recv())["type"] == "snapshot"
             assert json.loads(await b.recv())["type"] == "snapshot"
@@ -216,7 +220,7 @@ def test_notices_chat_and_snapshots_over_the_websocket(asgi_server) -> None:
 
 
 def test_a_refused_websocket_closes_with_4401_or_4404(asgi_server) -> None:
-    """docs/websocket.md: no credentials close with 4401, an unknown table with
+    """docs/websocket.md: no credentials (or an API token in the URL) close with 4401, an unknown table with
     4404, on house and poker tables alike (the close code reaches the client)."""
     token = funded_player("ws-carol")
     table = fast_table("uth", betting_seconds=60)
@@ -232,14 +236,15 @@ def test_a_refused_websocket_closes_with_4401_or_4404(asgi_server) -> None:
     async def scenario() -> list[int | None]:
         paths = [
             f"/ws/tables/{table.pk}/",
-            f"/ws/tables/{table.pk}/?token=not-a-token",
-            f"/ws/tables/999999/?token={token}",
+            f"/ws/tables/{table.pk}/?ticket=not-a-ticket",
+            f"/ws/tables/{table.pk}/?token=" + token,  # an API token in the URL is not accepted
+            f"/ws/tables/999999/?ticket={ws_ticket(asgi_server, token)}",
             "/ws/poker/1/",
-            f"/ws/poker/999999/?token={token}",
+            f"/ws/poker/999999/?ticket={ws_ticket(asgi_server, token)}",
         ]
         return [await close_code(path) for path in paths]
 
-    assert asyncio.run(scenario()) == [4401, 4401, 4404, 4401, 4404]
+    assert asyncio.run(scenario()) == [4401, 4401, 4401, 4404, 4401, 4404]
 
 
 def test_the_snapshot_is_the_rest_table_view_with_the_traffic_light_by_the_server_clock(asgi_server) -> None:
@@ -255,7 +260,7 @@ def test_the_snapshot_is_the_rest_table_view_with_the_traffic_light_by_the_serve
     headers = {"Authorization": f"Token {token}"}
 
     async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
-        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={token}"
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket={ws_ticket(asgi_server, token)}"
         async with websockets.connect(url, origin=Origin(asgi_server)) as ws:
             snapshot = json.loads(await asyncio.wait_for(ws.recv(), 10))
         async with httpx.AsyncClient(base_url=asgi_server, headers=headers) as http:
@@ -287,10 +292,10 @@ def test_players_are_told_over_the_websocket_when_a_round_is_paused_and_voided(a
     from games.house.services import pause_round, place_chip, start_table, void_round
 
     token = funded_player("ws-erin")
-    erin = Token.objects.get(key=token).user
+    erin = token_user(token)
     table = fast_table("uth", betting_seconds=60)
     tick = start_table(table_id=table.pk, now=timezone.now())
-    url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={token}"
+    url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket={ws_ticket(asgi_server, token)}"
 
     async def next_message(ws: Any, kind: str, event: str) -> dict[str, Any]:
         while True:
@@ -334,7 +339,7 @@ def test_the_last_decision_over_rest_moves_the_dealer_on_at_once(celery_worker_p
 
     table = fast_table("uth", betting_seconds=60, decision_seconds=60)
     token = funded_player("rest-frank")
-    player = Token.objects.get(key=token).user.pk
+    player = token_user(token).pk
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.post(f"/api/tables/{table.pk}/join/").status_code == 201

@@ -25,9 +25,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
+from casino.auth import issue_token
 from games.house.services import start_table
 from games.house.services.seats import take_seat
 from games.live.models import ChatMessage
@@ -36,6 +36,7 @@ from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.poker.tables import advance, make_table
 from tests.poker.test_tables import AA_VS_KK
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -52,11 +53,12 @@ def player(name: str, *, funds: int = 0) -> tuple[int, str]:
 
         deposit(wallet=player_accounts(player_id=user.pk, currency="EUR").wallet, amount=funds, currency="EUR",
                 external_reference=f"lim-{name}", idempotency_key=f"lim-dep-{name}", actor="test")  # fmt: skip
-    return int(user.pk), Token.objects.create(user=user).key
+    return int(user.pk), issue_token(user=user)
 
 
 def ws_url(base: str, path: str, token: str) -> str:
-    return base.replace("http://", "ws://") + f"{path}?token={token}"
+    """The websocket URL with a fresh ticket of the token's player (one connection)."""
+    return base.replace("http://", "ws://") + f"{path}?ticket={ws_ticket(base, token)}"
 
 
 def connect(base: str, path: str, token: str) -> Any:

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 import websockets
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
 from games.fairness import open_deck
@@ -21,6 +20,7 @@ from games.house.models import HouseTable
 from games.house.services import make_decision, place_chip
 from ledger.services import read_stream
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, shoe, step
+from tests.ws_auth import token_for, ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -55,7 +55,7 @@ def test_hole_cards_reach_only_their_owner_and_dealer_cards_nobody_before_the_re
     alice = make_player(table, name="hole-alice")
     bob = make_player(table, name="hole-bob")  # dealt after Alice (player-id order)
     carol = make_player(None, name="hole-carol")  # watches without a seat
-    tokens = {pid: Token.objects.create(user_id=pid).key for pid in (alice, bob, carol)}
+    tokens = {pid: token_for(pid) for pid in (alice, bob, carol)}
     tick = open_round(table, shoe_cards=shoe(" ".join(ALICE_CARDS), " ".join(BOB_CARDS),
                                              dealer=" ".join(DEALER_CARDS), board=BOARD))  # fmt: skip
     for pid in (alice, bob):
@@ -68,10 +68,12 @@ def test_hole_cards_reach_only_their_owner_and_dealer_cards_nobody_before_the_re
         play_out(HouseTable.objects.get(pk=table.pk), current)
 
     async def scenario() -> dict[int, list[str]]:
-        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token="
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket="
         frames: dict[int, list[str]] = {pid: [] for pid in tokens}
         sockets = {
-            pid: await websockets.connect(url + token, origin=Origin(asgi_server), open_timeout=20)
+            pid: await websockets.connect(
+                url + ws_ticket(asgi_server, token), origin=Origin(asgi_server), open_timeout=20
+            )
             for pid, token in tokens.items()
         }
         try:

@@ -12,7 +12,6 @@ import time
 import pytest
 import websockets
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
 from games.benchmarks.live import asgi_server
@@ -21,6 +20,7 @@ from games.house.realtime.relay import NOTIFY_CHANNEL
 from games.house.services import advance_table
 from tests.house.live.conftest import fast_table, wait_for
 from tests.house.services.conftest import make_player, open_round
+from tests.ws_auth import token_for, ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 POLL_SECONDS = 3.0
@@ -34,7 +34,7 @@ def listening() -> bool:
 
 def test_a_commit_wakes_the_relay_before_its_poll() -> None:
     table = fast_table("uth", betting_seconds=60)
-    token = Token.objects.create(user_id=make_player(None, name="wake-watcher")).key
+    token = token_for(make_player(None, name="wake-watcher"))
     open_round(table)
 
     def change() -> float:
@@ -44,7 +44,7 @@ def test_a_commit_wakes_the_relay_before_its_poll() -> None:
         return time.time()
 
     async def scenario(base: str) -> list[float]:
-        url = base.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={token}"
+        url = base.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket={ws_ticket(base, token)}"
         latencies = []
         async with websockets.connect(url, origin=Origin(base), open_timeout=20) as ws:
             assert json.loads(await asyncio.wait_for(ws.recv(), 20))["type"] == "snapshot"

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import websockets
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from websockets.typing import Origin
 
 from casino import responsible_gaming as rg
@@ -22,6 +21,7 @@ from games.house.models import HouseTable
 from games.house.services import advance_table, place_chip, start_table
 from tests.house.live.conftest import fast_table
 from tests.house.services.conftest import key, make_player
+from tests.ws_auth import token_for, ws_ticket_async
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -36,7 +36,7 @@ def test_the_websocket_offer_hides_what_the_loss_limit_refuses(asgi_server: str)
     for pid in (limited, free):
         place_chip(table_id=table.pk, player_id=pid, spot="ante", amount=100, idempotency_key=key(),
                    now=timezone.now())  # fmt: skip
-    tokens = {pid: Token.objects.create(user_id=pid).key for pid in (limited, free)}
+    tokens = {pid: token_for(pid) for pid in (limited, free)}
 
     def close_betting() -> None:
         row = HouseTable.objects.get(pk=table.pk)
@@ -52,9 +52,11 @@ def test_the_websocket_offer_hides_what_the_loss_limit_refuses(asgi_server: str)
                 return list(message["data"]["options"])
 
     async def scenario() -> tuple[dict[int, list[str]], dict[int, list[str]]]:
-        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token="
+        url = asgi_server.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket="
         sockets = {
-            pid: await websockets.connect(url + token, origin=Origin(asgi_server), open_timeout=20)
+            pid: await websockets.connect(
+                url + await ws_ticket_async(asgi_server, token), origin=Origin(asgi_server), open_timeout=20
+            )
             for pid, token in tokens.items()
         }
         try:
@@ -66,7 +68,9 @@ def test_the_websocket_offer_hides_what_the_loss_limit_refuses(asgi_server: str)
             # A snapshot taken now (a reconnect) shows the same options.
             snapshots = {}
             for pid, token in tokens.items():
-                async with websockets.connect(url + token, origin=Origin(asgi_server), open_timeout=20) as again:
+                async with websockets.connect(
+                    url + await ws_ticket_async(asgi_server, token), origin=Origin(asgi_server), open_timeout=20
+                ) as again:
                     view = json.loads(str(await asyncio.wait_for(again.recv(), 20)))
                     snapshots[pid] = list(view["table"]["me"]["options"])
         finally:

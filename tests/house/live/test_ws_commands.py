@@ -17,21 +17,22 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
+from casino.auth import issue_token
 from games.house.models import HouseTable, TableSeat
 from games.house.services import TableTick, advance_table, start_table
 from tests.db import ledger_sums
 from tests.house.live.conftest import fast_table, make_player, wait_for
 from tests.house.services.conftest import snapshot, wallet
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def token_of(player: int) -> str:
-    return Token.objects.get_or_create(user=get_user_model().objects.get(pk=player))[0].key
+    return issue_token(user=get_user_model().objects.get(pk=player))
 
 
 class Client:
@@ -45,7 +46,10 @@ class Client:
 
     @contextmanager
     def socket(self) -> Iterator[ClientConnection]:
-        url = self.base.replace("http://", "ws://") + f"/ws/tables/{self.table_id}/?token={self.token}"
+        url = (
+            self.base.replace("http://", "ws://")
+            + f"/ws/tables/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
+        )
         with connect(url, origin=Origin(self.base), open_timeout=20) as ws:
             first = json.loads(ws.recv(timeout=20))
             assert first["type"] == "snapshot", first

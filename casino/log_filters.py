@@ -1,0 +1,40 @@
+"""Logging filters that keep credentials out of log lines (docs/auth.md, "Logs").
+
+No model or DRF import here: logging may be set up before Django's apps are ready."""
+
+from __future__ import annotations
+
+import logging
+
+
+def _without_query(value: object) -> object:
+    if isinstance(value, str) and value.startswith("/") and "?" in value:
+        return value.split("?", 1)[0] + "?…"
+    return value
+
+
+class StripQueryStrings(logging.Filter):
+    """Cut the query string off every path argument of a record (uvicorn logs
+    ``"WebSocket /ws/tables/1/?ticket=..." [accepted]`` at INFO, and the full
+    path in its access log). The path stays; what followed ``?`` becomes ``…``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_without_query(arg) for arg in record.args)
+        elif isinstance(record.msg, str) and "?" in record.msg and not record.args:
+            record.msg = " ".join(str(_without_query(word)) for word in record.msg.split(" "))
+        return True
+
+
+# uvicorn's websocket handshake lines and its access log.
+UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
+
+
+def install() -> None:
+    """Put ``StripQueryStrings`` on uvicorn's loggers, leaving their handlers and
+    levels as uvicorn set them (idempotent; ``casino.apps`` calls it in every
+    process, after uvicorn has configured its logging)."""
+    for name in UVICORN_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, StripQueryStrings) for f in logger.filters):
+            logger.addFilter(StripQueryStrings())
