@@ -105,6 +105,7 @@ def test_logging_in_does_not_touch_the_session_and_a_limited_player_without_one_
     user = get_user_model().objects.get(pk=player)
     user.set_password("pw-session-123")
     user.save()
+    client = client_for(player)  # a password change revoked the player's tokens
     assert put_limits(client, {"session_limit_minutes": 60}).status_code == 200
     row = ResponsibleGaming.objects.get(pk=player)
     assert row.session_started_at is None  # no play yet: no session
