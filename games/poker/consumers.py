@@ -31,11 +31,12 @@ from django.utils import timezone
 from games import ws_commands
 from games.feed import Delta, FeedSocket, TableFeed, consistent_read, encode, feed_of, ready, register_translator
 from games.poker import event_types as et
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.api import act_command
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.tables import load_hand
+from games.presence import POKER, PresentSocket
 from games.realtime import (
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
@@ -200,10 +201,11 @@ def bad_resume(table_id: int, since: str) -> dict[str, Any] | None:
     return None
 
 
-class PokerTableConsumer(FeedSocket, JSONFrames):
+class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
     """One websocket: one player watching (and playing at) one poker table."""
 
     feed_family = FAMILY
+    presence_family = POKER
     table_id: int
     player_id: int
 
@@ -221,6 +223,10 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
         await ready()
         if not await self.admit(self.player_id):
             return  # closed 4429: too many connections for this player
+        await self.take_presence(table_id=self.table_id, player_id=self.player_id)
+        # Seed 001: back before the reservation ran out, a seat sat out as disconnected sits in again.
+        await database_sync_to_async(services.rejoin)(table_id=self.table_id, player_id=self.player_id,
+                                                      now=timezone.now())  # fmt: skip
         since = parse_qs((self.scope.get("query_string") or b"").decode()).get("since")
         if since:
             current = await database_sync_to_async(bad_resume)(self.table_id, since[0])
@@ -235,6 +241,7 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
         return await authenticate_scope(self.scope)
 
     async def disconnect(self, code: int) -> None:
+        await self.drop_presence()
         await self.stop_feed()
 
     async def send_snapshot(self) -> None:

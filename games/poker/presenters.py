@@ -47,6 +47,7 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "buy_in_max": table.buy_in_max,
         "turn_seconds": table.turn_seconds,
         "time_bank_seconds": table.time_bank_seconds,
+        "disconnection_bank_seconds": table.disconnection_bank_seconds,
         "reservation_seconds": table.reservation_seconds,
         "rake_mode": table.rake_mode,
         "no_flop_no_drop": table.no_flop_no_drop,
@@ -133,6 +134,7 @@ def table_view(
             "username": names.get(s.player_id, ""),
             "stack": s.stack,
             "sitting_out": s.sitting_out,
+            "sat_out_reason": s.sat_out_reason,
             "reserved_until": iso(s.reserved_until),
             "you": s.player_id == viewer_id,
         }
@@ -148,6 +150,7 @@ def table_view(
                 "commitment": commitment(recorded),
                 "deadline": iso(hand.deadline),
                 "in_time_bank": hand.in_time_bank,
+                "in_disconnection_bank": hand.in_disconnection_bank,
                 "status": hand.status,
                 "hand_number": hand.hand_number,
                 **malfunction(recorded, table.phase),

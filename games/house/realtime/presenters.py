@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
+
 from games.fairness import fairness_answer
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
@@ -269,7 +271,9 @@ def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
 
 def account_history(*, player_id: int, limit: int = 100) -> list[dict[str, Any]]:
     """Account-history rows, newest first: date, game, game number, bet amounts, payouts."""
-    rows = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).order_by("-created_at", "-id")[:limit]
+    # A round whose bets were declined (seed 003: not present at "No More Bets") stakes nothing, and is shown.
+    played = Q(staked__gt=0) | Q(status="declined")
+    rows = PlayerRound.objects.filter(played, player_id=player_id).order_by("-created_at", "-id")[:limit]
     return [
         {
             "date": row.created_at.isoformat(),
