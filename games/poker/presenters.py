@@ -234,15 +234,25 @@ def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
 def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     """The "Replay" button: the state after each of the engine's events of the
     hand, in order (a voided hand's steps stop where it was voided; ``voided``
-    and ``reason`` say so)."""
+    and ``reason`` say so). Each step's ``dealer``: the dealer's turn and
+    timeout events recorded just before its engine event."""
     _, _, recorded = load_hand(hand_id)
     events: list[Event] = engine_events(recorded)
     states = replay(events)
     seat = _viewer_seat(states[-1], viewer_id) if states else None
+    # The dealer's events before each engine event (turns and their time banks,
+    # timeouts: why a fold was the dealer's, e.g. a disconnected player's).
+    dealer: list[list[dict[str, Any]]] = [[]]
+    for recorded_event in recorded:
+        if recorded_event.type in et.ENGINE_EVENT_TYPES:
+            dealer.append([])
+        elif recorded_event.type in (et.TURN, et.TIMED_OUT):
+            dealer[-1].append({"type": recorded_event.type, **recorded_event.data})
     steps = []
     for index, (event, state) in enumerate(zip(events, states, strict=True)):
         shown = redact_event(event.to_dict(), event.type, seat)
-        steps.append({"step": index + 1, "event": shown, "state": hand_state_view(state, viewer_id)})
+        steps.append({"step": index + 1, "dealer": dealer[index], "event": shown,
+                      "state": hand_state_view(state, viewer_id)})  # fmt: skip
     told = malfunction(recorded)
     return {"hand_id": hand_id, "voided": told["voided"], "reason": told["reason"], "steps": steps}
 

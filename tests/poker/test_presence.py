@@ -126,6 +126,15 @@ def test_an_absent_actor_gets_the_disconnection_bank_then_folds_sits_out_and_is_
         assert [(e["player_id"], e["reason"]) for e in sat_out] == [(p1.player, "disconnected")]
         timed_out = [e for e in history(p2, first.hand_id) if e["type"] == "poker_hand.timed_out"]
         assert [(e["seat"], e["action"], e["disconnected"]) for e in timed_out] == [(1, "fold", True)]
+        # The replay shows the fold as the dealer's, after the disconnection bank.
+        steps = p2.http.get(f"/api/poker/hands/{first.hand_id}/replay/").json()["steps"]
+        fold = next(s for s in steps if s["event"]["type"] == "poker.action_taken" and s["event"]["seat"] == 1)
+        assert fold["event"]["action"] == "fold"
+        assert [(d["type"], d.get("bank")) for d in fold["dealer"]] == [
+            ("poker_hand.turn", None),  # the turn timer
+            ("poker_hand.turn", "disconnection"),
+            ("poker_hand.timed_out", None),
+        ]
         seat1 = PokerSeat.objects.get(table=table, player_id=p1.player)
         assert seat1.sitting_out
         assert seat1.stack == 1_000
