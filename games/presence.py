@@ -34,12 +34,13 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
@@ -84,27 +85,68 @@ class TablePresence(models.Model):
         return self.rest_at is not None and self.rest_at >= moment - grace
 
 
-def _upsert(family: str, table_id: int, player_id: int, **fields: Any) -> None:
+def _upsert(family: str, table_id: int, player_id: int, *, create: bool = True, **fields: Any) -> bool:
+    """Update the row, or create it when ``create``; whether there is one now."""
     rows = TablePresence.objects.filter(family=family, table_id=table_id, player_id=player_id)
     if rows.update(**fields):
-        return
+        return True
+    if not create:
+        return False
     try:
         with transaction.atomic():
             TablePresence.objects.create(family=family, table_id=table_id, player_id=player_id, **fields)
-    except IntegrityError:  # created meanwhile by another request or socket
-        rows.update(**fields)
+    except IntegrityError:  # created meanwhile by another request or socket (or the player is gone)
+        return bool(rows.update(**fields))
+    return True
 
 
-def touch(*, family: str, table_id: int, player_id: int, now: datetime) -> None:
-    """A REST call of ``player_id`` to the table: present until ``now`` + the grace."""
-    _upsert(family, table_id, player_id, rest_at=now)
+def touch(*, family: str, table_id: int, player_id: int, now: datetime, create: bool = True) -> None:
+    """A REST call of ``player_id`` to the table: present until ``now`` + the grace.
+    ``create=False`` (a read): only a player already known at the table is
+    touched, so reading creates no row."""
+    _upsert(family, table_id, player_id, create=create, rest_at=now)
 
 
-def hold_socket(*, family: str, table_id: int, player_id: int, connection: str, now: datetime) -> None:
+def _seated(family: str, table_id: int, player_id: int) -> bool:
+    from games.house.models import TableSeat
+    from games.poker.models import PokerSeat
+
+    seats = TableSeat.objects if family == HOUSE else PokerSeat.objects
+    return seats.filter(table_id=table_id, player_id=player_id).exists()
+
+
+def hold_socket(*, family: str, table_id: int, player_id: int, connection: str, now: datetime) -> bool:
     """Socket ``connection`` now holds the player's lease at the table (taking
-    it over from any other socket of theirs there)."""
+    it over from any other socket of theirs there). A watcher (no row, no seat
+    at the table) gets no row: False, and the lease is bound later, when a REST
+    call of theirs creates the row (``bind_sockets``)."""
     until = now + timedelta(seconds=settings.CASINO_PRESENCE_LEASE_SECONDS)
-    _upsert(family, table_id, player_id, connection=connection, socket_until=until)
+    fields: dict[str, Any] = {"connection": connection, "socket_until": until}
+    if _upsert(family, table_id, player_id, create=False, **fields):
+        return True
+    return _seated(family, table_id, player_id) and _upsert(family, table_id, player_id, **fields)
+
+
+def bind_sockets(*, sockets: Mapping[str, tuple[str, int, int]], now: datetime) -> set[str]:
+    """The sockets (connection -> (family, table, player)) whose player has a
+    row at their table by now take its lease (a row no other socket holds);
+    returns the connections bound."""
+    bound: set[str] = set()
+    items = list(sockets.items())
+    for start in range(0, len(items), 500):
+        chunk = dict(items[start : start + 500])
+        wanted = {key: connection for connection, key in chunk.items()}
+        match = Q()
+        for family, table_id, player_id in wanted:
+            match |= Q(family=family, table_id=table_id, player_id=player_id)
+        for row in TablePresence.objects.filter(match, connection=""):
+            connection = wanted.get((row.family, row.table_id, row.player_id))
+            if connection is None:
+                continue
+            if hold_socket(family=row.family, table_id=row.table_id, player_id=row.player_id, connection=connection,
+                           now=now):  # fmt: skip
+                bound.add(connection)
+    return bound
 
 
 def release_socket(*, connection: str, now: datetime) -> None:
@@ -147,23 +189,45 @@ class SocketLeases:
 
     def __init__(self) -> None:
         self.held: set[str] = set()
+        # Sockets of players without a row at their table yet (watchers): bound
+        # when one appears (a REST call: joining, sitting down, a bet).
+        self.unbound: dict[str, tuple[str, int, int]] = {}
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def hold(self, *, family: str, table_id: int, player_id: int, connection: str) -> None:
         from channels.db import database_sync_to_async
 
-        await database_sync_to_async(hold_socket)(
+        held = await database_sync_to_async(hold_socket)(
             family=family, table_id=table_id, player_id=player_id, connection=connection, now=timezone.now()
         )
-        self.held.add(connection)
+        if held:
+            self.held.add(connection)
+        else:
+            self.unbound[connection] = (family, table_id, player_id)
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self._loop is not loop:
             self._loop, self._task = loop, loop.create_task(self._refresh_forever())
 
+    async def rebind(self, connection: str) -> None:
+        """An unbound socket's player did something at the table through it (took
+        a seat, placed a bet): hold the lease now if they have a seat."""
+        key = self.unbound.get(connection)
+        if key is None:
+            return
+        from channels.db import database_sync_to_async
+
+        family, table_id, player_id = key
+        if await database_sync_to_async(hold_socket)(
+            family=family, table_id=table_id, player_id=player_id, connection=connection, now=timezone.now()
+        ):
+            self.unbound.pop(connection, None)
+            self.held.add(connection)
+
     async def release(self, connection: str) -> None:
         from channels.db import database_sync_to_async
 
+        self.unbound.pop(connection, None)
         if connection not in self.held:
             return
         self.held.discard(connection)
@@ -175,10 +239,16 @@ class SocketLeases:
     async def _refresh_forever(self) -> None:
         from channels.db import database_sync_to_async
 
-        while self.held:
+        while self.held or self.unbound:
             await asyncio.sleep(settings.CASINO_PRESENCE_LEASE_SECONDS / 3)
             try:
                 await database_sync_to_async(refresh_sockets)(connections=set(self.held), now=timezone.now())
+                if self.unbound:
+                    bound = await database_sync_to_async(bind_sockets)(sockets=dict(self.unbound),
+                                                                       now=timezone.now())  # fmt: skip
+                    for connection in bound:
+                        if self.unbound.pop(connection, None) is not None:
+                            self.held.add(connection)
             except Exception:
                 log.exception("presence: refreshing the websocket leases failed")
 
@@ -221,6 +291,12 @@ class PresentSocket:
                                  connection=connection)  # fmt: skip
         await self.channel_layer.group_send(group, {"type": "presence.replaced", "connection": connection})
 
+    async def presence_acted(self) -> None:
+        """A command of this socket's player succeeded: a watcher who took a seat
+        through it now holds the lease."""
+        if self._presence is not None:
+            await socket_leases.rebind(self._presence[0])
+
     async def presence_replaced(self, message: dict[str, Any]) -> None:
         """Another socket of this player took over at this table: close this one."""
         from games.realtime import CLOSE_REPLACED
@@ -243,14 +319,17 @@ class PresentSocket:
 # --- REST calls ------------------------------------------------------------------------------------
 
 
-# A REST call refreshes the row at most once a second per player and table (per process).
+# A read refreshes the row at most once a second per player and table (per process).
 _TOUCH_EVERY = 1.0
 _touched: dict[tuple[str, int, int], float] = {}
 
 
 class PresenceMiddleware:
     """Records an answered (status < 400) REST call of an authenticated player to
-    a table's URLs (``TABLE_URLS``) as their presence there."""
+    a table's URLs (``TABLE_URLS``) as their presence there. A command (POST)
+    creates the player's row at the table if need be; a read (GET) refreshes an
+    existing row only (reads create no row), at most once a second per player
+    and table in this process."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -263,9 +342,10 @@ class PresenceMiddleware:
         if family is None or response.status_code >= 400 or user is None or not user.is_authenticated:
             return response
         key = (family, int(match.kwargs["table_id"]), int(user.pk))  # type: ignore[union-attr]
-        if time.monotonic() - _touched.get(key, -_TOUCH_EVERY) >= _TOUCH_EVERY:
+        write = request.method not in ("GET", "HEAD", "OPTIONS")  # a read creates no row, and is throttled
+        if write or time.monotonic() - _touched.get(key, -_TOUCH_EVERY) >= _TOUCH_EVERY:
             try:
-                touch(family=family, table_id=key[1], player_id=key[2], now=timezone.now())
+                touch(family=family, table_id=key[1], player_id=key[2], now=timezone.now(), create=write)
                 _touched[key] = time.monotonic()
                 if len(_touched) > 100_000:
                     _touched.clear()

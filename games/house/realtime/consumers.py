@@ -160,6 +160,8 @@ class TableConsumer(FeedSocket, PresentSocket, JSONFrames):
                 client_id=content.get("id"),
             )  # fmt: skip
             await self.send_json(answer)
+            if answer.get("type") == "ack":
+                await self.presence_acted()
         else:
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 

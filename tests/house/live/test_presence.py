@@ -61,10 +61,12 @@ def history(client: Client, game_number: str) -> dict:
 
 def test_a_player_who_drops_before_no_more_bets_is_declined_and_refunded(asgi_server: str) -> None:
     table = fast_table("uth", betting_seconds=60, decision_seconds=60, limits=LIMITS)
-    stays, drops, rest_only = (Client(asgi_server, make_player(table, funds=100_000), table.pk) for _ in range(3))
+    stays, rest_only = (Client(asgi_server, make_player(table, funds=100_000), table.pk) for _ in range(2))
+    drops = Client(asgi_server, make_player(None, funds=100_000), table.pk)  # takes a seat over the websocket
     tick = start_table(table_id=table.pk, now=timezone.now())
     with stays.socket() as kept:
         with drops.socket() as dropped:
+            assert drops.ws(dropped, "join")["type"] == "ack"
             assert stays.ws(kept, "bet", {"spot": "ante", "amount": 200})["type"] == "ack"
             assert drops.ws(dropped, "bet", {"spot": "ante", "amount": 300})["type"] == "ack"
             assert drops.ws(dropped, "bet", {"spot": "best_five", "amount": 100})["type"] == "ack"
