@@ -100,11 +100,11 @@ def _upsert(family: str, table_id: int, player_id: int, *, create: bool = True, 
     return True
 
 
-def touch(*, family: str, table_id: int, player_id: int, now: datetime, create: bool = True) -> None:
+def touch(*, family: str, table_id: int, player_id: int, now: datetime, create: bool = True) -> bool:
     """A REST call of ``player_id`` to the table: present until ``now`` + the grace.
     ``create=False`` (a read): only a player already known at the table is
-    touched, so reading creates no row."""
-    _upsert(family, table_id, player_id, create=create, rest_at=now)
+    touched, so reading creates no row. Whether the player has a row now."""
+    return _upsert(family, table_id, player_id, create=create, rest_at=now)
 
 
 def _seated(family: str, table_id: int, player_id: int) -> bool:
@@ -319,17 +319,17 @@ class PresentSocket:
 # --- REST calls ------------------------------------------------------------------------------------
 
 
-# A read refreshes the row at most once a second per player and table (per process).
+# A REST call refreshes the row at most once a second per player and table (per process).
 _TOUCH_EVERY = 1.0
-_touched: dict[tuple[str, int, int], float] = {}
+_touched: dict[tuple[str, int, int], tuple[float, bool]] = {}  # key -> (when, the row existed)
 
 
 class PresenceMiddleware:
     """Records an answered (status < 400) REST call of an authenticated player to
     a table's URLs (``TABLE_URLS``) as their presence there. A command (POST)
     creates the player's row at the table if need be; a read (GET) refreshes an
-    existing row only (reads create no row), at most once a second per player
-    and table in this process."""
+    existing row only (reads create no row). Either writes at most once a second
+    per player and table in this process, once the row exists."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -342,11 +342,12 @@ class PresenceMiddleware:
         if family is None or response.status_code >= 400 or user is None or not user.is_authenticated:
             return response
         key = (family, int(match.kwargs["table_id"]), int(user.pk))  # type: ignore[union-attr]
-        write = request.method not in ("GET", "HEAD", "OPTIONS")  # a read creates no row, and is throttled
-        if write or time.monotonic() - _touched.get(key, -_TOUCH_EVERY) >= _TOUCH_EVERY:
+        write = request.method not in ("GET", "HEAD", "OPTIONS")  # a read creates no row
+        last, had_row = _touched.get(key, (-_TOUCH_EVERY, False))
+        if time.monotonic() - last >= _TOUCH_EVERY or (write and not had_row):
             try:
-                touch(family=family, table_id=key[1], player_id=key[2], now=timezone.now(), create=write)
-                _touched[key] = time.monotonic()
+                has_row = touch(family=family, table_id=key[1], player_id=key[2], now=timezone.now(), create=write)
+                _touched[key] = (time.monotonic(), has_row)
                 if len(_touched) > 100_000:
                     _touched.clear()
             except Exception:
