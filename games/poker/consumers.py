@@ -8,7 +8,9 @@ the REST API, then the feed's deltas, redacted by ``frames_for``:
   hole cards as ``null``); the viewer's own ``poker.hole_cards_dealt`` comes
   as ``{"type": "private", ...}`` with the cards, instead;
 - ``{"type": "table", "version", "event"}``: a seat event (sat down, topped
-  up, stood up, sat out, sat in).
+  up, stood up, sat out, sat in). A sit-out for responsible gaming carries
+  its ``reason`` and refusal ``code`` to that player only; the others see
+  ``reason: null`` and no code (``presenters.public_table_event``).
 
 The events come from the process's one reader of the event store's global log
 (``games.feed.LogReader``), which calls ``deltas`` with every batch: one
@@ -116,8 +118,16 @@ def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = Non
             table_id = int(event.stream_id[len(TABLE_PREFIX) :])
             if tables is not None and table_id not in tables:
                 continue
-            text = encode({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
-            out.append((FAMILY, table_id, Delta(public=text, lane="table", position=event.version)))
+            told = {"type": event.type, **event.data}
+            public = presenters.public_table_event(told)
+            private: dict[int, str] = {}
+            if public != told:  # told to the player concerned only (a responsible-gaming stop)
+                private = {int(event.data["player_id"]): encode({"type": "table", "version": event.version,
+                                                                 "event": told})}  # fmt: skip
+            text = encode({"type": "table", "version": event.version, "event": public})
+            seat_delta = Delta(public=text, private=private, instead=bool(private), lane="table",
+                               position=event.version)  # fmt: skip
+            out.append((FAMILY, table_id, seat_delta))
         elif event.stream_id.startswith(HAND_PREFIX):
             info = hand_info(event.stream_id[len(HAND_PREFIX) :])
             if info is None or (tables is not None and info.table_id not in tables):

@@ -23,6 +23,7 @@ from games.poker.engine.events import Event, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
+from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
 
 
@@ -134,7 +135,10 @@ def table_view(
             "username": names.get(s.player_id, ""),
             "stack": s.stack,
             "sitting_out": s.sitting_out,
-            "sat_out_reason": s.sat_out_reason,
+            # Another player's responsible-gaming stop is not theirs to know.
+            "sat_out_reason": (
+                None if s.sat_out_reason == RESPONSIBLE_GAMING and s.player_id != viewer_id else s.sat_out_reason
+            ),
             "reserved_until": iso(s.reserved_until),
             "you": s.player_id == viewer_id,
         }
@@ -161,6 +165,15 @@ def table_view(
         "hand": hand_view,
         "server_time": timezone.now().isoformat(),
     }
+
+
+def public_table_event(event: dict[str, Any]) -> dict[str, Any]:
+    """A table-stream event as every viewer may see it: a seat sat out for
+    responsible gaming shows ``reason: null`` and no ``code`` (the player's own
+    frame and views keep them: nobody else learns of another's exclusion or limits)."""
+    if event.get("reason") != RESPONSIBLE_GAMING:
+        return event
+    return {**{k: v for k, v in event.items() if k != "code"}, "reason": None}
 
 
 def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> dict[str, Any] | None:

@@ -218,7 +218,7 @@ def test_a_second_connection_to_the_same_poker_table_closes_the_first(asgi_serve
 
 def test_a_seated_player_who_starts_a_cool_off_is_not_dealt_the_next_hand(asgi_server: str) -> None:
     table, (p1, p2, p3) = three_players(asgi_server, turn_seconds=60)
-    with sockets(p1, p2, p3) as (ws1, _ws2, _ws3):
+    with sockets(p1, p2, p3) as (ws1, ws2, _ws3):
         cooled = p1.http.post("/api/me/exclusion/", json={"kind": "cool_off", "days": 1})
         assert cooled.status_code == 200, cooled.text
         table = step(table, cards=AA_VS_KK)
@@ -233,6 +233,16 @@ def test_a_seated_player_who_starts_a_cool_off_is_not_dealt_the_next_hand(asgi_s
             if frame["type"] == "table" and event.get("type") == "poker_table.sat_out":
                 break
         assert event["player_id"] == p1.player
+        # The other players see the seat sit out, not why.
+        while True:
+            other = json.loads(ws2.recv(timeout=10))
+            if other["type"] == "table" and (other.get("event") or {}).get("type") == "poker_table.sat_out":
+                break
+        assert other["event"]["player_id"] == p1.player
+        assert other["event"]["reason"] is None
+        assert "code" not in other["event"]
+        seen = next(s for s in p2.http.get(f"/api/poker/tables/{table.pk}/").json()["seats"] if s["seat"] == 1)
+        assert (seen["sitting_out"], seen["sat_out_reason"]) == (True, None)
         # Sitting in is refused while cooling off, with the same code; standing up cashes out.
         refused = p1.http.post(f"/api/poker/tables/{table.pk}/sit-in/")
         assert refused.status_code == 403
