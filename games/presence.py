@@ -22,10 +22,17 @@ PostgreSQL in production and with the embedded default's SQLite file alike.
 - A REST call to the table (``PresenceMiddleware``: any answered request on
   the table's URLs, bets included) sets ``rest_at``.
 
+Reads create no row (issue #21): a GET refreshes an existing row only, and a
+websocket creates one only for a player seated at the table. A watcher's
+socket holds the lease once its player has a row: a REST command to the
+table creates it (``bind_sockets``, at the next refresh) or a command through
+the socket takes a seat (``PresentSocket.presence_acted``).
+
 A player with no row at all for the table was never seen by its interfaces:
 only code calling the services directly (service tests, the fuzz, the
-benchmarks) does that, and such a player counts as present. Every websocket
-and every REST call to a table writes the row, so a real player always has one.
+benchmarks) does that, and such a player counts as present. Taking a seat or
+betting always goes through a REST command or a socket of a seated player,
+both of which write the row, so a real player with something at stake has one.
 """
 
 from __future__ import annotations
