@@ -26,9 +26,11 @@ from django.utils import timezone
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection
 
+from compliance.roles import OPERATOR, setup_roles
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.presence import POKER, is_present
+from tests.compliance.staff import staff, unchanged_form
 from tests.db import ledger_sums
 from tests.house.live.conftest import wait_for
 from tests.poker.tables import make_player, make_table, sit, wallet
@@ -252,3 +254,18 @@ def test_a_seated_player_who_starts_a_cool_off_is_not_dealt_the_next_hand(asgi_s
         assert left.status_code == 200, left.text
     assert wallet(p1.player) == 100_000
     assert ledger_sums() == {"EUR": 0}
+
+
+def test_the_operator_sets_the_disconnection_time_bank_per_table_in_the_admin() -> None:
+    """Seed 001: "the value of disconnection timebank is set in the back office",
+    per table, apart from the thinking time bank."""
+    setup_roles()
+    _, client = staff("poker-disconnection-bank", OPERATOR)
+    table = make_table(time_bank_seconds=15)
+    page = f"/admin/games/pokertable/{table.pk}/change/"
+    data = unchanged_form(client, page)
+    assert str(data["disconnection_bank_seconds"]) == "30"  # the default
+    saved = client.post(page, data | {"disconnection_bank_seconds": "45"})
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    table.refresh_from_db()
+    assert (table.disconnection_bank_seconds, table.time_bank_seconds) == (45, 15)
