@@ -167,6 +167,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "games.presence.PresenceMiddleware",
     # Last: turns a login refused by django-axes' lockout into its answer (casino.auth.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]
@@ -461,6 +462,12 @@ CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = int(os.environ.get("CASINO_WS_MAX_CONNECT
 # A connection's entry in the Redis registry expires this long after its
 # process last refreshed it (a crashed process's connections are forgotten).
 CASINO_WS_CONNECTION_TTL_SECONDS = float(os.environ.get("CASINO_WS_CONNECTION_TTL_SECONDS", "30"))
+# Presence at a table (games.presence, docs/websocket.md "Presence"): a player is
+# present while a websocket of theirs to the table holds its lease (refreshed every
+# third of the lease; a killed process's lease runs out), or for the grace after
+# their last REST call to the table.
+CASINO_PRESENCE_GRACE_SECONDS = float(os.environ.get("CASINO_PRESENCE_GRACE_SECONDS", "30"))
+CASINO_PRESENCE_LEASE_SECONDS = float(os.environ.get("CASINO_PRESENCE_LEASE_SECONDS", "15"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators

@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from games.realtime import (
     CLOSE_MESSAGE_TOO_BIG,
     CLOSE_POLICY_VIOLATION,
+    CLOSE_REPLACED,
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_TOO_MANY_CONNECTIONS,
     CLOSE_TOO_SLOW,
@@ -253,6 +254,8 @@ def close_codes() -> dict[str, str]:
         str(CLOSE_TOO_SLOW): "too slow: the outbound queue overflowed or a send did not complete in time; "
         "reconnect with ?since=<last seq> and take the snapshot",
         str(CLOSE_TOO_MANY_CONNECTIONS): "too many connections for this player (the newest is refused)",
+        str(CLOSE_REPLACED): "replaced: the same player opened another connection to this table "
+        "(another device or browser); this one is closed, the newest stays",
         str(CLOSE_MESSAGE_TOO_BIG): "message too big: a frame over the maximum frame size",
         str(CLOSE_POLICY_VIOLATION): "policy violation: the client kept sending while rate_limited",
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
+from games.presence import TablePresence
 
 __all__ = [
     "HandMode",
@@ -17,5 +18,6 @@ __all__ = [
     "PokerVariant",
     "RakeMode",
     "TableConfigVersion",
+    "TablePresence",
     "TableSeat",
 ]

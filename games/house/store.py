@@ -172,6 +172,7 @@ def state_to_json(state: PlayerState) -> dict[str, Any]:
         "voided": state.voided,
         "returned": state.returned,
         "version": state.version,
+        "declined": state.declined,
     }
 
 
@@ -190,6 +191,7 @@ def state_from_json(player_id: int, data: Mapping[str, Any]) -> PlayerState:
         voided=data["voided"],
         returned=data["returned"],
         version=data["version"],
+        declined=data.get("declined", False),
     )
 
 
@@ -413,6 +415,9 @@ def project_player(row: Row, player: PlayerState, now: datetime) -> Row:
     row.staked = player.staked
     row.last_street = player.decisions[-1].street if player.decisions else ""
     row.done_deciding = player.done_deciding
+    if player.declined:
+        row.status = "declined"
+        row.settled_at = now
     if player.settled or player.voided:
         row.returned = player.returned
         row.net = player.returned - player.staked

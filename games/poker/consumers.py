@@ -8,7 +8,9 @@ the REST API, then the feed's deltas, redacted by ``frames_for``:
   hole cards as ``null``); the viewer's own ``poker.hole_cards_dealt`` comes
   as ``{"type": "private", ...}`` with the cards, instead;
 - ``{"type": "table", "version", "event"}``: a seat event (sat down, topped
-  up, stood up, sat out, sat in).
+  up, stood up, sat out, sat in). A sit-out for responsible gaming carries
+  its ``reason`` and refusal ``code`` to that player only; the others see
+  ``reason: null`` and no code (``presenters.public_table_event``).
 
 The events come from the process's one reader of the event store's global log
 (``games.feed.LogReader``), which calls ``deltas`` with every batch: one
@@ -31,11 +33,12 @@ from django.utils import timezone
 from games import ws_commands
 from games.feed import Delta, FeedSocket, TableFeed, consistent_read, encode, feed_of, ready, register_translator
 from games.poker import event_types as et
-from games.poker import presenters
+from games.poker import presenters, services
 from games.poker.api import act_command
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.tables import load_hand
+from games.presence import POKER, PresentSocket
 from games.realtime import (
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
@@ -115,8 +118,16 @@ def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = Non
             table_id = int(event.stream_id[len(TABLE_PREFIX) :])
             if tables is not None and table_id not in tables:
                 continue
-            text = encode({"type": "table", "version": event.version, "event": {"type": event.type, **event.data}})
-            out.append((FAMILY, table_id, Delta(public=text, lane="table", position=event.version)))
+            told = {"type": event.type, **event.data}
+            public = presenters.public_table_event(told)
+            private: dict[int, str] = {}
+            if public != told:  # told to the player concerned only (a responsible-gaming stop)
+                private = {int(event.data["player_id"]): encode({"type": "table", "version": event.version,
+                                                                 "event": told})}  # fmt: skip
+            text = encode({"type": "table", "version": event.version, "event": public})
+            seat_delta = Delta(public=text, private=private, instead=bool(private), lane="table",
+                               position=event.version)  # fmt: skip
+            out.append((FAMILY, table_id, seat_delta))
         elif event.stream_id.startswith(HAND_PREFIX):
             info = hand_info(event.stream_id[len(HAND_PREFIX) :])
             if info is None or (tables is not None and info.table_id not in tables):
@@ -200,10 +211,11 @@ def bad_resume(table_id: int, since: str) -> dict[str, Any] | None:
     return None
 
 
-class PokerTableConsumer(FeedSocket, JSONFrames):
+class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
     """One websocket: one player watching (and playing at) one poker table."""
 
     feed_family = FAMILY
+    presence_family = POKER
     table_id: int
     player_id: int
 
@@ -221,6 +233,10 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
         await ready()
         if not await self.admit(self.player_id):
             return  # closed 4429: too many connections for this player
+        await self.take_presence(table_id=self.table_id, player_id=self.player_id)
+        # Seed 001: back before the reservation ran out, a seat sat out as disconnected sits in again.
+        await database_sync_to_async(services.rejoin)(table_id=self.table_id, player_id=self.player_id,
+                                                      now=timezone.now())  # fmt: skip
         since = parse_qs((self.scope.get("query_string") or b"").decode()).get("since")
         if since:
             current = await database_sync_to_async(bad_resume)(self.table_id, since[0])
@@ -235,6 +251,7 @@ class PokerTableConsumer(FeedSocket, JSONFrames):
         return await authenticate_scope(self.scope)
 
     async def disconnect(self, code: int) -> None:
+        await self.drop_presence()
         await self.stop_feed()
 
     async def send_snapshot(self) -> None:

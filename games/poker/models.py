@@ -43,7 +43,13 @@ class PokerTable(models.Model):
     buy_in_max = models.PositiveIntegerField()
     turn_seconds = models.PositiveSmallIntegerField(default=20, help_text="Turn timer.")
     time_bank_seconds = models.PositiveSmallIntegerField(
-        default=30, help_text="Disconnection time bank: extra time once the turn timer has run out."
+        default=30,
+        help_text="Thinking time bank: extra time, once per sitting, when a player's turn timer has run out.",
+    )
+    disconnection_bank_seconds = models.PositiveSmallIntegerField(
+        default=30,
+        help_text="Disconnection time bank (seed 001): extra time a player who is not present at the table "
+        "gets when their turn runs out, before check-or-fold and sit-out.",
     )
     reservation_seconds = models.PositiveIntegerField(
         default=300, help_text="How long a sitting-out player's seat stays reserved before it is freed."
@@ -91,7 +97,11 @@ class PokerSeat(models.Model):
     stack = models.BigIntegerField(default=0)
     sitting_out = models.BooleanField(default=False)
     reserved_until = models.DateTimeField(null=True, blank=True, help_text="Sitting out: freed after this time.")
-    time_bank_left = models.FloatField(default=0.0, help_text="Seconds of disconnection time bank left.")
+    sat_out_reason = models.CharField(
+        max_length=32, blank=True, default="",
+        help_text="Why the seat sits out: player, timeout, no_chips, disconnected, responsible_gaming.",
+    )  # fmt: skip
+    time_bank_left = models.FloatField(default=0.0, help_text="Seconds of thinking time bank left.")
     joined_at = models.DateTimeField()
 
     class Meta:
@@ -118,6 +128,9 @@ class PokerHand(models.Model):
     actor_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True)
     in_time_bank = models.BooleanField(default=False)
+    in_disconnection_bank = models.BooleanField(
+        default=False, help_text="The actor is absent and on the table's disconnection time bank."
+    )
     status = models.CharField(max_length=10, default="playing")  # playing | complete
     stream_version = models.PositiveIntegerField(default=0)
     pot = models.BigIntegerField(default=0)

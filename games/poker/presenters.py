@@ -23,6 +23,7 @@ from games.poker.engine.events import Event, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
+from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
 
 
@@ -47,6 +48,7 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "buy_in_max": table.buy_in_max,
         "turn_seconds": table.turn_seconds,
         "time_bank_seconds": table.time_bank_seconds,
+        "disconnection_bank_seconds": table.disconnection_bank_seconds,
         "reservation_seconds": table.reservation_seconds,
         "rake_mode": table.rake_mode,
         "no_flop_no_drop": table.no_flop_no_drop,
@@ -133,6 +135,10 @@ def table_view(
             "username": names.get(s.player_id, ""),
             "stack": s.stack,
             "sitting_out": s.sitting_out,
+            # Another player's responsible-gaming stop is not theirs to know.
+            "sat_out_reason": (
+                None if s.sat_out_reason == RESPONSIBLE_GAMING and s.player_id != viewer_id else s.sat_out_reason
+            ),
             "reserved_until": iso(s.reserved_until),
             "you": s.player_id == viewer_id,
         }
@@ -148,6 +154,7 @@ def table_view(
                 "commitment": commitment(recorded),
                 "deadline": iso(hand.deadline),
                 "in_time_bank": hand.in_time_bank,
+                "in_disconnection_bank": hand.in_disconnection_bank,
                 "status": hand.status,
                 "hand_number": hand.hand_number,
                 **malfunction(recorded, table.phase),
@@ -158,6 +165,15 @@ def table_view(
         "hand": hand_view,
         "server_time": timezone.now().isoformat(),
     }
+
+
+def public_table_event(event: dict[str, Any]) -> dict[str, Any]:
+    """A table-stream event as every viewer may see it: a seat sat out for
+    responsible gaming shows ``reason: null`` and no ``code`` (the player's own
+    frame and views keep them: nobody else learns of another's exclusion or limits)."""
+    if event.get("reason") != RESPONSIBLE_GAMING:
+        return event
+    return {**{k: v for k, v in event.items() if k != "code"}, "reason": None}
 
 
 def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> dict[str, Any] | None:
@@ -231,15 +247,25 @@ def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
 def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     """The "Replay" button: the state after each of the engine's events of the
     hand, in order (a voided hand's steps stop where it was voided; ``voided``
-    and ``reason`` say so)."""
+    and ``reason`` say so). Each step's ``dealer``: the dealer's turn and
+    timeout events recorded just before its engine event."""
     _, _, recorded = load_hand(hand_id)
     events: list[Event] = engine_events(recorded)
     states = replay(events)
     seat = _viewer_seat(states[-1], viewer_id) if states else None
+    # The dealer's events before each engine event (turns and their time banks,
+    # timeouts: why a fold was the dealer's, e.g. a disconnected player's).
+    dealer: list[list[dict[str, Any]]] = [[]]
+    for recorded_event in recorded:
+        if recorded_event.type in et.ENGINE_EVENT_TYPES:
+            dealer.append([])
+        elif recorded_event.type in (et.TURN, et.TIMED_OUT):
+            dealer[-1].append({"type": recorded_event.type, **recorded_event.data})
     steps = []
     for index, (event, state) in enumerate(zip(events, states, strict=True)):
         shown = redact_event(event.to_dict(), event.type, seat)
-        steps.append({"step": index + 1, "event": shown, "state": hand_state_view(state, viewer_id)})
+        steps.append({"step": index + 1, "dealer": dealer[index], "event": shown,
+                      "state": hand_state_view(state, viewer_id)})  # fmt: skip
     told = malfunction(recorded)
     return {"hand_id": hand_id, "voided": told["voided"], "reason": told["reason"], "steps": steps}
 

@@ -26,6 +26,7 @@ from games.house.realtime.relay import FAMILY, change_membership, chat_group, no
 from games.house.round.state import RoundState
 from games.house.services import chat
 from games.house.store import load_round
+from games.presence import HOUSE, PresentSocket
 from games.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
 
 CHAT_SETTING_REFRESH_SECONDS = 5.0
@@ -69,10 +70,11 @@ def _current_seq(table_id: int) -> int:
     return int(HouseTable.objects.filter(pk=table_id).values_list("public_seq", flat=True).first() or 0)
 
 
-class TableConsumer(FeedSocket, JSONFrames):
+class TableConsumer(FeedSocket, PresentSocket, JSONFrames):
     """One websocket: one player watching one table."""
 
     feed_family = FAMILY
+    presence_family = HOUSE
     table_id: int
     player_id: int
     username: str
@@ -100,6 +102,7 @@ class TableConsumer(FeedSocket, JSONFrames):
         await ready()
         if not await self.admit(self.player_id):
             return  # closed 4429: too many connections for this player
+        await self.take_presence(table_id=self.table_id, player_id=self.player_id)
         self.hide_chat = await database_sync_to_async(chat.hides_chat)(player_id=self.player_id)
         self.hide_chat_checked = time.monotonic()
         since = resume_seq(self.scope.get("query_string") or b"")
@@ -118,6 +121,7 @@ class TableConsumer(FeedSocket, JSONFrames):
             )
 
     async def disconnect(self, code: int) -> None:
+        await self.drop_presence()
         await self.stop_feed()
         for group in getattr(self, "groups_joined", []):
             await change_membership(self.channel_layer, "discard", group, self.channel_name)
@@ -156,6 +160,8 @@ class TableConsumer(FeedSocket, JSONFrames):
                 client_id=content.get("id"),
             )  # fmt: skip
             await self.send_json(answer)
+            if answer.get("type") == "ack":
+                await self.presence_acted()
         else:
             await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
+
 from casino.responsible_gaming import wager_allowance
 from games.fairness import fairness_answer
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
@@ -274,7 +276,9 @@ def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
 def account_history(*, player_id: int, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
     """Account-history rows, newest first: date, game, game number, bet amounts,
     payouts; one page (``OFFSET offset LIMIT limit`` in the query)."""
-    rows = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).order_by("-created_at", "-id")[
+    # A round whose bets were declined (seed 003: not present at "No More Bets") stakes nothing, and is shown.
+    played = Q(staked__gt=0) | Q(status="declined")
+    rows = PlayerRound.objects.filter(played, player_id=player_id).order_by("-created_at", "-id")[
         offset : offset + limit
     ]
     return [

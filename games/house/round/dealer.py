@@ -16,7 +16,7 @@ never shows a face-down card before its ``cards_revealed`` event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from games.house.round.events import (
     DeckShuffled,
     Event,
     Paused,
+    PlayerDeclined,
     PlayerSettled,
     PlayerVoided,
     ProgressiveContributed,
@@ -79,6 +80,22 @@ def decide_open(config: RoundConfig, *, now: str, commitment: str, sealed_deck: 
         warning_at=plus_seconds(now, config.betting_seconds - config.warning_seconds),
     )
     return [opened.event(), DeckShuffled(commitment, sealed_deck).event()]
+
+
+def decide_decline(
+    state: RoundState, players: Mapping[int, PlayerState], absent: Collection[int], *, at: str
+) -> list[Event]:
+    """Seed 003: a player who was not present at "No More Bets" (``absent``,
+    moment ``at``) has their bets declined: one ``house_player.declined`` per
+    such player with bets, on their stream. Their holds go back to the wallet
+    (the caller's money legs) and, their chips gone, they are no participant
+    of ``decide_close_betting``."""
+    _require(state, BETTING)
+    return [
+        PlayerDeclined(players[pid].staked, players[pid].totals(), "absent", at).event(stream=pid)
+        for pid in sorted(absent)
+        if pid in players and players[pid].chips
+    ]
 
 
 def decide_close_betting(

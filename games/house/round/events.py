@@ -48,6 +48,7 @@ WAGER_SETTLED = "house_wager.settled"
 PLAYER_SETTLED = "house_player.settled"
 PLAYER_SETTLED_SCHEMA = 2
 PLAYER_VOIDED = "house_player.voided"
+PLAYER_DECLINED = "house_player.declined"
 
 ROUND_EVENT_TYPES = (
     OPENED,
@@ -65,7 +66,15 @@ ROUND_EVENT_TYPES = (
     VOIDED_EVENT,
     ROUND_CLOSED,
 )
-PLAYER_EVENT_TYPES = (BET_PLACED, BET_REMOVED, DECISION_MADE, WAGER_SETTLED, PLAYER_SETTLED, PLAYER_VOIDED)
+PLAYER_EVENT_TYPES = (
+    BET_PLACED,
+    BET_REMOVED,
+    DECISION_MADE,
+    WAGER_SETTLED,
+    PLAYER_SETTLED,
+    PLAYER_VOIDED,
+    PLAYER_DECLINED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,6 +456,20 @@ class PlayerVoided(HouseEvent):
     at: str
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerDeclined(HouseEvent):
+    """Seed 003: the player was not present at the table at "No More Bets"
+    (``at``: that moment), so their bets are declined: every hold goes back to
+    the wallet (``returned``: the total, ``totals``: per wager) and they take no
+    part in the round. ``reason``: ``absent``."""
+
+    type: ClassVar[str] = PLAYER_DECLINED
+    returned: int
+    totals: Mapping[str, int]
+    reason: str
+    at: str
+
+
 EVENT_CLASSES: dict[str, type[HouseEvent]] = {
     cls.type: cls
     for cls in (
@@ -470,6 +493,7 @@ EVENT_CLASSES: dict[str, type[HouseEvent]] = {
         WagerSettled,
         PlayerSettled,
         PlayerVoided,
+        PlayerDeclined,
     )
 }
 

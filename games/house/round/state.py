@@ -28,6 +28,7 @@ from games.house.round.events import (
     DECISION_MADE,
     OPENED,
     PAUSED,
+    PLAYER_DECLINED,
     PLAYER_SETTLED,
     PLAYER_VOIDED,
     RESUMED,
@@ -171,6 +172,7 @@ class PlayerState:
     voided: bool = False
     returned: int = 0
     version: int = 0
+    declined: bool = False  # not present at "No More Bets": bets returned, not in the round
 
     def totals(self) -> dict[str, int]:
         """Per-wager stake placed so far (automatic wagers included)."""
@@ -335,6 +337,9 @@ def apply_player(state: PlayerState, event: Event | Any) -> PlayerState:
     elif kind == PLAYER_VOIDED:
         changes["voided"] = True
         changes["returned"] = data["returned"]
+    elif kind == PLAYER_DECLINED:
+        changes["chips"] = ()
+        changes["declined"] = True
     return _evolve(state, changes)
 
 

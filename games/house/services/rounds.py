@@ -17,7 +17,7 @@ from django.db import transaction
 
 from casino.collector import collector_paused
 from casino.errors import DomainError
-from games import pacing
+from games import pacing, presence
 from games.cards.cards import Card, parse_card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.fairness import committed_deck, shuffle_and_commit
@@ -27,6 +27,7 @@ from games.house.round.dealer import (
     all_decided,
     decide_advance,
     decide_close_betting,
+    decide_decline,
     decide_open,
     decide_pause,
     decide_resume,
@@ -34,7 +35,8 @@ from games.house.round.dealer import (
     decide_void,
     needs_showdown,
 )
-from games.house.round.state import BETTING, PER_SEAT_MAX, PlayerState, RoundConfig, RoundState
+from games.house.round.events import Event
+from games.house.round.state import BETTING, PER_SEAT_MAX, PlayerState, RoundConfig, RoundState, apply_player
 from games.house.rules.bonus_spin import Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
 from games.house.rules.registry import game, pay_table
@@ -276,14 +278,20 @@ def advance_table(
         if not due and not (state.phase != BETTING and all_decided(state, players)):
             return None
         key = f"round:{round_row.round_id}:seq:{state.phase_seq}"
+        money = Money()
         if state.phase == BETTING:
+            declined = _decline_absent(table, state, players, money, now)
+            playing = dict(players)
+            for event in declined:
+                pid = int(event.stream)
+                playing[pid] = apply_player(playing[pid], event)
             deck = _deck(state, rng)
             seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
-            events = decide_close_betting(state, players, now=iso(now), deck=deck, seats=seats)
+            events = declined + decide_close_betting(state, playing, now=iso(now), deck=deck, seats=seats)
         else:
             events = decide_advance(state, players, now=iso(now))
         state, changed = commit(
-            round_row=round_row, state=state, players=rows, events=events, money=Money(),
+            round_row=round_row, state=state, players=rows, events=events, money=money,
             idempotency_key=key, actor="dealer", now=now, states=players,
         )  # fmt: skip
         players |= changed
@@ -294,6 +302,24 @@ def advance_table(
         else:
             _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
         return tick_of(table)
+
+
+def _decline_absent(
+    table: HouseTable, state: RoundState, players: dict[int, PlayerState], money: Money, now: datetime
+) -> list[Event]:
+    """Seed 003 at "No More Bets": the bets of the players who were not present
+    at the table then (``games.presence``; the moment is the betting deadline,
+    or ``now`` if earlier) are declined, each of their holds released in full to
+    their wallet (``money``). Returns the ``house_player.declined`` events."""
+    deadline = _dt(state.deadline)
+    moment = min(now, deadline) if deadline is not None else now
+    betting = [pid for pid, player in players.items() if player.chips]
+    away = presence.absent(family=presence.HOUSE, table_id=table.pk, player_ids=betting, at=moment)
+    events = decide_decline(state, players, away, at=iso(moment))
+    for event in events:
+        for chip in players[int(event.stream)].chips:
+            money.settle_holds.append((chip.hold_id, 0, event))
+    return events
 
 
 def _deck(state: RoundState, rng: RandomSource) -> list[Card]:

@@ -25,7 +25,16 @@ from games.poker.services.operator import (
     resume_hand,
     void_hand,
 )
-from games.poker.services.seats import SeatResult, free_expired_seats, sit_down, sit_in, sit_out, stand_up, top_up
+from games.poker.services.seats import (
+    SeatResult,
+    free_expired_seats,
+    rejoin,
+    sit_down,
+    sit_in,
+    sit_out,
+    stand_up,
+    top_up,
+)
 from games.poker.services.tables import (
     BETWEEN,
     HAND,
@@ -62,6 +71,7 @@ __all__ = [
     "pot_account",
     "rake_account",
     "rake_rule",
+    "rejoin",
     "resume_hand",
     "seat_account",
     "sit_down",

@@ -22,8 +22,8 @@ from ledger.currencies import check_currency
 # The columns an operator edits (in the model's order); the rest of the row is the dealer's projection.
 SETTINGS = (
     "code", "name", "variant", "max_seats", "currency", "small_blind", "big_blind", "ante", "buy_in_min", "buy_in_max",
-    "turn_seconds", "time_bank_seconds", "reservation_seconds", "between_hands_seconds", "rake_mode",
-    "rake_percent_bp", "rake_minimum", "rake_cap", "no_flop_no_drop", "is_open",
+    "turn_seconds", "time_bank_seconds", "disconnection_bank_seconds", "reservation_seconds", "between_hands_seconds",
+    "rake_mode", "rake_percent_bp", "rake_minimum", "rake_cap", "no_flop_no_drop", "is_open",
 )  # fmt: skip
 
 

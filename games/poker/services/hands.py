@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from casino.responsible_gaming import note_wagers
-from games import pacing
+from games import pacing, presence
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.fairness import SEALED_FIELD, committed_deck, shuffle_and_commit
 from games.poker import event_types as et
@@ -56,7 +56,7 @@ from games.poker.engine.rules import HandConfig, RakeRule, Variant, seed_rake_ru
 from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, PokerTableNotFound
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, RakeMode
 from games.poker.services.operator import void_hand
-from games.poker.services.seats import free_expired_seats, sit_out_seat
+from games.poker.services.seats import DISCONNECTED, free_expired_seats, sit_out_seat, sit_out_unready
 from games.poker.services.tables import (
     BETWEEN,
     DEALER,
@@ -206,6 +206,7 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
     hand.actor_seat = state.acting_seat
     hand.deadline = deadline
     hand.in_time_bank = False
+    hand.in_disconnection_bank = False
     hand.pot = state.pot_total
     if state.phase is Phase.COMPLETE:
         hand.status = "complete"
@@ -226,6 +227,7 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
 
 def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Sequence[str] | None) -> PokerHand | None:
     free_expired_seats(table, now)
+    sit_out_unready(table, now)  # absent (seed 001) or stopped by responsible gaming: not dealt in
     seats = eligible(table)[:10]
     if not table.is_open or len(seats) < 2:
         set_table(table, phase=IDLE, deadline=None)
@@ -308,8 +310,9 @@ def act(
         if not dealt_in(hand, seat):  # e.g. taken after the deal
             raise NotInHand(hand_id=hand.hand_id)
         position = state.positions[seat.seat_number]
-        if hand.in_time_bank and state.acting_seat == seat.seat_number and hand.deadline is not None:
-            # Acting inside the time bank keeps what is left of it.
+        thinking = hand.in_time_bank and not hand.in_disconnection_bank
+        if thinking and state.acting_seat == seat.seat_number and hand.deadline is not None:
+            # Acting inside the thinking time bank keeps what is left of it.
             seat.time_bank_left = max(0.0, (hand.deadline - now).total_seconds())
             seat.save(update_fields=["time_bank_left"])
         new_state, events = _play(
@@ -361,34 +364,51 @@ def advance_table(
             set_table(table, phase=BETWEEN, deadline=now)
             return table
         seat = dealt_in_seats(hand).get(legal.seat)
-        if seat is not None and not hand.in_time_bank and seat.time_bank_left > 0:
-            _start_time_bank(table, hand, seat, now)
+        away = seat is not None and not presence.is_present(
+            family=presence.POKER, table_id=table.pk, player_id=seat.player_id, at=now
+        )
+        if seat is not None and away and not hand.in_disconnection_bank and table.disconnection_bank_seconds > 0:
+            _start_time_bank(table, hand, seat, now, disconnection=True)
+            return table
+        if seat is not None and not away and not hand.in_time_bank and seat.time_bank_left > 0:
+            _start_time_bank(table, hand, seat, now, disconnection=False)
             return table
         action = Action.CHECK if legal.call_amount == 0 else Action.FOLD
-        timed_out = NewEvent(et.TIMED_OUT, {"seat": legal.seat, "action": action.value, "at": iso(now)})
+        timed_out = NewEvent(et.TIMED_OUT, {"seat": legal.seat, "action": action.value, "at": iso(now),
+                                            "disconnected": away})  # fmt: skip
         _play(
             table, hand, state, cards, [Act(legal.seat, action)], before=[timed_out], actor=DEALER,
             key=f"poker:{hand.hand_id}:timeout:{hand.stream_version}", now=now,
         )  # fmt: skip
         if seat is not None and not seat.sitting_out:
-            sit_out_seat(table, seat, reason="timeout", actor=DEALER, now=now)
+            sit_out_seat(table, seat, reason=DISCONNECTED if away else "timeout", actor=DEALER, now=now)
         return table
 
 
-def _start_time_bank(table: PokerTable, hand: PokerHand, seat: PokerSeat, now: datetime) -> None:
-    deadline = now + timedelta(seconds=seat.time_bank_left)
+def _start_time_bank(table: PokerTable, hand: PokerHand, seat: PokerSeat, now: datetime, *,
+                     disconnection: bool) -> None:  # fmt: skip
+    """The actor's turn ran out: more time from a bank (``poker_hand.turn`` with
+    ``time_bank`` and ``bank``). ``disconnection``: they are not present, and get
+    the table's disconnection time bank (seed 001), once per turn; otherwise
+    what is left of their own thinking time bank, used up."""
+    seconds = float(table.disconnection_bank_seconds) if disconnection else seat.time_bank_left
+    deadline = now + timedelta(seconds=seconds)
+    data = {"seat": seat.seat_number, "deadline": iso(deadline), "time_bank": True,
+            "bank": "disconnection" if disconnection else "thinking"}  # fmt: skip
     append_events(
         stream_id=et.hand_stream(hand.hand_id),
         expected_version=hand.stream_version,
-        events=[NewEvent(et.TURN, {"seat": seat.seat_number, "deadline": iso(deadline), "time_bank": True})],
+        events=[NewEvent(et.TURN, data)],
         metadata={"actor": DEALER, "correlation_id": hand.hand_id},
     )
     hand.stream_version += 1
     hand.deadline = deadline
     hand.in_time_bank = True
-    hand.save(update_fields=["stream_version", "deadline", "in_time_bank"])
-    seat.time_bank_left = 0.0
-    seat.save(update_fields=["time_bank_left"])
+    hand.in_disconnection_bank = hand.in_disconnection_bank or disconnection
+    hand.save(update_fields=["stream_version", "deadline", "in_time_bank", "in_disconnection_bank"])
+    if not disconnection:
+        seat.time_bank_left = 0.0
+        seat.save(update_fields=["time_bank_left"])
     set_table(table, phase=HAND, deadline=deadline)
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from django.db import transaction
 
-from casino.responsible_gaming import assert_may_wager
+from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_wager
+from games import presence
 from games.poker import event_types as et
 from games.poker.errors import AlreadySeated, BuyInOutOfRange, InHand, InvalidSeat, NoChips, PokerTableClosed, SeatTaken
 from games.poker.models import PokerSeat, PokerTable
@@ -24,6 +25,7 @@ from games.poker.services.tables import (
     DEALER,
     current_hand,
     dealt_in,
+    eligible,
     in_live_hand,
     iso,
     lock_table,
@@ -34,6 +36,10 @@ from games.poker.services.tables import (
     table_append,
 )
 from ledger.services import NewEvent, StreamAppend, player_accounts, transfer
+
+# Why a seat sits out (``PokerSeat.sat_out_reason``, ``poker_table.sat_out``'s ``reason``).
+DISCONNECTED = "disconnected"
+RESPONSIBLE_GAMING = "responsible_gaming"
 
 
 @dataclass(frozen=True)
@@ -166,13 +172,40 @@ def stand_up(*, table_id: int, player_id: int, idempotency_key: str, now: dateti
         return once(idempotency_key, "poker.stand_up", request, run, SeatResult)
 
 
-def sit_out_seat(table: PokerTable, seat: PokerSeat, *, reason: str, actor: str, now: datetime) -> None:
+def sit_out_seat(
+    table: PokerTable, seat: PokerSeat, *, reason: str, actor: str, now: datetime, code: str | None = None
+) -> None:
+    """Sit the seat out (event ``poker_table.sat_out`` with ``reason``, and the
+    refusal's ``code`` for ``responsible_gaming``); reserved for the table's
+    reservation time, then freed with its chips back to the wallet."""
     seat.sitting_out = True
+    seat.sat_out_reason = reason
     seat.reserved_until = now + timedelta(seconds=table.reservation_seconds)
-    seat.save(update_fields=["sitting_out", "reserved_until"])
+    seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until"])
     data = {"seat": seat.seat_number, "player_id": seat.player_id, "reason": reason,
             "reserved_until": iso(seat.reserved_until), "at": iso(now)}  # fmt: skip
+    if code is not None:
+        data["code"] = code
     table_append(table, et.SAT_OUT, data, actor)
+
+
+def sit_out_unready(table: PokerTable, now: datetime) -> None:
+    """Before a hand is dealt (seed 001 and issue #22): every seat that would be
+    dealt in sits out, reserved, when its player is not present at the table
+    (``disconnected``: "not part of games that start after disconnection", no
+    blinds posted) or when responsible gaming stops them now (exclusion,
+    cool-off, session or loss limit: ``responsible_gaming`` with the refusal's
+    ``code``, also sent to them on the table's websocket feed)."""
+    seats = eligible(table)
+    away = presence.absent(family=presence.POKER, table_id=table.pk, player_ids=[s.player_id for s in seats], at=now)
+    for seat in seats:
+        if seat.player_id in away:
+            sit_out_seat(table, seat, reason=DISCONNECTED, actor=DEALER, now=now)
+            continue
+        try:
+            assert_may_wager(player_id=seat.player_id, amount=0, currency=table.currency, now=now)
+        except ResponsibleGamingRefusal as refusal:
+            sit_out_seat(table, seat, reason=RESPONSIBLE_GAMING, actor=DEALER, now=now, code=refusal.code)
 
 
 def sit_out(*, table_id: int, player_id: int, now: datetime) -> SeatResult:
@@ -188,21 +221,53 @@ def sit_out(*, table_id: int, player_id: int, now: datetime) -> SeatResult:
 
 def sit_in(*, table_id: int, player_id: int, now: datetime) -> SeatResult:
     """Be dealt in again from the next hand (``poker_no_chips`` with an empty
-    stack: add money first). The time bank is refilled."""
+    stack: add money first; the responsible-gaming refusals, e.g.
+    ``self_excluded`` while cooling off). The thinking time bank is refilled."""
     with transaction.atomic():
         table = lock_table(table_id)
         seat = seat_of(table, player_id)
         if seat.stack <= 0:
             raise NoChips(table_id=table_id)
         if seat.sitting_out:
+            assert_may_wager(player_id=player_id, amount=0, currency=table.currency, now=now)
             seat.sitting_out = False
+            seat.sat_out_reason = ""
             seat.reserved_until = None
             seat.time_bank_left = float(table.time_bank_seconds)
-            seat.save(update_fields=["sitting_out", "reserved_until", "time_bank_left"])
+            seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until", "time_bank_left"])
             data = {"seat": seat.seat_number, "player_id": player_id, "at": iso(now)}
             table_append(table, et.SAT_IN, data, f"user:{player_id}")
             maybe_start_soon(table, now)
         return SeatResult(table.pk, seat.seat_number, seat.stack, False, 0)
+
+
+def rejoin(*, table_id: int, player_id: int, now: datetime) -> bool:
+    """Seed 001: a player back at the table (their websocket connected again)
+    whose seat sat out because they were disconnected, and is still reserved,
+    sits in again from the next hand (``poker_table.sat_in`` with ``rejoined``).
+    True if they did; nothing happens for any other seat (none, not sitting
+    out, sat out for another reason, no chips, or responsible gaming refuses)."""
+    waiting = PokerSeat.objects.filter(table_id=table_id, player_id=player_id, sitting_out=True,
+                                       sat_out_reason=DISCONNECTED)  # fmt: skip
+    if not waiting.exists():  # the common case: no lock taken
+        return False
+    with transaction.atomic():
+        table = lock_table(table_id)
+        seat = table.seats.filter(player_id=player_id).first()
+        if seat is None or not seat.sitting_out or seat.sat_out_reason != DISCONNECTED or seat.stack <= 0:
+            return False
+        try:
+            assert_may_wager(player_id=player_id, amount=0, currency=table.currency, now=now)
+        except ResponsibleGamingRefusal:
+            return False
+        seat.sitting_out = False
+        seat.sat_out_reason = ""
+        seat.reserved_until = None
+        seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until"])
+        data = {"seat": seat.seat_number, "player_id": player_id, "rejoined": True, "at": iso(now)}
+        table_append(table, et.SAT_IN, data, f"user:{player_id}")
+        maybe_start_soon(table, now)
+        return True
 
 
 def free_expired_seats(table: PokerTable, now: datetime) -> int:

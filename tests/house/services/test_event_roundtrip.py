@@ -5,6 +5,7 @@ version is the one the ledger records."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -27,6 +28,7 @@ from games.house.services import (
     void_round,
 )
 from games.house.store import player_stream, round_stream
+from games.presence import HOUSE, touch
 from ledger.services import NewEvent, append_events, read_stream
 from ledger.upcasting import CURRENT_VERSIONS
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_round, shoe, step
@@ -59,6 +61,21 @@ def _progressive_round() -> list[Any]:
     while tick.phase != "between":
         tick = step(table, tick)
     return _streams(round_id, [a, b])
+
+
+def _declined_round() -> list[Any]:
+    """A player not present at "No More Bets" (their last REST call long before):
+    bets declined (``house_player.declined``) while the present one plays."""
+    table = make_table("uth")
+    gone, here = make_player(table), make_player(table)
+    tick = open_round(table)
+    for p in (gone, here):
+        place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    touch(family=HOUSE, table_id=table.pk, player_id=gone, now=later(tick) - timedelta(hours=1))
+    round_id = tick.round_id
+    while tick.phase != "between":
+        tick = step(table, tick)
+    return _streams(round_id, [gone, here])
 
 
 def _commands_round() -> list[Any]:
@@ -95,7 +112,12 @@ def _legacy_player_stream() -> list[Any]:
 def test_every_recorded_house_event_round_trips_through_its_class() -> None:
     spin = play_round("xtreme", hand="Ah Kd", dealer="Qs Jc", board="7h 7d 7c 2s 2h",
                       wagers={"ante": 100, "bonus_spin": 100}, wheel=WHEEL)  # fmt: skip
-    recorded = [*_progressive_round(), *_commands_round(), *read_stream(stream_id=round_stream(spin.game_number))]
+    recorded = [
+        *_progressive_round(),
+        *_commands_round(),
+        *_declined_round(),
+        *read_stream(stream_id=round_stream(spin.game_number)),
+    ]
     legacy = _legacy_player_stream()
     assert legacy[-1].schema_version == 2  # upcast applied
     assert legacy[-1].data["wagers"] is None
