@@ -38,6 +38,7 @@ from tests.db import ledger_sums
 from tests.house.live.conftest import fast_table, make_player, wait_for
 from tests.house.live.test_ws_commands import Client, to_phase
 from tests.house.services.conftest import wallet
+from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[3]
@@ -154,7 +155,7 @@ def test_a_killed_server_process_does_not_keep_its_players_present(asgi_server: 
     try:
         wait_for(lambda: _answers(base), timeout=60, what="the server")
         client = Client(base, player, table.pk)
-        url = base.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?token={client.token}"
+        url = base.replace("http://", "ws://") + f"/ws/tables/{table.pk}/?ticket={ws_ticket(base, client.token)}"
         with connect(url, origin=Origin(base), open_timeout=20, close_timeout=1) as ws:
             assert json.loads(ws.recv(timeout=20))["type"] == "snapshot"
             time.sleep(3)  # longer than the lease: the open socket's lease is refreshed
