@@ -23,10 +23,12 @@ from ledger.services.events import (
     RecordedEvent,
     StreamAppend,
     append_events,
+    count_stream_filtered,
     iter_stream,
     position_of,
     read_global,
     read_stream,
+    read_stream_filtered,
     replay,
 )
 from ledger.services.money import (
@@ -67,6 +69,7 @@ __all__ = [
     "append_events",
     "balance_of",
     "cashier_account",
+    "count_stream_filtered",
     "deposit",
     "ensure_account",
     "house_account",
@@ -79,6 +82,7 @@ __all__ = [
     "prepare_batch",
     "read_global",
     "read_stream",
+    "read_stream_filtered",
     "replay",
     "settle_batch",
     "settle_prepared",

@@ -391,6 +391,64 @@ def read_stream(*, stream_id: str, after_version: int = 0, limit: int | None = N
         return rows_to_events(cursor.fetchall())
 
 
+def _filtered(
+    stream_id: str, types: Sequence[str], data_equals: Mapping[str, str], before_position: int | None
+) -> tuple[str, list[Any]]:
+    """The WHERE clause of ``read_stream_filtered`` and ``count_stream_filtered``."""
+    if not types:
+        raise ValueError("types: at least one event type")
+    where = f"WHERE stream_id = %s AND type IN ({', '.join(['%s'] * len(types))})"
+    params: list[Any] = [stream_id, *types]
+    for name, value in data_equals.items():
+        # ``->>`` reads a top-level field as text (PostgreSQL ``json``, SQLite 3.38+).
+        where += " AND data->>%s = %s"
+        params += [name, value]
+    if before_position is not None:
+        where += " AND id < %s"
+        params.append(before_position)
+    return where, params
+
+
+def read_stream_filtered(
+    *,
+    stream_id: str,
+    types: Sequence[str],
+    data_equals: Mapping[str, str] | None = None,
+    before_position: int | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[RecordedEvent]:
+    """The stream's events of ``types`` whose top-level data fields equal
+    ``data_equals`` (compared as text: ``{"player_id": "7"}`` matches ``7``),
+    with a global position below ``before_position`` if given, in version
+    order, ``offset`` of them skipped, at most ``limit``. Upcast like
+    ``read_stream``. Filters the stored (not upcast) data: only for fields every
+    schema version of ``types`` keeps."""
+    where, params = _filtered(stream_id, types, data_equals or {}, before_position)
+    sql = _SELECT + where + " ORDER BY version"
+    if limit is not None or offset:
+        # SQLite has no OFFSET without LIMIT: "no limit" is a limit no stream reaches.
+        sql += " LIMIT %s OFFSET %s"
+        params += [limit if limit is not None else 2**62, offset]
+    with read_cursor() as cursor:
+        cursor.execute(sql, params)
+        return rows_to_events(cursor.fetchall())
+
+
+def count_stream_filtered(
+    *,
+    stream_id: str,
+    types: Sequence[str],
+    data_equals: Mapping[str, str] | None = None,
+    before_position: int | None = None,
+) -> int:
+    """How many events ``read_stream_filtered`` would return without ``limit`` and ``offset``."""
+    where, params = _filtered(stream_id, types, data_equals or {}, before_position)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM ledger_event " + where, params)
+        return int(cursor.fetchone()[0])
+
+
 def iter_stream(*, stream_id: str, batch: int = 5000) -> Iterator[RecordedEvent]:
     """Every event of the stream in version order, fetched in batches."""
     after = 0
