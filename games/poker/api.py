@@ -34,6 +34,7 @@ from games.api import (
     query_offset,
     text_field,
 )
+from games.poker import event_types as et
 from games.poker import presenters, services
 from games.poker.errors import HandNotFound, InvalidSeat
 from games.poker.models import PokerHandPlayer, PokerTable
@@ -55,6 +56,42 @@ class ActBody(serializers.Serializer):
     amount = serializers.IntegerField(
         min_value=1, required=False, help_text="bet and raise: the total bet for the round (raise to)"
     )
+
+
+class SeatEventSchema(serializers.Serializer):
+    """One of the caller's own seat events at a table (docs/events.md, "Poker table")."""
+
+    version = serializers.IntegerField(help_text="The event's version in the table's stream (its order).")
+    recorded_at = serializers.DateTimeField()
+    type = serializers.ChoiceField(choices=list(et.TABLE_EVENT_TYPES))
+    seat = serializers.IntegerField()
+    at = serializers.DateTimeField(allow_null=True)
+    buy_in = serializers.IntegerField(required=False, help_text="sat_down: chips bought in from the wallet.")
+    amount = serializers.IntegerField(
+        required=False, help_text="topped_up: chips added; stood_up: chips returned to the wallet."
+    )
+    reason = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="sat_out: player, timeout, no_chips, disconnected, responsible_gaming; "
+        "stood_up: left, reservation_expired.",
+    )
+    code = serializers.CharField(
+        required=False, allow_null=True, help_text="sat_out for responsible_gaming: the refusal's code; else null."
+    )
+    reserved_until = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="sat_out: the seat is freed after this."
+    )
+    rejoined = serializers.BooleanField(
+        required=False, help_text="sat_in: true when back after a disconnection (seed 001)."
+    )
+
+
+class SeatHistoryPage(serializers.Serializer):
+    count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    results = SeatEventSchema(many=True)
 
 
 class PokerView(APIView):
@@ -226,16 +263,39 @@ class HandListView(PokerView):
         return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
 
 
+class SeatHistoryView(PokerView):
+    """The caller's own seat history at the table, oldest first (``?limit=&offset=``):
+    sat down, topped up, sat out (with why), sat in (rejoined), stood up (chips
+    returned, why). Only the caller's events: nobody reads another player's."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False, description="0 to 200, default 50"),
+            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
+        ],
+        responses={200: SeatHistoryPage, **errors(r400="invalid_query", r404="poker_table_not_found")},
+    )
+    def get(self, request: Request, table_id: int) -> Response:
+        services.get_table(table_id=table_id)
+        limit = query_int(request, "limit", 50, maximum=200)
+        offset = query_offset(request)
+        return Response(
+            presenters.seat_history(table_id=table_id, player_id=request_user(request).pk, limit=limit, offset=offset)
+        )
+
+
 def _check_played(request: Request, hand_id: str) -> int:
     player_id = int(request_user(request).pk)
-    # A player recalls only hands they were dealt into.
-    if not PokerHandPlayer.objects.filter(hand__hand_id=hand_id, player_id=player_id).exists():
+    # A player recalls only hands they were dealt into or sat out of (presenters.may_recall_hand).
+    if not presenters.may_recall_hand(hand_id=hand_id, viewer_id=player_id):
         raise HandNotFound(hand_id=hand_id)
     return player_id
 
 
 class HandView(PokerView):
-    """One hand's full history for one of its players (others' hole cards only if shown)."""
+    """One hand's full history for one of its players (others' hole cards only if shown), or for a
+    player whose seat sat out at its deal; ``at_the_deal``: the seats dealt in and those sitting
+    out (the reason for the caller's own seat only)."""
 
     @extend_schema(responses={200: AnyObject})
     def get(self, request: Request, hand_id: str) -> Response:
@@ -244,7 +304,8 @@ class HandView(PokerView):
 
 
 class HandReplayView(PokerView):
-    """The "Replay" button: the hand's state after each event, step by step."""
+    """The "Replay" button: the hand's state after each event, step by step; ``at_the_deal`` as
+    in the hand's history (why a seated player was not in it: their own reason only)."""
 
     @extend_schema(responses={200: AnyObject})
     def get(self, request: Request, hand_id: str) -> Response:
@@ -276,6 +337,7 @@ urlpatterns: list[Any] = [
     path("poker/tables/<id:table_id>/sit-out/", SitOutView.as_view(), name="poker-sit-out"),
     path("poker/tables/<id:table_id>/sit-in/", SitInView.as_view(), name="poker-sit-in"),
     path("poker/tables/<id:table_id>/act/", ActView.as_view(), name="poker-act"),
+    path("poker/tables/<id:table_id>/seat-history/", SeatHistoryView.as_view(), name="poker-seat-history"),
     path("poker/hands/", HandListView.as_view(), name="poker-hands"),
     path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
     path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),

@@ -60,7 +60,7 @@ class InvalidAction(DomainError, code="poker_invalid_action"):
 
 
 class HandNotFound(NotFound, code="poker_hand_not_found"):
-    """No hand with this id (for a history or replay: none among the caller's hands)."""
+    """No hand with this id (for a history or replay: none the caller was dealt into or sat out of)."""
 
 
 class HandPaused(Conflict, code="poker_hand_paused"):

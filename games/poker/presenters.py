@@ -11,7 +11,7 @@ per view, used by every interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -19,12 +19,13 @@ from django.utils import timezone
 
 from games.fairness import SEALED_FIELD, fairness_answer
 from games.poker import event_types as et
-from games.poker.engine.events import Event, HoleCardsDealt
+from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
+from ledger.services import count_stream_filtered, read_stream_filtered
 
 
 def iso(value: Any) -> str | None:
@@ -217,8 +218,110 @@ def hand_fairness(*, hand_id: str) -> dict[str, Any]:
     )
 
 
+# The fields of each seat event in a player's seat history, by type (docs/events.md, "Poker table").
+SEAT_EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    et.SAT_DOWN: ("buy_in",),
+    et.TOPPED_UP: ("amount",),
+    et.SAT_OUT: ("reason", "code", "reserved_until"),
+    et.SAT_IN: ("rejoined",),
+    et.STOOD_UP: ("amount", "reason"),
+}
+# The events that say whether a seat is taken and whether it sits out.
+SEAT_STATE_TYPES = (et.SAT_DOWN, et.SAT_OUT, et.SAT_IN, et.STOOD_UP)
+
+
+def _seat_event(event: Any) -> dict[str, Any]:
+    data = event.data
+    row: dict[str, Any] = {"version": event.version, "recorded_at": iso(event.recorded_at), "type": event.type,
+                           "seat": data["seat"], "at": data.get("at")}  # fmt: skip
+    for name in SEAT_EVENT_FIELDS[event.type]:
+        row[name] = data.get(name)
+    if event.type == et.SAT_IN:
+        row["rejoined"] = bool(data.get("rejoined", False))  # recorded only when true
+    return row
+
+
+def seat_history(*, table_id: int, player_id: int, limit: int, offset: int) -> dict[str, Any]:
+    """One player's own seat events at a table (the ``poker_table.*`` events of
+    ``poker-table-{id}`` whose ``player_id`` is theirs), oldest first, paged:
+    sat down (``buy_in``), topped up (``amount``), sat out (``reason``; the
+    refusal's ``code`` for ``responsible_gaming``, else ``null``;
+    ``reserved_until``), sat in (``rejoined``: back after a disconnection), stood
+    up (``amount`` returned to the wallet, ``reason``: ``left``,
+    ``reservation_expired``). Only ``player_id``'s events are read: another
+    player's are never in the answer (a player with none there gets an empty
+    page). The caller checks the table exists and bounds ``limit`` and ``offset``."""
+    stream = et.table_stream(table_id)
+    mine = {"player_id": str(player_id)}
+    types = et.TABLE_EVENT_TYPES
+    events = read_stream_filtered(stream_id=stream, types=types, data_equals=mine, limit=limit, offset=offset)
+    total = count_stream_filtered(stream_id=stream, types=types, data_equals=mine)
+    return {"count": total, "limit": limit, "offset": offset, "results": [_seat_event(e) for e in events]}
+
+
+def seats_at_deal(*, table_id: int, recorded: Sequence[Any], viewer_id: int) -> dict[str, Any]:
+    """Who sat at the table when a hand was dealt, from the log only.
+    ``dealt_in``: the seats of the hand's ``poker.hand_started`` (seat,
+    player id, stack), by seat. ``sitting_out``: the seats taken at the deal
+    whose last sit-out/sit-in event before it was a ``poker_table.sat_out``
+    (seat, player id; ``reason`` and ``code`` for the viewer's own seat only,
+    ``null`` for everyone else's). "Before the deal" is the table stream below
+    the hand stream's first event: both are written under the table's row lock,
+    the seats made to sit out at the deal in the same transaction just before
+    the hand (``sit_out_unready``). ``recorded``: the hand stream's events."""
+    started = next((e for e in recorded if e.type == HandStarted.type), None)
+    dealt = sorted(
+        ({"seat": seat, "player_id": int(pid) if pid.isdigit() else pid, "stack": stack}
+         for seat, pid, stack in (started.data["seats"] if started is not None else [])),
+        key=lambda row: row["seat"],
+    )  # fmt: skip
+    seats: dict[int, dict[str, Any]] = {}
+    before = recorded[0].position if recorded else None
+    if before is not None:
+        for event in read_stream_filtered(stream_id=et.table_stream(table_id), types=SEAT_STATE_TYPES,
+                                          before_position=before):  # fmt: skip
+            data = event.data
+            if event.type == et.STOOD_UP:
+                seats.pop(data["seat"], None)
+            elif event.type == et.SAT_OUT:
+                seats[data["seat"]] = {"player_id": data["player_id"], "sitting_out": True,
+                                       "reason": data.get("reason"), "code": data.get("code")}  # fmt: skip
+            else:  # sat down, sat in
+                seats[data["seat"]] = {"player_id": data["player_id"], "sitting_out": False}
+    dealt_numbers = {row["seat"] for row in dealt}
+    sitting_out = [
+        {
+            "seat": number,
+            "player_id": seat["player_id"],
+            "reason": seat["reason"] if seat["player_id"] == viewer_id else None,
+            "code": seat["code"] if seat["player_id"] == viewer_id else None,
+        }
+        for number, seat in sorted(seats.items())
+        if seat["sitting_out"] and number not in dealt_numbers
+    ]
+    return {"dealt_in": dealt, "sitting_out": sitting_out}
+
+
+def may_recall_hand(*, hand_id: str, viewer_id: int) -> bool:
+    """A player recalls (history, replay) the hands they were dealt into, and
+    those dealt while their seat at the table sat out (``seats_at_deal``): the
+    replay tells them why they were not in it. Neither shows them a hole card
+    they were not dealt, unless shown at showdown."""
+    from games.poker.models import PokerHandPlayer
+
+    if PokerHandPlayer.objects.filter(hand__hand_id=hand_id, player_id=viewer_id).exists():
+        return True
+    table_id = PokerHand.objects.filter(hand_id=hand_id).values_list("table_id", flat=True).first()
+    if table_id is None:
+        return False
+    _, _, recorded = load_hand(hand_id)
+    away = seats_at_deal(table_id=table_id, recorded=recorded, viewer_id=viewer_id)["sitting_out"]
+    return any(row["player_id"] == viewer_id for row in away)
+
+
 def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
-    """A played hand for one of its players: summary and every event, redacted."""
+    """A played hand for one of its players: summary and every event, redacted;
+    ``at_the_deal``: the seats dealt in and those sitting out (``seats_at_deal``)."""
     hand = PokerHand.objects.select_related("table").get(hand_id=hand_id)
     state, _, recorded = load_hand(hand_id)
     seat = _viewer_seat(state, viewer_id) if state is not None else None
@@ -238,6 +341,7 @@ def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
         "ended_at": iso(hand.ended_at),
         "rake": hand.rake,
         "your_seat": seat,
+        "at_the_deal": seats_at_deal(table_id=hand.table_id, recorded=recorded, viewer_id=viewer_id),
         **malfunction(recorded, hand.table.phase if hand.table.current_hand_id == hand_id else None),
         "final": hand_state_view(state, viewer_id) if state is not None else None,
         "events": events,
@@ -248,7 +352,10 @@ def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     """The "Replay" button: the state after each of the engine's events of the
     hand, in order (a voided hand's steps stop where it was voided; ``voided``
     and ``reason`` say so). Each step's ``dealer``: the dealer's turn and
-    timeout events recorded just before its engine event."""
+    timeout events recorded just before its engine event. ``at_the_deal``: the
+    seats dealt in and those sitting out, with the viewer's own reason
+    (``seats_at_deal``): why a seated player is not in the hand."""
+    table_id = PokerHand.objects.values_list("table_id", flat=True).get(hand_id=hand_id)
     _, _, recorded = load_hand(hand_id)
     events: list[Event] = engine_events(recorded)
     states = replay(events)
@@ -267,7 +374,13 @@ def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
         steps.append({"step": index + 1, "dealer": dealer[index], "event": shown,
                       "state": hand_state_view(state, viewer_id)})  # fmt: skip
     told = malfunction(recorded)
-    return {"hand_id": hand_id, "voided": told["voided"], "reason": told["reason"], "steps": steps}
+    return {
+        "hand_id": hand_id,
+        "voided": told["voided"],
+        "reason": told["reason"],
+        "at_the_deal": seats_at_deal(table_id=table_id, recorded=recorded, viewer_id=viewer_id),
+        "steps": steps,
+    }
 
 
 def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]]:
