@@ -8,6 +8,7 @@ layer: no game rule lives here."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
@@ -23,6 +24,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
 from casino.auth import consume_ws_ticket
+from games.api import MAX_IDEMPOTENCY_KEY
 
 log = logging.getLogger(__name__)
 
@@ -230,14 +232,15 @@ player_connections = PlayerConnections()
 
 class JSONFrames(AsyncJsonWebsocketConsumer):
     """The base of both families' table consumers: the inbound limits, in this order,
-    before any frame is parsed (docs/websocket.md, "Limits"):
+    before any frame is handled (docs/websocket.md, "Limits"):
 
     - a frame over ``CASINO_WS_MAX_FRAME_BYTES`` closes the connection with 1009
       (uvicorn's ``--ws-max-size`` refuses it first; this is the second line);
     - a frame when the connection's token bucket (``CASINO_WS_RATE`` a second,
-      ``CASINO_WS_BURST`` at once) is empty is answered ``rate_limited`` and
-      does nothing else; ``CASINO_WS_FLOOD_CLOSE`` refusals in a row close the
-      connection with 1008 (policy violation);
+      ``CASINO_WS_BURST`` at once) is empty is answered ``rate_limited`` (with
+      the command's ``id``, if any: every command gets one answer naming it)
+      and does nothing else; ``CASINO_WS_FLOOD_CLOSE`` refusals in a row close
+      the connection with 1008 (policy violation);
     - a frame that is not one JSON text (binary, empty, not JSON) is answered
       ``malformed_message``; Channels' own consumer raised and dropped the socket.
 
@@ -299,7 +302,7 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
                 return
             retry = self._bucket.wait_seconds()  # infinite if CASINO_WS_RATE is 0: not JSON, left out
             details = {"retry_after": round(retry, 3)} if math.isfinite(retry) else {}
-            await self.send_json({"type": "error", "code": "rate_limited", "details": details,
+            await self.send_json({"type": "error", **_command_id(text_data), "code": "rate_limited", "details": details,
                                   "message": "Too many messages: this one was dropped."})  # fmt: skip
             return
         self._refusals = 0
@@ -313,6 +316,26 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
             )
             return
         await self.receive_json(content, **kwargs)
+
+
+def _command_id(text_data: str | None) -> dict[str, str]:
+    """``{"id": <the command's id>}`` for a refused frame that is a command whose
+    id an answer repeats (as ``ws_commands.answer_awaiting`` does: a string of at
+    most ``MAX_IDEMPOTENCY_KEY`` characters; poker's ``act`` may carry it as
+    ``idempotency_key``), else ``{}``. A client matches answers by ``id``: a
+    refusal without it left a pipelined or closed-loop client waiting for an
+    answer that had come. The frame is within the size limit, so parsing it
+    costs little, and a flood is closed after ``CASINO_WS_FLOOD_CLOSE`` of them."""
+    if not text_data:
+        return {}
+    try:
+        content = json.loads(text_data)
+    except ValueError:
+        return {}
+    if not isinstance(content, dict):
+        return {}
+    client_id = content["id"] if "id" in content else content.get("idempotency_key")
+    return {"id": client_id} if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY else {}
 
 
 def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:

@@ -7,6 +7,7 @@ actor, and no money is created or lost (docs/websocket.md, "Client to server")."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from websockets.sync.client import ClientConnection, connect
@@ -297,6 +299,37 @@ def test_pipelined_commands_run_and_are_answered_in_the_order_sent(betting) -> N
     assert answers[2]["result"]["totals"] == {"ante": 100, "ante_plus": 100}  # the undo took the 200
     assert answers[4]["result"]["totals"] == {"ante": 200, "ante_plus": 200, "best_five": 1000}
     assert wallet(player.player) == 100_000 - 1400
+
+
+def test_a_rate_limited_command_is_answered_with_its_id(betting) -> None:
+    """Every command frame gets exactly one answer carrying its ``id``, a frame the
+    token bucket refuses too: its ``rate_limited`` error came without the id, so a
+    client matching answers by ``id`` (``bench bets``' closed loop) waited forever
+    for a bet that had been answered. Pings empty the bucket (cheap, no id), then
+    bets follow at once: the first of them meet the empty bucket."""
+    _table, _rest, player = betting
+    with player.socket() as ws:
+        for n in range(settings.CASINO_WS_BURST):
+            ws.send(json.dumps({"type": "ping", "nonce": n}))
+        ids = [f"limited-{n}" for n in range(5)]
+        for client_id in ids:
+            ws.send(json.dumps({"type": "bet", "id": client_id, "spot": "ante", "amount": 100}))
+        answers: dict[str, list[dict[str, Any]]] = {}
+        while set(answers) != set(ids):
+            frame = json.loads(ws.recv(timeout=10))  # an unanswered bet: TimeoutError
+            if frame["type"] in ("ack", "error"):
+                assert frame.get("id") in ids, frame
+                answers.setdefault(frame["id"], []).append(frame)
+        with contextlib.suppress(TimeoutError):
+            while True:  # nothing answers a bet twice
+                frame = json.loads(ws.recv(timeout=0.5))
+                assert frame["type"] not in ("ack", "error"), frame
+    assert all(len(answered) == 1 for answered in answers.values()), answers
+    limited = [a[0] for a in answers.values() if a[0]["type"] == "error"]
+    assert limited, "no bet met the empty bucket"
+    assert all(a["code"] == "rate_limited" and a["details"]["retry_after"] >= 0 for a in limited), limited
+    acked = len(ids) - len(limited)
+    assert wallet(player.player) == 100_000 - 100 * acked  # a refused bet changed nothing
 
 
 def test_the_last_decision_over_the_websocket_moves_the_dealer_on(betting, spawn_worker) -> None:
