@@ -50,7 +50,7 @@ from games.poker.engine.hand import (
     decide,
     default_strength,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Variant
+from games.poker.engine.rules import POKERKIT_CAP, HandConfig, RaiseCap, RakeRule, Reopening, Variant
 
 VARIANT_CODES = {Variant.NO_LIMIT: "NT", Variant.FIXED_LIMIT: "FT", Variant.POT_LIMIT: "PT"}
 CODE_VARIANTS = {code: variant for variant, code in VARIANT_CODES.items()}
@@ -94,8 +94,15 @@ def _int_list(data: dict[str, Any], key: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-def read_phh(text: str, *, rake: RakeRule | None = None) -> PhhHand:
-    """Parse PHH text (one hand) into stakes and engine commands."""
+def read_phh(
+    text: str, *, rake: RakeRule | None = None, cap: RaiseCap | None = None, reopening: Reopening | None = None
+) -> PhhHand:
+    """Parse PHH text (one hand) into stakes and engine commands. A PHH
+    file means pokerkit's rules for its variant unless told otherwise:
+    ``FT`` is capped as pokerkit's ``FixedLimitTexasHoldem``
+    (``POKERKIT_CAP``) unless ``cap`` is given, and short all-ins reopen
+    the betting as in pokerkit (``Reopening.POKERKIT``) unless
+    ``reopening`` is given."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -112,10 +119,24 @@ def read_phh(text: str, *, rake: RakeRule | None = None) -> PhhHand:
         raise PhhError("negative blinds (blinds that are not bets) are not supported")
     kwargs: dict[str, Any] = {}
     if variant is Variant.FIXED_LIMIT:
-        kwargs = {"small_bet": data.get("small_bet"), "big_bet": data.get("big_bet")}
+        rule = cap or POKERKIT_CAP
+        kwargs = {
+            "small_bet": data.get("small_bet"),
+            "big_bet": data.get("big_bet"),
+            "raise_cap": rule.bets,
+            "blind_is_bet": rule.blind_is_bet,
+            "heads_up_uncapped": rule.heads_up_uncapped,
+        }
     else:
         kwargs = {"min_bet": data.get("min_bet")}
-    config = HandConfig(variant=variant, blinds_or_straddles=blinds, antes=antes, rake=rake, **kwargs)
+    config = HandConfig(
+        variant=variant,
+        blinds_or_straddles=blinds,
+        antes=antes,
+        rake=rake,
+        reopening=reopening or Reopening.POKERKIT,
+        **kwargs,
+    )
     players = tuple(str(p) for p in data.get("players") or [f"p{i + 1}" for i in range(n)])
     if len(players) != n:
         raise PhhError("players and starting_stacks differ in length")
@@ -182,10 +203,16 @@ def _deal_hole(hole: dict[int, list[str | None]], shown: dict[int, tuple[str | N
 
 
 def replay_phh(
-    text: str, *, rake: RakeRule | None = None, strength: Strength = default_strength
+    text: str,
+    *,
+    rake: RakeRule | None = None,
+    cap: RaiseCap | None = None,
+    reopening: Reopening | None = None,
+    strength: Strength = default_strength,
 ) -> tuple[list[Event], HandState]:
-    """Replay a PHH hand through the engine; the events and the final state."""
-    hand = read_phh(text, rake=rake)
+    """Replay a PHH hand through the engine; the events and the final state
+    (``cap``, ``reopening``: as ``read_phh``)."""
+    hand = read_phh(text, rake=rake, cap=cap, reopening=reopening)
     state: HandState | None = None
     events: list[Event] = []
     for command in hand.commands:
