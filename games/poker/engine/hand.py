@@ -105,7 +105,9 @@ class Player(NamedTuple):
     ante: int = 0
     folded: bool = False
     hole: tuple[str | None, ...] = ()
-    acted_at: int = -1  # the round's high bet right after this player last called/bet/raised; 0: only checked; -1: not yet
+    # The round's high bet right after this player last called, bet or raised;
+    # 0: only checked; -1: not yet acted.
+    acted_at: int = -1
     shown: bool = False
     won: int = 0
 

@@ -100,9 +100,11 @@ def read_phh(
     """Parse PHH text (one hand) into stakes and engine commands. A PHH
     file means pokerkit's rules for its variant unless told otherwise:
     ``FT`` is capped as pokerkit's ``FixedLimitTexasHoldem``
-    (``POKERKIT_CAP``) unless ``cap`` is given, and short all-ins reopen
-    the betting as in pokerkit (``Reopening.POKERKIT``) unless
-    ``reopening`` is given."""
+    (``POKERKIT_CAP``) and short all-ins reopen the betting as in pokerkit
+    (``Reopening.POKERKIT``). The file tells otherwise with our user-defined
+    fields (``_raise_cap``, ``_blind_is_bet``, ``_heads_up_uncapped``,
+    ``_reopening``, which ``write_phh`` writes for a table's own rules); the
+    caller with ``cap`` and ``reopening``, which win over the file."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -119,7 +121,7 @@ def read_phh(
         raise PhhError("negative blinds (blinds that are not bets) are not supported")
     kwargs: dict[str, Any] = {}
     if variant is Variant.FIXED_LIMIT:
-        rule = cap or POKERKIT_CAP
+        rule = cap or _file_cap(data)
         kwargs = {
             "small_bet": data.get("small_bet"),
             "big_bet": data.get("big_bet"),
@@ -134,7 +136,7 @@ def read_phh(
         blinds_or_straddles=blinds,
         antes=antes,
         rake=rake,
-        reopening=reopening or Reopening.POKERKIT,
+        reopening=reopening or _file_reopening(data),
         **kwargs,
     )
     players = tuple(str(p) for p in data.get("players") or [f"p{i + 1}" for i in range(n)])
@@ -182,6 +184,28 @@ def read_phh(
     if len(commands) == 1 and hole:
         commands.append(_deal_hole(hole, shown, n))
     return hand
+
+
+def _file_cap(data: dict[str, Any]) -> RaiseCap:
+    bets = data.get("_raise_cap", POKERKIT_CAP.bets)
+    if bets == "none":
+        bets = None
+    blind_is_bet = data.get("_blind_is_bet", POKERKIT_CAP.blind_is_bet)
+    heads_up = data.get("_heads_up_uncapped", POKERKIT_CAP.heads_up_uncapped)
+    if (
+        not (bets is None or (isinstance(bets, int) and not isinstance(bets, bool) and bets >= 1))
+        or not isinstance(blind_is_bet, bool)
+        or not isinstance(heads_up, bool)
+    ):
+        raise PhhError("bad _raise_cap, _blind_is_bet or _heads_up_uncapped", code="phh_invalid_rules")
+    return RaiseCap(bets, blind_is_bet=blind_is_bet, heads_up_uncapped=heads_up)
+
+
+def _file_reopening(data: dict[str, Any]) -> Reopening:
+    try:
+        return Reopening(data.get("_reopening", Reopening.POKERKIT.value))
+    except ValueError:
+        raise PhhError("bad _reopening (acted or pokerkit)", code="phh_invalid_rules") from None
 
 
 def _seats(players: Sequence[str], stacks: Sequence[int]) -> tuple[SeatSpec, ...]:
@@ -300,6 +324,15 @@ def write_phh(events: Sequence[Event], *, extra: dict[str, Any] | None = None) -
         fields["big_bet"] = config.street_min_bet(2)
     else:
         fields["min_bet"] = config.street_min_bet(0)
+    # The table's own rules where they are not pokerkit's (user-defined PHH fields).
+    if variant is Variant.FIXED_LIMIT and (
+        RaiseCap(config.raise_cap, config.blind_is_bet, config.heads_up_uncapped) != POKERKIT_CAP
+    ):
+        fields["_raise_cap"] = "none" if config.raise_cap is None else config.raise_cap
+        fields["_blind_is_bet"] = config.blind_is_bet
+        fields["_heads_up_uncapped"] = config.heads_up_uncapped
+    if config.reopening is not Reopening.POKERKIT:
+        fields["_reopening"] = config.reopening.value
     fields["starting_stacks"] = [stack for _, _, stack in started.seats]
     fields["actions"] = lines
     fields["hand"] = started.hand_id
