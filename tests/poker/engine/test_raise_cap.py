@@ -101,3 +101,25 @@ def test_a_cap_below_one_bet_is_refused(bad: int) -> None:
     with pytest.raises(errors.InvalidHandSetup) as refused:
         HandConfig(variant=FL, blinds_or_straddles=(1, 2), raise_cap=bad)
     assert refused.value.code == "poker_invalid_raise_cap"
+
+
+def test_hands_stored_before_the_setting_replay_under_the_rule_of_their_time() -> None:
+    """A ``poker.hand_started`` stored before issue #23 has no
+    ``blind_is_bet``, ``heads_up_uncapped`` nor ``reopening``: it reads as
+    the table rule then (the big blind the bet, capped heads-up, our
+    reopening rule)."""
+    from games.poker.engine.events import HandStarted, event_from_dict
+    from games.poker.engine.hand import apply
+    from games.poker.engine.rules import Reopening
+
+    old = {
+        "type": "poker.hand_started", "hand_id": "h0", "variant": "fixed_limit", "button": 2,
+        "seats": [[1, "a", 100], [2, "b", 100]], "blinds_or_straddles": [1, 2], "antes": [], "ante": 0,
+        "min_bet": None, "small_bet": None, "big_bet": None, "raise_cap": 4, "rake": None,
+    }  # fmt: skip
+    event = event_from_dict(old)
+    assert isinstance(event, HandStarted)
+    config = apply(None, event).config
+    assert (config.raise_cap, config.blind_is_bet, config.heads_up_uncapped) == (4, True, False)
+    assert config.reopening is Reopening.ACTED
+    assert event_from_dict(event.to_dict()) == event
