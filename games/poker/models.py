@@ -60,6 +60,15 @@ class PokerTable(models.Model):
     rake_minimum = models.PositiveIntegerField(default=0)
     rake_cap = models.PositiveIntegerField(default=300)
     no_flop_no_drop = models.BooleanField(default=True)
+    raise_cap = models.PositiveSmallIntegerField(
+        default=4,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="Fixed limit: bets and raises allowed per betting round; the big blind counts as the "
+        "preflop bet (4: a bet and three raises).",
+    )
+    heads_up_uncapped = models.BooleanField(
+        default=False, help_text="Fixed limit: no raise cap while only two players are still in the hand."
+    )
     is_open = models.BooleanField(default=False)
     # Projections (updated with the events).
     phase = models.CharField(max_length=12, default="idle")  # idle | hand | between
@@ -81,6 +90,7 @@ class PokerTable(models.Model):
                 condition=models.Q(big_blind__gt=0, buy_in_min__gt=0, buy_in_max__gte=models.F("buy_in_min")),
                 name="poker_table_stakes",
             ),
+            models.CheckConstraint(condition=models.Q(raise_cap__gte=1), name="poker_table_raise_cap_positive"),
         ]
 
     def __str__(self) -> str:

@@ -21,6 +21,7 @@ from games.fairness import SEALED_FIELD, fairness_answer
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
+from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.seats import RESPONSIBLE_GAMING
@@ -53,6 +54,7 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "reservation_seconds": table.reservation_seconds,
         "rake_mode": table.rake_mode,
         "no_flop_no_drop": table.no_flop_no_drop,
+        "raise_cap": raise_cap_view(table),
         "is_open": table.is_open,
         "phase": table.phase,
         "phase_seq": table.phase_seq,
@@ -60,6 +62,18 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "button_seat": table.button_seat,
         "current_hand_id": table.current_hand_id,
     }
+
+
+def raise_cap_view(table: PokerTable) -> dict[str, Any] | None:
+    """The fixed-limit raise cap as players see it (``None``: not fixed limit)."""
+    if table.variant != Variant.FIXED_LIMIT.value:
+        return None
+    raises = table.raise_cap - 1
+    then = "no raise" if raises == 0 else f"{raises} raise{'s' if raises > 1 else ''}"
+    text = f"a bet and {then} per betting round (before the flop the big blind is the bet)"
+    if table.heads_up_uncapped:
+        text += "; no cap when only two players are left in the hand"
+    return {"bets_per_round": table.raise_cap, "heads_up_uncapped": table.heads_up_uncapped, "text": text}
 
 
 def _viewer_seat(state: HandState, viewer_id: int) -> int | None:

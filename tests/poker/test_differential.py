@@ -1,9 +1,20 @@
 """Our engine against pokerkit on random legal hands (docs/poker.md lists
-the deliberate differences the driver tolerates, by name)."""
+the deliberate differences the driver tolerates, by name), on scripted short
+all-in hands, and on hands pokerkit plays by itself replayed from PHH."""
 
 from __future__ import annotations
 
-from games.poker.differential import KNOWN_DIFFERENCES, run_differential
+import pytest
+
+from games.poker.differential import (
+    KNOWN_DIFFERENCES,
+    SCRIPTED_HANDS,
+    Scripted,
+    play_scripted,
+    run_differential,
+    run_pokerkit_replay,
+)
+from games.poker.engine.rules import Reopening
 
 
 def test_random_hands_agree_with_pokerkit() -> None:
@@ -15,7 +26,33 @@ def test_random_hands_agree_with_pokerkit() -> None:
     assert report.side_pots > hands // 4
     assert report.showdowns > hands // 2
     assert report.raked > hands // 4
+    assert hands // 3 < report.pokerkit_rules < 2 * hands // 3  # pokerkit's rules: no difference tolerated
     assert set(report.known) <= set(KNOWN_DIFFERENCES)
+
+
+def test_every_hand_pokerkit_plays_replays_from_phh_to_its_stacks() -> None:
+    """Issue #23: pokerkit's default definitions (``FixedLimitTexasHoldem``:
+    four bet/raise actions a street), random stacks so short all-ins happen;
+    ``replay_phh`` with the PHH defaults must accept every hand. Stacks must
+    be pokerkit's, except the documented odd chip of a split of pots pokerkit
+    merged (``split_of_merged_pots``), which the driver checks is that."""
+    hands = 200
+    report = run_pokerkit_replay(hands, seed=23)
+    assert report.played == {"NT": hands, "FT": hands}
+    for code in ("NT", "FT"):
+        assert report.exact[code] + report.odd_chip[code] == hands
+        assert report.odd_chip[code] <= hands // 50
+    # The sample holds hands our table default cap would have stopped.
+    assert report.raises_over_table_cap > hands // 10
+
+
+@pytest.mark.parametrize(
+    ("script", "reopening"),
+    [(s, r) for s in SCRIPTED_HANDS for r in s.rules if s.pokerkit_agrees],
+    ids=[f"{r.value}: {s.name}" for s in SCRIPTED_HANDS for r in s.rules if s.pokerkit_agrees],
+)
+def test_short_all_in_hands_agree_with_pokerkit(script: Scripted, reopening: Reopening) -> None:
+    play_scripted(script, reopening)  # raises on any disagreement with pokerkit
 
 
 def test_poker_differential_command_reports_the_run() -> None:
@@ -25,8 +62,11 @@ def test_poker_differential_command_reports_the_run() -> None:
     from django.core.management import call_command
 
     out = StringIO()
-    call_command("poker_differential", "--hands", "60", "--seed", "3", stdout=out)
+    call_command("poker_differential", "--hands", "60", "--seed", "3", "--pokerkit-played", "20", stdout=out)
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
     assert summary["hands"] == 60
     assert sum(summary["by_variant"].values()) == 60
     assert set(summary["known_differences"]) <= set(KNOWN_DIFFERENCES)
+    replayed = summary["pokerkit_played"]
+    assert replayed["played"] == {"NT": 20, "FT": 20}
+    assert sum(replayed["exact"].values()) + sum(replayed["odd_chip"].values()) == 40

@@ -16,9 +16,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--hands", type=int, default=20_000)
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--pokerkit-played",
+            type=int,
+            default=0,
+            help="also N hands per PHH variant (NT, FT) that pokerkit plays by itself, replayed from PHH",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from games.poker.differential import DifferentialMismatch, run_differential
+        from games.poker.differential import DifferentialMismatch, run_differential, run_pokerkit_replay
 
         started = time.perf_counter()
         try:
@@ -27,6 +33,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 progress=lambda done: self.stdout.write(f"{done} hands agree"),
             )
+            replayed = run_pokerkit_replay(options["pokerkit_played"], seed=options["seed"])
         except DifferentialMismatch as exc:
             raise CommandError(str(exc)) from exc
         seconds = time.perf_counter() - started
@@ -38,6 +45,13 @@ class Command(BaseCommand):
             "side_pots": report.side_pots,
             "raked": report.raked,
             "known_differences": dict(report.known),
+            "pokerkit_rules": report.pokerkit_rules,
+            "pokerkit_played": {
+                "played": dict(replayed.played),
+                "exact": dict(replayed.exact),
+                "odd_chip": dict(replayed.odd_chip),
+                "raises_over_table_cap": replayed.raises_over_table_cap,
+            },
             "seconds": round(seconds, 1),
         }
         self.stdout.write(json.dumps(summary))

@@ -1,6 +1,11 @@
-"""``manage.py poker_replay FILE.phh [--rake ...]``: replay a PHH hand
-through the engine. The last line is JSON ``{"finishing_stacks", "pots",
-"rake"}`` (stacks in PHH player order, pots main first before rake)."""
+"""``manage.py poker_replay FILE.phh [--rake ...] [rules]``: replay a PHH hand
+through the engine. A PHH file is played under pokerkit's rules for its
+variant (``FT``: four bet/raise actions a street, the blinds not counted;
+pokerkit's reopening rule for short all-ins) unless the file's
+user-defined fields (``_raise_cap`` ...) or the options ``--raise-cap``,
+``--blind-is-bet``, ``--heads-up-uncapped`` and ``--reopening`` say
+otherwise. The last line is JSON ``{"finishing_stacks", "pots", "rake"}``
+(stacks in PHH player order, pots main first before rake)."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
 from games.poker.engine.phh import read_phh, replay_phh
-from games.poker.engine.rules import RakeRule, seed_rake_rule
+from games.poker.engine.rules import RaiseCap, RakeRule, Reopening, seed_rake_rule
 
 
 def parse_rake(spec: str, *, text: str, currency: str) -> RakeRule:
@@ -56,6 +61,29 @@ class Command(BaseCommand):
         )
         parser.add_argument("--currency", default="EUR", help="currency of the chips for --rake seed001")
         parser.add_argument("--events", action="store_true", help="print every event before the result")
+        parser.add_argument(
+            "--raise-cap",
+            default=None,
+            help="fixed limit: bets and raises allowed a street, or 'none' (default: the file's, else pokerkit's 4)",
+        )
+        parser.add_argument(
+            "--blind-is-bet",
+            choices=("yes", "no"),
+            default=None,
+            help="fixed limit: the big blind counts as the preflop bet towards the cap (default: the file's, else no)",
+        )
+        parser.add_argument(
+            "--heads-up-uncapped",
+            choices=("yes", "no"),
+            default=None,
+            help="fixed limit: no cap while two players are in the hand (default: the file's, else no)",
+        )
+        parser.add_argument(
+            "--reopening",
+            choices=[r.value for r in Reopening],
+            default=None,
+            help="short all-in reopening rule: 'acted' (our tables) or 'pokerkit' (default: the file's, else pokerkit)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
@@ -65,7 +93,9 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc}") from exc
         try:
             rake = parse_rake(options["rake"], text=text, currency=options["currency"]) if options["rake"] else None
-            events, state = replay_phh(text, rake=rake)
+            cap = _cap(options, read_phh(text).config) if _cap_given(options) else None
+            reopening = Reopening(options["reopening"]) if options["reopening"] else None
+            events, state = replay_phh(text, rake=rake, cap=cap, reopening=reopening)
         except DomainError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         if options["events"]:
@@ -76,3 +106,27 @@ class Command(BaseCommand):
             self.stdout.write(f"{player.player_id}: {player.stack} (won {player.won})")
         result = {"finishing_stacks": list(state.stacks), "pots": list(state.pots), "rake": state.rake}
         self.stdout.write(json.dumps(result))
+
+
+def _cap_given(options: dict[str, Any]) -> bool:
+    return any(options[key] is not None for key in ("raise_cap", "blind_is_bet", "heads_up_uncapped"))
+
+
+def _cap(options: dict[str, Any], config: Any) -> RaiseCap:
+    """The options over the file's (or pokerkit's) cap."""
+    bets = config.raise_cap
+    if options["raise_cap"] is not None:
+        if options["raise_cap"] == "none":
+            bets = None
+        else:
+            try:
+                bets = int(options["raise_cap"])
+            except ValueError as exc:
+                raise CommandError(f"bad --raise-cap {options['raise_cap']!r}") from exc
+            if bets < 1:
+                raise CommandError("--raise-cap allows at least one bet a street")
+    blind = config.blind_is_bet if options["blind_is_bet"] is None else options["blind_is_bet"] == "yes"
+    heads_up = config.heads_up_uncapped
+    if options["heads_up_uncapped"] is not None:
+        heads_up = options["heads_up_uncapped"] == "yes"
+    return RaiseCap(bets, blind_is_bet=blind, heads_up_uncapped=heads_up)

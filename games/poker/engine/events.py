@@ -5,7 +5,7 @@ unknown to an imported history. Seats are table seat numbers."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
 _T = TypeVar("_T")
@@ -18,9 +18,16 @@ def _fast_init(cls: type[_T]) -> type[_T]:
     one binds it once. Events are built on the engine's hot path (about 50
     per hand), where this halves their cost."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    body = "".join(f"    _set(self, {name!r}, {name})\n" for name in names)
-    source = f"def __init__(self, {', '.join(names)}, *, _set=_object_setattr):\n{body}"
     namespace: dict[str, Any] = {"_object_setattr": object.__setattr__}
+    params = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            namespace[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+    body = "".join(f"    _set(self, {name!r}, {name})\n" for name in names)
+    source = f"def __init__(self, {', '.join(params)}, *, _set=_object_setattr):\n{body}"
     exec(source, namespace)  # the technique dataclasses itself uses
     namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
     setattr(cls, "__init__", namespace["__init__"])  # noqa: B010
@@ -60,8 +67,12 @@ class HandStarted(Event):
     min_bet: int | None
     small_bet: int | None
     big_bet: int | None
-    raise_cap: int
+    raise_cap: int | None  # fixed limit: bets and raises allowed per street; None: no cap
     rake: tuple[int, int, int, bool] | None  # percent_bp, minimum, cap, no_flop_no_drop
+    # Added later; events stored before them read as the rule of that time.
+    blind_is_bet: bool = True  # fixed limit preflop: the big blind counts as the bet towards the cap
+    heads_up_uncapped: bool = False  # fixed limit: no cap while only two players are in the hand
+    reopening: str = "acted"  # the short all-in reopening rule (rules.Reopening)
 
 
 @_fast_init
@@ -207,7 +218,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Inverse of ``Event.to_dict`` (JSON lists become tuples again)."""
     cls = EVENT_TYPES[data["type"]]
-    kwargs = {f.name: _tuples(data[f.name]) for f in fields(cls)}
+    kwargs = {f.name: _tuples(data[f.name]) for f in fields(cls) if f.name in data or f.default is MISSING}
     return cls(**kwargs)
 
 

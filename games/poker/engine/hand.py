@@ -41,7 +41,7 @@ from games.poker.engine.events import (
     RakeTaken,
     UncalledBetReturned,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Variant, allocate_rake
+from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, allocate_rake
 
 Strength = Callable[[Sequence[str]], int]
 """Hand strength of hole + board cards; higher is better, equal ties."""
@@ -105,7 +105,9 @@ class Player(NamedTuple):
     ante: int = 0
     folded: bool = False
     hole: tuple[str | None, ...] = ()
-    acted_at: int = -1  # the round's high bet right after this player last acted; -1: not yet
+    # The round's high bet right after this player last called, bet or raised;
+    # 0: only checked; -1: not yet acted.
+    acted_at: int = -1
     shown: bool = False
     won: int = 0
 
@@ -128,6 +130,9 @@ class HandState(NamedTuple):
     split_pots: int = 0  # pots shared by tied winners
     version: int = 0
     positions: Mapping[int, int] = {}  # seat -> position (never mutated)
+    # Only under pokerkit's reopening rule (``Reopening.POKERKIT``):
+    short_sum: int = 0  # pokerkit's consecutive short all-in increments, summed
+    full_level: int = 0  # the round's high bet after its last raise pokerkit calls full
 
     def position_of(self, seat: int) -> int:
         try:
@@ -239,22 +244,34 @@ def _evolve(
 ) -> HandState:
     return _tuple_new(HandState, (
         s.hand_id, s.config, s.button, players, phase, s.street, s.board, to_act, max_bet, full_raise,
-        raise_count, last_aggressor, s.pots, s.rake, s.split_pots, s.version + 1, s.positions,
+        raise_count, last_aggressor, s.pots, s.rake, s.split_pots, s.version + 1, s.positions, s.short_sum,
+        s.full_level,
     ))  # fmt: skip
 
 
 def _apply_action(s: HandState, e: ActionTaken) -> HandState:
     (hand_id, config, button, players, phase, street, board, _, max_bet, full_raise, raise_count, aggressor,
-     pots, rake, split, version, positions) = s  # fmt: skip
+     pots, rake, split, version, positions, short_sum, full_level) = s  # fmt: skip
     i = positions[e.seat]
     seat, player_id, stack, bet, committed, ante, _, hole, acted_at, shown, won = players[i]
     if e.action == "fold":
         p = _tuple_new(Player, (seat, player_id, stack, bet, committed, ante, True, hole, acted_at, shown, won))
+    elif e.action == "check":  # acted, but on no wager: acted_at 0
+        p = _tuple_new(Player, (seat, player_id, stack, bet, committed, ante, False, hole, 0, shown, won))
     else:
         total = e.total
         if total > max_bet:
             increment = total - max_bet
-            if increment >= max(full_raise, config.street_min_bet(street)):
+            if config.reopening is Reopening.POKERKIT:
+                # pokerkit: a raise is full when it is at least the round's largest
+                # increment so far (which starts at 0, the blinds not counted).
+                if increment >= full_raise:
+                    full_level = total
+                full_raise = max(full_raise, increment)
+                short_sum = short_sum + increment if e.all_in else 0
+                if short_sum >= full_raise:
+                    short_sum = 0
+            elif increment >= max(full_raise, config.street_min_bet(street)):
                 full_raise = increment
             raise_count += 1
             aggressor = i
@@ -270,7 +287,7 @@ def _apply_action(s: HandState, e: ActionTaken) -> HandState:
         to_act = _next_actor(players, max_bet, i + 1)
     return _tuple_new(HandState, (
         hand_id, config, button, players, phase, street, board, to_act, max_bet,
-        full_raise, raise_count, aggressor, pots, rake, split, version + 1, positions,
+        full_raise, raise_count, aggressor, pots, rake, split, version + 1, positions, short_sum, full_level,
     ))  # fmt: skip
 
 
@@ -302,7 +319,8 @@ def _apply_hole(s: HandState, e: HoleCardsDealt) -> HandState:
     if i == len(players) - 1 and all(q.hole for q in players):
         # Preflop the player after the largest blind or straddle opens.
         opener = max(range(len(players)), key=lambda k: (players[k].bet, k)) + 1
-        raise_count = 1 if s.config.variant is Variant.FIXED_LIMIT else 0  # the big blind is the round's bet
+        # The big blind is the round's bet (when the table counts it towards the cap).
+        raise_count = 1 if s.config.variant is Variant.FIXED_LIMIT and s.config.blind_is_bet else 0
         to_act = _next_actor(players, s.max_bet, opener)
         return _evolve(s, players, Phase.BETTING, to_act, s.max_bet, s.full_raise, raise_count, s.last_aggressor)
     return _evolve(s, players, s.phase, s.to_act, s.max_bet, s.full_raise, s.raise_count, s.last_aggressor)
@@ -334,14 +352,14 @@ def _apply_round_ended(s: HandState, e: BettingRoundEnded) -> HandState:
     ])  # fmt: skip
     alive = sum(1 for p in players if not p.folded)
     phase = Phase.BOARD if e.street < 3 and alive > 1 else Phase.SHOWDOWN
-    return _evolve(s, players, phase, -1, 0, 0, 0, s.last_aggressor)
+    return _evolve(s, players, phase, -1, 0, 0, 0, s.last_aggressor)._replace(short_sum=0, full_level=0)
 
 
 def _apply_board(s: HandState, e: BoardDealt) -> HandState:
     players = s.players
     return _tuple_new(HandState, (
         s.hand_id, s.config, s.button, players, Phase.BETTING, e.street, s.board + tuple(e.cards),
-        _next_actor(players, 0, 0), 0, 0, 0, -1, s.pots, s.rake, s.split_pots, s.version + 1, s.positions,
+        _next_actor(players, 0, 0), 0, 0, 0, -1, s.pots, s.rake, s.split_pots, s.version + 1, s.positions, 0, 0,
     ))  # fmt: skip
 
 
@@ -405,6 +423,9 @@ def _started(event: HandStarted) -> HandState:
         big_bet=event.big_bet,
         rake=rake,
         raise_cap=event.raise_cap,
+        blind_is_bet=event.blind_is_bet,
+        heads_up_uncapped=event.heads_up_uncapped,
+        reopening=Reopening(event.reopening),
     )
     players = tuple(Player(seat, player_id, stack) for seat, player_id, stack in event.seats)
     positions = {p.seat: i for i, p in enumerate(players)}
@@ -455,10 +476,25 @@ def _raise_refusal(state: HandState, i: int) -> type[errors.PokerError] | None:
     if not any(j != i and not q.folded and q.stack + q.bet > state.max_bet for j, q in enumerate(state.players)):
         return errors.NoOneToRaise
     config = state.config
-    if config.variant is Variant.FIXED_LIMIT and state.raise_count >= config.raise_cap:
-        return errors.RaiseCapReached
+    if config.variant is Variant.FIXED_LIMIT:
+        cap = config.capped(players_in=sum(1 for q in state.players if not q.folded))
+        if cap is not None and state.raise_count >= cap:
+            return errors.RaiseCapReached
+    # A short all-in does not reopen the betting to a player who has already
+    # acted on a wager this round (called, bet or raised: ``acted_at > 0``)
+    # unless the raises since then add up to a full raise. A player who only
+    # checked (``acted_at == 0``) or has not acted (-1) has every option.
+    if config.reopening is Reopening.POKERKIT:
+        # pokerkit's rule: no raise facing less than its full-raise amount to call;
+        # none by a player who acted since its last full raise while the short
+        # all-ins since then fall short of one.
+        if min(p.stack, state.max_bet - p.bet) < state.full_raise or (
+            state.short_sum and p.acted_at >= state.full_level
+        ):
+            return errors.BettingNotReopened
+        return None
     full = max(state.full_raise, config.street_min_bet(state.street))
-    if p.acted_at >= 0 and state.max_bet - p.acted_at < full:
+    if p.acted_at > 0 and state.max_bet - p.acted_at < full:
         return errors.BettingNotReopened
     return None
 
@@ -551,6 +587,9 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
         small_bet=config.small_bet,
         big_bet=config.big_bet,
         raise_cap=config.raise_cap,
+        blind_is_bet=config.blind_is_bet,
+        heads_up_uncapped=config.heads_up_uncapped,
+        reopening=config.reopening.value,
         rake=None if rake is None else (rake.percent_bp, rake.minimum, rake.cap, rake.no_flop_no_drop),
     )
     events: list[Event] = [started]
@@ -559,6 +598,7 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
     positions = {p.seat: i for i, p in enumerate(players)}
     state = _tuple_new(HandState, (
         command.hand_id, config, command.button, players, Phase.DEALING, 0, (), -1, 0, 0, 0, -1, (), 0, 0, 1, positions,
+        0, 0,
     ))  # fmt: skip
     for position in range(n if config.antes or config.ante else 0):
         ante = _conventional(config.antes, position, n) if config.antes else config.ante

@@ -50,7 +50,7 @@ from games.poker.engine.hand import (
     decide,
     default_strength,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Variant
+from games.poker.engine.rules import POKERKIT_CAP, HandConfig, RaiseCap, RakeRule, Reopening, Variant
 
 VARIANT_CODES = {Variant.NO_LIMIT: "NT", Variant.FIXED_LIMIT: "FT", Variant.POT_LIMIT: "PT"}
 CODE_VARIANTS = {code: variant for variant, code in VARIANT_CODES.items()}
@@ -94,8 +94,17 @@ def _int_list(data: dict[str, Any], key: str) -> tuple[int, ...]:
     return tuple(value)
 
 
-def read_phh(text: str, *, rake: RakeRule | None = None) -> PhhHand:
-    """Parse PHH text (one hand) into stakes and engine commands."""
+def read_phh(
+    text: str, *, rake: RakeRule | None = None, cap: RaiseCap | None = None, reopening: Reopening | None = None
+) -> PhhHand:
+    """Parse PHH text (one hand) into stakes and engine commands. A PHH
+    file means pokerkit's rules for its variant unless told otherwise:
+    ``FT`` is capped as pokerkit's ``FixedLimitTexasHoldem``
+    (``POKERKIT_CAP``) and short all-ins reopen the betting as in pokerkit
+    (``Reopening.POKERKIT``). The file tells otherwise with our user-defined
+    fields (``_raise_cap``, ``_blind_is_bet``, ``_heads_up_uncapped``,
+    ``_reopening``, which ``write_phh`` writes for a table's own rules); the
+    caller with ``cap`` and ``reopening``, which win over the file."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -112,10 +121,24 @@ def read_phh(text: str, *, rake: RakeRule | None = None) -> PhhHand:
         raise PhhError("negative blinds (blinds that are not bets) are not supported")
     kwargs: dict[str, Any] = {}
     if variant is Variant.FIXED_LIMIT:
-        kwargs = {"small_bet": data.get("small_bet"), "big_bet": data.get("big_bet")}
+        rule = cap or _file_cap(data)
+        kwargs = {
+            "small_bet": data.get("small_bet"),
+            "big_bet": data.get("big_bet"),
+            "raise_cap": rule.bets,
+            "blind_is_bet": rule.blind_is_bet,
+            "heads_up_uncapped": rule.heads_up_uncapped,
+        }
     else:
         kwargs = {"min_bet": data.get("min_bet")}
-    config = HandConfig(variant=variant, blinds_or_straddles=blinds, antes=antes, rake=rake, **kwargs)
+    config = HandConfig(
+        variant=variant,
+        blinds_or_straddles=blinds,
+        antes=antes,
+        rake=rake,
+        reopening=reopening or _file_reopening(data),
+        **kwargs,
+    )
     players = tuple(str(p) for p in data.get("players") or [f"p{i + 1}" for i in range(n)])
     if len(players) != n:
         raise PhhError("players and starting_stacks differ in length")
@@ -163,6 +186,28 @@ def read_phh(text: str, *, rake: RakeRule | None = None) -> PhhHand:
     return hand
 
 
+def _file_cap(data: dict[str, Any]) -> RaiseCap:
+    bets = data.get("_raise_cap", POKERKIT_CAP.bets)
+    if bets == "none":
+        bets = None
+    blind_is_bet = data.get("_blind_is_bet", POKERKIT_CAP.blind_is_bet)
+    heads_up = data.get("_heads_up_uncapped", POKERKIT_CAP.heads_up_uncapped)
+    if (
+        not (bets is None or (isinstance(bets, int) and not isinstance(bets, bool) and bets >= 1))
+        or not isinstance(blind_is_bet, bool)
+        or not isinstance(heads_up, bool)
+    ):
+        raise PhhError("bad _raise_cap, _blind_is_bet or _heads_up_uncapped", code="phh_invalid_rules")
+    return RaiseCap(bets, blind_is_bet=blind_is_bet, heads_up_uncapped=heads_up)
+
+
+def _file_reopening(data: dict[str, Any]) -> Reopening:
+    try:
+        return Reopening(data.get("_reopening", Reopening.POKERKIT.value))
+    except ValueError:
+        raise PhhError("bad _reopening (acted or pokerkit)", code="phh_invalid_rules") from None
+
+
 def _seats(players: Sequence[str], stacks: Sequence[int]) -> tuple[SeatSpec, ...]:
     ids = [p if players.count(p) == 1 else f"{p}#{i + 1}" for i, p in enumerate(players)]
     return tuple(SeatSpec(i + 1, ids[i], stack) for i, stack in enumerate(stacks))
@@ -182,10 +227,16 @@ def _deal_hole(hole: dict[int, list[str | None]], shown: dict[int, tuple[str | N
 
 
 def replay_phh(
-    text: str, *, rake: RakeRule | None = None, strength: Strength = default_strength
+    text: str,
+    *,
+    rake: RakeRule | None = None,
+    cap: RaiseCap | None = None,
+    reopening: Reopening | None = None,
+    strength: Strength = default_strength,
 ) -> tuple[list[Event], HandState]:
-    """Replay a PHH hand through the engine; the events and the final state."""
-    hand = read_phh(text, rake=rake)
+    """Replay a PHH hand through the engine; the events and the final state
+    (``cap``, ``reopening``: as ``read_phh``)."""
+    hand = read_phh(text, rake=rake, cap=cap, reopening=reopening)
     state: HandState | None = None
     events: list[Event] = []
     for command in hand.commands:
@@ -273,6 +324,15 @@ def write_phh(events: Sequence[Event], *, extra: dict[str, Any] | None = None) -
         fields["big_bet"] = config.street_min_bet(2)
     else:
         fields["min_bet"] = config.street_min_bet(0)
+    # The table's own rules where they are not pokerkit's (user-defined PHH fields).
+    if variant is Variant.FIXED_LIMIT and (
+        RaiseCap(config.raise_cap, config.blind_is_bet, config.heads_up_uncapped) != POKERKIT_CAP
+    ):
+        fields["_raise_cap"] = "none" if config.raise_cap is None else config.raise_cap
+        fields["_blind_is_bet"] = config.blind_is_bet
+        fields["_heads_up_uncapped"] = config.heads_up_uncapped
+    if config.reopening is not Reopening.POKERKIT:
+        fields["_reopening"] = config.reopening.value
     fields["starting_stacks"] = [stack for _, _, stack in started.seats]
     fields["actions"] = lines
     fields["hand"] = started.hand_id

@@ -86,6 +86,40 @@ def allocate_rake(rake: int, pots: tuple[int, ...] | list[int]) -> tuple[int, ..
     return tuple(shares)
 
 
+class Reopening(StrEnum):
+    """When a short all-in (a raise below a full raise) reopens the betting.
+
+    ``ACTED`` (RULES.md, every table): it does not reopen it to a player who
+    has already acted on a wager this round (called, bet or raised) until the
+    raises since their action add up to a full raise (at least the minimum
+    bet and the round's last full raise); a player who only checked, or has
+    not acted, has every option. ``POKERKIT``: pokerkit 0.7.7's rule, which
+    PHH files are played under: the round's full-raise amount starts at 0
+    (so the first bet or raise of a round is always full, even a short
+    all-in), a player who acted since the last full raise may not raise while
+    the consecutive short all-ins since then add up to less than it, and
+    nobody may raise who has less than it to call."""
+
+    ACTED = "acted"
+    POKERKIT = "pokerkit"
+
+
+@dataclass(frozen=True, slots=True)
+class RaiseCap:
+    """The fixed-limit raise cap as a rule (see ``HandConfig``)."""
+
+    bets: int | None = 4
+    blind_is_bet: bool = True
+    heads_up_uncapped: bool = False
+
+
+TABLE_DEFAULT_CAP = RaiseCap(4, blind_is_bet=True, heads_up_uncapped=False)
+"""Today's table rule: a bet and three raises a street, the big blind the bet preflop."""
+POKERKIT_CAP = RaiseCap(4, blind_is_bet=False, heads_up_uncapped=False)
+"""pokerkit's ``FixedLimitTexasHoldem`` (PHH ``FT``): four bet/raise actions a
+street, blinds not counted (a fifth bet preflop), heads-up too."""
+
+
 @dataclass(frozen=True, slots=True)
 class HandConfig:
     """A hand's stakes. ``blinds_or_straddles`` and ``antes`` are in the
@@ -97,7 +131,16 @@ class HandConfig:
     ``min_bet`` is the no-limit/pot-limit minimum bet and raise increment
     (default: the big blind); fixed limit bets ``small_bet`` preflop and on
     the flop, ``big_bet`` on the turn and river (default: big blind and twice
-    it). All amounts are integer chips (minor units)."""
+    it). All amounts are integer chips (minor units).
+
+    The fixed-limit raise cap is a table rule: ``raise_cap`` bets and
+    raises per street (``None``: no cap). With ``blind_is_bet`` the big
+    blind is the preflop round's bet, so it counts towards the cap (the
+    default: a bet and three raises on every street); without it only
+    actions count, as in pokerkit's ``FixedLimitTexasHoldem`` (four
+    bet/raise actions, so a fifth bet preflop). With ``heads_up_uncapped``
+    there is no cap while only two players are still in the hand. No-limit
+    and pot-limit have no cap."""
 
     variant: Variant
     blinds_or_straddles: tuple[int, ...]
@@ -107,9 +150,14 @@ class HandConfig:
     small_bet: int | None = None
     big_bet: int | None = None
     rake: RakeRule | None = None
-    raise_cap: int = 4
+    raise_cap: int | None = 4
+    blind_is_bet: bool = True
+    heads_up_uncapped: bool = False
+    reopening: Reopening = Reopening.ACTED
 
     def __post_init__(self) -> None:
+        if self.raise_cap is not None and (isinstance(self.raise_cap, bool) or self.raise_cap < 1):
+            raise InvalidHandSetup("the raise cap allows at least one bet a street", code="poker_invalid_raise_cap")
         blinds = self.blinds_or_straddles
         if len(blinds) < 2 or any(b < 0 for b in blinds) or blinds[1] <= 0:
             raise InvalidHandSetup("needs a small blind >= 0 and a big blind > 0", code="poker_invalid_stakes")
@@ -126,6 +174,13 @@ class HandConfig:
     @property
     def big_blind(self) -> int:
         return self.blinds_or_straddles[1]
+
+    def capped(self, *, players_in: int) -> int | None:
+        """The bets and raises allowed this street with ``players_in``
+        players not folded, or ``None`` when there is no cap."""
+        if self.variant is not Variant.FIXED_LIMIT or (self.heads_up_uncapped and players_in <= 2):
+            return None
+        return self.raise_cap
 
     def street_min_bet(self, street: int) -> int:
         """Minimum bet and raise increment (the fixed size in fixed limit)."""

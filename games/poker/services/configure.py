@@ -23,7 +23,8 @@ from ledger.currencies import check_currency
 SETTINGS = (
     "code", "name", "variant", "max_seats", "currency", "small_blind", "big_blind", "ante", "buy_in_min", "buy_in_max",
     "turn_seconds", "time_bank_seconds", "disconnection_bank_seconds", "reservation_seconds", "between_hands_seconds",
-    "rake_mode", "rake_percent_bp", "rake_minimum", "rake_cap", "no_flop_no_drop", "is_open",
+    "rake_mode", "rake_percent_bp", "rake_minimum", "rake_cap", "no_flop_no_drop", "raise_cap", "heads_up_uncapped",
+    "is_open",
 )  # fmt: skip
 
 

@@ -52,7 +52,7 @@ from games.poker.engine.hand import (
     next_deal,
     step,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Variant, seed_rake_rule
+from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, seed_rake_rule
 from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, PokerTableNotFound
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, RakeMode
 from games.poker.services.operator import void_hand
@@ -112,6 +112,11 @@ def hand_config(table: PokerTable, players: int) -> HandConfig:
         blinds_or_straddles=(table.small_blind, table.big_blind),
         ante=table.ante,
         rake=rake_rule(table, players),
+        # The table's raise cap (fixed limit), the big blind counting as the preflop bet.
+        raise_cap=table.raise_cap,
+        blind_is_bet=True,
+        heads_up_uncapped=table.heads_up_uncapped,
+        reopening=Reopening.ACTED,
     )
 
 

@@ -14,10 +14,10 @@ from pokerkit import Automation, FixedLimitTexasHoldem, HandHistory, NoLimitTexa
 
 from games.poker import differential
 from games.poker.engine import hand as engine
-from games.poker.engine.errors import BelowMinimumBet
+from games.poker.engine.errors import BelowMinimumBet, RaiseCapReached
 from games.poker.engine.events import Event
 from games.poker.engine.phh import PhhError, read_phh, replay_phh, write_phh
-from games.poker.engine.rules import RakeRule, Variant
+from games.poker.engine.rules import POKERKIT_CAP, TABLE_DEFAULT_CAP, HandConfig, RakeRule, Reopening, Variant
 
 from .helpers import Hand, config
 
@@ -105,12 +105,10 @@ def _pokerkit_hand(rng: random.Random, fixed: bool) -> tuple[str, tuple[int, ...
         game = FixedLimitTexasHoldem(AUTOMATIONS, False, antes, blinds, 2, 4)
     else:
         game = NoLimitTexasHoldem(AUTOMATIONS, False, antes, blinds, 2)
-    state = game((stack,) * n, n)  # equal stacks: no short all-in can reopen betting
+    state = game((stack,) * n, n)  # equal stacks (differential.run_pokerkit_replay: random ones)
     while state.status:
         roll = rng.random()
-        raises = state.completion_betting_or_raising_count
-        preflop_capped = fixed and state.street_index == 0 and raises >= 3  # docs/poker.md
-        if state.can_complete_bet_or_raise_to() and roll > 0.7 and not preflop_capped:
+        if state.can_complete_bet_or_raise_to() and roll > 0.7:  # pokerkit's own cap: PHH means its rules
             low = state.min_completion_betting_or_raising_to_amount
             high = state.max_completion_betting_or_raising_to_amount
             assert low is not None
@@ -190,3 +188,81 @@ def test_poker_replay_command(tmp_path: Path) -> None:
     bad.write_text(EXAMPLE.replace('"NT"', '"PO"'), encoding="utf-8")
     with pytest.raises(CommandError, match="phh_variant_unsupported"):
         call_command("poker_replay", str(bad))
+
+
+FT_FIVE_BETS = """variant = "FT"
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+small_bet = 2
+big_bet = 4
+starting_stacks = [100, 100, 100]
+actions = ["d dh p1 AsAh", "d dh p2 KsKh", "d dh p3 2c3d", "p3 cbr 4", "p1 cbr 6", "p2 cbr 8", "p3 cbr 10",
+  "p1 cc", "p2 cc", "d db 7c8d9h", "p1 cc", "p2 cc", "p3 cc", "d db Js", "p1 cc", "p2 cc", "p3 cc",
+  "d db 4h", "p1 cc", "p2 cc", "p3 cc", "p1 sm AsAh", "p2 sm KsKh", "p3 sm 2c3d"]
+"""
+
+
+def test_phh_fixed_limit_follows_pokerkits_cap_unless_told_otherwise(tmp_path: Path) -> None:
+    """``FT`` is pokerkit's ``FixedLimitTexasHoldem``: four raises over the
+    big blind preflop (a fifth bet). Our table default (the big blind is the
+    bet, three raises) refuses the fourth raise, and changes nothing."""
+    *_, theirs = HandHistory.loads(FT_FIVE_BETS)  # pokerkit plays it
+    _, state = replay_phh(FT_FIVE_BETS)
+    assert state.stacks == tuple(theirs.stacks) == (120, 90, 90)
+    assert state.config.raise_cap == 4
+    assert not state.config.blind_is_bet
+    with pytest.raises(RaiseCapReached) as refused:
+        replay_phh(FT_FIVE_BETS, cap=TABLE_DEFAULT_CAP)
+    assert refused.value.code == "poker_raise_cap_reached"
+    path = tmp_path / "ft.phh"
+    path.write_text(FT_FIVE_BETS, encoding="utf-8")
+    out = StringIO()
+    call_command("poker_replay", str(path), stdout=out)
+    assert json.loads(out.getvalue().strip().splitlines()[-1])["finishing_stacks"] == [120, 90, 90]
+    with pytest.raises(CommandError, match="poker_raise_cap_reached"):
+        call_command("poker_replay", str(path), "--blind-is-bet", "yes")
+    with pytest.raises(CommandError, match="poker_raise_cap_reached"):
+        call_command("poker_replay", str(path), "--raise-cap", "3")
+    out = StringIO()
+    call_command("poker_replay", str(path), "--raise-cap", "none", "--blind-is-bet", "yes", stdout=out)
+    assert json.loads(out.getvalue().strip().splitlines()[-1])["finishing_stacks"] == [120, 90, 90]
+    with pytest.raises(CommandError, match="raise-cap"):
+        call_command("poker_replay", str(path), "--raise-cap", "0")
+
+
+def test_written_files_carry_a_tables_own_rules() -> None:
+    """A table hand (our cap and reopening rule) is written with user-defined
+    fields pokerkit ignores and our reader honours; a hand under pokerkit's
+    rules needs none."""
+    cfg = HandConfig(
+        variant=Variant.FIXED_LIMIT, blinds_or_straddles=(1, 2), heads_up_uncapped=True, reopening=Reopening.ACTED
+    )
+    h = Hand(cfg, {1: 100, 2: 100}, button=2)
+    h.deal({1: "AsAh", 2: "KsKh"})
+    for seat, to in ((2, 4), (1, 6), (2, 8), (1, 10), (2, 12)):  # heads-up: no cap
+        h.act(seat, "raise", to)
+    h.act(1, "call")
+    for cards in ("7c8d9h", "Js", "4h"):
+        h.board(cards)
+        h.act(1, "check")
+        h.act(2, "check")
+    text = write_phh(h.events)
+    hand = read_phh(text)
+    assert hand.fields["_raise_cap"] == 4
+    assert hand.fields["_blind_is_bet"] is True
+    assert hand.fields["_heads_up_uncapped"] is True
+    assert hand.fields["_reopening"] == "acted"
+    assert hand.config.heads_up_uncapped
+    assert hand.config.reopening is Reopening.ACTED
+    _, again = replay_phh(text)
+    assert again.stacks == h.s.stacks
+    with pytest.raises(RaiseCapReached):  # told otherwise: pokerkit's cap
+        replay_phh(text, cap=POKERKIT_CAP)
+    with pytest.raises(PhhError) as bad:
+        read_phh(text.replace('_reopening = "acted"', '_reopening = "never"'))
+    assert bad.value.code == "phh_invalid_rules"
+    pk_rules = Hand(HandConfig(variant=Variant.NO_LIMIT, blinds_or_straddles=(1, 2), reopening=Reopening.POKERKIT),
+                    {1: 100, 2: 100}, button=2)  # fmt: skip
+    pk_rules.deal({1: "AsAh", 2: "KsKh"})
+    pk_rules.act(2, "fold")
+    assert "_reopening" not in read_phh(write_phh(pk_rules.events)).fields
