@@ -192,3 +192,18 @@ def test_prizes_always_sum_to_the_pool_and_follow_the_places(case):
         assert len(prizes) == next(f.tied for f in finishes if f.place == place)
         assert all(prize == share[place] for prize in prizes[1:])
         assert prizes[0] - share[place] < len(prizes)
+
+
+def test_a_large_tie_remainder_all_goes_to_the_first_tied_player():
+    # Documented consequence: four tied on 5/5/4/4 share 18 -> 4 each and 2 left, both to the first.
+    result = standings(
+        [[Bust("a", 5)], [Bust("b", 10), Bust("c", 10), Bust("d", 10), Bust("e", 10)]], "w", (10, 5, 5, 4, 4)
+    )
+    assert [(f.player, f.place, f.prize) for f in result] == [
+        ("w", 1, 10),
+        ("b", 2, 6),
+        ("c", 2, 4),
+        ("d", 2, 4),
+        ("e", 2, 4),
+        ("a", 6, 0),
+    ]
