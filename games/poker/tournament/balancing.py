@@ -15,8 +15,8 @@ Rules implemented:
   players, which keeps the sizes within one. A table with no players left is
   simply broken (no moves).
 - **Final table.** When the players left fit on one table every other table is
-  broken that way into the one that stays (the table with the most players,
-  ties to the lowest id); ``Rebalance.final_table`` names it.
+  broken that way, one at a time (each time the one with the fewest players
+  then), into the one that stays; ``Rebalance.final_table`` names it.
 - **Balancing.** Then, while the largest table has two or more players more
   than the smallest, one player moves from the largest table (ties: the lowest
   id) to the smallest (ties: the lowest id). The player moved is the one *due
