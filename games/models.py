@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
+from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
 from games.presence import TablePresence
 
 __all__ = [
+    "EntryState",
     "HandMode",
     "HouseRound",
     "HouseTable",
@@ -20,4 +22,8 @@ __all__ = [
     "TableConfigVersion",
     "TablePresence",
     "TableSeat",
+    "Tournament",
+    "TournamentEntry",
+    "TournamentKind",
+    "TournamentState",
 ]

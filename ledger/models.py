@@ -71,6 +71,7 @@ class AccountKind(models.TextChoices):
     RAKE = "rake", "rake"
     CASHIER = "cashier", "cashier (external money)"
     SUSPENSE = "suspense", "cashier suspense (received, owed back to the provider)"
+    TOURNAMENT_POOL = "tournament_pool", "poker tournament prize pool"
 
 
 # Only these may go below zero: the house pays out more than it took, and the

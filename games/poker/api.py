@@ -328,6 +328,68 @@ class HandFairnessView(PokerView):
         return Response(presenters.hand_fairness(hand_id=hand_id))
 
 
+class TournamentListView(PokerView):
+    """The tournament lobby: every tournament with its buy-in, fee, registered count and state."""
+
+    @extend_schema(responses={200: AnyObject(many=True)})
+    def get(self, request: Request) -> Response:
+        return Response(presenters.tournament_lobby())
+
+
+class TournamentView(PokerView):
+    """One tournament: the lobby summary, levels, payouts and the caller's own registration."""
+
+    @extend_schema(responses={200: AnyObject, **errors(r404="tournament_not_found")})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        return Response(presenters.tournament_view(tournament_id=tournament_id, viewer_id=request_user(request).pk))
+
+
+class TournamentRegisterView(PokerView):
+    """Register: the buy-in from the wallet into the prize pool, the fee to the house."""
+
+    @extend_schema(
+        request=None,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            201: AnyObject,
+            **errors(
+                r403=RESPONSIBLE_GAMING,
+                r404="tournament_not_found",
+                r409="tournament_already_registered, tournament_registration_closed, tournament_full, "
+                "insufficient_funds, idempotency_key_reused",
+            ),
+        },
+    )
+    def post(self, request: Request, tournament_id: int) -> Response:
+        result = services.register(
+            tournament_id=tournament_id, player_id=request_user(request).pk,
+            idempotency_key=idempotency_key(request), now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result), status=201)
+
+
+class TournamentUnregisterView(PokerView):
+    """Unregister before the start: the buy-in and the fee back to the wallet."""
+
+    @extend_schema(
+        request=None,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            200: AnyObject,
+            **errors(
+                r404="tournament_not_found",
+                r409="tournament_not_registered, tournament_already_started, idempotency_key_reused",
+            ),
+        },
+    )
+    def post(self, request: Request, tournament_id: int) -> Response:
+        result = services.unregister(
+            tournament_id=tournament_id, player_id=request_user(request).pk,
+            idempotency_key=idempotency_key(request), now=timezone.now(),
+        )  # fmt: skip
+        return Response(asdict(result))
+
+
 urlpatterns: list[Any] = [
     path("poker/tables/", PokerTableListView.as_view(), name="poker-tables"),
     path("poker/tables/<id:table_id>/", PokerTableView.as_view(), name="poker-table"),
@@ -338,6 +400,18 @@ urlpatterns: list[Any] = [
     path("poker/tables/<id:table_id>/sit-in/", SitInView.as_view(), name="poker-sit-in"),
     path("poker/tables/<id:table_id>/act/", ActView.as_view(), name="poker-act"),
     path("poker/tables/<id:table_id>/seat-history/", SeatHistoryView.as_view(), name="poker-seat-history"),
+    path("poker/tournaments/", TournamentListView.as_view(), name="poker-tournaments"),
+    path("poker/tournaments/<id:tournament_id>/", TournamentView.as_view(), name="poker-tournament"),
+    path(
+        "poker/tournaments/<id:tournament_id>/register/",
+        TournamentRegisterView.as_view(),
+        name="poker-tournament-register",
+    ),
+    path(
+        "poker/tournaments/<id:tournament_id>/unregister/",
+        TournamentUnregisterView.as_view(),
+        name="poker-tournament-unregister",
+    ),
     path("poker/hands/", HandListView.as_view(), name="poker-hands"),
     path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
     path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),

@@ -81,3 +81,27 @@ class PotMismatch(Conflict, code="poker_pot_mismatch"):
 
 class CurrencyInUse(Conflict, code="poker_currency_in_use"):
     """The table's currency cannot change while anyone is seated or a hand is open: their chips are in it."""
+
+
+class TournamentNotFound(NotFound, code="tournament_not_found"):
+    """No such tournament."""
+
+
+class TournamentAlreadyRegistered(Conflict, code="tournament_already_registered"):
+    """The player is already registered for this tournament."""
+
+
+class TournamentRegistrationClosed(Conflict, code="tournament_registration_closed"):
+    """Registration is closed: the tournament has started (after late registration), ended or been cancelled."""
+
+
+class TournamentFull(Conflict, code="tournament_full"):
+    """The tournament has as many players registered as it takes."""
+
+
+class TournamentNotRegistered(Conflict, code="tournament_not_registered"):
+    """The player is not registered for this tournament."""
+
+
+class TournamentAlreadyStarted(Conflict, code="tournament_already_started"):
+    """The tournament has started (or ended): registrations are no longer refunded."""

@@ -30,11 +30,21 @@ PAUSED = "poker_hand.paused"
 RESUMED = "poker_hand.resumed"
 VOIDED = "poker_hand.voided"
 
+TOURNAMENT_REGISTERED = "poker_tournament.registered"
+TOURNAMENT_UNREGISTERED = "poker_tournament.unregistered"
+
 TABLE_EVENT_TYPES = (SAT_DOWN, TOPPED_UP, STOOD_UP, SAT_OUT, SAT_IN)
 DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT)
 OPERATOR_EVENT_TYPES = (PAUSED, RESUMED, VOIDED)
+TOURNAMENT_EVENT_TYPES = (TOURNAMENT_REGISTERED, TOURNAMENT_UNREGISTERED)
 
-for _type in (*TABLE_EVENT_TYPES, *DEALER_EVENT_TYPES, *OPERATOR_EVENT_TYPES, *ENGINE_EVENT_TYPES):
+for _type in (
+    *TABLE_EVENT_TYPES,
+    *TOURNAMENT_EVENT_TYPES,
+    *DEALER_EVENT_TYPES,
+    *OPERATOR_EVENT_TYPES,
+    *ENGINE_EVENT_TYPES,
+):
     register_event_type(_type, 1)
 # Schema 2: the deck committed and sealed (games.fairness) instead of in the clear.
 SHUFFLED_SCHEMA = 2
@@ -57,3 +67,7 @@ def table_stream(table_id: int) -> str:
 
 def hand_stream(hand_id: str) -> str:
     return f"poker-hand-{hand_id}"
+
+
+def tournament_stream(tournament_id: int) -> str:
+    return f"poker-tournament-{tournament_id}"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from games.fairness import SEALED_FIELD, fairness_answer
@@ -26,6 +27,8 @@ from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
+from games.poker.services.tournaments import get_tournament, registered_count, registration_open
+from games.poker.tournament_models import EntryState, Tournament, TournamentEntry
 from ledger.services import count_stream_filtered, read_stream_filtered
 
 
@@ -420,3 +423,43 @@ def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]
         }
         for row in rows
     ]
+
+
+def tournament_summary(tournament: Tournament, registered: int) -> dict[str, Any]:
+    """A tournament in the lobby (amounts in minor units of ``currency``)."""
+    return {
+        "id": tournament.pk, "name": tournament.name, "kind": tournament.kind, "currency": tournament.currency,
+        "buy_in": tournament.buy_in, "fee": tournament.fee, "guarantee": tournament.guarantee,
+        "starting_chips": tournament.starting_chips, "registered": registered,
+        "max_players": tournament.max_players, "start_at": iso(tournament.start_at),
+        "late_registration_level": tournament.late_registration_level, "state": tournament.state,
+        "registration_open": registration_open(tournament) and registered < tournament.max_players,
+    }  # fmt: skip
+
+
+def tournament_lobby() -> list[dict[str, Any]]:
+    """Every tournament, oldest first, with its registered count (one query)."""
+    tournaments = Tournament.objects.annotate(
+        registered=Count("entries", filter=~Q(entries__state=EntryState.UNREGISTERED))
+    ).order_by("id")
+    return [tournament_summary(t, t.registered) for t in tournaments]
+
+
+def tournament_view(*, tournament_id: int, viewer_id: int) -> dict[str, Any]:
+    """The lobby summary plus the level schedule, the payout structure and the
+    viewer's own registration (``null`` when they have none that counts)."""
+    tournament = get_tournament(tournament_id=tournament_id)
+    own = (
+        TournamentEntry.objects.filter(tournament=tournament, player_id=viewer_id)
+        .exclude(state=EntryState.UNREGISTERED)
+        .first()
+    )
+    registration = None
+    if own is not None:
+        registration = {"entry_id": own.pk, "state": own.state, "buy_in": own.buy_in, "fee": own.fee,
+                        "registered_at": iso(own.registered_at), "place": own.place, "prize": own.prize}  # fmt: skip
+    return {
+        **tournament_summary(tournament, registered_count(tournament)),
+        "table_seats": tournament.table_seats, "current_level": tournament.current_level,
+        "levels": tournament.levels, "payouts": tournament.payouts, "registration": registration,
+    }  # fmt: skip

@@ -6,6 +6,7 @@
 - ``operator``: pause, resume and void a hand (malfunction);
 - ``configure``: the operator's edits of a table's settings (the currency only
   while nobody is seated and no hand is open);
+- ``tournaments``: tournament registration (buy-in and fee through the ledger);
 - ``verify``: ``verify_ledger``'s check of every seat's stack against its
   ``poker_seat`` account (registered by ``games.apps``).
 
@@ -48,6 +49,16 @@ from games.poker.services.tables import (
     rake_account,
     seat_account,
 )
+from games.poker.services.tournaments import (
+    RegistrationResult,
+    fee_account,
+    get_tournament,
+    pool_account,
+    register,
+    registered_count,
+    registration_open,
+    unregister,
+)
 
 __all__ = [
     "BETWEEN",
@@ -56,21 +67,28 @@ __all__ = [
     "PAUSED",
     "ActResult",
     "HandControlResult",
+    "RegistrationResult",
     "SeatResult",
     "act",
     "advance_table",
     "check_currency_change",
     "engine_events",
+    "fee_account",
     "free_expired_seats",
     "get_table",
+    "get_tournament",
     "hand_config",
     "iso",
     "load_hand",
     "operator_hand_control",
     "pause_hand",
+    "pool_account",
     "pot_account",
     "rake_account",
     "rake_rule",
+    "register",
+    "registered_count",
+    "registration_open",
     "rejoin",
     "resume_hand",
     "seat_account",
@@ -80,6 +98,7 @@ __all__ = [
     "stand_up",
     "sweep",
     "top_up",
+    "unregister",
     "update_table",
     "void_hand",
 ]

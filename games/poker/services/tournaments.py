@@ -1,0 +1,176 @@
+"""Tournament registration (docs/poker.md, "Tournaments: registration").
+
+Each command is keyword-only, idempotent by its key, and one transaction that
+locks the tournament row first (so two registrations of one player, or two
+last seats of a Sit & Go, are decided one after the other). Money moves
+through the ledger, caused by the tournament stream's event
+(``poker-tournament-{id}``): registering, wallet -> the tournament's
+``tournament_pool`` account (the buy-in) and wallet -> its ``rake`` account
+(the fee, the house's revenue, like a table's rake); unregistering before the
+start, both back. Tournament chips are never money.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from casino.responsible_gaming import assert_may_wager
+from games.poker import event_types as et
+from games.poker.errors import (
+    TournamentAlreadyRegistered,
+    TournamentAlreadyStarted,
+    TournamentFull,
+    TournamentNotFound,
+    TournamentNotRegistered,
+    TournamentRegistrationClosed,
+)
+from games.poker.services.tables import iso, once
+from games.poker.tournament.levels import late_registration_open
+from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
+from ledger.models import AccountKind
+from ledger.services import NewEvent, StreamAppend, ensure_account, player_accounts, transfer
+
+ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
+
+
+def tournament_owner(tournament_id: int) -> str:
+    return f"poker-tournament:{tournament_id}"
+
+
+def pool_account(*, tournament_id: int, currency: str) -> int:
+    """The tournament's prize pool (``tournament_pool``): the buy-ins."""
+    return ensure_account(kind=AccountKind.TOURNAMENT_POOL, owner=tournament_owner(tournament_id), currency=currency)
+
+
+def fee_account(*, tournament_id: int, currency: str) -> int:
+    """The house's revenue from the tournament's fees (``rake``, as a table's rake)."""
+    return ensure_account(kind=AccountKind.RAKE, owner=tournament_owner(tournament_id), currency=currency)
+
+
+def get_tournament(*, tournament_id: int) -> Tournament:
+    try:
+        return Tournament.objects.get(pk=tournament_id)
+    except (Tournament.DoesNotExist, ValueError, TypeError):
+        raise TournamentNotFound(tournament_id=tournament_id) from None
+
+
+def lock_tournament(tournament_id: int) -> Tournament:
+    """The tournament row locked until the transaction ends; ``tournament_not_found``."""
+    tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+    if tournament is None:
+        raise TournamentNotFound(tournament_id=tournament_id)
+    return tournament
+
+
+def registered_count(tournament: Tournament) -> int:
+    return TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).count()
+
+
+def registration_open(tournament: Tournament) -> bool:
+    """Registering: open. Running: only a scheduled tournament, through its late
+    registration level (``late_registration_open`` with the level in force).
+    Finished, cancelled: closed."""
+    if tournament.state == TournamentState.REGISTERING:
+        return True
+    if tournament.state != TournamentState.RUNNING or tournament.kind != TournamentKind.SCHEDULED:
+        return False
+    last, current = tournament.late_registration_level, tournament.current_level
+    if last is None or current is None:
+        return False
+    return late_registration_open(tournament.schedule(), current, last)
+
+
+@dataclass(frozen=True)
+class RegistrationResult:
+    tournament_id: int
+    entry_id: int
+    state: str
+    buy_in: int
+    fee: int
+    registered: int  # players registered after this command
+
+
+def _move(tournament: Tournament, *, to_pool: bool, player_id: int, event_type: str, data: dict[str, Any],
+          key: str) -> None:  # fmt: skip
+    """The buy-in and the fee between the wallet and the tournament's accounts,
+    both caused by the one tournament event."""
+    currency = tournament.currency
+    wallet = player_accounts(player_id=player_id, currency=currency).wallet
+    pool = pool_account(tournament_id=tournament.pk, currency=currency)
+    fees = fee_account(tournament_id=tournament.pk, currency=currency)
+    cause = StreamAppend(
+        et.tournament_stream(tournament.pk), None, [NewEvent(event_type, data)], {"actor": f"user:{player_id}"}
+    )
+    kind = "tourney_buy_in" if to_pool else "tourney_refund"
+    buy_in, fee = data["buy_in"], data["fee"]
+    first = transfer(
+        debit_account=wallet if to_pool else pool, credit_account=pool if to_pool else wallet, amount=buy_in,
+        currency=currency, idempotency_key=f"{key}:buy_in", kind=kind, cause=cause,
+    )  # fmt: skip
+    if fee > 0:
+        transfer(
+            debit_account=wallet if to_pool else fees, credit_account=fees if to_pool else wallet, amount=fee,
+            currency=currency, idempotency_key=f"{key}:fee", kind="tourney_fee" if to_pool else "tourney_refund",
+            cause=first.event_id,
+        )  # fmt: skip
+
+
+def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: datetime) -> RegistrationResult:
+    """Register the player: buy-in to the prize pool, fee to the house. Refusals:
+    ``tournament_not_found``, ``tournament_already_registered``,
+    ``tournament_registration_closed``, ``tournament_full``, the responsible
+    gaming refusals (buy-in + fee as a stake), ``insufficient_funds``."""
+    request = {"tournament": tournament_id, "player": player_id}
+
+    def run() -> RegistrationResult:
+        tournament = lock_tournament(tournament_id)
+        if TournamentEntry.objects.filter(tournament=tournament, player_id=player_id, state__in=ACTIVE).exists():
+            raise TournamentAlreadyRegistered(tournament_id=tournament_id)
+        if not registration_open(tournament):
+            raise TournamentRegistrationClosed(tournament_id=tournament_id, state=tournament.state)
+        count = registered_count(tournament)
+        if count >= tournament.max_players:
+            raise TournamentFull(tournament_id=tournament_id, max_players=tournament.max_players)
+        buy_in, fee = tournament.buy_in, tournament.fee
+        assert_may_wager(player_id=player_id, amount=buy_in + fee, currency=tournament.currency, now=now)
+        entry = TournamentEntry.objects.create(
+            tournament=tournament, player_id=player_id, buy_in=buy_in, fee=fee, registered_at=now
+        )
+        data = {"entry_id": entry.pk, "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
+        _move(tournament, to_pool=True, player_id=player_id, event_type=et.TOURNAMENT_REGISTERED, data=data,
+              key=f"{idempotency_key}:ledger")  # fmt: skip
+        return RegistrationResult(tournament.pk, entry.pk, entry.state, buy_in, fee, count + 1)
+
+    with transaction.atomic():
+        return once(idempotency_key, "poker.tournament_register", request, run, RegistrationResult)
+
+
+def unregister(*, tournament_id: int, player_id: int, idempotency_key: str, now: datetime) -> RegistrationResult:
+    """Unregister before the start: the buy-in and the fee paid back to the wallet
+    exactly. Refusals: ``tournament_not_found``, ``tournament_not_registered``,
+    ``tournament_already_started`` (running, finished or cancelled)."""
+    request = {"tournament": tournament_id, "player": player_id}
+
+    def run() -> RegistrationResult:
+        tournament = lock_tournament(tournament_id)
+        entry = TournamentEntry.objects.filter(tournament=tournament, player_id=player_id, state__in=ACTIVE).first()
+        if entry is None:
+            raise TournamentNotRegistered(tournament_id=tournament_id)
+        if tournament.state != TournamentState.REGISTERING:
+            raise TournamentAlreadyStarted(tournament_id=tournament_id, state=tournament.state)
+        entry.state = EntryState.UNREGISTERED
+        entry.unregistered_at = now
+        entry.save(update_fields=["state", "unregistered_at"])
+        data = {"entry_id": entry.pk, "player_id": player_id, "buy_in": entry.buy_in, "fee": entry.fee,
+                "at": iso(now)}  # fmt: skip
+        _move(tournament, to_pool=False, player_id=player_id, event_type=et.TOURNAMENT_UNREGISTERED, data=data,
+              key=f"{idempotency_key}:ledger")  # fmt: skip
+        return RegistrationResult(tournament.pk, entry.pk, entry.state, entry.buy_in, entry.fee,
+                                  registered_count(tournament))  # fmt: skip
+
+    with transaction.atomic():
+        return once(idempotency_key, "poker.tournament_unregister", request, run, RegistrationResult)
