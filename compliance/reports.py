@@ -201,7 +201,7 @@ _FLOWS = ("deposits", "withdrawals", "stakes", "returns", "adjustments")
 _SUSPENSE = ("refund_due", "refunded", "suspense_balance")
 # A rejected withdrawal's void lands here and is netted into withdrawals.
 _INTERNAL = ("withdrawals_reversed",)
-_GAME_KINDS = frozenset({"house", "pool", "poker_seat", "poker_pot", "rake"})
+_GAME_KINDS = frozenset({"house", "pool", "poker_seat", "poker_pot", "rake", "tournament_pool"})
 
 
 def _classify(sign: int, kind: str, other_kind: str, hold_dest_kind: str | None) -> str:

@@ -5,7 +5,7 @@ Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
 (its commitment, and the salt and deck sealed: ``games.fairness``), each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
-the seat events.
+the seat events; tournament streams ``poker-tournament-{id}`` the registrations.
 """
 
 from __future__ import annotations

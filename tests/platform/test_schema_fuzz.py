@@ -12,15 +12,16 @@ after it, so items see nothing of each other; the requests run in the test's
 thread, on its connection, as Django's test client does):
 
 - as a **player**: a funded EUR wallet, seated at a house table whose betting
-  window is open and at a poker table (bought in), so the game endpoints get
-  past their first checks;
+  window is open and at a poker table (bought in), and a Sit & Go open for
+  registration, so the game endpoints get past their first checks;
 - as an **operator**: a staff user in the ``operator`` and ``compliance``
   groups (docs/compliance.md, "Roles").
 
 Both authenticate with a session cookie (and its CSRF token), the credential
 that does not depend on how API tokens are issued. A generated ``table_id``
 below ``PATH_ID_REUSE_BELOW`` is replaced with the actor's own table (house or
-poker, by path), so most cases reach the services; larger and negative ids
+poker, by path), a small ``tournament_id`` with the actor's tournament, so
+most cases reach the services; larger and negative ids
 (``2**63``, ``-1``) are sent as generated.
 
 Checks on every answer: ``not_a_server_error`` (no 5xx),
@@ -78,7 +79,7 @@ from games.house.services import start_table
 from tests.house.live.conftest import fast_table
 from tests.house.services.conftest import make_player
 from tests.poker.tables import make_table as make_poker_table
-from tests.poker.tables import sit
+from tests.poker.tables import make_tournament, sit
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -119,6 +120,7 @@ class Actor:
     headers: dict[str, str]
     house_table: int
     poker_table: int
+    tournament: int = 0
 
 
 def session_of(user: Any) -> Actor:
@@ -133,14 +135,15 @@ def session_of(user: Any) -> Actor:
     )
 
 
-def tables() -> tuple[int, int, int]:
-    """A funded player seated at an open house table and bought in at a poker table."""
+def tables() -> tuple[int, int, int, int]:
+    """A funded player seated at an open house table and bought in at a poker
+    table, and a tournament open for registration."""
     house = fast_table("uth", betting_seconds=600)
     player = make_player(house)
     start_table(table_id=house.pk, now=timezone.now())
     poker = make_poker_table()
     sit(poker, player, 1, 1000, at=timezone.now())
-    return player, house.pk, poker.pk
+    return player, house.pk, poker.pk, make_tournament().pk
 
 
 @pytest.fixture(autouse=True)
@@ -158,28 +161,34 @@ def keep_the_test_connection() -> Iterator[None]:
 
 @pytest.fixture
 def player_actor() -> Actor:
-    player, house, poker = tables()
+    player, house, poker, tournament = tables()
     session = session_of(get_user_model().objects.get(pk=player))
-    return Actor(cookies=session.cookies, headers=session.headers, house_table=house, poker_table=poker)
+    return Actor(session.cookies, session.headers, house, poker, tournament)
 
 
 @pytest.fixture
 def operator_actor() -> Actor:
-    _player, house, poker = tables()
+    _player, house, poker, tournament = tables()
     setup_roles()
     user = get_user_model().objects.create_user("fuzz-operator", password="fuzz-operator-pw-1", is_staff=True)
     user.groups.add(Group.objects.get(name=OPERATOR), Group.objects.get(name=COMPLIANCE))
     session = session_of(user)
-    return Actor(cookies=session.cookies, headers=session.headers, house_table=house, poker_table=poker)
+    return Actor(session.cookies, session.headers, house, poker, tournament)
+
+
+def _small_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < PATH_ID_REUSE_BELOW
 
 
 def aim(case: schemathesis.Case, actor: Actor) -> None:
-    """Point a small generated ``table_id`` at the actor's own table."""
-    table_id = (case.path_parameters or {}).get("table_id")
-    if isinstance(table_id, int) and not isinstance(table_id, bool) and 0 <= table_id < PATH_ID_REUSE_BELOW:
+    """Point a small generated ``table_id`` at the actor's own table, and a
+    small ``tournament_id`` at the actor's tournament."""
+    parameters = case.path_parameters or {}
+    if _small_id(parameters.get("table_id")):
         own = actor.poker_table if case.path.startswith("/api/poker/") else actor.house_table
-        assert case.path_parameters is not None
-        case.path_parameters["table_id"] = own
+        parameters["table_id"] = own
+    if _small_id(parameters.get("tournament_id")):
+        parameters["tournament_id"] = actor.tournament
 
 
 def run(case: schemathesis.Case, actor: Actor) -> None:

@@ -1,4 +1,4 @@
-"""Builders for poker-table tests: tables, funded players, rigged decks, ledger checks."""
+"""Builders for poker-table tests: tables, tournaments, funded players, rigged decks, ledger checks."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.models import PokerTable
+from games.poker.tournament_models import Tournament
 from ledger.services import balance_of, deposit, player_accounts
 from tests.db import rows
 
@@ -33,6 +34,27 @@ def make_table(**changes: Any) -> PokerTable:
     }  # fmt: skip
     fields.update(changes)
     return PokerTable.objects.create(**fields)
+
+
+LEVELS = [
+    {"small_blind": 10, "big_blind": 20, "ante": 0, "duration_seconds": 600},
+    {"small_blind": 20, "big_blind": 40, "ante": 5, "duration_seconds": 600},
+    {"small_blind": 50, "big_blind": 100, "ante": 10, "duration_seconds": 600},
+]
+PAYOUTS = [{"max_entrants": 6, "shares_bp": [6500, 3500]}, {"max_entrants": None, "shares_bp": [5000, 3000, 2000]}]
+BUY_IN, FEE = 1_000, 100
+
+
+def make_tournament(**changes: Any) -> Tournament:
+    fields: dict[str, Any] = {
+        "kind": "sit_and_go", "name": "SNG 6", "currency": "EUR", "buy_in": BUY_IN, "fee": FEE,
+        "starting_chips": 1_500, "max_players": 6, "table_seats": 6, "levels": LEVELS, "payouts": PAYOUTS,
+    }  # fmt: skip
+    fields.update(changes)
+    tournament = Tournament(**fields)  # validated as the admin will: levels and payouts by the domain
+    tournament.full_clean()
+    tournament.save()
+    return tournament
 
 
 def make_player(funds: int = 100_000) -> int:

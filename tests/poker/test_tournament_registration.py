@@ -20,36 +20,18 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from casino.responsible_gaming import exclude, set_limit
+from compliance.reports import player_account_summary
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.tournament_models import Tournament, TournamentEntry
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums, rows
-from tests.poker.tables import make_player, wallet
+from tests.poker.tables import BUY_IN, FEE, LEVELS, make_player, make_tournament, wallet
 
 pytestmark = pytest.mark.django_db
 
-LEVELS = [
-    {"small_blind": 10, "big_blind": 20, "ante": 0, "duration_seconds": 600},
-    {"small_blind": 20, "big_blind": 40, "ante": 5, "duration_seconds": 600},
-    {"small_blind": 50, "big_blind": 100, "ante": 10, "duration_seconds": 600},
-]
-PAYOUTS = [{"max_entrants": 6, "shares_bp": [6500, 3500]}, {"max_entrants": None, "shares_bp": [5000, 3000, 2000]}]
-BUY_IN, FEE = 1_000, 100
 UNCHANGED = ("games_tournamententry", "ledger_account", "ledger_transfer", "ledger_event", "ledger_idempotency")
-
-
-def make_tournament(**changes: Any) -> Tournament:
-    fields: dict[str, Any] = {
-        "kind": "sit_and_go", "name": "SNG 6", "currency": "EUR", "buy_in": BUY_IN, "fee": FEE,
-        "starting_chips": 1_500, "max_players": 6, "table_seats": 6, "levels": LEVELS, "payouts": PAYOUTS,
-    }  # fmt: skip
-    fields.update(changes)
-    tournament = Tournament(**fields)
-    tournament.full_clean()
-    tournament.save()
-    return tournament
 
 
 def client(player: int) -> APIClient:
@@ -282,3 +264,14 @@ def test_concurrent_registrations_of_one_player_make_one_entry() -> None:
     assert wallet(player) == 5_000 - BUY_IN - FEE
     assert (pool(tournament), fees(tournament)) == (BUY_IN, FEE)
     assert ledger_sums() == {"EUR": 0}
+
+
+def test_the_daily_player_summary_counts_buy_in_and_fee_as_stakes_and_the_refund_as_returns() -> None:
+    tournament = make_tournament()
+    player = make_player(funds=5_000)
+    assert register(player, tournament).status_code == 201
+    assert unregister(player, tournament).status_code == 200
+    assert register(player, tournament).status_code == 201
+    [row] = player_account_summary(day=timezone.now().date(), player=str(player)).rows
+    assert (row["stakes"], row["returns"], row["adjustments"]) == (2 * (BUY_IN + FEE), BUY_IN + FEE, 0)
+    assert row["reconciled"] is True
