@@ -10,6 +10,13 @@ confirmed, resume. Each runs ``games.poker.services.operator.pause_hand/resume_h
 void_hand`` and records the ``operator.action`` (``hand.<action>``) in the same
 transaction; only users who may change poker tables (the operator role,
 superusers) may use them.
+
+Tournaments: created here (the level schedule and the payout JSON validated by
+the model's ``clean``, i.e. the pure domain); the state is the services'. The
+action "Cancel and refund" asks for a reason and runs
+``games.poker.services.cancel_tournament`` for each selected tournament (every
+entry refunded, ``operator.action`` ``tournament.cancel``); only users who may
+change tournaments (the operator role, superusers) see it.
 """
 
 from __future__ import annotations
@@ -18,18 +25,24 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.db.models import Count, Q, QuerySet
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.utils import timezone
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin, ServiceSavedAdmin
-from casino.errors import DomainError
+from casino.errors import MAX_REASON, DomainError
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
+from games.poker.services.tournaments import ACTIVE
+from games.poker.tournament_models import Tournament
 from ledger.currencies import MINOR_UNITS
 
 HAND_CONTROLS = ("pause", "resume", "void")
@@ -131,3 +144,61 @@ class PokerHandAdmin(ReadOnlyAdmin):
     list_display = ["hand_id", "table", "hand_number", "phase", "status", "pot", "rake", "started_at"]
     list_filter = ["status"]
     search_fields = ["hand_id"]
+
+
+class CancelTournamentForm(forms.Form):
+    reason = forms.CharField(
+        max_length=MAX_REASON, help_text="Recorded with your identity in the operator's audit trail."
+    )
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    """Create tournaments (validated by ``Tournament.clean``: levels and payouts
+    through the domain), watch them, cancel those still registering."""
+
+    list_display = ["name", "kind", "state", "buy_in", "fee", "currency", "registered", "max_players", "start_at"]
+    list_filter = ["kind", "state"]
+    search_fields = ["name"]
+    readonly_fields = ["state", "current_level", "created_at", "updated_at"]
+    actions = ["cancel_and_refund"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:
+        return super().get_queryset(request).annotate(
+            registered_count=Count("entries", filter=Q(entries__state__in=ACTIVE))
+        )
+
+    @admin.display(description="registered", ordering="registered_count")
+    def registered(self, obj: Tournament) -> int:
+        return int(getattr(obj, "registered_count", 0))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Tournament | None = None) -> list[str]:
+        # Money terms are fixed once created (entries keep what they paid; the pool has one currency).
+        fixed = ["kind", "currency", "buy_in", "fee"] if obj is not None else []
+        return [*self.readonly_fields, *fixed]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Tournament | None = None) -> bool:
+        return False  # money may be in its pool: cancel instead
+
+    @admin.action(description="Cancel and refund (asks for a reason)", permissions=["change"])
+    def cancel_and_refund(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
+        form = CancelTournamentForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            for tournament_id in queryset.values_list("pk", flat=True):
+                try:
+                    result = services.cancel_tournament(
+                        tournament_id=tournament_id, operator=request.user, reason=form.cleaned_data["reason"],
+                        now=timezone.now(),
+                    )  # fmt: skip
+                except DomainError as exc:
+                    self.message_user(request, f"{tournament_id}: {exc.code}: {exc.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"{tournament_id}: cancelled, {result.refunded} entries refunded")
+            return None
+        return render(
+            request,
+            "admin/games/tournament/cancel.html",
+            {**self.admin_site.each_context(request), "form": form, "tournaments": queryset,
+             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Cancel and refund tournaments",
+             "opts": self.model._meta},
+        )  # fmt: skip

@@ -105,3 +105,8 @@ class TournamentNotRegistered(Conflict, code="tournament_not_registered"):
 
 class TournamentAlreadyStarted(Conflict, code="tournament_already_started"):
     """The tournament has started (or ended): registrations are no longer refunded."""
+
+
+class TournamentNotCancellable(Conflict, code="tournament_not_cancellable"):
+    """Only a tournament still registering can be cancelled (refunded): a finished or
+    cancelled one cannot, and the policy for a running one comes with play."""

@@ -5,7 +5,8 @@ Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
 (its commitment, and the salt and deck sealed: ``games.fairness``), each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
-the seat events; tournament streams ``poker-tournament-{id}`` the registrations.
+the seat events; tournament streams ``poker-tournament-{id}`` the registrations and
+cancellations.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ VOIDED = "poker_hand.voided"
 
 TOURNAMENT_REGISTERED = "poker_tournament.registered"
 TOURNAMENT_UNREGISTERED = "poker_tournament.unregistered"
+TOURNAMENT_CANCELLED = "poker_tournament.cancelled"
 
 TABLE_EVENT_TYPES = (SAT_DOWN, TOPPED_UP, STOOD_UP, SAT_OUT, SAT_IN)
 DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT)
 OPERATOR_EVENT_TYPES = (PAUSED, RESUMED, VOIDED)
-TOURNAMENT_EVENT_TYPES = (TOURNAMENT_REGISTERED, TOURNAMENT_UNREGISTERED)
+TOURNAMENT_EVENT_TYPES = (TOURNAMENT_REGISTERED, TOURNAMENT_UNREGISTERED, TOURNAMENT_CANCELLED)
 
 for _type in (
     *TABLE_EVENT_TYPES,

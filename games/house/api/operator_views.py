@@ -1,5 +1,7 @@
 """Operator malfunction handling over REST: pause, resume or void a table's
-round, or a poker table's hand.
+round, or a poker table's hand; cancel a poker tournament that has not started
+(``games.poker.services.cancel_tournament``: every entry refunded; allowed to
+users who may change tournaments, ``games.change_tournament``).
 
 Thin: authorise, parse, call ``games.house.services.dealer.operator_round_control`` or
 ``games.poker.services.operator.operator_hand_control`` (the same use cases as the
@@ -17,6 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from django.urls import path
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -42,6 +45,13 @@ HAND_CONTROL_ERRORS = errors(
     r409="poker_no_hand, poker_hand_complete, poker_hand_voided, poker_hand_paused, poker_hand_not_paused",
 )
 POKER_OPERATOR_PERMISSION = "games.change_pokertable"
+TOURNAMENT_OPERATOR_PERMISSION = "games.change_tournament"
+TOURNAMENT_CANCEL_ERRORS = errors(
+    r400="reason_required",
+    r403="permission_denied (not an operator)",
+    r404="tournament_not_found",
+    r409="tournament_not_cancellable (running, finished or already cancelled)",
+)
 
 
 class NoRoundInPlay(Conflict, code="no_round_in_play"):
@@ -63,6 +73,13 @@ class IsPokerOperator(IsOperator):
 
     message = "Only operators may pause, resume or void hands."
     permission = POKER_OPERATOR_PERMISSION
+
+
+class IsTournamentOperator(IsOperator):
+    """The operator role (or a superuser): allowed to change tournaments."""
+
+    message = "Only operators may cancel tournaments."
+    permission = TOURNAMENT_OPERATOR_PERMISSION
 
 
 class ReasonSchema(serializers.Serializer):
@@ -203,6 +220,38 @@ class VoidHandView(OperatorHandView):
         return self.control(request, table_id, "void", _reason(request))
 
 
+# --- poker tournaments ---------------------------------------------------------------------------
+
+
+class TournamentCancelSchema(serializers.Serializer):
+    tournament_id = serializers.IntegerField()
+    state = serializers.CharField(help_text="cancelled")
+    refunded = serializers.IntegerField(help_text="entries refunded")
+    buy_ins = serializers.IntegerField(help_text="returned from the prize pool (minor units)")
+    fees = serializers.IntegerField(help_text="returned from the house's fee account (minor units)")
+
+
+class CancelTournamentView(APIView):
+    """Cancel a tournament that has not started: every registered player gets
+    their buy-in and fee back, the prize pool ends at zero, the tournament is
+    ``cancelled``; the reason is recorded with the operator
+    (``poker_tournament.cancelled``, ``operator.action`` ``tournament.cancel``).
+    A running tournament is refused for now (its policy comes with play)."""
+
+    permission_classes = [IsAuthenticated, IsTournamentOperator]
+
+    @extend_schema(
+        request=ReasonSchema,
+        responses={200: TournamentCancelSchema, **TOURNAMENT_CANCEL_ERRORS},
+        operation_id="operator_poker_tournament_cancel",
+    )
+    def post(self, request: Request, tournament_id: int) -> Response:
+        result = poker.cancel_tournament(
+            tournament_id=tournament_id, operator=request_user(request), reason=_reason(request), now=timezone.now()
+        )
+        return Response(asdict(result))
+
+
 urlpatterns: list[Any] = [
     path("tables/<id:table_id>/round/pause/", PauseRoundView.as_view(), name="operator-round-pause"),
     path("tables/<id:table_id>/round/resume/", ResumeRoundView.as_view(), name="operator-round-resume"),
@@ -210,4 +259,9 @@ urlpatterns: list[Any] = [
     path("poker/tables/<id:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
     path("poker/tables/<id:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
     path("poker/tables/<id:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
+    path(
+        "poker/tournaments/<id:tournament_id>/cancel/",
+        CancelTournamentView.as_view(),
+        name="operator-poker-tournament-cancel",
+    ),
 ]

@@ -6,7 +6,8 @@
 - ``operator``: pause, resume and void a hand (malfunction);
 - ``configure``: the operator's edits of a table's settings (the currency only
   while nobody is seated and no hand is open);
-- ``tournaments``: tournament registration (buy-in and fee through the ledger);
+- ``tournaments``: tournament registration (buy-in and fee through the ledger)
+  and the operator's cancel (every entry refunded);
 - ``verify``: ``verify_ledger``'s check of every seat's stack against its
   ``poker_seat`` account (registered by ``games.apps``).
 
@@ -50,7 +51,9 @@ from games.poker.services.tables import (
     seat_account,
 )
 from games.poker.services.tournaments import (
+    CancelResult,
     RegistrationResult,
+    cancel_tournament,
     fee_account,
     get_tournament,
     pool_account,
@@ -66,11 +69,13 @@ __all__ = [
     "IDLE",
     "PAUSED",
     "ActResult",
+    "CancelResult",
     "HandControlResult",
     "RegistrationResult",
     "SeatResult",
     "act",
     "advance_table",
+    "cancel_tournament",
     "check_currency_change",
     "engine_events",
     "fee_account",

@@ -8,6 +8,12 @@ through the ledger, caused by the tournament stream's event
 ``tournament_pool`` account (the buy-in) and wallet -> its ``rake`` account
 (the fee, the house's revenue, like a table's rake); unregistering before the
 start, both back. Tournament chips are never money.
+
+An operator cancels a tournament that has not started (``cancel_tournament``,
+docs/poker.md, "Tournaments: cancel"): one ``poker_tournament.cancelled``
+event causes every active entry's refund (buy-in from the pool, fee from the
+house's account), the pool ends at zero, and the ``operator.action``
+(``tournament.cancel``, actor and reason) is recorded in the same transaction.
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ from typing import Any
 
 from django.db import transaction
 
+from casino.audit import operator_actor, record_operator_action
+from casino.errors import required_reason
 from casino.responsible_gaming import assert_may_wager
 from games.poker import event_types as et
 from games.poker.errors import (
     TournamentAlreadyRegistered,
     TournamentAlreadyStarted,
     TournamentFull,
+    TournamentNotCancellable,
     TournamentNotFound,
     TournamentNotRegistered,
     TournamentRegistrationClosed,
@@ -32,7 +41,7 @@ from games.poker.services.tables import iso, once
 from games.poker.tournament.levels import late_registration_open
 from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
 from ledger.models import AccountKind
-from ledger.services import NewEvent, StreamAppend, ensure_account, player_accounts, transfer
+from ledger.services import NewEvent, StreamAppend, append_events, balance_of, ensure_account, player_accounts, transfer
 
 ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
 
@@ -174,3 +183,73 @@ def unregister(*, tournament_id: int, player_id: int, idempotency_key: str, now:
 
     with transaction.atomic():
         return once(idempotency_key, "poker.tournament_unregister", request, run, RegistrationResult)
+
+
+@dataclass(frozen=True)
+class CancelResult:
+    tournament_id: int
+    state: str  # cancelled
+    refunded: int  # entries refunded
+    buy_ins: int  # total returned from the prize pool
+    fees: int  # total returned from the house's fee account
+
+
+def cancel_tournament(*, tournament_id: int, operator: Any, reason: str, now: datetime) -> CancelResult:
+    """Cancel a tournament that has not started and refund every active entry
+    exactly: its buy-in from the prize pool and its fee from the house's
+    ``rake`` account, back to the wallet, all caused by the one
+    ``poker_tournament.cancelled`` event (its data lists the refunds). Entries
+    become ``unregistered`` (refunded), the tournament ``cancelled``, the pool
+    ends at zero; ``operator.action`` ``tournament.cancel`` records the operator
+    and the reason. Refusals (nothing changes): ``reason_required``,
+    ``tournament_not_found``, ``tournament_not_cancellable`` (running, finished
+    or already cancelled; the policy for a running tournament, refund or chip
+    count, comes with play)."""
+    reason = required_reason(reason)
+    actor = operator_actor(operator)
+    with transaction.atomic():
+        tournament = lock_tournament(tournament_id)
+        if tournament.state != TournamentState.REGISTERING:
+            raise TournamentNotCancellable(tournament_id=tournament_id, state=tournament.state)
+        entries = list(
+            TournamentEntry.objects.select_for_update()
+            .filter(tournament=tournament, state__in=ACTIVE)
+            .order_by("registered_at", "id")
+        )
+        currency = tournament.currency
+        pool = pool_account(tournament_id=tournament.pk, currency=currency)
+        fees = fee_account(tournament_id=tournament.pk, currency=currency)
+        refunds = [{"entry_id": e.pk, "player_id": e.player_id, "buy_in": e.buy_in, "fee": e.fee} for e in entries]
+        data = {"reason": reason, "actor": actor, "at": iso(now), "refunds": refunds,
+                "buy_ins": sum(e.buy_in for e in entries), "fees": sum(e.fee for e in entries)}  # fmt: skip
+        append = StreamAppend(et.tournament_stream(tournament.pk), None, [NewEvent(et.TOURNAMENT_CANCELLED, data)],
+                              {"actor": actor})  # fmt: skip
+        cause: StreamAppend | int = append
+        key = f"poker:tournament:{tournament.pk}:cancel"
+        for entry in entries:
+            wallet = player_accounts(player_id=entry.player_id, currency=currency).wallet
+            for source, amount, leg in ((pool, entry.buy_in, "buy_in"), (fees, entry.fee, "fee")):
+                if amount > 0:
+                    result = transfer(
+                        debit_account=source, credit_account=wallet, amount=amount, currency=currency,
+                        idempotency_key=f"{key}:{entry.pk}:{leg}", kind="tourney_refund", cause=cause,
+                    )  # fmt: skip
+                    cause = result.event_id
+        if cause is append:  # nobody to refund: the event alone
+            append_events(stream_id=append.stream_id, expected_version=None, events=append.events,
+                          metadata=append.metadata)  # fmt: skip
+        if balance_of(account_id=pool) != 0:
+            raise AssertionError(f"tournament {tournament.pk}: the prize pool is not zero after the refunds")
+        for entry in entries:
+            entry.state = EntryState.UNREGISTERED
+            entry.unregistered_at = now
+            entry.save(update_fields=["state", "unregistered_at"])
+        tournament.state = TournamentState.CANCELLED
+        tournament.save(update_fields=["state", "updated_at"])
+        record_operator_action(
+            operator=operator, action="tournament.cancel", target=f"poker-tournament:{tournament.pk}", reason=reason,
+            details={"tournament": tournament.name, "refunded": len(entries), "buy_ins": data["buy_ins"],
+                     "fees": data["fees"]},
+            metadata={"tournament_id": tournament.pk},
+        )  # fmt: skip
+        return CancelResult(tournament.pk, tournament.state, len(entries), data["buy_ins"], data["fees"])
