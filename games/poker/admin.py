@@ -26,13 +26,13 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.db.models import Count, Q, QuerySet
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.utils import timezone
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
@@ -164,8 +164,10 @@ class TournamentAdmin(admin.ModelAdmin):
     actions = ["cancel_and_refund"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:
-        return super().get_queryset(request).annotate(
-            registered_count=Count("entries", filter=Q(entries__state__in=ACTIVE))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(registered_count=Count("entries", filter=Q(entries__state__in=ACTIVE)))
         )
 
     @admin.display(description="registered", ordering="registered_count")

@@ -74,15 +74,16 @@ def test_operator_cancels_and_every_player_gets_buy_in_and_fee_back() -> None:
     stream = read_stream(stream_id=et.tournament_stream(tournament.pk))
     assert [e.type for e in stream] == [et.TOURNAMENT_REGISTERED] * 3 + [et.TOURNAMENT_CANCELLED]
     cancelled = stream[-1]
-    assert (cancelled.data["reason"], cancelled.data["actor"]) == ("power cut in the data centre", f"user:{operator_id}")
+    assert cancelled.data["reason"] == "power cut in the data centre"
+    assert cancelled.data["actor"] == f"user:{operator_id}"
     assert cancelled.metadata["actor"] == f"user:{operator_id}"
     assert sorted((r["player_id"], r["buy_in"], r["fee"]) for r in cancelled.data["refunds"]) == sorted(
         (p, BUY_IN, FEE) for p in players
     )
     caused = Transfer.objects.filter(event_id=cancelled.position)
-    assert sorted((t.amount, t.kind) for t in caused) == [(FEE, "tourney_refund")] * 3 + [
-        (BUY_IN, "tourney_refund")
-    ] * 3
+    assert (
+        sorted((t.amount, t.kind) for t in caused) == [(FEE, "tourney_refund")] * 3 + [(BUY_IN, "tourney_refund")] * 3
+    )
     # The operator's action, with the actor and the reason.
     [action] = Event.objects.filter(type="operator.action", stream_id=f"operator-{operator_id}")
     assert (action.data["action"], action.data["target"], action.data["reason"]) == (
@@ -156,7 +157,8 @@ def test_admin_lists_creates_and_cancels_with_a_reason() -> None:
 
     listing = web.get(ADMIN)
     assert listing.status_code == 200
-    assert b"SNG 6" in listing.content and b"registering" in listing.content.lower()
+    assert b"SNG 6" in listing.content
+    assert b"registering" in listing.content.lower()
 
     # The create form validates the level schedule and the payouts through the domain.
     form = {"kind": "sit_and_go", "name": "Bad SNG", "currency": "EUR", "buy_in": "500", "fee": "50",
@@ -167,14 +169,16 @@ def test_admin_lists_creates_and_cancels_with_a_reason() -> None:
     assert bad.status_code == 200
     assert "payouts" in bad.context["adminform"].form.errors
     assert not Tournament.objects.filter(name="Bad SNG").exists()
-    good = web.post(f"{ADMIN}add/", form | {"name": "Good SNG", "payouts": '[{"max_entrants": null, "shares_bp": [10000]}]'})
+    one_place = '[{"max_entrants": null, "shares_bp": [10000]}]'
+    good = web.post(f"{ADMIN}add/", form | {"name": "Good SNG", "payouts": one_place})
     assert good.status_code == 302, good.content
     assert Tournament.objects.get(name="Good SNG").state == "registering"
 
     # The action asks for a reason first; nothing changes until it is given.
     selected = {"action": "cancel_and_refund", "_selected_action": [str(tournament.pk)]}
     ask = web.post(ADMIN, selected)
-    assert ask.status_code == 200 and b"reason" in ask.content
+    assert ask.status_code == 200
+    assert b"reason" in ask.content
     tournament.refresh_from_db()
     assert tournament.state == "registering"
     done = web.post(ADMIN, selected | {"apply": "1", "reason": "server migration"})
@@ -200,8 +204,9 @@ def test_admin_cancel_needs_the_change_permission() -> None:
     before = everything(tournament, players)
     response = web.post(ADMIN, {"action": "cancel_and_refund", "_selected_action": [str(tournament.pk)],
                                 "apply": "1", "reason": "no"})  # fmt: skip
-    assert response.status_code in (200, 302, 403)
+    assert response.status_code == 200  # the action is not offered: the list again, nothing done
     assert everything(tournament, players) == before
+    assert b"cancel_and_refund" not in web.get(ADMIN).content
 
 
 def test_verify_ledger_is_clean_after_a_cancel() -> None:

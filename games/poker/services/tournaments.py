@@ -220,8 +220,9 @@ def cancel_tournament(*, tournament_id: int, operator: Any, reason: str, now: da
         pool = pool_account(tournament_id=tournament.pk, currency=currency)
         fees = fee_account(tournament_id=tournament.pk, currency=currency)
         refunds = [{"entry_id": e.pk, "player_id": e.player_id, "buy_in": e.buy_in, "fee": e.fee} for e in entries]
-        data = {"reason": reason, "actor": actor, "at": iso(now), "refunds": refunds,
-                "buy_ins": sum(e.buy_in for e in entries), "fees": sum(e.fee for e in entries)}  # fmt: skip
+        buy_ins, fees_back = sum(e.buy_in for e in entries), sum(e.fee for e in entries)
+        data = {"reason": reason, "actor": actor, "at": iso(now), "refunds": refunds, "buy_ins": buy_ins,
+                "fees": fees_back}  # fmt: skip
         append = StreamAppend(et.tournament_stream(tournament.pk), None, [NewEvent(et.TOURNAMENT_CANCELLED, data)],
                               {"actor": actor})  # fmt: skip
         cause: StreamAppend | int = append
@@ -248,8 +249,7 @@ def cancel_tournament(*, tournament_id: int, operator: Any, reason: str, now: da
         tournament.save(update_fields=["state", "updated_at"])
         record_operator_action(
             operator=operator, action="tournament.cancel", target=f"poker-tournament:{tournament.pk}", reason=reason,
-            details={"tournament": tournament.name, "refunded": len(entries), "buy_ins": data["buy_ins"],
-                     "fees": data["fees"]},
+            details={"tournament": tournament.name, "refunded": len(entries), "buy_ins": buy_ins, "fees": fees_back},
             metadata={"tournament_id": tournament.pk},
         )  # fmt: skip
-        return CancelResult(tournament.pk, tournament.state, len(entries), data["buy_ins"], data["fees"])
+        return CancelResult(tournament.pk, tournament.state, len(entries), buy_ins, fees_back)
