@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -58,26 +59,26 @@ def _database_url_for_subprocess() -> str:
     return database_url_of(settings.DATABASES["default"])
 
 
-@pytest.fixture(scope="session")
-def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
-    """A real uvicorn process serving the project on the test database; yields its base URL.
-
-    Tests that write data for it to see must be ``django_db(transaction=True)``.
-    """
+@contextmanager
+def uvicorn_process(*, log_name: str, ready_path: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A uvicorn process of the project on the test database (``env`` on top of
+    the tests' environment), its output in ``var/<log_name>``; yields its base
+    URL once ``ready_path`` answers, and stops it on exit."""
     import httpx
 
     port = free_port()
-    env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-    log = open(ROOT / "var" / "test-asgi.log", "wb")  # noqa: SIM115 (closed at teardown)
+    full = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
+    full.update(env or {})
+    log = open(ROOT / "var" / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
-        uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT
     )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                httpx.get(f"{base}/api/", timeout=2)
+                httpx.get(f"{base}{ready_path}", timeout=2)
                 break
             except httpx.HTTPError:
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -92,6 +93,16 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """A real uvicorn process serving the project on the test database; yields its base URL.
+
+    Tests that write data for it to see must be ``django_db(transaction=True)``.
+    """
+    with uvicorn_process(log_name="test-asgi.log", ready_path="/api/") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

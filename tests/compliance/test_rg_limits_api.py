@@ -21,25 +21,18 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from casino import responsible_gaming as rg
-from casino.auth import issue_token
 from casino.models import ResponsibleGaming
 from games.house.models import HouseTable
 from games.house.realtime.relay import offers
 from games.house.services import advance_table, assign_seat, start_table
 from ledger.services import balance_of, deposit, player_accounts
 from tests.house.live.conftest import fast_table
+from tests.house.live.test_bad_input import client_for
 from tests.house.services.conftest import key, make_player, snapshot
 from tests.poker.tables import advance as advance_poker
 from tests.poker.tables import make_table as make_poker_table
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def client_for(player_id: int) -> APIClient:
-    client = APIClient()
-    user = get_user_model().objects.get(pk=player_id)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user=user)}")
-    return client
 
 
 def post(client: APIClient, path: str, body: Any = None) -> Any:

@@ -6,8 +6,6 @@ tells a client the database's error text."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,8 +23,8 @@ from django.contrib.auth import get_user_model
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from casino.processes import database_url_of, free_port, uvicorn_command
 from casino.views import TOKEN_HEADER
+from tests.conftest import uvicorn_process
 
 pytestmark = pytest.mark.django_db
 
@@ -159,33 +157,8 @@ def test_503_names_the_channel_layer_when_it_is_unreachable(staff, celery_worker
 @contextmanager
 def server(**env: str) -> Iterator[str]:
     """A uvicorn process of the project with ``env`` on top of the tests' environment."""
-    port = free_port()
-    full = dict(os.environ, DATABASE_URL=database_url_of(settings.DATABASES["default"]), PYTHONUNBUFFERED="1")
-    full.update(env)
-    log = open(ROOT / "var" / f"test-health-{port}.log", "wb")  # noqa: SIM115 (closed below)
-    process = subprocess.Popen(
-        uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/health/live", timeout=2)
-                break
-            except httpx.HTTPError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"uvicorn did not start; see {log.name}") from None
-                time.sleep(0.2)
+    with uvicorn_process(log_name="test-health-{port}.log", ready_path="/api/health/live", env=env) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 def _timed_get(url: str, headers: dict[str, str]) -> tuple[float, httpx.Response]:

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
-from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection
 
 from compliance.roles import OPERATOR, setup_roles
@@ -33,6 +32,7 @@ from games.presence import POKER, is_present
 from tests.compliance.staff import staff, unchanged_form
 from tests.db import ledger_sums
 from tests.house.live.conftest import wait_for
+from tests.house.live.test_presence import until_closed
 from tests.poker.tables import make_player, make_table, sit, wallet
 from tests.poker.test_tables import AA_VS_KK
 from tests.poker.test_ws_act import Player
@@ -50,15 +50,6 @@ def step(table: PokerTable, *, cards: list[str] | None = None) -> PokerTable:
     assert moved is not None
     table.refresh_from_db()
     return table
-
-
-def until_closed(ws: ClientConnection) -> int | None:
-    """Read until the server closes the connection (a timeout raises); its close code."""
-    try:
-        while True:
-            ws.recv(timeout=10)
-    except ConnectionClosed:
-        return ws.close_code
 
 
 def history(player: Player, hand_id: str) -> list[dict[str, Any]]:
