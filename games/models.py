@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
-from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
+from games.poker.tournament_models import (
+    CancelPolicy,
+    EntryState,
+    Tournament,
+    TournamentEntry,
+    TournamentKind,
+    TournamentState,
+    TournamentTemplate,
+)
 from games.presence import TablePresence
 
 __all__ = [
+    "CancelPolicy",
     "EntryState",
     "HandMode",
     "HouseRound",
@@ -26,4 +35,5 @@ __all__ = [
     "TournamentEntry",
     "TournamentKind",
     "TournamentState",
+    "TournamentTemplate",
 ]

@@ -35,11 +35,23 @@ MINOR_UNITS: dict[str, int] = {
 }
 
 
+# Tournament chips (issue #23): ISO 4217's "XXX", transactions involving no
+# currency. Chips move through the ledger like money (so a tournament's chips
+# sum to zero like any currency) but only between the accounts that hold chips
+# (``CHIP_ACCOUNT_KINDS``): never a wallet, never money.
+CHIPS = "XXX"
+
+
 def check_currency(code: str) -> str:
     """Return ``code`` if known, else raise ``UnknownCurrency``."""
     if code not in MINOR_UNITS:
         raise UnknownCurrency(f"unknown currency {code!r}", currency=code)
     return code
+
+
+def check_unit(code: str) -> str:
+    """A ledger unit: a money currency (``check_currency``) or tournament chips (``CHIPS``)."""
+    return code if code == CHIPS else check_currency(code)
 
 
 def major_to_minor(amount: str, currency: str) -> int:
@@ -53,8 +65,8 @@ def major_to_minor(amount: str, currency: str) -> int:
 
 
 def format_minor(amount: int, currency: str) -> str:
-    """1234 EUR -> ``"12.34 EUR"``."""
-    exponent = MINOR_UNITS[check_currency(currency)]
+    """1234 EUR -> ``"12.34 EUR"``; tournament chips are whole (``"1234 XXX"``)."""
+    exponent = 0 if currency == CHIPS else MINOR_UNITS[check_currency(currency)]
     sign = "-" if amount < 0 else ""
     whole, frac = divmod(abs(amount), 10**exponent)
     return f"{sign}{whole}.{frac:0{exponent}d} {currency}" if exponent else f"{sign}{whole} {currency}"

@@ -72,11 +72,15 @@ class AccountKind(models.TextChoices):
     CASHIER = "cashier", "cashier (external money)"
     SUSPENSE = "suspense", "cashier suspense (received, owed back to the provider)"
     TOURNAMENT_POOL = "tournament_pool", "poker tournament prize pool"
+    TOURNAMENT_CHIPS = "tournament_chips", "poker tournament chip bank (chips in play, negative)"
 
 
 # Only these may go below zero: the house pays out more than it took, and the
 # cashier account mirrors money that came from outside.
-MAY_GO_NEGATIVE = frozenset({AccountKind.HOUSE, AccountKind.CASHIER})
+MAY_GO_NEGATIVE = frozenset({AccountKind.HOUSE, AccountKind.CASHIER, AccountKind.TOURNAMENT_CHIPS})
+# The only kinds that hold tournament chips (``ledger.currencies.CHIPS``): the
+# chip bank issues them to seats, hands' pots take bets from seats.
+CHIP_ACCOUNT_KINDS = frozenset({AccountKind.TOURNAMENT_CHIPS, AccountKind.POKER_SEAT, AccountKind.POKER_POT})
 
 
 class Account(models.Model):

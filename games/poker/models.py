@@ -70,6 +70,11 @@ class PokerTable(models.Model):
         default=False, help_text="Fixed limit: no raise cap while only two players are still in the hand."
     )
     is_open = models.BooleanField(default=False)
+    tournament = models.ForeignKey(
+        "games.Tournament", null=True, blank=True, on_delete=models.PROTECT, related_name="tables",
+        help_text="A tournament's table: chips are tournament chips (ledger unit XXX), seats are assigned.",
+    )  # fmt: skip
+    table_number = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Tournament: table 1, 2, ...")
     # Projections (updated with the events).
     phase = models.CharField(max_length=12, default="idle")  # idle | hand | between
     phase_seq = models.PositiveIntegerField(default=0)

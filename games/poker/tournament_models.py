@@ -67,8 +67,17 @@ class TournamentKind(models.TextChoices):
 class TournamentState(models.TextChoices):
     REGISTERING = "registering", "Registering"
     RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused (malfunction)"
     FINISHED = "finished", "Finished"
     CANCELLED = "cancelled", "Cancelled"
+
+
+class CancelPolicy(models.TextChoices):
+    """What an operator's cancel of a *running* tournament pays (docs/poker.md,
+    "Tournaments: cancel"). Before the start every entry is always refunded."""
+
+    REFUND = "refund", "Refund every buy-in and fee"
+    CHIP_COUNT = "chip_count", "Pay places reached, the rest of the pool by chip count"
 
 
 class EntryState(models.TextChoices):
@@ -100,10 +109,40 @@ class Tournament(models.Model):
     levels = models.JSONField(help_text='[{"small_blind", "big_blind", "ante", "duration_seconds"}, ...]')
     payouts = models.JSONField(help_text='[{"max_entrants": n or null, "shares_bp": [place 1, ...]}, ...]')
     guarantee = models.PositiveIntegerField(default=0, help_text="Minimum prize pool; the house covers the overlay.")
+    cancel_policy = models.CharField(
+        max_length=12, choices=CancelPolicy.choices, default=CancelPolicy.REFUND,
+        help_text="What cancelling it while running pays.",
+    )  # fmt: skip
+    turn_seconds = models.PositiveSmallIntegerField(default=20, help_text="The tables' turn timer.")
+    time_bank_seconds = models.PositiveSmallIntegerField(default=30, help_text="Each player's thinking time bank.")
+    between_hands_seconds = models.PositiveSmallIntegerField(default=3)
+    hand_for_hand_margin = models.PositiveSmallIntegerField(
+        default=0, help_text="Hand-for-hand from this many players before the bubble."
+    )
+    template = models.ForeignKey(
+        "TournamentTemplate", null=True, blank=True, on_delete=models.SET_NULL, related_name="tournaments"
+    )
     state = models.CharField(max_length=12, choices=TournamentState.choices, default=TournamentState.REGISTERING)
+    # Projections (written with the tournament's events).
     current_level = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Projection: the level in force while running."
     )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    clock_elapsed = models.FloatField(
+        default=0.0, help_text="Level clock: seconds run before clock_started_at (the clock stops while paused)."
+    )
+    clock_started_at = models.DateTimeField(
+        null=True, blank=True, help_text="Level clock running since (null: stopped)."
+    )
+    entrants = models.PositiveIntegerField(default=0, help_text="Players who took part (late registrations included).")
+    players_left = models.PositiveIntegerField(default=0)
+    hand_for_hand = models.BooleanField(default=False)
+    hand_for_hand_round = models.PositiveIntegerField(default=0)
+    final_table = models.ForeignKey(
+        "games.PokerTable", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    bust_groups = models.PositiveIntegerField(default=0, help_text="Elimination groups recorded (a hand or a round).")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -159,7 +198,14 @@ class TournamentEntry(models.Model):
     buy_in = models.PositiveIntegerField(help_text="Paid into the prize pool at registration.")
     fee = models.PositiveIntegerField(help_text="Paid to the house at registration.")
     place = models.PositiveIntegerField(null=True, blank=True)
+    tied = models.PositiveIntegerField(default=1, help_text="Players sharing the place (1: no tie).")
     prize = models.BigIntegerField(null=True, blank=True)
+    bust_group = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Elimination order: players busted in one group (hand) share a number."
+    )
+    bust_stack = models.BigIntegerField(null=True, blank=True, help_text="Chips at the start of the hand busted in.")
+    bust_hand_id = models.CharField(max_length=64, blank=True, default="")
+    eliminated_at = models.DateTimeField(null=True, blank=True)
     registered_at = models.DateTimeField()
     unregistered_at = models.DateTimeField(null=True, blank=True)
 
@@ -175,3 +221,48 @@ class TournamentEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player} in {self.tournament_id} ({self.state})"
+
+
+class TournamentTemplate(models.Model):
+    """A reusable tournament definition: the admin creates tournaments from it
+    (``games.poker.services.tournament_play.create_from_template``)."""
+
+    name = models.CharField(max_length=80, unique=True)
+    kind = models.CharField(max_length=12, choices=TournamentKind.choices, default=TournamentKind.SIT_AND_GO)
+    currency = models.CharField(max_length=3, default="EUR")
+    buy_in = models.PositiveIntegerField()
+    fee = models.PositiveIntegerField(default=0)
+    starting_chips = models.PositiveIntegerField()
+    max_players = models.PositiveIntegerField(validators=[MinValueValidator(2)])
+    table_seats = models.PositiveSmallIntegerField(default=9, validators=[MinValueValidator(2), MaxValueValidator(10)])
+    late_registration_level = models.PositiveSmallIntegerField(null=True, blank=True)
+    levels = models.JSONField()
+    payouts = models.JSONField()
+    guarantee = models.PositiveIntegerField(default=0)
+    cancel_policy = models.CharField(max_length=12, choices=CancelPolicy.choices, default=CancelPolicy.REFUND)
+    turn_seconds = models.PositiveSmallIntegerField(default=20)
+    time_bank_seconds = models.PositiveSmallIntegerField(default=30)
+    between_hands_seconds = models.PositiveSmallIntegerField(default=3)
+    hand_for_hand_margin = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(buy_in__gt=0, starting_chips__gt=0), name="tournament_template_amounts"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        problems: dict[str, str] = {}
+        for field, parse in (("levels", schedule_from_json), ("payouts", payouts_from_json)):
+            try:
+                parse(getattr(self, field))
+            except DomainError as refusal:
+                problems[field] = f"{refusal.code}: {refusal}"
+        if problems:
+            raise ValidationError(problems)

@@ -20,7 +20,7 @@ from django.db import IntegrityError, connection, transaction
 
 from casino.collector import collector_paused
 from ledger.canonical import GENESIS_HASH, canonical_text
-from ledger.currencies import check_currency
+from ledger.currencies import check_unit
 from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
 from ledger.services.events import (
     NewEvent,
@@ -159,7 +159,7 @@ def prepare_batch(
     caller may run it while the server works on a statement it sent in
     pipeline mode (``games.house.store.commit``); ``settle_prepared`` writes."""
     with collector_paused():
-        check_currency(currency)
+        check_unit(currency)
         for spec in transfers:
             check_amount(spec.amount)
             check_kind(spec.kind)

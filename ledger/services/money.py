@@ -22,7 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections,
 
 from casino.errors import DomainError
 from ledger import event_types
-from ledger.currencies import check_currency
+from ledger.currencies import CHIPS, check_currency, check_unit
 from ledger.errors import (
     CurrencyMismatch,
     HoldAlreadyResolved,
@@ -32,10 +32,11 @@ from ledger.errors import (
     SameAccount,
     StaleStreamVersion,
     UnknownAccount,
+    UnknownCurrency,
     UnknownEvent,
     UnknownHold,
 )
-from ledger.models import MAY_GO_NEGATIVE, AccountKind
+from ledger.models import CHIP_ACCOUNT_KINDS, MAY_GO_NEGATIVE, AccountKind
 from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
@@ -69,7 +70,9 @@ def account_key(kind: str, owner: str, currency: str) -> str:
 def ensure_account(*, kind: AccountKind | str, owner: str, currency: str) -> int:
     """The id of the (kind, owner, currency) account, opened at zero if new."""
     kind = AccountKind(kind)
-    check_currency(currency)
+    check_unit(currency)
+    if currency == CHIPS and kind not in CHIP_ACCOUNT_KINDS:  # chips never reach a wallet or the house
+        raise UnknownCurrency(f"{kind.value} accounts hold money, not tournament chips", currency=currency)
     key = account_key(kind.value, owner, currency)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(
@@ -171,9 +174,10 @@ def transfer(
     cause: Cause,
     kind: str = "transfer",
 ) -> TransferResult:
-    """Move ``amount`` from ``debit_account`` to ``credit_account`` now."""
+    """Move ``amount`` from ``debit_account`` to ``credit_account`` now (money,
+    or tournament chips between the accounts that hold them)."""
     check_amount(amount)
-    check_currency(currency)
+    check_unit(currency)
     check_kind(kind)
     if debit_account == credit_account:
         raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
