@@ -292,6 +292,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "games-sweep": {"task": "games.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
     # The same backstop for the poker ring-game tables (games.poker.tasks).
     "poker-sweep": {"task": "games.poker.sweep", "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1"))},
+    # Tournaments: scheduled starts, and the step of any tournament with a table waiting or a level due.
+    "tournament-sweep": {
+        "task": "games.poker.tournament_sweep",
+        "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1")),
+    },
 }
 
 # Messages a consumer's channel may hold (chat lines, notices): a group send to a

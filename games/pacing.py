@@ -22,9 +22,11 @@ this module knows only the clock.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
@@ -108,7 +110,7 @@ def schedule_advance(*, task: str, table_id: int, expected_seq: int, deadline: d
 
     ``expected_seq`` is the phase sequence the step just recorded: the task
     does nothing if the table has moved on by the time it runs."""
-    if deadline is None:
+    if deadline is None or scheduling_suppressed():
         return
 
     def enqueue() -> None:
@@ -120,7 +122,27 @@ def schedule_advance(*, task: str, table_id: int, expected_seq: int, deadline: d
 def advance_now(*, task: str, table_id: int, expected_seq: int) -> None:
     """Early advance (the step need not wait for its deadline, e.g. everyone has
     decided): enqueue ``task`` for now, once the current transaction commits."""
-    transaction.on_commit(lambda: _task(task).apply_async(args=(table_id, expected_seq)))
+    if not scheduling_suppressed():
+        transaction.on_commit(lambda: _task(task).apply_async(args=(table_id, expected_seq)))
+
+
+_SUPPRESSED: contextvars.ContextVar[bool] = contextvars.ContextVar("pacing_suppressed", default=False)
+
+
+def scheduling_suppressed() -> bool:
+    """True inside ``suppress_scheduling``: nothing is enqueued."""
+    return _SUPPRESSED.get()
+
+
+@contextlib.contextmanager
+def suppress_scheduling() -> Iterator[None]:
+    """A deterministic driver (benchmarks, simulators) runs the dealer's steps
+    itself, on its own clock: inside this block no step is enqueued to Celery."""
+    token = _SUPPRESSED.set(True)
+    try:
+        yield
+    finally:
+        _SUPPRESSED.reset(token)
 
 
 # --- the sweep skeleton ---------------------------------------------------------------------------

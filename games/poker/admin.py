@@ -160,7 +160,11 @@ class TournamentAdmin(admin.ModelAdmin):
     list_display = ["name", "kind", "state", "buy_in", "fee", "currency", "registered", "max_players", "start_at"]
     list_filter = ["kind", "state"]
     search_fields = ["name"]
-    readonly_fields = ["state", "current_level", "created_at", "updated_at"]
+    readonly_fields = [
+        "state", "current_level", "started_at", "finished_at", "clock_elapsed", "clock_started_at", "entrants",
+        "players_left", "hand_for_hand", "hand_for_hand_round", "final_table", "bust_groups", "created_at",
+        "updated_at",
+    ]  # fmt: skip
     actions = ["cancel_and_refund"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:

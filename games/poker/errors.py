@@ -108,5 +108,21 @@ class TournamentAlreadyStarted(Conflict, code="tournament_already_started"):
 
 
 class TournamentNotCancellable(Conflict, code="tournament_not_cancellable"):
-    """Only a tournament still registering can be cancelled (refunded): a finished or
-    cancelled one cannot, and the policy for a running one comes with play."""
+    """A finished or already cancelled tournament cannot be cancelled."""
+
+
+class TournamentNotRunning(Conflict, code="tournament_not_running"):
+    """Only a running tournament can be paused (and only a paused one resumed)."""
+
+
+class TournamentNotPaused(Conflict, code="tournament_not_paused"):
+    """The tournament is not paused."""
+
+
+class TournamentPlayerEliminated(Conflict, code="tournament_player_eliminated"):
+    """The player has been eliminated from this tournament: they have no seat and no action."""
+
+
+class TournamentTable(Conflict, code="poker_tournament_table"):
+    """A tournament's table: seats are assigned by the tournament, chips are tournament
+    chips; nobody sits down, adds chips or leaves with them."""

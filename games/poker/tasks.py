@@ -37,3 +37,19 @@ def sweep_poker_tables() -> dict[str, int]:
 def _sweep_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     """A starting dealer worker picks up every poker table at once (``make run``)."""
     sweep_poker_tables.delay()
+
+
+@shared_task(name="games.poker.tournament_advance", ignore_result=True)
+def advance_tournament_task(tournament_id: int) -> bool:
+    """The tournament's step (busts, balancing, hand-for-hand, the finish); False when it is not running."""
+    try:
+        return services.advance_tournament(tournament_id=tournament_id, now=timezone.now()) is not None
+    except DomainError as exc:
+        log.info("tournament advance: %s: %s (%s)", tournament_id, exc.code, exc.message)
+        return False
+
+
+@shared_task(name="games.poker.tournament_sweep", ignore_result=True, acks_late=False)
+def sweep_tournaments_task() -> dict[str, int]:
+    """Beat backstop: scheduled starts, and steps for running tournaments with a table waiting or a level due."""
+    return services.sweep_tournaments(now=timezone.now())

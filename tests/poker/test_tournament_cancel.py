@@ -114,8 +114,10 @@ def test_a_player_may_not_cancel() -> None:
     assert everything(tournament, players) == before
 
 
-@pytest.mark.parametrize("state", ["finished", "running"])
-def test_a_started_or_finished_tournament_is_not_cancellable(state: str) -> None:
+@pytest.mark.parametrize("state", ["finished", "cancelled"])
+def test_a_finished_or_cancelled_tournament_is_not_cancellable(state: str) -> None:
+    """Issue #23: "An operator cancelling a finished tournament" is refused (a running one
+    is cancelled under its policy: tests/poker/test_tournament_play.py)."""
     tournament, players = registered_three()
     Tournament.objects.filter(pk=tournament.pk).update(state=state)
     operator = client_for("tourney-op", OPERATOR)
@@ -163,6 +165,8 @@ def test_admin_lists_creates_and_cancels_with_a_reason() -> None:
     # The create form validates the level schedule and the payouts through the domain.
     form = {"kind": "sit_and_go", "name": "Bad SNG", "currency": "EUR", "buy_in": "500", "fee": "50",
             "starting_chips": "1500", "max_players": "6", "table_seats": "6", "guarantee": "0",
+            "cancel_policy": "refund", "turn_seconds": "20", "time_bank_seconds": "30", "between_hands_seconds": "3",
+            "hand_for_hand_margin": "0",
             "levels": '[{"small_blind": 10, "big_blind": 20, "ante": 0, "duration_seconds": 600}]',
             "payouts": '[{"max_entrants": null, "shares_bp": [6000, 3000]}]'}  # fmt: skip
     bad = web.post(f"{ADMIN}add/", form)

@@ -167,12 +167,24 @@ def test_late_registration_runs_through_its_level_then_closes() -> None:
     assert_refusal_changes_nothing(lambda: register(late, closed), 409, "tournament_registration_closed", late)
 
 
-def test_a_full_sit_and_go_is_refused() -> None:
-    tournament = make_tournament(max_players=2)
+def test_a_full_tournament_is_refused() -> None:
+    start = timezone.now() + timedelta(hours=1)
+    tournament = make_tournament(kind="scheduled", name="MTT", start_at=start, max_players=2)
     first, second, third = make_player(), make_player(), make_player()
     assert register(first, tournament).status_code == 201
     assert register(second, tournament).json()["registered"] == 2
     assert_refusal_changes_nothing(lambda: register(third, tournament), 409, "tournament_full", third)
+
+
+def test_the_registration_that_fills_a_sit_and_go_starts_it_and_closes_registration() -> None:
+    tournament = make_tournament(max_players=2)
+    first, second, third = make_player(), make_player(), make_player()
+    assert register(first, tournament).json()["state"] == "registered"
+    filled = register(second, tournament).json()
+    assert filled["registered"] == 2 and filled["state"] == "playing"
+    tournament.refresh_from_db()
+    assert tournament.state == "running" and tournament.entrants == 2
+    assert_refusal_changes_nothing(lambda: register(third, tournament), 409, "tournament_registration_closed", third)
 
 
 def test_an_excluded_player_or_one_over_a_loss_limit_is_refused() -> None:

@@ -6,8 +6,11 @@
 - ``operator``: pause, resume and void a hand (malfunction);
 - ``configure``: the operator's edits of a table's settings (the currency only
   while nobody is seated and no hand is open);
-- ``tournaments``: tournament registration (buy-in and fee through the ledger)
-  and the operator's cancel (every entry refunded);
+- ``tournaments``: tournament registration (buy-in and fee through the ledger),
+  the operator's cancel, scheduled starts and the tournaments' sweep;
+- ``tournament_play``: a tournament's start, its tables and chips, the step
+  between hands (busts, level, balancing, hand-for-hand, the finish and the
+  payouts), pause and resume; ``tournament_core``: what both share;
 - ``verify``: ``verify_ledger``'s check of every seat's stack against its
   ``poker_seat`` account (registered by ``games.apps``).
 
@@ -42,6 +45,7 @@ from games.poker.services.tables import (
     HAND,
     IDLE,
     PAUSED,
+    WAITING,
     engine_events,
     get_table,
     iso,
@@ -49,6 +53,15 @@ from games.poker.services.tables import (
     pot_account,
     rake_account,
     seat_account,
+)
+from games.poker.services.tournament_play import (
+    StepResult,
+    TournamentControlResult,
+    advance_tournament,
+    chip_bank,
+    pause_tournament,
+    resume_tournament,
+    start_tournament,
 )
 from games.poker.services.tournaments import (
     CancelResult,
@@ -60,6 +73,8 @@ from games.poker.services.tournaments import (
     register,
     registered_count,
     registration_open,
+    start_or_cancel_scheduled,
+    sweep_tournaments,
     unregister,
 )
 
@@ -68,15 +83,20 @@ __all__ = [
     "HAND",
     "IDLE",
     "PAUSED",
+    "WAITING",
     "ActResult",
     "CancelResult",
     "HandControlResult",
     "RegistrationResult",
     "SeatResult",
+    "StepResult",
+    "TournamentControlResult",
     "act",
     "advance_table",
+    "advance_tournament",
     "cancel_tournament",
     "check_currency_change",
+    "chip_bank",
     "engine_events",
     "fee_account",
     "free_expired_seats",
@@ -87,6 +107,7 @@ __all__ = [
     "load_hand",
     "operator_hand_control",
     "pause_hand",
+    "pause_tournament",
     "pool_account",
     "pot_account",
     "rake_account",
@@ -96,12 +117,16 @@ __all__ = [
     "registration_open",
     "rejoin",
     "resume_hand",
+    "resume_tournament",
     "seat_account",
     "sit_down",
     "sit_in",
     "sit_out",
     "stand_up",
+    "start_or_cancel_scheduled",
+    "start_tournament",
     "sweep",
+    "sweep_tournaments",
     "top_up",
     "unregister",
     "update_table",

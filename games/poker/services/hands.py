@@ -63,6 +63,7 @@ from games.poker.services.tables import (
     HAND,
     IDLE,
     PAUSED,
+    WAITING,
     dealt_in,
     dealt_in_seats,
     eligible,
@@ -77,6 +78,7 @@ from games.poker.services.tables import (
     seat_of,
     set_table,
 )
+from games.poker.services.tournament_play import check_tournament_player, prepare_tournament_hand, table_hand_done
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, append_events, settle_batch
 
 
@@ -185,7 +187,9 @@ def _play(
         record(events)
     deadline = None
     if state.phase is not Phase.COMPLETE:
-        deadline = now + timedelta(seconds=table.turn_seconds)
+        away = table.tournament_id is not None and _away_in_tournament(table, state.acting_seat, now)
+        # Seed 001: an absent tournament player is folded when their turn comes (at once).
+        deadline = now if away else now + timedelta(seconds=table.turn_seconds)
         new.append(NewEvent(et.TURN, {"seat": state.acting_seat, "deadline": iso(deadline), "time_bank": False}))
     settle_batch(
         idempotency_key=key,
@@ -221,7 +225,9 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
             row.stack_after = state.players[state.positions[row.seat_number]].stack
             row.save(update_fields=["stack_after"])
     hand.save()
-    if state.phase is Phase.COMPLETE:
+    if state.phase is Phase.COMPLETE and table.tournament_id is not None:
+        table_hand_done(table, now)  # busts and balancing are the tournament's step
+    elif state.phase is Phase.COMPLETE:
         for seat in seats.values():
             if seat.stack == 0 and not seat.sitting_out:
                 sit_out_seat(table, seat, reason="no_chips", actor=DEALER, now=now)
@@ -230,9 +236,25 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
         set_table(table, phase=HAND, deadline=deadline)
 
 
+def _away_in_tournament(table: PokerTable, seat_number: int | None, now: datetime) -> bool:
+    """The tournament seat ``seat_number`` sits out or its player is not present."""
+    if seat_number is None:
+        return False
+    row = PokerSeat.objects.filter(table=table, seat_number=seat_number).values_list("player_id", "sitting_out").first()
+    if row is None:
+        return False
+    player_id, sitting_out = row
+    return sitting_out or not presence.is_present(family=presence.POKER, table_id=table.pk, player_id=player_id, at=now)
+
+
 def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Sequence[str] | None) -> PokerHand | None:
-    free_expired_seats(table, now)
-    sit_out_unready(table, now)  # absent (seed 001) or stopped by responsible gaming: not dealt in
+    if table.tournament_id is not None:
+        # Seats are never freed and the away are dealt in (seed 001); the level's blinds.
+        if not prepare_tournament_hand(table, now):
+            return None
+    else:
+        free_expired_seats(table, now)
+        sit_out_unready(table, now)  # absent (seed 001) or stopped by responsible gaming: not dealt in
     seats = eligible(table)[:10]
     if not table.is_open or len(seats) < 2:
         set_table(table, phase=IDLE, deadline=None)
@@ -261,7 +283,8 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
                         started_at=now)
         for s in seats
     )  # fmt: skip
-    note_wagers(player_ids=[s.player_id for s in seats], currency=table.currency, now=now)  # the play session
+    if table.tournament_id is None:  # tournament chips are no wager: the buy-in was
+        note_wagers(player_ids=[s.player_id for s in seats], currency=table.currency, now=now)  # the play session
     PokerTable.objects.filter(pk=table.pk).update(
         current_hand_id=hand_id, button_seat=button, hands_played=table.hands_played + 1
     )
@@ -300,6 +323,8 @@ def act(
 
     def run() -> ActResult:
         table = lock_table(table_id)
+        if table.tournament_id is not None:
+            check_tournament_player(table, player_id)
         seat = seat_of(table, player_id)
         hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
         if hand is None:
@@ -354,7 +379,7 @@ def advance_table(
             table = lock_table(table_id)
         except PokerTableNotFound:
             return None
-        if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED):
+        if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED, WAITING):
             return None
         if table.deadline is not None and table.deadline > now:
             return None
@@ -372,13 +397,17 @@ def advance_table(
         away = seat is not None and not presence.is_present(
             family=presence.POKER, table_id=table.pk, player_id=seat.player_id, at=now
         )
+        if table.tournament_id is not None and seat is not None and seat.sitting_out:
+            away = True  # sitting out at a tournament table: folded at once, no time bank
         if seat is not None and away and not hand.in_disconnection_bank and table.disconnection_bank_seconds > 0:
             _start_time_bank(table, hand, seat, now, disconnection=True)
             return table
         if seat is not None and not away and not hand.in_time_bank and seat.time_bank_left > 0:
             _start_time_bank(table, hand, seat, now, disconnection=False)
             return table
-        action = Action.CHECK if legal.call_amount == 0 else Action.FOLD
+        away_in_tournament = table.tournament_id is not None and seat is not None and (away or seat.sitting_out)
+        # Seed 001: an away tournament player's cards "are folded when your turn comes".
+        action = Action.CHECK if legal.call_amount == 0 and not away_in_tournament else Action.FOLD
         timed_out = NewEvent(et.TIMED_OUT, {"seat": legal.seat, "action": action.value, "at": iso(now),
                                             "disconnected": away})  # fmt: skip
         _play(
@@ -432,7 +461,7 @@ def sweep(*, now: datetime) -> dict[str, int]:
             # A refusal (moved on meanwhile: paused, finished) leaves nothing to void.
             void_hand(table_id=table.pk, actor="system", reason="dealer_gone", now=now, automatic=True)
             done["voided"] += 1
-        elif table.phase == IDLE:
+        elif table.phase == IDLE and table.tournament_id is None:  # a tournament's step starts its tables
             with transaction.atomic():
                 locked = lock_table(table.pk)
                 if locked.phase != IDLE:

@@ -19,7 +19,16 @@ from django.db import transaction
 from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_wager
 from games import presence
 from games.poker import event_types as et
-from games.poker.errors import AlreadySeated, BuyInOutOfRange, InHand, InvalidSeat, NoChips, PokerTableClosed, SeatTaken
+from games.poker.errors import (
+    AlreadySeated,
+    BuyInOutOfRange,
+    InHand,
+    InvalidSeat,
+    NoChips,
+    PokerTableClosed,
+    SeatTaken,
+    TournamentTable,
+)
 from games.poker.models import PokerSeat, PokerTable
 from games.poker.services.tables import (
     DEALER,
@@ -82,6 +91,8 @@ def sit_down(
 
     def run() -> SeatResult:
         table = lock_table(table_id)
+        if table.tournament_id is not None:
+            raise TournamentTable(table_id=table_id)
         if not table.is_open:
             raise PokerTableClosed(table_id=table_id)
         if not 1 <= seat_number <= table.max_seats:
@@ -115,6 +126,8 @@ def top_up(*, table_id: int, player_id: int, amount: int, idempotency_key: str, 
 
     def run() -> SeatResult:
         table = lock_table(table_id)
+        if table.tournament_id is not None:
+            raise TournamentTable(table_id=table_id)
         seat = seat_of(table, player_id)
         if amount <= 0 or seat.stack + amount > table.buy_in_max:
             raise BuyInOutOfRange(amount=amount, stack=seat.stack, maximum=table.buy_in_max)
@@ -159,6 +172,8 @@ def stand_up(*, table_id: int, player_id: int, idempotency_key: str, now: dateti
 
     def run() -> SeatResult:
         table = lock_table(table_id)
+        if table.tournament_id is not None:
+            raise TournamentTable(table_id=table_id)
         seat = seat_of(table, player_id)
         if in_live_hand(table, seat):
             raise InHand(hand_id=table.current_hand_id)
@@ -274,6 +289,8 @@ def free_expired_seats(table: PokerTable, now: datetime) -> int:
     """Free the seats whose reservation ran out (chips back to the wallet),
     except a player's who is still in the hand being played."""
     freed = 0
+    if table.tournament_id is not None:  # seed 001: unlimited time to re-join a tournament
+        return 0
     expired = table.seats.filter(sitting_out=True, reserved_until__lte=now).order_by("seat_number")
     for seat in expired:
         if in_live_hand(table, seat):

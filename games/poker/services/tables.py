@@ -28,6 +28,9 @@ from ledger.services.events import now as ledger_now
 from ledger.services.postings import claim, record_result, request_hash
 
 IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
+# A tournament table whose hand is over, waiting for the tournament's step
+# (busts, balancing, hand-for-hand) before it deals again (no deadline).
+WAITING = "waiting"
 DEALER = "dealer"
 R = TypeVar("R")
 
@@ -117,8 +120,13 @@ def table_append(table: PokerTable, event_type: str, data: dict[str, Any], actor
 
 
 def eligible(table: PokerTable) -> list[PokerSeat]:
-    """Seats dealt into the next hand: not sitting out, with chips."""
-    return list(table.seats.filter(sitting_out=False, stack__gt=0).order_by("seat_number"))
+    """Seats dealt into the next hand: not sitting out, with chips. At a
+    tournament table every seat with chips (seed 001: a player away is dealt
+    in, posts the blinds and antes, and is folded when their turn comes)."""
+    seats = table.seats.filter(stack__gt=0)
+    if table.tournament_id is None:
+        seats = seats.filter(sitting_out=False)
+    return list(seats.order_by("seat_number"))
 
 
 def maybe_start_soon(table: PokerTable, now: datetime) -> None:

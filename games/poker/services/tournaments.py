@@ -33,64 +33,49 @@ from games.poker.errors import (
     TournamentAlreadyStarted,
     TournamentFull,
     TournamentNotCancellable,
-    TournamentNotFound,
     TournamentNotRegistered,
     TournamentRegistrationClosed,
 )
-from games.poker.services.tables import iso, once
-from games.poker.tournament.levels import late_registration_open
+from games.poker.models import PokerTable
+from games.poker.services.tables import IDLE, WAITING, iso, once
+from games.poker.services.tournament_core import (
+    ACTIVE,
+    fee_account,
+    get_tournament,
+    lock_tournament,
+    pool_account,
+    registered_count,
+    registration_open,
+    tournament_owner,
+)
+from games.poker.services.tournament_play import (
+    SYSTEM,
+    advance_tournament,
+    cancel_running,
+    level_now,
+    seat_late_entry,
+    start_tournament,
+)
 from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
-from ledger.models import AccountKind
-from ledger.services import NewEvent, StreamAppend, append_events, balance_of, ensure_account, player_accounts, transfer
+from ledger.services import NewEvent, StreamAppend, append_events, balance_of, player_accounts, transfer
 
-ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
-
-
-def tournament_owner(tournament_id: int) -> str:
-    return f"poker-tournament:{tournament_id}"
-
-
-def pool_account(*, tournament_id: int, currency: str) -> int:
-    """The tournament's prize pool (``tournament_pool``): the buy-ins."""
-    return ensure_account(kind=AccountKind.TOURNAMENT_POOL, owner=tournament_owner(tournament_id), currency=currency)
-
-
-def fee_account(*, tournament_id: int, currency: str) -> int:
-    """The house's revenue from the tournament's fees (``rake``, as a table's rake)."""
-    return ensure_account(kind=AccountKind.RAKE, owner=tournament_owner(tournament_id), currency=currency)
-
-
-def get_tournament(*, tournament_id: int) -> Tournament:
-    try:
-        return Tournament.objects.get(pk=tournament_id)
-    except (Tournament.DoesNotExist, ValueError, TypeError):
-        raise TournamentNotFound(tournament_id=tournament_id) from None
-
-
-def lock_tournament(tournament_id: int) -> Tournament:
-    """The tournament row locked until the transaction ends; ``tournament_not_found``."""
-    tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
-    if tournament is None:
-        raise TournamentNotFound(tournament_id=tournament_id)
-    return tournament
-
-
-def registered_count(tournament: Tournament) -> int:
-    return TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).count()
-
-
-def registration_open(tournament: Tournament) -> bool:
-    """Registering: open. Running: only a scheduled tournament, through its late
-    registration level (``late_registration_open`` with the level in force).
-    Finished, cancelled: closed."""
-    if tournament.state == TournamentState.REGISTERING:
-        return True
-    if tournament.state != TournamentState.RUNNING or tournament.kind != TournamentKind.SCHEDULED:
-        return False
-    last, current = tournament.late_registration_level, tournament.current_level
-    if last is None or current is None:
-        return False
-    return late_registration_open(tournament.schedule(), current, last)
+__all__ = [
+    "ACTIVE",
+    "CancelResult",
+    "RegistrationResult",
+    "cancel_tournament",
+    "fee_account",
+    "get_tournament",
+    "lock_tournament",
+    "pool_account",
+    "register",
+    "registered_count",
+    "registration_open",
+    "start_or_cancel_scheduled",
+    "sweep_tournaments",
+    "tournament_owner",
+    "unregister",
+]
 
 
 @dataclass(frozen=True)
@@ -132,7 +117,9 @@ def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: d
     """Register the player: buy-in to the prize pool, fee to the house. Refusals:
     ``tournament_not_found``, ``tournament_already_registered``,
     ``tournament_registration_closed``, ``tournament_full``, the responsible
-    gaming refusals (buy-in + fee as a stake), ``insufficient_funds``."""
+    gaming refusals (buy-in + fee as a stake), ``insufficient_funds``.
+    The registration that fills a Sit & Go starts it (``start_tournament``); a
+    late registration is seated at once (``seat_late_entry``)."""
     request = {"tournament": tournament_id, "player": player_id}
 
     def run() -> RegistrationResult:
@@ -152,6 +139,11 @@ def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: d
         data = {"entry_id": entry.pk, "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
         _move(tournament, to_pool=True, player_id=player_id, event_type=et.TOURNAMENT_REGISTERED, data=data,
               key=f"{idempotency_key}:ledger")  # fmt: skip
+        if tournament.state == TournamentState.RUNNING:  # late registration: seated at once
+            seat_late_entry(tournament, entry, now=now)
+        elif tournament.kind == TournamentKind.SIT_AND_GO and count + 1 == tournament.max_players:
+            start_tournament(tournament, now=now)
+        entry.refresh_from_db(fields=["state"])
         return RegistrationResult(tournament.pk, entry.pk, entry.state, buy_in, fee, count + 1)
 
     with transaction.atomic():
@@ -195,61 +187,106 @@ class CancelResult:
 
 
 def cancel_tournament(*, tournament_id: int, operator: Any, reason: str, now: datetime) -> CancelResult:
-    """Cancel a tournament that has not started and refund every active entry
-    exactly: its buy-in from the prize pool and its fee from the house's
-    ``rake`` account, back to the wallet, all caused by the one
-    ``poker_tournament.cancelled`` event (its data lists the refunds). Entries
-    become ``unregistered`` (refunded), the tournament ``cancelled``, the pool
-    ends at zero; ``operator.action`` ``tournament.cancel`` records the operator
-    and the reason. Refusals (nothing changes): ``reason_required``,
-    ``tournament_not_found``, ``tournament_not_cancellable`` (running, finished
-    or already cancelled; the policy for a running tournament, refund or chip
-    count, comes with play)."""
+    """Cancel a tournament (docs/poker.md, "Tournaments: cancel"), recorded as
+    ``operator.action`` ``tournament.cancel`` with the operator and the reason.
+
+    Before the start every active entry is refunded exactly: its buy-in from the
+    prize pool and its fee from the house's ``rake`` account, back to the
+    wallet, all caused by the one ``poker_tournament.cancelled`` event; entries
+    become ``unregistered`` (refunded). Running or paused: the tournament's
+    ``cancel_policy`` (``cancel_running``: refund, or pay by chip count). The
+    pool ends at zero. Refusals (nothing changes): ``reason_required``,
+    ``tournament_not_found``, ``tournament_not_cancellable`` (finished or
+    already cancelled)."""
     reason = required_reason(reason)
     actor = operator_actor(operator)
     with transaction.atomic():
         tournament = lock_tournament(tournament_id)
-        if tournament.state != TournamentState.REGISTERING:
+        if tournament.state in (TournamentState.RUNNING, TournamentState.PAUSED):
+            running = cancel_running(tournament, actor=actor, reason=reason, now=now)
+            result = CancelResult(tournament.pk, tournament.state, running.refunded, running.buy_ins, running.fees)
+            details: dict[str, Any] = {"policy": running.policy, "paid": running.paid}
+        elif tournament.state == TournamentState.REGISTERING:
+            result = _cancel_registering(tournament, actor=actor, reason=reason, now=now)
+            details = {"policy": "refund"}
+        else:
             raise TournamentNotCancellable(tournament_id=tournament_id, state=tournament.state)
-        entries = list(
-            TournamentEntry.objects.select_for_update()
-            .filter(tournament=tournament, state__in=ACTIVE)
-            .order_by("registered_at", "id")
-        )
-        currency = tournament.currency
-        pool = pool_account(tournament_id=tournament.pk, currency=currency)
-        fees = fee_account(tournament_id=tournament.pk, currency=currency)
-        refunds = [{"entry_id": e.pk, "player_id": e.player_id, "buy_in": e.buy_in, "fee": e.fee} for e in entries]
-        buy_ins, fees_back = sum(e.buy_in for e in entries), sum(e.fee for e in entries)
-        data = {"reason": reason, "actor": actor, "at": iso(now), "refunds": refunds, "buy_ins": buy_ins,
-                "fees": fees_back}  # fmt: skip
-        append = StreamAppend(et.tournament_stream(tournament.pk), None, [NewEvent(et.TOURNAMENT_CANCELLED, data)],
-                              {"actor": actor})  # fmt: skip
-        cause: StreamAppend | int = append
-        key = f"poker:tournament:{tournament.pk}:cancel"
-        for entry in entries:
-            wallet = player_accounts(player_id=entry.player_id, currency=currency).wallet
-            for source, amount, leg in ((pool, entry.buy_in, "buy_in"), (fees, entry.fee, "fee")):
-                if amount > 0:
-                    result = transfer(
-                        debit_account=source, credit_account=wallet, amount=amount, currency=currency,
-                        idempotency_key=f"{key}:{entry.pk}:{leg}", kind="tourney_refund", cause=cause,
-                    )  # fmt: skip
-                    cause = result.event_id
-        if cause is append:  # nobody to refund: the event alone
-            append_events(stream_id=append.stream_id, expected_version=None, events=append.events,
-                          metadata=append.metadata)  # fmt: skip
-        if balance_of(account_id=pool) != 0:
-            raise AssertionError(f"tournament {tournament.pk}: the prize pool is not zero after the refunds")
-        for entry in entries:
-            entry.state = EntryState.UNREGISTERED
-            entry.unregistered_at = now
-            entry.save(update_fields=["state", "unregistered_at"])
-        tournament.state = TournamentState.CANCELLED
-        tournament.save(update_fields=["state", "updated_at"])
         record_operator_action(
             operator=operator, action="tournament.cancel", target=f"poker-tournament:{tournament.pk}", reason=reason,
-            details={"tournament": tournament.name, "refunded": len(entries), "buy_ins": buy_ins, "fees": fees_back},
+            details={"tournament": tournament.name, "refunded": result.refunded, "buy_ins": result.buy_ins,
+                     "fees": result.fees, **details},
             metadata={"tournament_id": tournament.pk},
         )  # fmt: skip
-        return CancelResult(tournament.pk, tournament.state, len(entries), buy_ins, fees_back)
+        return result
+
+
+def _cancel_registering(tournament: Tournament, *, actor: str, reason: str, now: datetime) -> CancelResult:
+    """Refund every active entry of a tournament that has not started (locked)."""
+    entries = list(
+        TournamentEntry.objects.select_for_update()
+        .filter(tournament=tournament, state__in=ACTIVE)
+        .order_by("registered_at", "id")
+    )
+    currency = tournament.currency
+    pool = pool_account(tournament_id=tournament.pk, currency=currency)
+    fees = fee_account(tournament_id=tournament.pk, currency=currency)
+    refunds = [{"entry_id": e.pk, "player_id": e.player_id, "buy_in": e.buy_in, "fee": e.fee} for e in entries]
+    buy_ins, fees_back = sum(e.buy_in for e in entries), sum(e.fee for e in entries)
+    data = {"reason": reason, "actor": actor, "at": iso(now), "policy": "refund", "refunds": refunds,
+            "buy_ins": buy_ins, "fees": fees_back}  # fmt: skip
+    append = StreamAppend(et.tournament_stream(tournament.pk), None, [NewEvent(et.TOURNAMENT_CANCELLED, data)],
+                          {"actor": actor})  # fmt: skip
+    cause: StreamAppend | int = append
+    key = f"poker:tournament:{tournament.pk}:cancel"
+    for entry in entries:
+        wallet = player_accounts(player_id=entry.player_id, currency=currency).wallet
+        for source, amount, leg in ((pool, entry.buy_in, "buy_in"), (fees, entry.fee, "fee")):
+            if amount > 0:
+                result = transfer(
+                    debit_account=source, credit_account=wallet, amount=amount, currency=currency,
+                    idempotency_key=f"{key}:{entry.pk}:{leg}", kind="tourney_refund", cause=cause,
+                )  # fmt: skip
+                cause = result.event_id
+    if cause is append:  # nobody to refund: the event alone
+        append_events(stream_id=append.stream_id, expected_version=None, events=append.events,
+                      metadata=append.metadata)  # fmt: skip
+    if balance_of(account_id=pool) != 0:
+        raise AssertionError(f"tournament {tournament.pk}: the prize pool is not zero after the refunds")
+    for entry in entries:
+        entry.state = EntryState.UNREGISTERED
+        entry.unregistered_at = now
+        entry.save(update_fields=["state", "unregistered_at"])
+    tournament.state = TournamentState.CANCELLED
+    tournament.save(update_fields=["state", "updated_at"])
+    return CancelResult(tournament.pk, tournament.state, len(entries), buy_ins, fees_back)
+
+
+def start_or_cancel_scheduled(*, tournament_id: int, now: datetime) -> int:
+    """A scheduled tournament whose start time has come starts with two or more
+    entries (1 returned); with fewer it is cancelled and refunded
+    (``not_enough_players``, by the system). 0 when it is not due any more."""
+    with transaction.atomic():
+        tournament = lock_tournament(tournament_id)
+        if tournament.state != TournamentState.REGISTERING or tournament.start_at is None or tournament.start_at > now:
+            return 0
+        if registered_count(tournament) >= 2:
+            start_tournament(tournament, now=now)
+            return 1
+        _cancel_registering(tournament, actor=SYSTEM, reason="not_enough_players", now=now)
+        return 0
+
+
+def sweep_tournaments(*, now: datetime) -> dict[str, int]:
+    """Beat backstop: scheduled tournaments due start (or, with fewer than two
+    players, are cancelled and refunded); running tournaments with a table
+    waiting or idle, or a level due, take their step (``advance_tournament``)."""
+    done = {"started": 0, "stepped": 0}
+    due = Tournament.objects.filter(state=TournamentState.REGISTERING, start_at__lte=now).values_list("pk", flat=True)
+    for tournament_id in list(due):
+        done["started"] += start_or_cancel_scheduled(tournament_id=tournament_id, now=now)
+    for tournament in Tournament.objects.filter(state=TournamentState.RUNNING).order_by("pk"):
+        waiting = PokerTable.objects.filter(tournament=tournament, is_open=True, phase__in=(WAITING, IDLE)).exists()
+        due_level = level_now(tournament, now)[0] != tournament.current_level
+        if (waiting or due_level) and advance_tournament(tournament_id=tournament.pk, now=now) is not None:
+            done["stepped"] += 1
+    return done
