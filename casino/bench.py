@@ -23,6 +23,7 @@ BENCHMARK_MODULES = [
     "games.benchmarks.poker",
     "games.benchmarks.live",
     "games.benchmarks.rounds",
+    "games.benchmarks.tournament",
     "compliance.benchmarks",
 ]
 

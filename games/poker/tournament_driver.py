@@ -7,8 +7,10 @@ bot is to act, the tournament's step when the table waits), and each round
 moves the clock on by ``seconds_per_round``. Nothing is enqueued meanwhile
 (``games.pacing.suppress_scheduling``).
 
-Bots decide from the hand's state with a seeded random source: all-in with
-``aggression``, else check or call, sometimes fold to a bet. Seats of players
+Bots decide from the hand's state with a seeded random source, loosely like
+people: check when they may, call a bet half the time and fold otherwise, go
+all-in now and then (``aggression / 4``), and call an all-in with
+``aggression / 2``. Seats of players
 who are not bots (``bots`` given) are left to their players: the driver only
 runs the dealer's step at their deadline, as the dealer would.
 """
@@ -78,14 +80,17 @@ class TournamentDriver:
         player = int(state.players[state.positions[legal.seat]].player_id)
         if not self.is_bot(player):
             return None
+        me = state.players[state.positions[legal.seat]]
         roll = self.random.random()
-        if roll < self.aggression and legal.can_raise:
-            return ("all_in", None)
         if legal.call_amount == 0:
+            if roll < self.aggression / 4 and legal.can_raise:
+                return ("all_in", None)
             return ("check", None)
-        if roll > 0.9:
-            return ("fold", None)
-        return ("call", None)
+        if legal.call_amount >= me.stack:  # calling puts them all in
+            return ("call", None) if roll < self.aggression / 2 else ("fold", None)
+        if roll < self.aggression / 4 and legal.can_raise:
+            return ("all_in", None)
+        return ("call", None) if roll < 0.5 else ("fold", None)
 
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table``; True if something happened."""
