@@ -9,13 +9,18 @@ on the final stacks, the pots and the rake. Where a rule differs on purpose
 (see docs/poker.md) the driver picks an action both allow and counts the
 difference by name; any other disagreement is a failure. Half the hands are
 played under pokerkit's own rules (its default fixed-limit cap and its
-short all-in reopening rule), where no rule difference is tolerated.
+short all-in reopening rule, its split of tied pots), where no rule
+difference is tolerated; the other half under our table defaults. A table
+splits each pot on its own (``PotSplit.PER_POT``), pokerkit merges the pots
+left with the same players first; a table-rules hand is also settled by
+pokerkit's split (the same commands under ``PotSplit.POKERKIT``), and that
+settlement must give pokerkit's stacks exactly.
 
 Two more checks live here: ``SCRIPTED_HANDS``, short all-in hands (issue
 #23) played action by action in both engines, and ``run_pokerkit_replay``,
 hands pokerkit plays by itself under its default ``NoLimitTexasHoldem`` and
 ``FixedLimitTexasHoldem`` definitions, written as PHH and replayed through
-``replay_phh``, which must reach pokerkit's finishing stacks.
+``replay_phh``, which must reach pokerkit's finishing stacks exactly.
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from games.poker.engine import errors
 from games.poker.engine.events import Event
 from games.poker.engine.hand import (
     Act,
     Action,
+    Command,
     DealBoard,
     DealHoleCards,
     HandState,
@@ -48,6 +54,7 @@ from games.poker.engine.rules import (
     POKERKIT_CAP,
     TABLE_DEFAULT_CAP,
     HandConfig,
+    PotSplit,
     RakeRule,
     Reopening,
     Variant,
@@ -63,8 +70,6 @@ KNOWN_DIFFERENCES = {
     "short_all_ins_add_up": "a player who acted may raise when the short all-ins since then add up to a full "
     "raise (pokerkit counts them only since its last full-raise total, so it can refuse)",
     "lone_player_check": "pokerkit asks the only player with chips left to check; we skip that no-op turn",
-    "split_of_merged_pots": "pokerkit merges side pots left with the same players once it kills the losing "
-    "hands and splits a tie once; we split each pot on its own, so odd chips can land elsewhere",
 }
 
 
@@ -83,7 +88,10 @@ class Spec:
 class DiffReport:
     hands: int = 0
     by_variant: Counter[str] = field(default_factory=Counter)
-    pokerkit_rules: int = 0  # hands under pokerkit's cap and reopening rule
+    pokerkit_rules: int = 0  # hands under pokerkit's cap, reopening rule and pot split
+    # Table-rules hands whose per-pot split paid odd chips elsewhere than
+    # pokerkit's merged split; settled by pokerkit's split they matched it.
+    per_pot_odd_chips: int = 0
     known: Counter[str] = field(default_factory=Counter)
     showdowns: int = 0
     side_pots: int = 0
@@ -111,8 +119,9 @@ def random_spec(rng: random.Random) -> Spec:
     if rng.random() < 0.7:
         rule = seed_rake_rule(variant, players=n, small_blind=small)
         rake = RakeRule(rule.percent_bp, rule.minimum, rule.cap, rng.random() < 0.8)
-    # Half the hands under pokerkit's own rules (its default fixed-limit cap and
-    # reopening rule: no difference allowed), half under our table defaults.
+    # Half the hands under pokerkit's own rules (its default fixed-limit cap,
+    # reopening rule and pot split: no difference allowed), half under our
+    # table defaults.
     pokerkit_rules = rng.random() < 0.5
     cap = POKERKIT_CAP if pokerkit_rules else TABLE_DEFAULT_CAP
     config = HandConfig(
@@ -124,6 +133,7 @@ def random_spec(rng: random.Random) -> Spec:
         raise_cap=cap.bets,
         blind_is_bet=cap.blind_is_bet,
         reopening=Reopening.POKERKIT if pokerkit_rules else Reopening.ACTED,
+        pot_split=PotSplit.POKERKIT if pokerkit_rules else PotSplit.PER_POT,
     )
     deck = list(DECK)
     rng.shuffle(deck)
@@ -159,9 +169,11 @@ def play(
     pk = create_state(config, spec.stacks, rake=hook)
 
     state: HandState | None = None
+    commands: list[Command] = []
 
     def run(command: StartHand | DealHoleCards | DealBoard | Act) -> HandState:
         nonlocal state
+        commands.append(command)
         new = decide(state, command, strength=strength)
         for event in new:
             state = apply(state, event)
@@ -189,7 +201,7 @@ def play(
     _pk_catch_up(pk, report, pk_pots)
     if pk.status:
         raise DifferentialMismatch(f"pokerkit hand still running after ours ended: {pk.operations[-3:]}")
-    _compare_end(st, pk, hook, spec, pk_pots, report)
+    _compare_end(st, pk, hook, spec, pk_pots, report, _pokerkit_split(st, commands, strength))
     report.hands += 1
     report.by_variant[config.variant.value] += 1
     report.pokerkit_rules += config.reopening is Reopening.POKERKIT
@@ -275,12 +287,19 @@ def _choose(st: HandState, pk: object, rng: random.Random, report: DiffReport) -
     return Act(seat, Action.CALL if legal.call_amount > 0 else Action.CHECK)
 
 
-def _tied(st: HandState) -> bool:
-    return st.split_pots > 0
-
-
-def _close(ours: tuple[int, ...], theirs: tuple[int, ...], pots: int) -> bool:
-    return all(abs(a - b) <= pots for a, b in zip(ours, theirs, strict=True))
+def _pokerkit_split(st: HandState, commands: list[Command], strength: Strength) -> HandState:
+    """The hand settled by pokerkit's split of tied pots: ``st`` when it was
+    played under it, else the same commands replayed under it."""
+    if st.config.pot_split is PotSplit.POKERKIT:
+        return st
+    state: HandState | None = None
+    for command in commands:
+        if isinstance(command, StartHand):
+            command = replace(command, config=replace(command.config, pot_split=PotSplit.POKERKIT))
+        for event in decide(state, command, strength=strength):
+            state = apply(state, event)
+    assert state is not None
+    return state
 
 
 def _pokerkit_short_all_in_refusal(pk: object) -> bool:
@@ -297,26 +316,55 @@ def _pokerkit_short_all_in_refusal(pk: object) -> bool:
     )
 
 
-def _compare_end(st: HandState, pk: object, hook: SeedRake, spec: Spec, pk_pots: list[int], report: DiffReport) -> None:
+def _compare_end(
+    st: HandState,
+    pk: object,
+    hook: SeedRake,
+    spec: Spec,
+    pk_pots: list[int],
+    report: DiffReport,
+    settled: HandState,
+) -> None:
+    """``settled``: the hand settled by pokerkit's split of tied pots
+    (``_pokerkit_split``); its stacks must be pokerkit's exactly."""
     from pokerkit import State
 
     assert isinstance(pk, State)
-    ours = st.stacks
     theirs = tuple(pk.stacks)
-    if ours != theirs:
-        merged = len(pk._pots or ()) < len(pk_pots)
-        if not (merged and sum(ours) == sum(theirs) and _tied(st) and _close(ours, theirs, len(st.pots))):
-            raise DifferentialMismatch(f"final stacks: ours {ours}, pokerkit {theirs}")
-        report.known["split_of_merged_pots"] += 1
-    if sum(ours) + st.rake != sum(spec.stacks):
+    if settled.stacks != theirs:
+        raise DifferentialMismatch(f"final stacks: ours {settled.stacks}, pokerkit {theirs}")
+    if settled is not st and st.stacks != settled.stacks:
+        # The table's per-pot split: only the odd chips of pots pokerkit merged may differ.
+        if not (len(settled.pots) < len(st.pots) and st.split_pots and st.rake == settled.rake):
+            raise DifferentialMismatch(f"per-pot split {st.stacks} against pokerkit's split {settled.stacks}")
+        report.per_pot_odd_chips += 1
+    if sum(st.stacks) + st.rake != sum(spec.stacks):
         raise DifferentialMismatch("chips not conserved")
     if st.rake != taken(pk):
         raise DifferentialMismatch(f"rake: ours {st.rake}, pokerkit {taken(pk)}")
     alive = sum(1 for p in st.players if not p.folded)
-    if alive > 1 and list(st.pots) != pk_pots:
-        raise DifferentialMismatch(f"pots: ours {st.pots}, pokerkit {pk_pots}")
+    if alive > 1:
+        natural = list(st.pots) if st.config.pot_split is PotSplit.PER_POT else pk_pots
+        awarded = _awarded_pots(pk)
+        if natural != pk_pots or list(settled.pots) != awarded:
+            raise DifferentialMismatch(
+                f"pots: ours {st.pots} (pokerkit's split {settled.pots}), pokerkit {pk_pots} (after killing {awarded})"
+            )
     if alive == 1 and sum(st.pots) != hook.total:
         raise DifferentialMismatch(f"pot: ours {st.pots}, pokerkit {hook.pots} + the winner's matched bet")
+
+
+def _awarded_pots(pk: object) -> list[int]:
+    """pokerkit's pots as it awarded them (after killing the losing hands),
+    before rake: each pot's rake plus the chips it pushed."""
+    from pokerkit import ChipsPushing, State
+
+    assert isinstance(pk, State)
+    pushed: Counter[int] = Counter()
+    for operation in pk.operations:
+        if isinstance(operation, ChipsPushing):
+            pushed[operation.pot_index] += sum(operation.amounts)
+    return [pot.raked_amount + pushed[k] for k, pot in enumerate(pk._pots or ())]
 
 
 def run_differential(
@@ -564,6 +612,7 @@ def play_scripted(script: Scripted, reopening: Reopening) -> HandState:
         raise_cap=cap.bets,
         blind_is_bet=cap.blind_is_bet,
         reopening=reopening,
+        pot_split=PotSplit.POKERKIT if reopening is Reopening.POKERKIT else PotSplit.PER_POT,
     )
     deck = list(DECK)
     pk: State | None = create_state(config, script.stacks) if check_pokerkit else None
@@ -672,7 +721,6 @@ class ReplayReport:
 
     played: Counter[str] = field(default_factory=Counter)  # by PHH variant code
     exact: Counter[str] = field(default_factory=Counter)  # replayed to pokerkit's finishing stacks
-    odd_chip: Counter[str] = field(default_factory=Counter)  # see KNOWN_DIFFERENCES["split_of_merged_pots"]
     raises_over_table_cap: int = 0  # fixed-limit hands with more bets a street than the table default allows
 
 
@@ -718,8 +766,7 @@ def pokerkit_hand(rng: random.Random, variant: Variant) -> tuple[str, tuple[int,
 
 def run_pokerkit_replay(hands: int, *, seed: int = 0) -> ReplayReport:
     """``hands`` pokerkit hands per PHH variant (NT, FT), each replayed
-    through ``replay_phh``; raises on a refused hand or a stack difference
-    that is not the known odd-chip one."""
+    through ``replay_phh``; raises on a refused hand or any stack difference."""
     from games.poker.engine.phh import replay_phh
 
     rng = random.Random(seed)
@@ -733,10 +780,7 @@ def run_pokerkit_replay(hands: int, *, seed: int = 0) -> ReplayReport:
                 _, st = replay_phh(text)
             except errors.PokerError as exc:
                 raise DifferentialMismatch(f"{code} hand {index} (seed {seed}) refused: {exc.code}\n{text}") from exc
-            if st.stacks == stacks:
-                report.exact[code] += 1
-            elif st.split_pots and sum(st.stacks) == sum(stacks) and _close(st.stacks, stacks, len(st.pots)):
-                report.odd_chip[code] += 1
-            else:
+            if st.stacks != stacks:
                 raise DifferentialMismatch(f"{code} hand {index}: ours {st.stacks}, pokerkit {stacks}\n{text}")
+            report.exact[code] += 1
     return report

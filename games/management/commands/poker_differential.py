@@ -46,10 +46,10 @@ class Command(BaseCommand):
             "raked": report.raked,
             "known_differences": dict(report.known),
             "pokerkit_rules": report.pokerkit_rules,
+            "per_pot_odd_chips": report.per_pot_odd_chips,
             "pokerkit_played": {
                 "played": dict(replayed.played),
                 "exact": dict(replayed.exact),
-                "odd_chip": dict(replayed.odd_chip),
                 "raises_over_table_cap": replayed.raises_over_table_cap,
             },
             "seconds": round(seconds, 1),

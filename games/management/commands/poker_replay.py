@@ -1,10 +1,10 @@
 """``manage.py poker_replay FILE.phh [--rake ...] [rules]``: replay a PHH hand
 through the engine. A PHH file is played under pokerkit's rules for its
 variant (``FT``: four bet/raise actions a street, the blinds not counted;
-pokerkit's reopening rule for short all-ins) unless the file's
-user-defined fields (``_raise_cap`` ...) or the options ``--raise-cap``,
-``--blind-is-bet``, ``--heads-up-uncapped`` and ``--reopening`` say
-otherwise. The last line is JSON ``{"finishing_stacks", "pots", "rake"}``
+pokerkit's reopening rule for short all-ins; pokerkit's split of tied
+pots) unless the file's user-defined fields (``_raise_cap`` ...) or the
+options ``--raise-cap``, ``--blind-is-bet``, ``--heads-up-uncapped``,
+``--reopening`` and ``--pot-split`` say otherwise. The last line is JSON ``{"finishing_stacks", "pots", "rake"}``
 (stacks in PHH player order, pots main first before rake)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
 from games.poker.engine.phh import read_phh, replay_phh
-from games.poker.engine.rules import RaiseCap, RakeRule, Reopening, seed_rake_rule
+from games.poker.engine.rules import PotSplit, RaiseCap, RakeRule, Reopening, seed_rake_rule
 
 
 def parse_rake(spec: str, *, text: str, currency: str) -> RakeRule:
@@ -84,6 +84,13 @@ class Command(BaseCommand):
             default=None,
             help="short all-in reopening rule: 'acted' (our tables) or 'pokerkit' (default: the file's, else pokerkit)",
         )
+        parser.add_argument(
+            "--pot-split",
+            choices=[s.value for s in PotSplit],
+            default=None,
+            help="tied pots: 'per_pot' (our tables: each pot split on its own) or 'pokerkit' (pots left with the "
+            "same players after the losing hands are killed merge, split once) (default: the file's, else pokerkit)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
@@ -95,7 +102,8 @@ class Command(BaseCommand):
             rake = parse_rake(options["rake"], text=text, currency=options["currency"]) if options["rake"] else None
             cap = _cap(options, read_phh(text).config) if _cap_given(options) else None
             reopening = Reopening(options["reopening"]) if options["reopening"] else None
-            events, state = replay_phh(text, rake=rake, cap=cap, reopening=reopening)
+            pot_split = PotSplit(options["pot_split"]) if options["pot_split"] else None
+            events, state = replay_phh(text, rake=rake, cap=cap, reopening=reopening, pot_split=pot_split)
         except DomainError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         if options["events"]:

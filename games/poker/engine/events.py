@@ -73,6 +73,7 @@ class HandStarted(Event):
     blind_is_bet: bool = True  # fixed limit preflop: the big blind counts as the bet towards the cap
     heads_up_uncapped: bool = False  # fixed limit: no cap while only two players are in the hand
     reopening: str = "acted"  # the short all-in reopening rule (rules.Reopening)
+    pot_split: str = "per_pot"  # how tied hands share the pots (rules.PotSplit)
 
 
 @_fast_init

@@ -41,7 +41,7 @@ from games.poker.engine.events import (
     RakeTaken,
     UncalledBetReturned,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, allocate_rake
+from games.poker.engine.rules import HandConfig, PotSplit, RakeRule, Reopening, Variant, allocate_rake
 
 Strength = Callable[[Sequence[str]], int]
 """Hand strength of hole + board cards; higher is better, equal ties."""
@@ -426,6 +426,7 @@ def _started(event: HandStarted) -> HandState:
         blind_is_bet=event.blind_is_bet,
         heads_up_uncapped=event.heads_up_uncapped,
         reopening=Reopening(event.reopening),
+        pot_split=PotSplit(event.pot_split),
     )
     players = tuple(Player(seat, player_id, stack) for seat, player_id, stack in event.seats)
     positions = {p.seat: i for i, p in enumerate(players)}
@@ -590,6 +591,7 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
         blind_is_bet=config.blind_is_bet,
         heads_up_uncapped=config.heads_up_uncapped,
         reopening=config.reopening.value,
+        pot_split=config.pot_split.value,
         rake=None if rake is None else (rake.percent_bp, rake.minimum, rake.cap, rake.no_flop_no_drop),
     )
     events: list[Event] = [started]
@@ -822,23 +824,22 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> HandSt
         contenders = shown
     else:
         contenders = set(alive)
-    amounts = [pot.amount for pot in pots]
     rule = state.config.rake
-    rake_total = rule.amount(sum(amounts), flop_seen=len(state.board) >= 3) if rule is not None else 0
-    per_pot = allocate_rake(rake_total, amounts) if rake_total else (0,) * len(pots)
+    natural = [pot.amount for pot in pots]
+    rake_total = rule.amount(sum(natural), flop_seen=len(state.board) >= 3) if rule is not None else 0
+    per_pot = allocate_rake(rake_total, natural) if rake_total else (0,) * len(pots)
+    awards = [_Award(pot.amount, per_pot[k], pot.eligible, _pot_winners(pot, contenders, strengths))
+              for k, pot in enumerate(pots)]  # fmt: skip
+    if state.config.pot_split is PotSplit.POKERKIT and len(alive) > 1:
+        awards = _merge_after_killing(awards)
+    amounts = [award.amount for award in awards]
     if rule is not None:
-        events.append(RakeTaken(rake_total, per_pot))
+        events.append(RakeTaken(rake_total, tuple(award.rake for award in awards)))
     won = [0] * len(players)
     split = 0
-    for index, pot in enumerate(pots):
-        winners = [i for i in pot.eligible if i in contenders]
-        if len(winners) > 1:
-            best = max(strengths[i] for i in winners)
-            winners = [i for i in winners if strengths[i] == best]
-        if not winners:  # only unknown hands left (imported history): share among the eligible
-            winners = list(pot.eligible)
-        net = pot.amount - per_pot[index]
-        share, odd = divmod(net, len(winners))
+    for index, award in enumerate(awards):
+        winners = award.winners
+        share, odd = divmod(award.amount - award.rake, len(winners))
         # Odd chips to the first winner left of the button (positions start there).
         paid = []
         for k, w in enumerate(winners):
@@ -846,8 +847,8 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> HandSt
             won[w] += chips
             paid.append((players[w].seat, chips))
         split += len(winners) > 1
-        eligible = tuple(players[i].seat for i in pot.eligible)
-        events.append(PotAwarded(index, pot.amount, per_pot[index], eligible, tuple(paid)))
+        eligible = tuple(players[i].seat for i in award.eligible)
+        events.append(PotAwarded(index, award.amount, award.rake, eligible, tuple(paid)))
     final = tuple([
         _tuple_new(Player, (
             p.seat, p.player_id, p.stack + won[i], p.bet, p.committed, p.ante, p.folded, p.hole, p.acted_at,
@@ -865,6 +866,42 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> HandSt
         split_pots=state.split_pots + split,
         version=state.version + len(events) - first,
     )
+
+
+class _Award(NamedTuple):
+    amount: int
+    rake: int
+    eligible: tuple[int, ...]  # positions
+    winners: tuple[int, ...]  # positions, in position order
+
+
+def _pot_winners(pot: Pot, contenders: set[int], strengths: dict[int, int]) -> tuple[int, ...]:
+    """The best hands among the pot's contenders (shown, or the only one
+    left); all its eligible players when only unknown hands are left (an
+    imported history)."""
+    winners = [i for i in pot.eligible if i in contenders]
+    if len(winners) > 1:
+        best = max(strengths[i] for i in winners)
+        winners = [i for i in winners if strengths[i] == best]
+    return tuple(winners) if winners else pot.eligible
+
+
+def _merge_after_killing(awards: list[_Award]) -> list[_Award]:
+    """``PotSplit.POKERKIT``: pokerkit kills the hands that win no part of
+    any pot, then lists the pots again with only the hands left: neighbouring
+    pots left with the same players merge into one, split once. A pot's
+    winners are the best of the hands left in it, so a merged pot's winners
+    are each of its parts' (the same players). A pot without a hand left (its
+    hands unknown, shared among its eligible players) keeps them."""
+    live = {i for award in awards for i in award.winners}
+    merged: list[_Award] = []
+    for award in awards:
+        eligible = tuple(i for i in award.eligible if i in live) or award.eligible
+        if merged and merged[-1].eligible == eligible:
+            last = merged.pop()
+            award = _Award(last.amount + award.amount, last.rake + award.rake, eligible, last.winners)
+        merged.append(award._replace(eligible=eligible))
+    return merged
 
 
 def _showdown_order(state: HandState, alive: list[int], pots: list[Pot], strengths: dict[int, int]) -> set[int]:

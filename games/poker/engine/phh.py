@@ -50,7 +50,7 @@ from games.poker.engine.hand import (
     decide,
     default_strength,
 )
-from games.poker.engine.rules import POKERKIT_CAP, HandConfig, RaiseCap, RakeRule, Reopening, Variant
+from games.poker.engine.rules import POKERKIT_CAP, HandConfig, PotSplit, RaiseCap, RakeRule, Reopening, Variant
 
 VARIANT_CODES = {Variant.NO_LIMIT: "NT", Variant.FIXED_LIMIT: "FT", Variant.POT_LIMIT: "PT"}
 CODE_VARIANTS = {code: variant for variant, code in VARIANT_CODES.items()}
@@ -95,16 +95,23 @@ def _int_list(data: dict[str, Any], key: str) -> tuple[int, ...]:
 
 
 def read_phh(
-    text: str, *, rake: RakeRule | None = None, cap: RaiseCap | None = None, reopening: Reopening | None = None
+    text: str,
+    *,
+    rake: RakeRule | None = None,
+    cap: RaiseCap | None = None,
+    reopening: Reopening | None = None,
+    pot_split: PotSplit | None = None,
 ) -> PhhHand:
     """Parse PHH text (one hand) into stakes and engine commands. A PHH
     file means pokerkit's rules for its variant unless told otherwise:
     ``FT`` is capped as pokerkit's ``FixedLimitTexasHoldem``
     (``POKERKIT_CAP``) and short all-ins reopen the betting as in pokerkit
-    (``Reopening.POKERKIT``). The file tells otherwise with our user-defined
+    (``Reopening.POKERKIT``) and tied hands share the pots as in pokerkit
+    (``PotSplit.POKERKIT``). The file tells otherwise with our user-defined
     fields (``_raise_cap``, ``_blind_is_bet``, ``_heads_up_uncapped``,
-    ``_reopening``, which ``write_phh`` writes for a table's own rules); the
-    caller with ``cap`` and ``reopening``, which win over the file."""
+    ``_reopening``, ``_pot_split``, which ``write_phh`` writes for a table's
+    own rules); the caller with ``cap``, ``reopening`` and ``pot_split``,
+    which win over the file."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -137,6 +144,7 @@ def read_phh(
         antes=antes,
         rake=rake,
         reopening=reopening or _file_reopening(data),
+        pot_split=pot_split or _file_pot_split(data),
         **kwargs,
     )
     players = tuple(str(p) for p in data.get("players") or [f"p{i + 1}" for i in range(n)])
@@ -208,6 +216,13 @@ def _file_reopening(data: dict[str, Any]) -> Reopening:
         raise PhhError("bad _reopening (acted or pokerkit)", code="phh_invalid_rules") from None
 
 
+def _file_pot_split(data: dict[str, Any]) -> PotSplit:
+    try:
+        return PotSplit(data.get("_pot_split", PotSplit.POKERKIT.value))
+    except ValueError:
+        raise PhhError("bad _pot_split (per_pot or pokerkit)", code="phh_invalid_rules") from None
+
+
 def _seats(players: Sequence[str], stacks: Sequence[int]) -> tuple[SeatSpec, ...]:
     ids = [p if players.count(p) == 1 else f"{p}#{i + 1}" for i, p in enumerate(players)]
     return tuple(SeatSpec(i + 1, ids[i], stack) for i, stack in enumerate(stacks))
@@ -232,11 +247,12 @@ def replay_phh(
     rake: RakeRule | None = None,
     cap: RaiseCap | None = None,
     reopening: Reopening | None = None,
+    pot_split: PotSplit | None = None,
     strength: Strength = default_strength,
 ) -> tuple[list[Event], HandState]:
     """Replay a PHH hand through the engine; the events and the final state
-    (``cap``, ``reopening``: as ``read_phh``)."""
-    hand = read_phh(text, rake=rake, cap=cap, reopening=reopening)
+    (``cap``, ``reopening``, ``pot_split``: as ``read_phh``)."""
+    hand = read_phh(text, rake=rake, cap=cap, reopening=reopening, pot_split=pot_split)
     state: HandState | None = None
     events: list[Event] = []
     for command in hand.commands:
@@ -333,6 +349,8 @@ def write_phh(events: Sequence[Event], *, extra: dict[str, Any] | None = None) -
         fields["_heads_up_uncapped"] = config.heads_up_uncapped
     if config.reopening is not Reopening.POKERKIT:
         fields["_reopening"] = config.reopening.value
+    if config.pot_split is not PotSplit.POKERKIT:
+        fields["_pot_split"] = config.pot_split.value
     fields["starting_stacks"] = [stack for _, _, stack in started.seats]
     fields["actions"] = lines
     fields["hand"] = started.hand_id

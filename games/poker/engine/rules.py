@@ -104,6 +104,24 @@ class Reopening(StrEnum):
     POKERKIT = "pokerkit"
 
 
+class PotSplit(StrEnum):
+    """How tied hands share the pots at the showdown.
+
+    ``PER_POT`` (RULES.md, every table): each pot (main pot, then side pots)
+    is split on its own among its best hands, its odd chips to the first of
+    them left of the button. ``POKERKIT``: pokerkit 0.7.7's rule, which PHH
+    files are played under: once the hands that win no part of any pot are
+    killed, neighbouring pots (main pot first) left with the same players
+    are merged, and each merged pot is split once among its best hands, its
+    odd chips to the first of them left of the button (pokerkit's lowest
+    player index). The two differ only in odd chips: two pots of 5 tied by
+    the same two players pay the first of them 3 + 3 and the other 2 + 2
+    split per pot, 5 each merged."""
+
+    PER_POT = "per_pot"
+    POKERKIT = "pokerkit"
+
+
 @dataclass(frozen=True, slots=True)
 class RaiseCap:
     """The fixed-limit raise cap as a rule (see ``HandConfig``)."""
@@ -140,7 +158,11 @@ class HandConfig:
     actions count, as in pokerkit's ``FixedLimitTexasHoldem`` (four
     bet/raise actions, so a fifth bet preflop). With ``heads_up_uncapped``
     there is no cap while only two players are still in the hand. No-limit
-    and pot-limit have no cap."""
+    and pot-limit have no cap.
+
+    ``reopening`` is the short all-in rule (``Reopening``), ``pot_split``
+    how tied hands share the pots (``PotSplit``); tables use ``ACTED`` and
+    ``PER_POT``, PHH files pokerkit's."""
 
     variant: Variant
     blinds_or_straddles: tuple[int, ...]
@@ -154,6 +176,7 @@ class HandConfig:
     blind_is_bet: bool = True
     heads_up_uncapped: bool = False
     reopening: Reopening = Reopening.ACTED
+    pot_split: PotSplit = PotSplit.PER_POT
 
     def __post_init__(self) -> None:
         if self.raise_cap is not None and (isinstance(self.raise_cap, bool) or self.raise_cap < 1):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from games.poker.engine.events import Event
 from games.poker.engine.hand import (
     Act,
@@ -9,12 +11,13 @@ from games.poker.engine.hand import (
     DealBoard,
     DealHoleCards,
     HandState,
+    Phase,
     SeatSpec,
     StartHand,
     apply,
     decide,
 )
-from games.poker.engine.rules import HandConfig, RakeRule, Variant
+from games.poker.engine.rules import HandConfig, PotSplit, RakeRule, Variant
 
 NL = Variant.NO_LIMIT
 
@@ -68,3 +71,31 @@ class Hand:
 
     def of(self, kind: type) -> list:
         return [e for e in self.events if isinstance(e, kind)]
+
+
+def two_odd_pots(split: PotSplit, short_hole: str = "9c8c", river: str = "2c", rake: RakeRule | None = None) -> Hand:
+    """Four players, a big-blind ante of 1 (dead money). Seat 3 is all-in
+    for 20 preflop; seat 4 calls, puts 5 more in on the flop and folds on
+    the turn. Main pot 1 + 4 x 20 = 81 (seats 1, 2, 3), side pot 3 x 5 +
+    2 x 10 = 35 (seats 1, 2: seat 4 folded): both odd. Seats 1 and 2 tie
+    with the board's ace-high straight over seat 3's ``short_hole`` (the
+    ``river`` given, another board)."""
+    h = Hand(replace(config(antes=(0, 1), rake=rake), pot_split=split), {1: 200, 2: 200, 3: 20, 4: 200}, button=4)
+    h.deal({1: "Ts4d", 2: "Td4h", 3: short_hole, 4: "5s6s"})
+    h.act(3, "all_in")
+    h.act(4, "call")
+    h.act(1, "call")
+    h.act(2, "call")
+    h.board("AsKdQh")
+    h.act(1, "bet", 5)
+    h.act(2, "call")
+    h.act(4, "call")
+    h.board("Jc")
+    h.act(1, "bet", 10)
+    h.act(2, "call")
+    h.act(4, "fold")
+    h.board(river)
+    h.act(1, "check")
+    h.act(2, "check")
+    assert h.s.phase is Phase.COMPLETE
+    return h

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -15,6 +16,7 @@ from games.poker.engine.events import (
     HandEnded,
     HandMucked,
     HandShown,
+    HandStarted,
     PotAwarded,
     RakeTaken,
     UncalledBetReturned,
@@ -35,9 +37,9 @@ from games.poker.engine.hand import (
     replay,
     step,
 )
-from games.poker.engine.rules import RakeRule, Variant, seed_rake_rule
+from games.poker.engine.rules import PotSplit, RakeRule, Variant, seed_rake_rule
 
-from .helpers import Hand, config
+from .helpers import Hand, config, two_odd_pots
 
 THREE = {1: 200, 2: 200, 3: 200}
 HOLES3 = {1: "2c3d", 2: "4h6s", 3: "8d9c"}
@@ -277,6 +279,63 @@ def test_split_pot_odd_chip_goes_to_first_winner_left_of_button() -> None:
     assert pot.winners == ((3, 3), (1, 2))
 
 
+def test_tied_pots_split_each_on_its_own_at_tables() -> None:
+    """RULES.md (``PotSplit.PER_POT``, the default): each pot is split on its
+    own, its odd chip to the first winner left of the button: seat 1 takes
+    the odd chip of both pots."""
+    h = two_odd_pots(PotSplit.PER_POT)
+    assert [(p.amount, p.eligible, p.winners) for p in h.of(PotAwarded)] == [
+        (81, (1, 2, 3), ((1, 41), (2, 40))),
+        (35, (1, 2), ((1, 18), (2, 17))),
+    ]
+    assert h.s.pots == (81, 35)
+    assert h.s.stacks == (165 + 59, 164 + 57, 0, 175)
+
+
+def test_pokerkit_split_merges_pots_left_with_the_same_players() -> None:
+    """``PotSplit.POKERKIT`` (PHH files): seat 3's losing hand is killed, so
+    the main pot is left with seats 1 and 2 like the side pot; the two merge
+    into one pot of 116, split once: 58 each, no odd chip."""
+    h = two_odd_pots(PotSplit.POKERKIT)
+    assert [(p.index, p.amount, p.rake, p.eligible, p.winners) for p in h.of(PotAwarded)] == [
+        (0, 116, 0, (1, 2), ((1, 58), (2, 58))),
+    ]
+    assert h.s.pots == (116,)
+    assert h.s.split_pots == 1
+    assert h.s.stacks == (165 + 58, 164 + 58, 0, 175)
+    started = h.of(HandStarted)[0]
+    assert started.pot_split == "pokerkit"
+    assert event_from_dict(started.to_dict()) == started
+    assert replay(h.events)[-1] == h.s  # the events rebuild the merged pots
+    # Events stored before the rule existed read as the table rule.
+    old = {key: value for key, value in started.to_dict().items() if key != "pot_split"}
+    assert event_from_dict(old).pot_split == "per_pot"  # type: ignore[attr-defined]
+
+
+def test_pokerkit_split_keeps_apart_pots_a_live_hand_holds_apart() -> None:
+    """When seat 3 wins the main pot its hand is not killed: the main pot
+    (seats 1, 2, 3) and the side pot (seats 1, 2) stay apart under both
+    rules, and the side pot's odd chip goes to seat 1."""
+    for split in PotSplit:
+        h = two_odd_pots(split, short_hole="AhAd", river="Ac")  # four aces
+        assert [(p.amount, p.eligible, p.winners) for p in h.of(PotAwarded)] == [
+            (81, (1, 2, 3), ((3, 81),)),
+            (35, (1, 2), ((1, 18), (2, 17))),
+        ], split
+
+
+def test_pokerkit_split_takes_the_rake_of_the_pots_it_merges() -> None:
+    """Rake is the whole hand's, allocated over the pots as they are formed
+    (the main pot first); a merged pot pays its parts' rake."""
+    per_pot = two_odd_pots(PotSplit.PER_POT, rake=RakeRule())
+    merged = two_odd_pots(PotSplit.POKERKIT, rake=RakeRule())
+    (rake,) = per_pot.of(RakeTaken)
+    assert rake.amount == 2  # 2.5 % of 116
+    assert [(p.amount, p.rake) for p in per_pot.of(PotAwarded)] == [(81, 1), (35, 1)]
+    assert merged.of(RakeTaken)[0].per_pot == (2,)
+    assert [(p.amount, p.rake, p.winners) for p in merged.of(PotAwarded)] == [(116, 2, ((1, 57), (2, 57)))]
+
+
 def test_fold_to_a_raise_returns_the_uncalled_part_and_no_flop_no_drop() -> None:
     rule = seed_rake_rule(Variant.NO_LIMIT, players=3, small_blind=50)
     h = Hand(config(blinds=(50, 100), rake=rule), {1: 10_000, 2: 10_000, 3: 10_000}, button=3)
@@ -389,6 +448,7 @@ def test_step_equals_decide_then_apply_on_random_hands() -> None:
         variant = rng.choice(list(Variant))
         n = rng.randint(2, 9)
         cfg = config(variant, ante=rng.choice([0, 0, 1]), rake=rng.choice([None, RakeRule()]))
+        cfg = replace(cfg, pot_split=rng.choice(list(PotSplit)))
         seats = tuple(SeatSpec(i + 1, f"p{i}", rng.randint(1, 300)) for i in range(n))
         rng.shuffle(deck)
         state = None

@@ -17,9 +17,17 @@ from games.poker.engine import hand as engine
 from games.poker.engine.errors import BelowMinimumBet, RaiseCapReached
 from games.poker.engine.events import Event
 from games.poker.engine.phh import PhhError, read_phh, replay_phh, write_phh
-from games.poker.engine.rules import POKERKIT_CAP, TABLE_DEFAULT_CAP, HandConfig, RakeRule, Reopening, Variant
+from games.poker.engine.rules import (
+    POKERKIT_CAP,
+    TABLE_DEFAULT_CAP,
+    HandConfig,
+    PotSplit,
+    RakeRule,
+    Reopening,
+    Variant,
+)
 
-from .helpers import Hand, config
+from .helpers import Hand, config, two_odd_pots
 
 AUTOMATIONS = (
     Automation.ANTE_POSTING,
@@ -266,3 +274,35 @@ def test_written_files_carry_a_tables_own_rules() -> None:
     pk_rules.deal({1: "AsAh", 2: "KsKh"})
     pk_rules.act(2, "fold")
     assert "_reopening" not in read_phh(write_phh(pk_rules.events)).fields
+
+
+def test_phh_splits_tied_pots_as_pokerkit_unless_told_otherwise(tmp_path: Path) -> None:
+    """A PHH file's tied pots are shared as pokerkit shares them
+    (``PotSplit.POKERKIT``: pots left with the same players once the losing
+    hands are killed merge, split once); a table hand (each pot split on its
+    own) is written with ``_pot_split = "per_pot"``, which the reader honours
+    and the caller or ``poker_replay --pot-split`` overrides."""
+    table = two_odd_pots(PotSplit.PER_POT)
+    text = write_phh(table.events)
+    assert read_phh(text).fields["_pot_split"] == "per_pot"
+    _, again = replay_phh(text)
+    assert again.stacks == table.s.stacks == (224, 221, 0, 175)
+    _, merged = replay_phh(text, pot_split=PotSplit.POKERKIT)
+    assert merged.stacks == (223, 222, 0, 175)
+    *_, theirs = HandHistory.loads(text)  # pokerkit ignores _pot_split: it merges
+    assert tuple(theirs.stacks) == merged.stacks
+    pk_rules = write_phh(two_odd_pots(PotSplit.POKERKIT).events)
+    assert "_pot_split" not in read_phh(pk_rules).fields
+    assert replay_phh(pk_rules)[1].stacks == merged.stacks
+    assert replay_phh(pk_rules, pot_split=PotSplit.PER_POT)[1].stacks == table.s.stacks
+    path = tmp_path / "hand.phh"
+    path.write_text(pk_rules, encoding="utf-8")
+    for option, stacks in ((None, [223, 222, 0, 175]), ("per_pot", [224, 221, 0, 175])):
+        out = StringIO()
+        call_command("poker_replay", str(path), *(("--pot-split", option) if option else ()), stdout=out)
+        result = json.loads(out.getvalue().strip().splitlines()[-1])
+        assert result["finishing_stacks"] == stacks
+        assert result["pots"] == ([116] if option is None else [81, 35])
+    with pytest.raises(PhhError) as bad:
+        read_phh(text.replace('_pot_split = "per_pot"', '_pot_split = "merged"'))
+    assert bad.value.code == "phh_invalid_rules"
