@@ -75,6 +75,11 @@ def ensure_account(*, kind: AccountKind | str, owner: str, currency: str) -> int
         raise UnknownCurrency(f"{kind.value} accounts hold money, not tournament chips", currency=currency)
     key = account_key(kind.value, owner, currency)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        # Nearly every call finds the account: one round trip then.
+        cursor.execute("SELECT id FROM ledger_account WHERE key = %s", [key])
+        found = cursor.fetchone()
+        if found is not None:
+            return int(found[0])
         cursor.execute(
             "INSERT INTO ledger_account (key, kind, owner, currency, may_go_negative, balance, created_at) "
             "VALUES (%s, %s, %s, %s, %s, 0, %s) ON CONFLICT (key) DO NOTHING",

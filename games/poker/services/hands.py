@@ -53,7 +53,7 @@ from games.poker.engine.hand import (
     step,
 )
 from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, seed_rake_rule
-from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, PokerTableNotFound
+from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, RakeMode
 from games.poker.services.operator import void_hand
 from games.poker.services.seats import DISCONNECTED, free_expired_seats, sit_out_seat, sit_out_unready
@@ -64,7 +64,6 @@ from games.poker.services.tables import (
     IDLE,
     PAUSED,
     WAITING,
-    dealt_in,
     dealt_in_seats,
     eligible,
     iso,
@@ -161,6 +160,7 @@ def _play(
     actor: str,
     key: str,
     now: datetime,
+    seats: dict[int, PokerSeat] | None = None,
 ) -> tuple[HandState, list[Event]]:
     """Decide ``commands``, deal whatever the dealer deals next, record the
     events with their money, and update the projections and the table's
@@ -185,9 +185,11 @@ def _play(
         assert deal is not None
         state, events = step(state, deal)
         record(events)
+    if seats is None:
+        seats = dealt_in_seats(hand)
     deadline = None
     if state.phase is not Phase.COMPLETE:
-        away = table.tournament_id is not None and _away_in_tournament(table, state.acting_seat, now)
+        away = table.tournament_id is not None and _away_in_tournament(table, seats.get(state.acting_seat or 0), now)
         # Seed 001: an absent tournament player is folded when their turn comes (at once).
         deadline = now if away else now + timedelta(seconds=table.turn_seconds)
         new.append(NewEvent(et.TURN, {"seat": state.acting_seat, "deadline": iso(deadline), "time_bank": False}))
@@ -198,14 +200,14 @@ def _play(
         transfers=_money(decided, state, table, hand, stream),
     )
     hand.stream_version += len(new)
-    _project(table, hand, state, deadline, now)
+    _project(table, hand, state, deadline, now, seats)
     return state, [event for _, event in decided]
 
 
-def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: datetime | None, now: datetime) -> None:
-    # Only the seat rows dealt in: a player who folded, left and sat down again
-    # has a seat the hand must not touch (issue #20).
-    seats = dealt_in_seats(hand)
+def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: datetime | None, now: datetime,
+             seats: dict[int, PokerSeat]) -> None:  # fmt: skip
+    # Only the seat rows dealt in (``seats``, ``dealt_in_seats``): a player who
+    # folded, left and sat down again has a seat the hand must not touch (issue #20).
     for number, seat in seats.items():
         stack = state.players[state.positions[number]].stack
         if seat.stack != stack:
@@ -236,15 +238,13 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
         set_table(table, phase=HAND, deadline=deadline)
 
 
-def _away_in_tournament(table: PokerTable, seat_number: int | None, now: datetime) -> bool:
-    """The tournament seat ``seat_number`` sits out or its player is not present."""
-    if seat_number is None:
+def _away_in_tournament(table: PokerTable, seat: PokerSeat | None, now: datetime) -> bool:
+    """The tournament seat sits out or its player is not present."""
+    if seat is None:
         return False
-    row = PokerSeat.objects.filter(table=table, seat_number=seat_number).values_list("player_id", "sitting_out").first()
-    if row is None:
-        return False
-    player_id, sitting_out = row
-    return sitting_out or not presence.is_present(family=presence.POKER, table_id=table.pk, player_id=player_id, at=now)
+    return seat.sitting_out or not presence.is_present(
+        family=presence.POKER, table_id=table.pk, player_id=seat.player_id, at=now
+    )
 
 
 def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Sequence[str] | None) -> PokerHand | None:
@@ -295,7 +295,8 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
         tuple(SeatSpec(s.seat_number, str(s.player_id), s.stack) for s in seats),
         button,
     )
-    _play(table, hand, None, cards, [start], before=before, actor=DEALER, key=f"poker:{hand_id}:start", now=now)
+    _play(table, hand, None, cards, [start], before=before, actor=DEALER, key=f"poker:{hand_id}:start", now=now,
+          seats={s.seat_number: s for s in seats})  # fmt: skip
     return hand
 
 
@@ -323,9 +324,12 @@ def act(
 
     def run() -> ActResult:
         table = lock_table(table_id)
-        if table.tournament_id is not None:
-            check_tournament_player(table, player_id)
-        seat = seat_of(table, player_id)
+        try:
+            seat = seat_of(table, player_id)
+        except NotSeated:
+            if table.tournament_id is not None:
+                check_tournament_player(table, player_id)  # eliminated: its own refusal
+            raise
         hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
         if hand is None:
             raise NoHand(table_id=table_id)
@@ -337,8 +341,10 @@ def act(
         assert state is not None
         if state.phase is Phase.COMPLETE:
             raise engine_errors.HandComplete(hand_id=hand.hand_id)
-        if not dealt_in(hand, seat):  # e.g. taken after the deal
+        seats = dealt_in_seats(hand)
+        if seats.get(seat.seat_number) is None or seats[seat.seat_number].pk != seat.pk:  # e.g. taken after the deal
             raise NotInHand(hand_id=hand.hand_id)
+        seat = seats[seat.seat_number]
         position = state.positions[seat.seat_number]
         thinking = hand.in_time_bank and not hand.in_disconnection_bank
         if thinking and state.acting_seat == seat.seat_number and hand.deadline is not None:
@@ -347,7 +353,7 @@ def act(
             seat.save(update_fields=["time_bank_left"])
         new_state, events = _play(
             table, hand, state, deck, [Act(seat.seat_number, Action(action), amount)],
-            actor=f"user:{player_id}", key=f"{idempotency_key}:ledger", now=now,
+            actor=f"user:{player_id}", key=f"{idempotency_key}:ledger", now=now, seats=seats,
         )  # fmt: skip
         taken = events[0]
         assert isinstance(taken, ActionTaken)
@@ -393,7 +399,8 @@ def advance_table(
         if legal is None:  # cannot happen after a complete step; recover by moving on
             set_table(table, phase=BETWEEN, deadline=now)
             return table
-        seat = dealt_in_seats(hand).get(legal.seat)
+        seats = dealt_in_seats(hand)
+        seat = seats.get(legal.seat)
         away = seat is not None and not presence.is_present(
             family=presence.POKER, table_id=table.pk, player_id=seat.player_id, at=now
         )
@@ -412,7 +419,7 @@ def advance_table(
                                             "disconnected": away})  # fmt: skip
         _play(
             table, hand, state, cards, [Act(legal.seat, action)], before=[timed_out], actor=DEALER,
-            key=f"poker:{hand.hand_id}:timeout:{hand.stream_version}", now=now,
+            key=f"poker:{hand.hand_id}:timeout:{hand.stream_version}", now=now, seats=seats,
         )  # fmt: skip
         if seat is not None and not seat.sitting_out:
             sit_out_seat(table, seat, reason=DISCONNECTED if away else "timeout", actor=DEALER, now=now)

@@ -372,9 +372,9 @@ def _bust_group(tournament: Tournament, entries: Sequence[TournamentEntry], play
     for entry in entries:
         entry.bust_group = tournament.bust_groups
         finish = places.get(entry.pk)
-        if finish is not None:
-            entry.place, entry.tied = finish.place, finish.tied
-        entry.save(update_fields=["bust_group", "place", "tied"])
+        if finish is not None:  # the field is known: the place and its prize (paid at the finish)
+            entry.place, entry.tied, entry.prize = finish.place, finish.tied, finish.prize
+        entry.save(update_fields=["bust_group", "place", "tied", "prize"])
         rows.append({"entry_id": entry.pk, "player_id": entry.player_id, "stack_at_start": entry.bust_stack,
                      "hand_id": entry.bust_hand_id, "place": entry.place, "tied": entry.tied})  # fmt: skip
     left = players_left_before - len(entries)
@@ -478,16 +478,21 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
         busted = _record_busts(tournament, ready, now)
         left_before = tournament.players_left
         tournament.players_left -= len(busted)
+        all_ready = len(ready) == len(tables)
+        if tournament.hand_for_hand and not all_ready:
+            # Mid-round: the busts wait for the round's end (one group); nothing else moves.
+            tournament.save()
+            return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), 0, 0,
+                              tournament.current_level)  # fmt: skip
         if tournament.hand_for_hand:
-            # Busts of one hand-for-hand round are one group: closed once every table has played it.
-            if len(ready) == len(tables):
-                pending = list(
-                    TournamentEntry.objects.select_for_update()
-                    .filter(tournament=tournament, state=EntryState.ELIMINATED, bust_group=None)
-                    .order_by("eliminated_at", "id")
-                )
-                if pending:
-                    _bust_group(tournament, pending, tournament.players_left + len(pending), now, batch)
+            # The round is over: everyone busted in it is one group.
+            pending = list(
+                TournamentEntry.objects.select_for_update()
+                .filter(tournament=tournament, state=EntryState.ELIMINATED, bust_group=None)
+                .order_by("eliminated_at", "id")
+            )
+            if pending:
+                _bust_group(tournament, pending, tournament.players_left + len(pending), now, batch)
         else:
             by_hand: dict[str, list[TournamentEntry]] = {}
             for entry in busted:
@@ -496,7 +501,7 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
             for group in by_hand.values():
                 _bust_group(tournament, group, left, now, batch)
                 left -= len(group)
-        if tournament.players_left <= 1 and not (tournament.hand_for_hand and len(ready) < len(tables)):
+        if tournament.players_left <= 1:
             _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:step:{tournament.bust_groups}",
                     actor=SYSTEM)  # fmt: skip
             _finish(tournament, tables, now)
@@ -511,10 +516,7 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
             if at is not None:
                 schedule_tournament(tournament.pk, at=at)
         ready_ids = {table.pk for table in ready}
-        moves = 0
-        all_ready = len(ready) == len(tables)
-        if not tournament.hand_for_hand or all_ready:
-            moves = _rebalance(tournament, tables, ready_ids, now, rng, batch)
+        moves = _rebalance(tournament, tables, ready_ids, now, rng, batch)
         open_tables = [table for table in tables if table.is_open]
         h4h = False
         if not registration_open(tournament):
@@ -525,7 +527,7 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
             batch.event(et.TOURNAMENT_HAND_FOR_HAND, {"on": h4h, "players_left": tournament.players_left,
                                                       "at": iso(now)})  # fmt: skip
         released = 0
-        if not h4h or all_ready:
+        if not h4h or all_ready:  # hand-for-hand: the next round starts at every table together
             if h4h:
                 tournament.hand_for_hand_round += 1
             for table in open_tables:
@@ -771,11 +773,9 @@ def cancel_running(tournament: Tournament, *, actor: str, reason: str, now: date
     else:
         payouts = _payouts(tournament)
         prizes: dict[int, int] = {}
-        for entry in entries:
-            if entry.state == EntryState.ELIMINATED and entry.place is not None:
-                share = sum(payouts.amount(p) for p in range(entry.place, entry.place + entry.tied)) // entry.tied
-                if share:
-                    prizes[entry.pk] = share
+        for entry in entries:  # out in a paid place: that place's prize (ties shared as at the finish)
+            if entry.state == EntryState.ELIMINATED and entry.place is not None and entry.prize:
+                prizes[entry.pk] = entry.prize
         rest = payouts.pool.amount - sum(prizes.values())
         players = sorted((e for e in entries if e.player_id in stacks and stacks[e.player_id] > 0),
                          key=lambda e: (-stacks[e.player_id], e.pk))  # fmt: skip
