@@ -11,12 +11,17 @@ void_hand`` and records the ``operator.action`` (``hand.<action>``) in the same
 transaction; only users who may change poker tables (the operator role,
 superusers) may use them.
 
-Tournaments: created here (the level schedule and the payout JSON validated by
-the model's ``clean``, i.e. the pure domain); the state is the services'. The
-action "Cancel and refund" asks for a reason and runs
-``games.poker.services.cancel_tournament`` for each selected tournament (every
-entry refunded, ``operator.action`` ``tournament.cancel``); only users who may
-change tournaments (the operator role, superusers) see it.
+Tournaments: created here or from a template (``TournamentTemplateAdmin``'s
+action runs ``games.poker.services.create_from_template``; templates and
+tournaments are validated by the models' ``clean``, i.e. the pure domain); the
+state is the services'. The tournament's page shows its tables and entries
+read-only. The actions pause (asks for a reason), resume and cancel (asks for a
+reason; refund before the start, the tournament's cancel policy while running)
+run ``pause_tournament``, ``resume_tournament`` and ``cancel_tournament`` for
+each selected tournament, each recorded as ``operator.action``
+(``tournament.<action>``); only users who may change tournaments (the operator
+role, superusers) see them, and only users who may add tournaments create one
+from a template. The compliance role views everything and acts on nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from django.shortcuts import render
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin, ServiceSavedAdmin
@@ -42,7 +47,7 @@ from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
 from games.poker.services.tournaments import ACTIVE
-from games.poker.tournament_models import Tournament
+from games.poker.tournament_models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
 from ledger.currencies import MINOR_UNITS
 
 HAND_CONTROLS = ("pause", "resume", "void")
@@ -146,26 +151,104 @@ class PokerHandAdmin(ReadOnlyAdmin):
     search_fields = ["hand_id"]
 
 
-class CancelTournamentForm(forms.Form):
+class TournamentReasonForm(forms.Form):
     reason = forms.CharField(
         max_length=MAX_REASON, help_text="Recorded with your identity in the operator's audit trail."
     )
 
 
+class ResumeTournamentForm(forms.Form):
+    reason = forms.CharField(max_length=MAX_REASON, required=False, help_text="Optional; recorded with your identity.")
+
+
+# The tournament actions that ask first: (title, the button, what it does).
+TOURNAMENT_CONTROLS = {
+    "pause_tournaments": (
+        "Pause tournaments", "Pause",
+        "The level clock stops, every hand in play is paused (nobody may act) and no table deals until the "
+        "tournament is resumed. The players are told the reason.",
+    ),
+    "resume_tournaments": (
+        "Resume tournaments", "Resume",
+        "The level clock runs on from where it stopped; paused hands resume with the time their actor had left, "
+        "the other tables deal after the pause between hands.",
+    ),
+    "cancel_and_refund": (
+        "Cancel tournaments", "Cancel",
+        "Not started: every registered player gets their buy-in and fee back. Running or paused: every hand in "
+        "play is voided, the tables close and the tournament's cancel policy pays (refund: every buy-in and fee "
+        "back; chip count: places already reached get their prize, the rest of the pool goes to the players left "
+        "in proportion to their chips, fees kept). This cannot be undone.",
+    ),
+}  # fmt: skip
+
+
+class TournamentTableInline(admin.TabularInline):
+    """The tournament's tables, read-only (the services move players and chips)."""
+
+    model = PokerTable
+    fk_name = "tournament"
+    fields = ("table_number", "code", "is_open", "players", "phase", "hands_played", "current_hand_id")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ["table_number", "pk"]
+    verbose_name_plural = "tables"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="players (chips)")
+    def players(self, obj: PokerTable) -> str:
+        seats = obj.seats.select_related("player").order_by("seat_number")
+        return ", ".join(f"{s.seat_number}: {s.player} ({s.stack})" for s in seats) or "-"
+
+
+class TournamentEntryInline(admin.TabularInline):
+    """The entries, read-only (registration, eliminations and prizes are the services')."""
+
+    model = TournamentEntry
+    fields = ("player", "state", "place", "tied", "prize", "registered_at", "eliminated_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["place", "registered_at", "pk"]
+    verbose_name_plural = "entries"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Tournament)
 class TournamentAdmin(admin.ModelAdmin):
     """Create tournaments (validated by ``Tournament.clean``: levels and payouts
-    through the domain), watch them, cancel those still registering."""
+    through the domain), watch them (state, level, players, tables, entries),
+    pause, resume and cancel them through the services."""
 
-    list_display = ["name", "kind", "state", "buy_in", "fee", "currency", "registered", "max_players", "start_at"]
-    list_filter = ["kind", "state"]
+    list_display = ["name", "kind", "state", "current_level", "players", "hand_for_hand", "buy_in", "fee",
+                    "currency", "registered", "max_players", "start_at", "started_at", "finished_at"]  # fmt: skip
+    list_filter = ["kind", "state", "hand_for_hand", "cancel_policy"]
     search_fields = ["name"]
     readonly_fields = [
         "state", "current_level", "started_at", "finished_at", "clock_elapsed", "clock_started_at", "entrants",
-        "players_left", "hand_for_hand", "hand_for_hand_round", "final_table", "bust_groups", "created_at",
-        "updated_at",
+        "players_left", "hand_for_hand", "hand_for_hand_round", "final_table", "bust_groups", "template",
+        "created_at", "updated_at",
     ]  # fmt: skip
-    actions = ["cancel_and_refund"]
+    inlines = [TournamentTableInline, TournamentEntryInline]
+    actions = ["pause_tournaments", "resume_tournaments", "cancel_and_refund"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:
         return (
@@ -178,33 +261,144 @@ class TournamentAdmin(admin.ModelAdmin):
     def registered(self, obj: Tournament) -> int:
         return int(getattr(obj, "registered_count", 0))
 
+    @admin.display(description="players left / entrants", ordering="players_left")
+    def players(self, obj: Tournament) -> str:
+        return f"{obj.players_left} / {obj.entrants}" if obj.started_at else "-"
+
     def get_readonly_fields(self, request: HttpRequest, obj: Tournament | None = None) -> list[str]:
         # Money terms are fixed once created (entries keep what they paid; the pool has one currency).
         fixed = ["kind", "currency", "buy_in", "fee"] if obj is not None else []
         return [*self.readonly_fields, *fixed]
 
+    def get_inlines(self, request: HttpRequest, obj: Tournament | None = None) -> list[Any]:
+        return list(self.inlines) if obj is not None else []
+
     def has_delete_permission(self, request: HttpRequest, obj: Tournament | None = None) -> bool:
         return False  # money may be in its pool: cancel instead
 
-    @admin.action(description="Cancel and refund (asks for a reason)", permissions=["change"])
-    def cancel_and_refund(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
-        form = CancelTournamentForm(request.POST if "apply" in request.POST else None)
+    def _control(self, request: HttpRequest, queryset: QuerySet[Tournament], action: str,
+                 form_class: type[forms.Form], run: Any) -> HttpResponse | None:  # fmt: skip
+        """The action's form first (the reason); then ``run(tournament_id, reason)`` for
+        each selected tournament, a refusal shown as ``code: message`` for that one."""
+        form = form_class(request.POST if "apply" in request.POST else None)
         if form.is_valid():
-            for tournament_id in queryset.values_list("pk", flat=True):
+            for tournament_id in queryset.order_by("pk").values_list("pk", flat=True):
                 try:
-                    result = services.cancel_tournament(
-                        tournament_id=tournament_id, operator=request.user, reason=form.cleaned_data["reason"],
-                        now=timezone.now(),
-                    )  # fmt: skip
+                    done = run(tournament_id, form.cleaned_data.get("reason", ""))
                 except DomainError as exc:
                     self.message_user(request, f"{tournament_id}: {exc.code}: {exc.message}", messages.ERROR)
                 else:
-                    self.message_user(request, f"{tournament_id}: cancelled, {result.refunded} entries refunded")
+                    self.message_user(request, f"{tournament_id}: {done}")
+            return None
+        title, button, explanation = TOURNAMENT_CONTROLS[action]
+        return render(
+            request,
+            "admin/games/tournament/control.html",
+            {**self.admin_site.each_context(request), "form": form, "tournaments": queryset, "action": action,
+             "button": button, "explanation": explanation, "action_checkbox_name": ACTION_CHECKBOX_NAME,
+             "title": title, "opts": self.model._meta},
+        )  # fmt: skip
+
+    @admin.action(description="Pause (asks for a reason)", permissions=["change"])
+    def pause_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
+        def run(tournament_id: int, reason: str) -> str:
+            result = services.pause_tournament(
+                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
+            )
+            return f"paused, {result.tables} tables"
+
+        return self._control(request, queryset, "pause_tournaments", TournamentReasonForm, run)
+
+    @admin.action(description="Resume", permissions=["change"])
+    def resume_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
+        def run(tournament_id: int, reason: str) -> str:
+            result = services.resume_tournament(
+                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
+            )
+            return f"resumed, {result.tables} tables"
+
+        return self._control(request, queryset, "resume_tournaments", ResumeTournamentForm, run)
+
+    @admin.action(
+        description="Cancel (asks for a reason): refund if not started, else by its cancel policy",
+        permissions=["change"],
+    )
+    def cancel_and_refund(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
+        def run(tournament_id: int, reason: str) -> str:
+            result = services.cancel_tournament(
+                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
+            )
+            started, policy = (
+                Tournament.objects.filter(pk=tournament_id).values_list("started_at", "cancel_policy").get()
+            )
+            if started is not None and policy == CancelPolicy.CHIP_COUNT:
+                return "cancelled, the pool paid by chip count (fees kept)"
+            return f"cancelled, {result.refunded} entries refunded"
+
+        return self._control(request, queryset, "cancel_and_refund", TournamentReasonForm, run)
+
+
+class CreateFromTemplateForm(forms.Form):
+    name = forms.CharField(
+        max_length=80, required=False, help_text="Blank: the template's name (each selected template its own)."
+    )
+    start_at = forms.DateTimeField(
+        required=False,
+        help_text="Scheduled templates: when the tournament starts (YYYY-MM-DD HH:MM, the site's time zone). "
+        "A Sit & Go starts when full.",
+    )
+
+    def __init__(self, *args: Any, needs_start: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["start_at"].required = needs_start
+
+
+@admin.register(TournamentTemplate)
+class TournamentTemplateAdmin(admin.ModelAdmin):
+    """Reusable tournament definitions: list, create, edit (validated by
+    ``TournamentTemplate.clean``: the levels and the payouts through the domain,
+    e.g. ``tournament_payouts_not_100`` shown on the field); the action creates a
+    registering tournament from each selected template (``create_from_template``)."""
+
+    list_display = ["name", "kind", "currency", "buy_in", "fee", "starting_chips", "max_players", "table_seats",
+                    "guarantee", "cancel_policy", "tournaments_made"]  # fmt: skip
+    list_filter = ["kind", "currency", "cancel_policy"]
+    search_fields = ["name"]
+    readonly_fields = ["created_at"]
+    actions = ["create_tournament"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[TournamentTemplate]:
+        return super().get_queryset(request).annotate(made=Count("tournaments"))
+
+    @admin.display(description="tournaments", ordering="made")
+    def tournaments_made(self, obj: TournamentTemplate) -> int:
+        return int(getattr(obj, "made", 0))
+
+    def has_delete_permission(self, request: HttpRequest, obj: TournamentTemplate | None = None) -> bool:
+        return False  # tournaments name their template: keep it (edit or stop using it)
+
+    @admin.action(description="Create a tournament from this template", permissions=["add"])
+    def create_tournament(self, request: HttpRequest, queryset: QuerySet[TournamentTemplate]) -> HttpResponse | None:
+        needs_start = queryset.filter(kind=TournamentKind.SCHEDULED).exists()
+        form = CreateFromTemplateForm(request.POST if "apply" in request.POST else None, needs_start=needs_start)
+        if form.is_valid():
+            for template in queryset.order_by("pk"):
+                try:
+                    tournament = services.create_from_template(
+                        template_id=template.pk, operator=request.user, name=form.cleaned_data["name"],
+                        start_at=form.cleaned_data["start_at"], now=timezone.now(),
+                    )  # fmt: skip
+                except DomainError as exc:
+                    self.message_user(request, f"{template.name}: {exc.code}: {exc.message}", messages.ERROR)
+                else:
+                    url = reverse("admin:games_tournament_change", args=[tournament.pk])
+                    self.message_user(request, format_html('{}: created <a href="{}">{}</a> (registering)',
+                                                           template.name, url, tournament))  # fmt: skip
             return None
         return render(
             request,
-            "admin/games/tournament/cancel.html",
-            {**self.admin_site.each_context(request), "form": form, "tournaments": queryset,
-             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Cancel and refund tournaments",
+            "admin/games/tournamenttemplate/create_tournament.html",
+            {**self.admin_site.each_context(request), "form": form, "templates": queryset,
+             "action_checkbox_name": ACTION_CHECKBOX_NAME, "title": "Create tournaments from templates",
              "opts": self.model._meta},
         )  # fmt: skip

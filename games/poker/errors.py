@@ -126,3 +126,15 @@ class TournamentPlayerEliminated(Conflict, code="tournament_player_eliminated"):
 class TournamentTable(Conflict, code="poker_tournament_table"):
     """A tournament's table: seats are assigned by the tournament, chips are tournament
     chips; nobody sits down, adds chips or leaves with them."""
+
+
+class TournamentTemplateNotFound(NotFound, code="tournament_template_not_found"):
+    """No such tournament template."""
+
+
+class TournamentStartRequired(DomainError, code="tournament_start_required"):
+    """A scheduled tournament needs a start time (``start_at``) in the future."""
+
+
+class TournamentInvalid(DomainError, code="tournament_invalid"):
+    """The tournament the template would make is not valid (see ``details``: the problem of each field)."""

@@ -225,7 +225,7 @@ class TournamentEntry(models.Model):
 
 class TournamentTemplate(models.Model):
     """A reusable tournament definition: the admin creates tournaments from it
-    (``games.poker.services.tournament_play.create_from_template``)."""
+    (``games.poker.services.create_from_template``)."""
 
     name = models.CharField(max_length=80, unique=True)
     kind = models.CharField(max_length=12, choices=TournamentKind.choices, default=TournamentKind.SIT_AND_GO)

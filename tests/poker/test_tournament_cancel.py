@@ -117,7 +117,7 @@ def test_a_player_may_not_cancel() -> None:
 @pytest.mark.parametrize("state", ["finished", "cancelled"])
 def test_a_finished_or_cancelled_tournament_is_not_cancellable(state: str) -> None:
     """Issue #23: "An operator cancelling a finished tournament" is refused (a running one
-    is cancelled under its policy: tests/poker/test_tournament_play.py)."""
+    is cancelled under its policy: tests/poker/test_tournament_operator.py)."""
     tournament, players = registered_three()
     Tournament.objects.filter(pk=tournament.pk).update(state=state)
     operator = client_for("tourney-op", OPERATOR)

@@ -1,7 +1,9 @@
 """Operator malfunction handling over REST: pause, resume or void a table's
-round, or a poker table's hand; cancel a poker tournament that has not started
-(``games.poker.services.cancel_tournament``: every entry refunded; allowed to
-users who may change tournaments, ``games.change_tournament``).
+round, or a poker table's hand; pause, resume and cancel a poker tournament
+(``games.poker.services.pause_tournament``, ``resume_tournament``,
+``cancel_tournament``: before the start every entry refunded, while running the
+tournament's cancel policy; allowed to users who may change tournaments,
+``games.change_tournament``).
 
 Thin: authorise, parse, call ``games.house.services.dealer.operator_round_control`` or
 ``games.poker.services.operator.operator_hand_control`` (the same use cases as the
@@ -50,7 +52,19 @@ TOURNAMENT_CANCEL_ERRORS = errors(
     r400="reason_required",
     r403="permission_denied (not an operator)",
     r404="tournament_not_found",
-    r409="tournament_not_cancellable (running, finished or already cancelled)",
+    r409="tournament_not_cancellable (finished or already cancelled)",
+)
+TOURNAMENT_PAUSE_ERRORS = errors(
+    r400="reason_required",
+    r403="permission_denied (not an operator)",
+    r404="tournament_not_found",
+    r409="tournament_not_running (only a running tournament is paused)",
+)
+TOURNAMENT_RESUME_ERRORS = errors(
+    r400="reason_required (a reason given that is not text of up to 500 characters)",
+    r403="permission_denied (not an operator)",
+    r404="tournament_not_found",
+    r409="tournament_not_paused (only a paused tournament is resumed)",
 )
 
 
@@ -78,12 +92,16 @@ class IsPokerOperator(IsOperator):
 class IsTournamentOperator(IsOperator):
     """The operator role (or a superuser): allowed to change tournaments."""
 
-    message = "Only operators may cancel tournaments."
+    message = "Only operators may pause, resume or cancel tournaments."
     permission = TOURNAMENT_OPERATOR_PERMISSION
 
 
 class ReasonSchema(serializers.Serializer):
     reason = serializers.CharField(max_length=MAX_REASON)
+
+
+class OptionalReasonSchema(serializers.Serializer):
+    reason = serializers.CharField(max_length=MAX_REASON, required=False, allow_blank=True)
 
 
 class TickSchema(serializers.Serializer):
@@ -98,6 +116,15 @@ class TickSchema(serializers.Serializer):
 def _reason(request: Request) -> str:
     data = request.data
     return required_reason(data.get("reason") if isinstance(data, dict) else None)
+
+
+def _optional_reason(request: Request) -> str:
+    """A reason the operator may give (resume): blank or absent is ``""``, else as ``_reason``."""
+    data = request.data
+    value = data.get("reason") if isinstance(data, dict) else None
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ""
+    return required_reason(value)
 
 
 def _table_in_play(table_id: int) -> None:
@@ -231,12 +258,63 @@ class TournamentCancelSchema(serializers.Serializer):
     fees = serializers.IntegerField(help_text="returned from the house's fee account (minor units)")
 
 
+class TournamentControlSchema(serializers.Serializer):
+    tournament_id = serializers.IntegerField()
+    state = serializers.CharField(help_text="paused or running")
+    tables = serializers.IntegerField(help_text="tables paused (a hand in play or between hands) or resumed")
+
+
+class PauseTournamentView(APIView):
+    """Pause a running tournament (malfunction): the level clock stops, every
+    hand in play is paused (actions refused with ``poker_hand_paused``) and no
+    table deals until it is resumed; the reason is recorded with the operator
+    (``poker_tournament.paused``, ``operator.action`` ``tournament.pause``)."""
+
+    permission_classes = [IsAuthenticated, IsTournamentOperator]
+
+    @extend_schema(
+        request=ReasonSchema,
+        responses={200: TournamentControlSchema, **TOURNAMENT_PAUSE_ERRORS},
+        operation_id="operator_poker_tournament_pause",
+    )
+    def post(self, request: Request, tournament_id: int) -> Response:
+        result = poker.pause_tournament(
+            tournament_id=tournament_id, operator=request_user(request), reason=_reason(request), now=timezone.now()
+        )
+        return Response(asdict(result))
+
+
+class ResumeTournamentView(APIView):
+    """Resume a paused tournament: the level clock runs on from where it stopped,
+    paused hands resume with the time their actor had left, the other tables deal
+    after the pause between hands (``poker_tournament.resumed``,
+    ``operator.action`` ``tournament.resume``; an optional ``reason`` is recorded)."""
+
+    permission_classes = [IsAuthenticated, IsTournamentOperator]
+
+    @extend_schema(
+        request=OptionalReasonSchema,
+        responses={200: TournamentControlSchema, **TOURNAMENT_RESUME_ERRORS},
+        operation_id="operator_poker_tournament_resume",
+    )
+    def post(self, request: Request, tournament_id: int) -> Response:
+        result = poker.resume_tournament(
+            tournament_id=tournament_id,
+            operator=request_user(request),
+            reason=_optional_reason(request),
+            now=timezone.now(),
+        )
+        return Response(asdict(result))
+
+
 class CancelTournamentView(APIView):
-    """Cancel a tournament that has not started: every registered player gets
-    their buy-in and fee back, the prize pool ends at zero, the tournament is
+    """Cancel a tournament. Not started: every registered player gets their
+    buy-in and fee back. Running or paused: by the tournament's ``cancel_policy``
+    (``refund``: every buy-in and fee back; ``chip_count``: places already paid
+    get their prize, the rest of the pool goes to the players left by chip
+    count, fees kept). The prize pool ends at zero, the tournament is
     ``cancelled``; the reason is recorded with the operator
-    (``poker_tournament.cancelled``, ``operator.action`` ``tournament.cancel``).
-    A running tournament is refused for now (its policy comes with play)."""
+    (``poker_tournament.cancelled``, ``operator.action`` ``tournament.cancel``)."""
 
     permission_classes = [IsAuthenticated, IsTournamentOperator]
 
@@ -259,6 +337,16 @@ urlpatterns: list[Any] = [
     path("poker/tables/<id:table_id>/hand/pause/", PauseHandView.as_view(), name="operator-poker-hand-pause"),
     path("poker/tables/<id:table_id>/hand/resume/", ResumeHandView.as_view(), name="operator-poker-hand-resume"),
     path("poker/tables/<id:table_id>/hand/void/", VoidHandView.as_view(), name="operator-poker-hand-void"),
+    path(
+        "poker/tournaments/<id:tournament_id>/pause/",
+        PauseTournamentView.as_view(),
+        name="operator-poker-tournament-pause",
+    ),
+    path(
+        "poker/tournaments/<id:tournament_id>/resume/",
+        ResumeTournamentView.as_view(),
+        name="operator-poker-tournament-resume",
+    ),
     path(
         "poker/tournaments/<id:tournament_id>/cancel/",
         CancelTournamentView.as_view(),

@@ -11,6 +11,7 @@
 - ``tournament_play``: a tournament's start, its tables and chips, the step
   between hands (busts, level, balancing, hand-for-hand, the finish and the
   payouts), pause and resume; ``tournament_core``: what both share;
+- ``tournament_templates``: the operator's tournaments made from templates;
 - ``verify``: ``verify_ledger``'s check of every seat's stack against its
   ``poker_seat`` account (registered by ``games.apps``).
 
@@ -63,6 +64,7 @@ from games.poker.services.tournament_play import (
     resume_tournament,
     start_tournament,
 )
+from games.poker.services.tournament_templates import create_from_template
 from games.poker.services.tournaments import (
     CancelResult,
     RegistrationResult,
@@ -97,6 +99,7 @@ __all__ = [
     "cancel_tournament",
     "check_currency_change",
     "chip_bank",
+    "create_from_template",
     "engine_events",
     "fee_account",
     "free_expired_seats",
