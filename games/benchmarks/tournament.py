@@ -89,8 +89,9 @@ def bench_tournament(
         tournament.refresh_from_db()
         pool = balance_of(account_id=services.pool_account(tournament_id=tournament.pk, currency="EUR"))
         bank = balance_of(account_id=services.chip_bank(tournament_id=tournament.pk))
-        prizes = sum(TournamentEntry.objects.filter(tournament=tournament).values_list("prize", flat=True).exclude(
-            prize=None))  # fmt: skip
+        prizes = sum(
+            p or 0 for p in TournamentEntry.objects.filter(tournament=tournament).values_list("prize", flat=True)
+        )
         hands = PokerHand.objects.filter(table__tournament=tournament).count()
         problems = verify_ledger(key=seal_key())
     if problems:

@@ -26,7 +26,7 @@ from games import pacing
 from games.cards.shuffle import RandomSource
 from games.poker import services
 from games.poker.engine.hand import legal_actions
-from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.models import PokerHand, PokerTable
 from games.poker.tournament_models import Tournament, TournamentState
 
 
@@ -69,8 +69,8 @@ class TournamentDriver:
     def is_bot(self, player_id: int) -> bool:
         return self.bots is None or player_id in self.bots
 
-    def decide(self, table: PokerTable, hand: PokerHand) -> tuple[str, int | None] | None:
-        """The bot's action at ``table`` (``None``: the actor is not a bot)."""
+    def decide(self, table: PokerTable, hand: PokerHand) -> tuple[int, str] | None:
+        """The player to act and the bot's action at ``table`` (``None``: the actor is not a bot)."""
         state, _, _ = services.load_hand(hand.hand_id)
         if state is None:
             return None
@@ -83,14 +83,12 @@ class TournamentDriver:
         me = state.players[state.positions[legal.seat]]
         roll = self.random.random()
         if legal.call_amount == 0:
-            if roll < self.aggression / 4 and legal.can_raise:
-                return ("all_in", None)
-            return ("check", None)
+            return player, "all_in" if roll < self.aggression / 4 and legal.can_raise else "check"
         if legal.call_amount >= me.stack:  # calling puts them all in
-            return ("call", None) if roll < self.aggression / 2 else ("fold", None)
+            return player, "call" if roll < self.aggression / 2 else "fold"
         if roll < self.aggression / 4 and legal.can_raise:
-            return ("all_in", None)
-        return ("call", None) if roll < 0.5 else ("fold", None)
+            return player, "all_in"
+        return player, "call" if roll < 0.5 else "fold"
 
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table``; True if something happened."""
@@ -111,14 +109,9 @@ class TournamentDriver:
             decision = self.decide(table, hand)
             if decision is None:
                 return False
-            action, amount = decision
-            seat = hand.actor_seat
-            player = PokerSeat.objects.filter(table=table, seat_number=seat).values_list("player_id", flat=True).first()
-            if player is None:
-                return False
+            player, action = decision
             key = f"drive:{hand.hand_id}:{hand.stream_version}"
-            services.act(table_id=table.pk, player_id=player, action=action, amount=amount, idempotency_key=key,
-                         now=self.now)  # fmt: skip
+            services.act(table_id=table.pk, player_id=player, action=action, idempotency_key=key, now=self.now)
             self.report.actions += 1
             return True
         if table.phase in (services.WAITING, services.IDLE):

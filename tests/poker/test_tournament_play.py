@@ -6,12 +6,12 @@ at zero, and the ledger sums to zero in every unit."""
 
 from __future__ import annotations
 
-from django.utils import timezone
 import pytest
+from django.utils import timezone
 
 from games.poker import services
 from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament_models import TournamentEntry
 from ledger.services import balance_of
 from tests.db import ledger_sums
 from tests.poker.tables import key, make_player, make_tournament

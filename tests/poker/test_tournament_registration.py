@@ -181,9 +181,11 @@ def test_the_registration_that_fills_a_sit_and_go_starts_it_and_closes_registrat
     first, second, third = make_player(), make_player(), make_player()
     assert register(first, tournament).json()["state"] == "registered"
     filled = register(second, tournament).json()
-    assert filled["registered"] == 2 and filled["state"] == "playing"
+    assert filled["registered"] == 2
+    assert filled["state"] == "playing"
     tournament.refresh_from_db()
-    assert tournament.state == "running" and tournament.entrants == 2
+    assert tournament.state == "running"
+    assert tournament.entrants == 2
     assert_refusal_changes_nothing(lambda: register(third, tournament), 409, "tournament_registration_closed", third)
 
 
