@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 
 from games.realtime import (
     CLOSE_MESSAGE_TOO_BIG,
+    CLOSE_MOVED,
     CLOSE_POLICY_VIOLATION,
     CLOSE_REPLACED,
     CLOSE_TABLE_NOT_FOUND,
@@ -122,6 +123,40 @@ def schemas() -> dict[str, Schema]:
             },
             "required": ["table", "seats", "hand"],
         },
+        "TournamentState": {
+            "type": "object",
+            "description": "GET /api/poker/tournaments/{id}/state/ (docs/poker.md, 'Tournaments: state'); "
+            "me: the caller's own part (absent from the state frames of events that do not concern them).",
+            "properties": {
+                "id": INTEGER,
+                "state": STRING,
+                "level": {"type": ["object", "null"]},
+                "next_level_in": {"type": ["integer", "null"]},
+                "players_left": INTEGER,
+                "entrants": INTEGER,
+                "average_stack": {"type": ["integer", "null"]},
+                "payouts": {"type": "array", "items": OBJECT},
+                "prize_pool": OBJECT,
+                "hand_for_hand": {"type": "boolean"},
+                "final_table_id": {"type": ["integer", "null"]},
+                "tables": {"type": "array", "items": OBJECT},
+                "me": {"type": ["object", "null"]},
+            },
+            "required": [
+                "id",
+                "state",
+                "level",
+                "next_level_in",
+                "players_left",
+                "entrants",
+                "average_stack",
+                "payouts",
+                "prize_pool",
+                "hand_for_hand",
+                "final_table_id",
+                "tables",
+            ],
+        },
         "PokerEvent": {
             "type": "object",
             "description": "A stored event, redacted for the viewer: its type and data (docs/events.md).",
@@ -198,6 +233,27 @@ def _messages() -> dict[str, Schema]:
                               message_schema("table", {"version": INTEGER,
                                                        "event": ref("#/components/schemas/PokerEvent")},
                                              ("version", "event"))),
+        "pokerMoved": message(
+            "moved", "Tournament: the viewer was moved to another table; this socket now follows them there (the "
+            "new table's snapshot comes next; close 4410 if it could not).",
+            message_schema("moved", {"tournament_id": INTEGER, "from_table": INTEGER, "to_table": INTEGER,
+                                     "seat": INTEGER, "chips": INTEGER, "reason": {"type": ["string", "null"]}},
+                           ("tournament_id", "from_table", "to_table", "seat")),
+        ),
+        # --- server to client, poker tournaments
+        "tournamentSnapshot": message(
+            "snapshot", "The tournament's state, exactly GET /api/poker/tournaments/{id}/state/; first, and on "
+            "request.",
+            message_schema("snapshot", {"version": INTEGER, "state": ref("#/components/schemas/TournamentState")},
+                           ("version", "state")),
+        ),
+        "tournamentState": message(
+            "state", "An event of the tournament's stream (version: gap-free) and the public state after it; "
+            "state.me only to a player the event concerns.",
+            message_schema("state", {"version": INTEGER, "event": ref("#/components/schemas/PokerEvent"),
+                                     "state": ref("#/components/schemas/TournamentState")},
+                           ("version", "event", "state")),
+        ),
         "pokerActed": message(
             "acted", "Deprecated answer to act (ack replaces it).",
             message_schema("acted", {"hand_id": STRING, "action": STRING, "amount": {"type": ["integer", "null"]},
@@ -243,14 +299,17 @@ def _messages() -> dict[str, Schema]:
 HOUSE_SENDS = ("houseSnapshot", "houseDelta", "housePrivate", "chat", "notice", "pong", "error", "ack")
 HOUSE_RECEIVES = ("requestSnapshot", "sendChat", "ping", "bet", "undo", "clear", "repeat", "double", "decision",
                   "join", "leave")  # fmt: skip
-POKER_SENDS = ("pokerSnapshot", "pokerDelta", "pokerPrivate", "pokerTable", "pong", "error", "ack", "pokerActed")
+POKER_SENDS = ("pokerSnapshot", "pokerDelta", "pokerPrivate", "pokerTable", "pokerMoved", "pong", "error", "ack",
+               "pokerActed")  # fmt: skip
 POKER_RECEIVES = ("act", "requestSnapshot", "ping")
+TOURNAMENT_SENDS = ("tournamentSnapshot", "tournamentState", "pong", "error")
+TOURNAMENT_RECEIVES = ("requestSnapshot", "ping")
 
 
 def close_codes() -> dict[str, str]:
     return {
         str(CLOSE_UNAUTHENTICATED): "unauthenticated: no valid ?ticket= (unknown, expired or used) nor session",
-        str(CLOSE_TABLE_NOT_FOUND): "table not found",
+        str(CLOSE_TABLE_NOT_FOUND): "table (or tournament) not found",
         str(CLOSE_TOO_SLOW): "too slow: the outbound queue overflowed or a send did not complete in time; "
         "reconnect with ?since=<last seq> and take the snapshot",
         str(CLOSE_TOO_MANY_CONNECTIONS): "too many connections for this player (the newest is refused)",
@@ -258,6 +317,8 @@ def close_codes() -> dict[str, str]:
         "(another device or browser); this one is closed, the newest stays",
         str(CLOSE_MESSAGE_TOO_BIG): "message too big: a frame over the maximum frame size",
         str(CLOSE_POLICY_VIOLATION): "policy violation: the client kept sending while rate_limited",
+        str(CLOSE_MOVED): "moved (poker tournaments): the socket could not follow its player to their new table; "
+        "connect to the moved frame's to_table",
     }
 
 
@@ -271,7 +332,7 @@ def limits() -> dict[str, Any]:
     }
 
 
-def _channel(address: str, title: str, names: tuple[str, ...], resume: bool) -> Schema:
+def _channel(address: str, title: str, names: tuple[str, ...], resume: bool, parameter: str = "table_id") -> Schema:
     codes = "; ".join(f"{code} {meaning}" for code, meaning in close_codes().items())
     query: Schema = {
         "type": "object",
@@ -300,7 +361,7 @@ def _channel(address: str, title: str, names: tuple[str, ...], resume: bool) -> 
             f"{lim['max_frame_bytes']} bytes; {lim['messages_per_second']} messages a second after a burst of "
             f"{lim['burst']} (else error rate_limited); {lim['connections_per_player']} connections per player."
         ),
-        "parameters": {"table_id": {"description": "The table's id."}},
+        "parameters": {parameter: {"description": f"The {parameter.removesuffix('_id')}'s id."}},
         "messages": {name: ref(f"#/components/messages/{name}") for name in names},
         "bindings": {"ws": {"method": "GET", "query": query, "bindingVersion": "0.1.0"}},
     }
@@ -311,6 +372,13 @@ def document(*, host: str = "127.0.0.1:8000", secure: bool = False) -> dict[str,
     channels = {
         "houseTable": _channel("/ws/tables/{table_id}/", "House-banked table", HOUSE_SENDS + HOUSE_RECEIVES, True),
         "pokerTable": _channel("/ws/poker/{table_id}/", "Poker ring-game table", POKER_SENDS + POKER_RECEIVES, False),
+        "pokerTournament": _channel(
+            "/ws/poker/tournaments/{tournament_id}/",
+            "Poker tournament state",
+            TOURNAMENT_SENDS + TOURNAMENT_RECEIVES,
+            False,
+            "tournament_id",
+        ),
     }
 
     def operation(action: str, channel: str, names: tuple[str, ...], summary: str) -> Schema:
@@ -343,6 +411,12 @@ def document(*, host: str = "127.0.0.1:8000", secure: bool = False) -> dict[str,
             "houseReceive": operation("receive", "houseTable", HOUSE_RECEIVES, "What a house-table client may send."),
             "pokerSend": operation("send", "pokerTable", POKER_SENDS, "What the server sends a poker-table client."),
             "pokerReceive": operation("receive", "pokerTable", POKER_RECEIVES, "What a poker-table client may send."),
+            "tournamentSend": operation(
+                "send", "pokerTournament", TOURNAMENT_SENDS, "What the server sends a tournament client."
+            ),
+            "tournamentReceive": operation(
+                "receive", "pokerTournament", TOURNAMENT_RECEIVES, "What a tournament client may send."
+            ),
         },
         "components": {"schemas": schemas(), "messages": _messages()},
         "x-close-codes": close_codes(),

@@ -66,13 +66,17 @@ class Delta:
     stands in the table's gap-free sequence (house: lane ``seq``; poker: lanes
     ``table`` and ``hand``); a connection never gets a delta whose position
     its snapshot (or an earlier delta) already covers. ``lane=None``: not
-    sequenced (a player-stream fact), sent once to every live connection."""
+    sequenced (a player-stream fact), sent once to every live connection.
+    ``control``: player id -> what that player's connections are told to do
+    (``Subscriber.on_control``, called right after their frame is queued; e.g.
+    a poker table socket follows its player moved to another table)."""
 
     public: str | None = None
     private: Mapping[int, str] = field(default_factory=dict)
     instead: bool = False
     lane: str | None = None
     position: int = 0
+    control: Mapping[int, Any] = field(default_factory=dict)
 
 
 # ``translate(events, tables)``: the deltas of ``tables`` (this family's tables
@@ -279,10 +283,12 @@ class Subscriber:
     """A connection as its table's feed sees it: its player, its outbox, and
     how far its snapshot and the deltas since reach in each lane."""
 
-    __slots__ = ("marks", "outbox", "pending", "player_id")
+    __slots__ = ("marks", "on_control", "outbox", "pending", "player_id")
 
     def __init__(self, player_id: int, outbox: Outbox) -> None:
         self.player_id, self.outbox = player_id, outbox
+        # Called with a delta's ``control`` for this player (on the event loop; must not wait).
+        self.on_control: Callable[[Any], None] | None = None
         self.marks: dict[str, int] | None = None  # None: no snapshot sent yet
         # While a snapshot is being read, deltas wait here: those it covers are
         # dropped by position when it is sent, the others follow it.
@@ -306,8 +312,12 @@ class Subscriber:
         own = delta.private.get(self.player_id)
         if own is not None:
             self.outbox.put(own)
-            if delta.instead:
-                return
+        if delta.control and self.on_control is not None:
+            control = delta.control.get(self.player_id)
+            if control is not None:
+                self.on_control(control)
+        if own is not None and delta.instead:
+            return
         if delta.public is not None:
             self.outbox.put(delta.public)
 

@@ -35,6 +35,8 @@ CLOSE_TOO_SLOW = 4408
 CLOSE_TOO_MANY_CONNECTIONS = 4429
 # A newer connection of the same player to the same table took over (seed 000).
 CLOSE_REPLACED = 4409
+# A poker tournament's table socket could not follow its player to their new table (docs/websocket.md).
+CLOSE_MOVED = 4410
 CLOSE_POLICY_VIOLATION = 1008
 CLOSE_MESSAGE_TOO_BIG = 1009
 

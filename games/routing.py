@@ -8,8 +8,10 @@ from django.urls import path
 
 from games.house.realtime.consumers import TableConsumer
 from games.poker.consumers import PokerTableConsumer
+from games.poker.tournament_consumers import TournamentConsumer
 
 websocket_urlpatterns: list[Any] = [
     path("ws/tables/<int:table_id>/", TableConsumer.as_asgi()),
     path("ws/poker/<int:table_id>/", PokerTableConsumer.as_asgi()),
+    path("ws/poker/tournaments/<int:tournament_id>/", TournamentConsumer.as_asgi()),
 ]

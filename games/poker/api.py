@@ -230,7 +230,7 @@ class ActView(PokerView):
             **errors(
                 r409="poker_not_seated, poker_no_hand, poker_not_in_hand, poker_hand_paused, poker_hand_voided, "
                 "poker_hand_complete, poker_not_your_turn, poker_player_folded, poker_player_all_in, "
-                "idempotency_key_reused",
+                "tournament_player_eliminated, idempotency_key_reused",
             ),
         },
     )
@@ -344,6 +344,20 @@ class TournamentView(PokerView):
         return Response(presenters.tournament_view(tournament_id=tournament_id, viewer_id=request_user(request).pk))
 
 
+class TournamentStateView(PokerView):
+    """The tournament as it stands (docs/poker.md, "Tournaments: state"): the
+    level the clock is in with its blinds and the seconds to the next one,
+    players left, entrants, the average stack, the prize pool and the payouts
+    by place, hand-for-hand, the final table, the open tables (players per
+    table) and the caller's own ``me`` (entry state, place and prize once out,
+    table, seat and stack while playing). Public information only; the same
+    body as the websocket's snapshot (``ws/poker/tournaments/<id>/``)."""
+
+    @extend_schema(responses={200: AnyObject, **errors(r404="tournament_not_found")})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        return Response(presenters.tournament_state(tournament_id=tournament_id, viewer_id=request_user(request).pk))
+
+
 class TournamentRegisterView(PokerView):
     """Register: the buy-in from the wallet into the prize pool, the fee to the house."""
 
@@ -402,6 +416,7 @@ urlpatterns: list[Any] = [
     path("poker/tables/<id:table_id>/seat-history/", SeatHistoryView.as_view(), name="poker-seat-history"),
     path("poker/tournaments/", TournamentListView.as_view(), name="poker-tournaments"),
     path("poker/tournaments/<id:tournament_id>/", TournamentView.as_view(), name="poker-tournament"),
+    path("poker/tournaments/<id:tournament_id>/state/", TournamentStateView.as_view(), name="poker-tournament-state"),
     path(
         "poker/tournaments/<id:tournament_id>/register/",
         TournamentRegisterView.as_view(),

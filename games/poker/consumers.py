@@ -12,6 +12,11 @@ the REST API, then the feed's deltas, redacted by ``frames_for``:
   its ``reason`` and refusal ``code`` to that player only; the others see
   ``reason: null`` and no code (``presenters.public_table_event``).
 
+- ``{"type": "moved", "tournament_id", "from_table", "to_table", "seat", ...}``:
+  a tournament moved the viewer to another table; the socket follows them
+  (``follow``): it leaves this table's feed and presence, joins the new
+  table's and sends its snapshot (close 4410 if that fails).
+
 The events come from the process's one reader of the event store's global log
 (``games.feed.LogReader``), which calls ``deltas`` with every batch: one
 reader per process for every table of both families, not one poll per table.
@@ -22,6 +27,8 @@ command, answered ``ack`` or ``error``), ``{"type": "snapshot"}``, ``{"type": "p
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs
@@ -40,6 +47,7 @@ from games.poker.models import PokerHand, PokerTable
 from games.poker.services.tables import load_hand
 from games.presence import POKER, PresentSocket
 from games.realtime import (
+    CLOSE_MOVED,
     CLOSE_TABLE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
     JSONFrames,
@@ -49,9 +57,12 @@ from games.realtime import (
 from ledger.models import Event
 from ledger.services.events import RecordedEvent
 
+log = logging.getLogger(__name__)
+
 FAMILY = "poker"
 TABLE_PREFIX = "poker-table-"
 HAND_PREFIX = "poker-hand-"
+TOURNAMENT_PREFIX = "poker-tournament-"
 # A hand event's position in lane "hand": the hand's number at the table, then
 # its version in the hand's stream (a stream never reaches 2**32 events).
 HAND_SHIFT = 32
@@ -108,10 +119,24 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     )
 
 
+def moved_delta(event: RecordedEvent) -> tuple[str, int, Delta]:
+    """``poker_tournament.player_moved`` as a delta of the table the player
+    left: their own ``moved`` frame (nobody else's) and the control that makes
+    their socket follow them to the new table (``PokerTableConsumer.follow``)."""
+    data = event.data
+    player, from_table = int(data["player_id"]), int(data["from_table"])
+    moved = {"type": "moved", "tournament_id": int(event.stream_id[len(TOURNAMENT_PREFIX) :]),
+             "from_table": from_table, "to_table": int(data["to_table"]), "seat": int(data["to_seat"]),
+             "chips": data.get("chips"), "reason": data.get("reason")}  # fmt: skip
+    delta = Delta(private={player: encode(moved)}, instead=True, control={player: moved})
+    return FAMILY, from_table, delta
+
+
 def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = None) -> list[tuple[str, int, Delta]]:
     """The feed's translator for poker tables (``tables``: only these): seat
     events (lane ``table``, by the table stream's version) and hand events
-    (lane ``hand``)."""
+    (lane ``hand``); a tournament player moved to another table (unsequenced,
+    to that player only, ``moved_delta``)."""
     out: list[tuple[str, int, Delta]] = []
     for event in events:
         if event.stream_id.startswith(TABLE_PREFIX):
@@ -128,6 +153,10 @@ def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = Non
             seat_delta = Delta(public=text, private=private, instead=bool(private), lane="table",
                                position=event.version)  # fmt: skip
             out.append((FAMILY, table_id, seat_delta))
+        elif event.stream_id.startswith(TOURNAMENT_PREFIX) and event.type == et.TOURNAMENT_MOVED:
+            moved = moved_delta(event)
+            if tables is None or moved[1] in tables:
+                out.append(moved)
         elif event.stream_id.startswith(HAND_PREFIX):
             info = hand_info(event.stream_id[len(HAND_PREFIX) :])
             if info is None or (tables is not None and info.table_id not in tables):
@@ -218,6 +247,7 @@ class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
     presence_family = POKER
     table_id: int
     player_id: int
+    following: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         user = await self._authenticate()
@@ -250,7 +280,39 @@ class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
         """``?ticket=`` (a websocket ticket) or the session user, as ``ws/tables/``."""
         return await authenticate_scope(self.scope)
 
+    def subscribe(self) -> None:
+        super().subscribe()
+        assert self.subscriber is not None
+        self.subscriber.on_control = self.follow
+
+    def follow(self, moved: dict[str, Any]) -> None:
+        """The player was moved to another table (their ``moved`` frame is queued):
+        leave this table's feed now, so nothing of it follows that frame, then
+        (``_follow``) watch the new table: presence there and its snapshot."""
+        if moved["to_table"] == self.table_id or self.following is not None:
+            return
+        self.leave_feed()
+        self.subscriber = None
+        self.following = asyncio.get_running_loop().create_task(self._follow(int(moved["to_table"])))
+
+    async def _follow(self, table_id: int) -> None:
+        try:
+            await self.drop_presence()
+            self.table_id = table_id
+            self.subscribe()  # before the snapshot, as at connect
+            await self.take_presence(table_id=table_id, player_id=self.player_id)
+            await self.send_snapshot()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("poker: following player %s to table %s failed", self.player_id, table_id)
+            await self.close(code=CLOSE_MOVED)
+        finally:
+            self.following = None
+
     async def disconnect(self, code: int) -> None:
+        if self.following is not None:
+            self.following.cancel()
         await self.drop_presence()
         await self.stop_feed()
 
@@ -266,7 +328,8 @@ class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
         if kind == "act":
             await self._act(content)
         elif kind == "snapshot":
-            await self.send_snapshot()
+            if self.following is None:  # else the new table's snapshot is on its way
+                await self.send_snapshot()
         elif kind == "ping":
             await self.send_json({"type": "pong", "nonce": content.get("nonce")})
         else:

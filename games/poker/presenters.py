@@ -12,10 +12,11 @@ per view, used by every interface.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from games.fairness import SEALED_FIELD, fairness_answer
@@ -24,11 +25,14 @@ from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
 from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
-from games.poker.models import PokerHand, PokerTable
+from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
+from games.poker.services.tournament_core import ACTIVE
+from games.poker.services.tournament_play import clock_seconds, level_now
 from games.poker.services.tournaments import get_tournament, registered_count, registration_open
-from games.poker.tournament_models import EntryState, Tournament, TournamentEntry
+from games.poker.tournament.levels import seconds_to_next_level
+from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentState
 from ledger.services import count_stream_filtered, read_stream_filtered
 
 
@@ -463,3 +467,91 @@ def tournament_view(*, tournament_id: int, viewer_id: int) -> dict[str, Any]:
         "table_seats": tournament.table_seats, "current_level": tournament.current_level,
         "levels": tournament.levels, "payouts": tournament.payouts, "registration": registration,
     }  # fmt: skip
+
+
+def _collected(tournament: Tournament) -> int:
+    """The buy-ins in the prize pool: those of the entries that count (the pool
+    account's balance until the finish pays it out, and unchanged after it)."""
+    total = TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).aggregate(s=Sum("buy_in"))["s"]
+    return int(total or 0)
+
+
+def tournament_public_state(tournament: Tournament, now: datetime) -> dict[str, Any]:
+    """What everyone may know of a tournament now (``GET tournaments/<id>/state/``
+    without ``me``; the websocket's ``state`` frames): the level the clock is in
+    and its blinds, the seconds to the next level (``null`` while the clock is
+    stopped: paused, finished, cancelled, or at the last level), players left,
+    the average stack, the prize pool and its payouts by place (the payout
+    table with the current entrants), hand-for-hand, the final table and the
+    open tables with their player counts. Registering: ``entrants`` and
+    ``players_left`` are the registered players and there is no level yet."""
+    registering = tournament.state == TournamentState.REGISTERING
+    entrants = registered_count(tournament) if registering else tournament.entrants
+    players_left = entrants if registering else tournament.players_left
+    level: dict[str, Any] | None = None
+    next_level_in: int | None = None
+    clock = 0
+    if tournament.started_at is not None:
+        clock = clock_seconds(tournament, now)
+        number, blinds = level_now(tournament, now)
+        level = {"number": number, "small_blind": blinds.small_blind, "big_blind": blinds.big_blind,
+                 "ante": blinds.ante, "duration_seconds": blinds.duration_seconds}  # fmt: skip
+        if tournament.clock_started_at is not None:
+            next_level_in = seconds_to_next_level(tournament.schedule(), clock)
+    chips = entrants * tournament.starting_chips
+    payouts = tournament.payout_structure().payouts(
+        entrants=max(entrants, 1), collected=_collected(tournament), guarantee=tournament.guarantee
+    )
+    tables = (
+        PokerTable.objects.filter(tournament=tournament, is_open=True)
+        .annotate(players=Count("seats"))
+        .order_by("table_number", "pk")
+    )
+    return {
+        "id": tournament.pk, "name": tournament.name, "kind": tournament.kind, "state": tournament.state,
+        "currency": tournament.currency, "starting_chips": tournament.starting_chips,
+        "started_at": iso(tournament.started_at), "finished_at": iso(tournament.finished_at),
+        "level": level, "clock_seconds": clock, "next_level_in": next_level_in,
+        "entrants": entrants, "players_left": players_left, "chips_in_play": chips,
+        "average_stack": chips // players_left if players_left else None,
+        "prize_pool": {"amount": payouts.pool.amount, "collected": payouts.pool.collected,
+                       "guarantee": tournament.guarantee, "overlay": payouts.pool.overlay},
+        "payouts": [{"place": place, "amount": amount} for place, amount in enumerate(payouts.by_place, start=1)],
+        "paid_places": payouts.paid_places,
+        "hand_for_hand": tournament.hand_for_hand, "final_table_id": tournament.final_table_id,
+        "tables": [{"id": t.pk, "number": t.table_number, "players": t.players} for t in tables],
+        "server_time": iso(now),
+    }  # fmt: skip
+
+
+def tournament_me(tournament: Tournament, player_id: int) -> dict[str, Any] | None:
+    """The player's own part of a tournament's state: their entry's state, their
+    place and prize once out (or at the finish), and their table, seat and stack
+    while they play (``None``: no entry that counts)."""
+    entry = (
+        TournamentEntry.objects.filter(tournament=tournament, player_id=player_id)
+        .exclude(state=EntryState.UNREGISTERED)
+        .first()
+    )
+    if entry is None:
+        return None
+    seat = None
+    if entry.state == EntryState.PLAYING:
+        seat = (
+            PokerSeat.objects.filter(table__tournament=tournament, table__is_open=True, player_id=player_id)
+            .values("table_id", "seat_number", "stack")
+            .first()
+        )
+    return {
+        "entry_id": entry.pk, "state": entry.state, "place": entry.place, "tied": entry.tied, "prize": entry.prize,
+        "table_id": seat["table_id"] if seat else None, "seat": seat["seat_number"] if seat else None,
+        "stack": seat["stack"] if seat else None,
+    }  # fmt: skip
+
+
+def tournament_state(*, tournament_id: int, viewer_id: int, now: datetime | None = None) -> dict[str, Any]:
+    """``GET tournaments/<id>/state/`` and the websocket's snapshot: the public
+    state and the viewer's own ``me``; ``tournament_not_found``."""
+    tournament = get_tournament(tournament_id=tournament_id)
+    now = now or timezone.now()
+    return {**tournament_public_state(tournament, now), "me": tournament_me(tournament, viewer_id)}

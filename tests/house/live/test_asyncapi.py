@@ -98,7 +98,7 @@ def test_the_document_is_asyncapi_3_and_every_reference_resolves(document) -> No
     assert document["info"]["version"]
     assert all(server["protocol"] in ("ws", "wss") and server["host"] for server in document["servers"].values())
     addresses = {channel["address"] for channel in document["channels"].values()}
-    assert addresses == {"/ws/tables/{table_id}/", "/ws/poker/{table_id}/"}
+    assert addresses == {"/ws/tables/{table_id}/", "/ws/poker/{table_id}/", "/ws/poker/tournaments/{tournament_id}/"}
     for reference in references(document):
         resolve(document, reference)  # raises KeyError if it does not resolve
     for name, operation in document["operations"].items():
