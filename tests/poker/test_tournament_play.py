@@ -141,7 +141,12 @@ def test_the_away_rule_deals_the_absent_player_in_and_folds_them_at_their_turn()
     presence.touch(family=presence.POKER, table_id=table.pk, player_id=away, now=now - timedelta(hours=1))
     with pacing.suppress_scheduling():
         clock = now
-        for _ in range(6):  # several hands
+        for _ in range(60):  # hands until the absent player's turn has come (and a hand after it)
+            if (
+                PokerHand.objects.filter(table=table).count() >= 3
+                and PokerSeat.objects.get(table=table, player_id=away).sitting_out
+            ):
+                break
             table.refresh_from_db()
             clock = max(clock, table.deadline or clock)
             for player in players[1:]:

@@ -344,7 +344,11 @@ class StepResult:
 
 
 def _payouts(tournament: Tournament) -> Payouts:
-    collected = balance_of(account_id=pool_account(tournament_id=tournament.pk, currency=tournament.currency))
+    """The payouts with the entrants so far: the pool collected is the buy-ins of the
+    entries that count (what the pool account holds until the finish pays it out)."""
+    collected = sum(
+        TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).values_list("buy_in", flat=True)
+    )
     return tournament.payout_structure().payouts(
         entrants=max(tournament.entrants, 1), collected=collected, guarantee=tournament.guarantee
     )
