@@ -9,6 +9,7 @@ repeatable run."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,6 +20,7 @@ from games.cards.shuffle import SeededRandomSource
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.services import tournament_play
 from games.poker.tournament_driver import TournamentDriver
 from games.poker.tournament_models import Tournament, TournamentEntry
 from ledger.services import balance_of, read_stream
@@ -32,23 +34,23 @@ pytestmark = pytest.mark.django_db
 THREE_PAID = [{"max_entrants": None, "shares_bp": [5000, 3000, 2000]}]
 
 
-def registered(tournament: Tournament, players: int, *, now: datetime, rng_seed: int | None = None) -> list[int]:
+def registered(tournament: Tournament, players: int, *, now: datetime) -> list[int]:
     """``players`` funded players registered (a Sit & Go starts with the last one)."""
     ids = [make_player() for _ in range(players)]
-    for player in ids[:-1]:
+    for player in ids:
         services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
-    if rng_seed is None:
-        services.register(tournament_id=tournament.pk, player_id=ids[-1], idempotency_key=key("reg"), now=now)
-    else:  # the last registration starts it: a repeatable seating
-        from games.poker.services import tournament_play
-
-        original = tournament_play.SecureRandomSource
-        tournament_play.SecureRandomSource = lambda: SeededRandomSource(rng_seed)  # type: ignore[assignment,misc]
-        try:
-            services.register(tournament_id=tournament.pk, player_id=ids[-1], idempotency_key=key("reg"), now=now)
-        finally:
-            tournament_play.SecureRandomSource = original  # type: ignore[misc]
     return ids
+
+
+@pytest.fixture
+def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """``seeded(n)``: the seat draw of the next start comes from ``SeededRandomSource(n)``
+    (a repeatable run; live play draws from the secure source)."""
+
+    def seed(number: int) -> None:
+        monkeypatch.setattr(tournament_play, "SecureRandomSource", lambda: SeededRandomSource(number))
+
+    return seed
 
 
 def events(tournament: Tournament) -> list[str]:
@@ -61,13 +63,12 @@ def assert_ranking_is_complete(tournament: Tournament) -> None:
     places run 1..N; the winner alone is first."""
     entries = list(TournamentEntry.objects.filter(tournament=tournament))
     assert all(e.place is not None for e in entries), [(e.pk, e.state, e.place) for e in entries]
-    counts = Counter(e.place for e in entries)
+    counts = Counter(e.place or 0 for e in entries)
     for entry in entries:
-        assert counts[entry.place] == entry.tied
-    expected, place = [], 1
+        assert counts[entry.place or 0] == entry.tied
+    place = 1
     for value in sorted(counts):
         assert value == place, sorted(counts)
-        expected.append(value)
         place += counts[value]
     assert place == len(entries) + 1
     winners = [e for e in entries if e.place == 1]
@@ -85,10 +86,11 @@ def assert_money_and_chips_closed(tournament: Tournament, *, pool: int) -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_a_sit_and_go_plays_to_the_end_and_pays_the_payout_table(seed: int) -> None:
+def test_a_sit_and_go_plays_to_the_end_and_pays_the_payout_table(seed: int, seeded: Callable[[int], None]) -> None:
     tournament = make_tournament(max_players=6, table_seats=3, payouts=THREE_PAID)
     now = timezone.now()
-    players = registered(tournament, 6, now=now, rng_seed=seed)
+    seeded(seed)
+    players = registered(tournament, 6, now=now)
     tournament.refresh_from_db()
     assert tournament.state == "running"
     assert tournament.entrants == 6
@@ -105,6 +107,7 @@ def test_a_sit_and_go_plays_to_the_end_and_pays_the_payout_table(seed: int) -> N
     # Untied places get the table's share of the pool (50/30/20 of 6,000); a tie shares its places' prizes.
     by_place = {1: 3000, 2: 1800, 3: 1200}
     for entry in TournamentEntry.objects.filter(tournament=tournament):
+        assert entry.place is not None
         shared = sum(by_place.get(p, 0) for p in range(entry.place, entry.place + entry.tied))
         assert entry.prize in (shared // entry.tied, shared // entry.tied + shared % entry.tied)
         assert wallet(entry.player_id) == before[entry.player_id] + entry.prize
@@ -155,6 +158,7 @@ def test_the_away_rule_deals_the_absent_player_in_and_folds_them_at_their_turn()
                 services.advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=clock)
             elif table.phase == services.HAND:
                 hand = PokerHand.objects.get(hand_id=table.current_hand_id)
+                assert hand.actor_seat is not None
                 seat = PokerSeat.objects.get(table=table, seat_number=hand.actor_seat)
                 if seat.player_id == away:
                     # Their turn is due at once: the dealer folds them without waiting.
@@ -275,13 +279,14 @@ def test_a_scheduled_tournament_with_one_player_is_cancelled_and_refunded_at_its
     assert cancelled[0].data["reason"] == "not_enough_players"
 
 
-def test_hand_for_hand_waits_for_every_table_and_ranks_the_round_as_one_group() -> None:
+def test_hand_for_hand_waits_for_every_table_and_ranks_the_round_as_one_group(seeded: Callable[[int], None]) -> None:
     """Near the money every table plays one hand and waits for the others; players
     busted in the same round at different tables are one group (ranked by their
     stacks at the start of the hand)."""
     tournament = make_tournament(max_players=6, table_seats=3, payouts=THREE_PAID)
     now = timezone.now()
-    registered(tournament, 6, now=now, rng_seed=11)
+    seeded(11)
+    registered(tournament, 6, now=now)
     driver = TournamentDriver(tournament.pk, start=now, seed=11, rng_source=SeededRandomSource(11))
     seen_waiting_while_other_plays = False
     with pacing.suppress_scheduling():
