@@ -42,6 +42,8 @@ def test_a_player_sees_their_own_results_and_nobody_else_s() -> None:
         e.player_id: e for e in TournamentEntry.objects.filter(tournament=tournament).exclude(state="unregistered")
     }
     winner = next(e for e in entries.values() if e.state == "winner")
+    assert tournament.started_at is not None
+    assert tournament.finished_at is not None
     body = results(as_player(winner.player_id))
     assert body["count"] == 1
     [row] = body["results"]
@@ -70,6 +72,7 @@ def test_a_player_sees_their_own_results_and_nobody_else_s() -> None:
         loser.tied,
         loser.prize,
     )
+    assert loser.eliminated_at is not None
     assert row["eliminated_at"] == loser.eliminated_at.isoformat()
     # Another player (never registered) sees nothing of it; there is no player parameter.
     stranger = make_player()
