@@ -5,7 +5,10 @@ tournament chips (XXX) never appear as money in the money reports."""
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
+from compliance.exports import ExportFilters, PeriodNotSealed, export_audit, public_key_hex
 from compliance.reports import REPORTS, house_days, player_account_summary, table_performance, tournaments
 from compliance.roles import COMPLIANCE, setup_roles
 from games.poker import services
@@ -22,6 +26,7 @@ from games.poker.tournament_driver import TournamentDriver
 from games.poker.tournament_models import Tournament, TournamentEntry
 from ledger.currencies import CHIPS
 from tests.poker.tables import BUY_IN, FEE, key, make_player, make_tournament
+from tools.verify_export import verify_export
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -181,3 +186,29 @@ def test_the_compliance_role_reads_the_report_over_the_api() -> None:
     outsider = Client()
     outsider.force_login(get_user_model().objects.get(pk=players[0]))
     assert outsider.get("/api/compliance/reports/tournaments/", {"from": start, "to": end}).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)  # committed: the export seals what has committed
+def test_an_audit_export_over_a_tournament_verifies_and_keeps_chips_apart(tmp_path: Path) -> None:
+    """The audit export has no report sections: its entries and totals are the
+    ledger's per unit, so a tournament's chips are the ``XXX`` key, its money
+    under EUR; the export verifies offline (``tools/verify_export.py``)."""
+    start = timezone.now() - timedelta(seconds=1)
+    tournament = played_sit_and_go(guarantee=8_000)
+    out = tmp_path / "export"
+    end = timezone.now() + timedelta(seconds=1)
+    for _ in range(30):  # the seal waits for transactions open anywhere on the server (other test runs)
+        try:
+            export_audit(start=start, end=end, filters=ExportFilters(), file_format="jsonl", out=out)
+            break
+        except PeriodNotSealed:
+            time.sleep(0.5)
+    assert verify_export(out, public_key=public_key_hex()).problems == []
+    totals = json.loads((out / "manifest.json").read_text())["totals"]
+    [row] = [r for r in tournaments(start=start, end=end).rows if r["tournament"] == tournament.pk]
+    money = totals["EUR"]["by_kind"]
+    assert (money["tourney_buy_in"], money["tourney_fee"], money["tourney_prize"]) == (
+        row["buy_ins"], row["fees"], row["payouts"])  # fmt: skip
+    assert money["tourney_overlay"] == row["overlay"]
+    assert not {"tourney_buy_in", "tourney_prize"} & set(totals["XXX"]["by_kind"])
+    assert "tourney_chips" in totals["XXX"]["by_kind"]
