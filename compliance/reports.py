@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import connection
 
 from casino.errors import DomainError
+from ledger.currencies import CHIPS
 from ledger.services.events import now, timestamp
 
 NO_ACTIVITY = "No Activity"
@@ -353,7 +355,9 @@ def _poker_performance(*, start: datetime, end: datetime, currency: str | None) 
 
     from games.poker.models import PokerHand
 
-    hands = PokerHand.objects.filter(started_at__gte=start, started_at__lt=end)
+    # Tournament hands are played for tournament chips (XXX), never money: not here
+    # (the ``tournaments`` report counts them).
+    hands = PokerHand.objects.filter(started_at__gte=start, started_at__lt=end).exclude(currency=CHIPS)
     if currency is not None:
         hands = hands.filter(currency=currency)
     grouped = (
@@ -446,7 +450,7 @@ def _poker_voids(*, start: datetime, end: datetime, currency: str | None) -> lis
     from games.poker.models import PokerHand
     from ledger.models import Event
 
-    hands = PokerHand.objects.filter(status="voided", ended_at__gte=start, ended_at__lt=end)
+    hands = PokerHand.objects.filter(status="voided", ended_at__gte=start, ended_at__lt=end).exclude(currency=CHIPS)
     if currency is not None:
         hands = hands.filter(currency=currency)
     rows = []
@@ -468,10 +472,137 @@ def _poker_voids(*, start: datetime, end: datetime, currency: str | None) -> lis
     return rows
 
 
+_TOURNAMENT_OWNER = "poker-tournament:"
+_TOURNAMENT_COLUMNS = [
+    "tournament", "name", "kind", "currency", "state", "registrations", "unregistrations", "buy_ins",
+    "buy_ins_refunded", "overlay", "payouts", "payouts_by_place", "pool_opening", "pool_closing", "fees",
+    "fees_refunded", "net_fees", "cancelled_at", "cancel_policy", "cancel_refunded", "cancel_paid", "hands",
+    "voided_hands", "reconciled",
+]  # fmt: skip
+
+
+def tournaments(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
+    """Per poker tournament with money movements (or a cancellation) in the period,
+    from the ledger's transfers on the tournament's money accounts (owner
+    ``poker-tournament:{id}``): its prize pool (``tournament_pool``: buy-ins in,
+    refunds, the house's overlay in, prizes out), its fees (``rake``: fees in,
+    refunds out) and the tournament event each transfer was caused by
+    (registered, unregistered, cancelled, paid). Chips (XXX) are never summed:
+    ``hands`` and ``voided_hands`` are counts of the tournament's hands started
+    in the period. ``reconciled``: buy-ins - refunds + overlay - payouts = the
+    pool's change over the period."""
+    from games.poker import event_types as et
+    from games.poker.models import PokerHand
+    from games.poker.tournament_models import Tournament
+
+    sql = (
+        "SELECT id, kind, owner, currency FROM ledger_account WHERE owner LIKE %s AND currency <> %s AND kind = ANY(%s)"
+    )
+    params: list[Any] = [_TOURNAMENT_OWNER + "%", CHIPS, ["tournament_pool", "rake"]]
+    if currency is not None:
+        sql += " AND currency = %s"
+        params.append(currency)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        accounts = {int(r[0]): (r[1], int(r[2].removeprefix(_TOURNAMENT_OWNER)), r[3]) for r in cursor.fetchall()}
+        ids = list(accounts)
+        moves: list[tuple[Any, ...]] = []
+        if ids:
+            cursor.execute(
+                "SELECT t.debit_account_id, t.credit_account_id, t.amount, t.kind, t.event_id, e.type "
+                "FROM ledger_transfer t JOIN ledger_event e ON e.id = t.event_id "
+                "WHERE t.created_at >= %s AND t.created_at < %s "
+                "AND (t.debit_account_id = ANY(%s) OR t.credit_account_id = ANY(%s)) ORDER BY t.id",
+                [start, end, ids, ids],
+            )
+            moves = cursor.fetchall()
+        cursor.execute(
+            "SELECT stream_id, data, recorded_at FROM ledger_event WHERE type = ANY(%s) AND stream_id LIKE %s "
+            "AND recorded_at >= %s AND recorded_at < %s ORDER BY id",
+            [[et.TOURNAMENT_CANCELLED, et.TOURNAMENT_PAID], "poker-tournament-%", start, end],
+        )
+        marks = [(int(r[0].removeprefix("poker-tournament-")), _json(r[1]), r[2]) for r in cursor.fetchall()]
+    zero = ("registrations", "unregistrations", "buy_ins", "buy_ins_refunded", "overlay", "payouts", "fees",
+            "fees_refunded", "cancel_refunded", "cancel_paid")  # fmt: skip
+    rows: dict[int, dict[str, Any]] = defaultdict(lambda: dict.fromkeys(zero, 0))
+    counted: set[tuple[int, int, str]] = set()
+    for debit, credit, amount, kind, event_id, event_type in moves:
+        for account, sign in ((debit, -1), (credit, 1)):
+            if account not in accounts:
+                continue
+            account_kind, tid, _ = accounts[account]
+            row = rows[tid]
+            if account_kind == "tournament_pool":
+                if sign > 0 and kind == "tourney_buy_in":
+                    row["buy_ins"] += amount
+                elif sign > 0 and kind == "tourney_overlay":
+                    row["overlay"] += amount
+                elif sign < 0 and kind == "tourney_refund":
+                    row["buy_ins_refunded"] += amount
+                elif sign < 0 and kind == "tourney_prize":
+                    row["payouts"] += amount
+            elif sign > 0 and kind == "tourney_fee":
+                row["fees"] += amount
+            elif sign < 0 and kind == "tourney_refund":
+                row["fees_refunded"] += amount
+            if event_type == et.TOURNAMENT_CANCELLED and sign < 0:
+                row["cancel_refunded" if kind == "tourney_refund" else "cancel_paid"] += amount
+            for counted_type, column in ((et.TOURNAMENT_REGISTERED, "registrations"),
+                                         (et.TOURNAMENT_UNREGISTERED, "unregistrations")):  # fmt: skip
+                if event_type == counted_type and (tid, event_id, column) not in counted:
+                    counted.add((tid, event_id, column))
+                    row[column] += 1
+    by_place: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for tid, data, recorded_at in marks:
+        row = rows[tid]
+        if data.get("standings") is not None:
+            for standing in data["standings"]:
+                by_place[tid][int(standing["place"])] += int(standing["prize"])
+        elif "policy" in data:
+            row["cancelled_at"], row["cancel_policy"] = timestamp(recorded_at), data["policy"]
+    known = {t.pk: t for t in Tournament.objects.filter(pk__in=list(rows))}
+    if currency is not None:  # a cancellation without money (nobody registered) has no account to filter by
+        rows = defaultdict(dict, {k: v for k, v in rows.items() if k in known and known[k].currency == currency})
+    pools = {tid: a for a, (kind, tid, _) in accounts.items() if kind == "tournament_pool"}
+    opening = _balances_before(list(pools.values()), start)
+    closing = _balances_before(list(pools.values()), end)
+    out = []
+    for tid in sorted(rows):
+        row, tournament = rows[tid], known.get(tid)
+        pool = pools.get(tid)
+        before, after = opening.get(pool, 0) if pool else 0, closing.get(pool, 0) if pool else 0
+        hands = PokerHand.objects.filter(table__tournament_id=tid, started_at__gte=start, started_at__lt=end)
+        row.update(
+            tournament=tid, name=tournament.name if tournament else "", kind=tournament.kind if tournament else "",
+            currency=tournament.currency if tournament else "", state=tournament.state if tournament else "",
+            payouts_by_place=";".join(f"{place}={amount}" for place, amount in sorted(by_place[tid].items())),
+            pool_opening=before, pool_closing=after, net_fees=row["fees"] - row["fees_refunded"],
+            hands=hands.count(), voided_hands=hands.filter(status="voided").count(),
+            reconciled=row["buy_ins"] - row["buy_ins_refunded"] + row["overlay"] - row["payouts"] == after - before,
+        )  # fmt: skip
+        row.setdefault("cancelled_at", "")
+        row.setdefault("cancel_policy", "")
+        out.append({column: row[column] for column in _TOURNAMENT_COLUMNS})
+    return Report(
+        title="Poker tournaments",
+        start=start,
+        end=end,
+        filters={"currency": currency},
+        columns=list(_TOURNAMENT_COLUMNS),
+        rows=out,
+    )
+
+
+def _json(value: Any) -> dict[str, Any]:
+    loaded = json.loads(value) if isinstance(value, str | bytes) else value
+    return dict(loaded or {})
+
+
 REPORTS: dict[str, Callable[..., Report]] = {
     "table-performance": table_performance,
     "voided-rounds": voided_rounds,
     "player-account-summary": player_account_summary,
     "progressive-pools": progressive_pool_report,
     "house-days": house_days,
+    "tournaments": tournaments,
 }

@@ -9,6 +9,7 @@ from django.urls import include, path
 import games.api  # noqa: F401 (registers the <id:...> route converter)
 from games.asyncapi import AsyncAPIView
 from games.house.api import operator_views, views
+from games.poker import tournament_history
 
 urlpatterns: list[Any] = [
     path("tables/", views.TableListView.as_view(), name="tables"),
@@ -26,6 +27,7 @@ urlpatterns: list[Any] = [
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
+    *tournament_history.urlpatterns,
     path("rounds/<str:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
     path("asyncapi.json", AsyncAPIView.as_view(), name="asyncapi"),
     path("", include("games.poker.api")),
