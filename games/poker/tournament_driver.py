@@ -71,7 +71,7 @@ class TournamentDriver:
 
     def decide(self, table: PokerTable, hand: PokerHand) -> tuple[int, str] | None:
         """The player to act and the bot's action at ``table`` (``None``: the actor is not a bot)."""
-        state, _, _ = services.load_hand(hand.hand_id)
+        state, _ = services.hand_state(hand)
         if state is None:
             return None
         legal = legal_actions(state)

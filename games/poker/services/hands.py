@@ -66,13 +66,14 @@ from games.poker.services.tables import (
     WAITING,
     dealt_in_seats,
     eligible,
+    hand_state,
     iso,
-    load_hand,
     lock_table,
     maybe_start_soon,
     once,
     pot_account,
     rake_account,
+    remember_hand,
     seat_account,
     seat_of,
     set_table,
@@ -200,6 +201,7 @@ def _play(
         transfers=_money(decided, state, table, hand, stream),
     )
     hand.stream_version += len(new)
+    remember_hand(hand, state, deck)
     _project(table, hand, state, deadline, now, seats)
     return state, [event for _, event in decided]
 
@@ -324,27 +326,29 @@ def act(
 
     def run() -> ActResult:
         table = lock_table(table_id)
-        try:
-            seat = seat_of(table, player_id)
-        except NotSeated:
-            if table.tournament_id is not None:
-                check_tournament_player(table, player_id)  # eliminated: its own refusal
-            raise
         hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
+        # The seat rows dealt in; the player's is among them in the common case (one query for both).
+        seats = dealt_in_seats(hand) if hand is not None else {}
+        seat = next((s for s in seats.values() if s.player_id == player_id), None)
+        if seat is None:
+            try:
+                seat = seat_of(table, player_id)
+            except NotSeated:
+                if table.tournament_id is not None:
+                    check_tournament_player(table, player_id)  # eliminated: its own refusal
+                raise
         if hand is None:
             raise NoHand(table_id=table_id)
         if table.phase == PAUSED:
             raise HandPaused(hand_id=hand.hand_id)
         if hand.status == "voided":
             raise HandVoided(hand_id=hand.hand_id)
-        state, deck, _ = load_hand(hand.hand_id)
+        state, deck = hand_state(hand)
         assert state is not None
         if state.phase is Phase.COMPLETE:
             raise engine_errors.HandComplete(hand_id=hand.hand_id)
-        seats = dealt_in_seats(hand)
         if seats.get(seat.seat_number) is None or seats[seat.seat_number].pk != seat.pk:  # e.g. taken after the deal
             raise NotInHand(hand_id=hand.hand_id)
-        seat = seats[seat.seat_number]
         position = state.positions[seat.seat_number]
         thinking = hand.in_time_bank and not hand.in_disconnection_bank
         if thinking and state.acting_seat == seat.seat_number and hand.deadline is not None:
@@ -393,7 +397,7 @@ def advance_table(
             _start_hand(table, now, rng, deck)
             return table
         hand = PokerHand.objects.get(hand_id=table.current_hand_id)
-        state, cards, _ = load_hand(hand.hand_id)
+        state, cards = hand_state(hand)
         assert state is not None
         legal = legal_actions(state)
         if legal is None:  # cannot happen after a complete step; recover by moving on

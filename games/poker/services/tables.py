@@ -8,12 +8,13 @@ a ``PokerTable`` expect it locked (``lock_table``) by that transaction.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from django.db import connection
+from django.db import connection, transaction
 
 from games import pacing
 from games.fairness import SEALED_FIELD, committed_deck
@@ -162,6 +163,40 @@ def load_hand(hand_id: str) -> tuple[HandState | None, list[str], list[Any]]:
         elif event.type == et.SHUFFLED:
             deck = committed_deck(commitment=event.data["commitment"], sealed_deck=event.data[SEALED_FIELD])
     return state, deck, recorded
+
+
+# The engine state of recent hands, by hand id, at the stream version it was read or
+# committed at: an action need not replay the whole hand stream. Only committed
+# versions are remembered (``remember_hand`` waits for the commit), and a hit
+# needs the hand row's version, read under the table lock, to match: any
+# other process's write moves the version on, and the hand is read again.
+_HAND_CACHE: OrderedDict[str, tuple[int, HandState, list[str]]] = OrderedDict()
+HAND_CACHE_SIZE = 1024
+
+
+def _cache_put(hand_id: str, version: int, state: HandState, deck: list[str]) -> None:
+    _HAND_CACHE[hand_id] = (version, state, deck)
+    _HAND_CACHE.move_to_end(hand_id)
+    while len(_HAND_CACHE) > HAND_CACHE_SIZE:
+        _HAND_CACHE.popitem(last=False)
+
+
+def hand_state(hand: PokerHand) -> tuple[HandState | None, list[str]]:
+    """(engine state, deck) of ``hand`` at its row's ``stream_version`` (call with the
+    table locked): from the cache when it holds that version, else from the stream."""
+    cached = _HAND_CACHE.get(hand.hand_id)
+    if cached is not None and cached[0] == hand.stream_version:
+        return cached[1], cached[2]
+    state, deck, _ = load_hand(hand.hand_id)
+    if state is not None:
+        _cache_put(hand.hand_id, hand.stream_version, state, deck)
+    return state, deck
+
+
+def remember_hand(hand: PokerHand, state: HandState, deck: Sequence[str]) -> None:
+    """Remember ``state`` at the hand's new version once the transaction commits."""
+    hand_id, version, cards = hand.hand_id, hand.stream_version, list(deck)
+    transaction.on_commit(lambda: _cache_put(hand_id, version, state, cards))
 
 
 def engine_events(recorded: Sequence[Any]) -> list[Event]:
