@@ -28,6 +28,7 @@ DEMO_SEEDERS: list[str] = [
     "ledger.demo:seed_wallet",
     "games.house.demo:seed_tables",
     "games.poker.demo:seed_poker_tables",
+    "games.poker.demo_bots:seed_demo_tournament",
     "compliance.demo:seed_roles",
 ]
 

@@ -298,6 +298,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": float(os.environ.get("CASINO_SWEEP_INTERVAL", "1")),
     },
 }
+# The make run demo: bots fill and play the demo Sit & Go (games.poker.demo_bots); serve turns it on.
+CASINO_DEMO_BOTS = os.environ.get("CASINO_DEMO_BOTS", "") == "1"
+CASINO_DEMO_BOT_JOIN_SECONDS = float(os.environ.get("CASINO_DEMO_BOT_JOIN_SECONDS", "20"))
+if CASINO_DEMO_BOTS:
+    CELERY_BEAT_SCHEDULE["demo-bots"] = {"task": "games.poker.demo_bots", "schedule": 2.0}
 
 # Messages a consumer's channel may hold (chat lines, notices): a group send to a
 # full channel is dropped silently by both layers, so a burst of chat to a

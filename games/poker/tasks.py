@@ -53,3 +53,11 @@ def advance_tournament_task(tournament_id: int) -> bool:
 def sweep_tournaments_task() -> dict[str, int]:
     """Beat backstop: scheduled starts, and steps for running tournaments with a table waiting or a level due."""
     return services.sweep_tournaments(now=timezone.now())
+
+
+@shared_task(name="games.poker.demo_bots", ignore_result=True, acks_late=False)
+def demo_bots_task() -> dict[str, int]:
+    """The make run demo: bots register into the demo Sit & Go and act at their turns."""
+    from games.poker.demo_bots import demo_bots_tick
+
+    return demo_bots_tick(now=timezone.now())

@@ -25,9 +25,23 @@ from datetime import datetime, timedelta
 from games import pacing
 from games.cards.shuffle import RandomSource
 from games.poker import services
-from games.poker.engine.hand import legal_actions
+from games.poker.engine.hand import HandState, LegalActions, legal_actions
 from games.poker.models import PokerHand, PokerTable
 from games.poker.tournament_models import Tournament, TournamentState
+
+
+def bot_action(state: HandState, legal: LegalActions, roll: float, aggression: float) -> str:
+    """A bot's action, loosely like people, from a uniform ``roll`` in [0, 1): check
+    when it may (all-in with ``aggression / 4``), call a bet half the time and fold
+    otherwise (all-in with ``aggression / 4``), call an all-in with ``aggression / 2``."""
+    me = state.players[state.positions[legal.seat]]
+    if legal.call_amount == 0:
+        return "all_in" if roll < aggression / 4 and legal.can_raise else "check"
+    if legal.call_amount >= me.stack:  # calling puts them all in
+        return "call" if roll < aggression / 2 else "fold"
+    if roll < aggression / 4 and legal.can_raise:
+        return "all_in"
+    return "call" if roll < 0.5 else "fold"
 
 
 @dataclass
@@ -80,15 +94,7 @@ class TournamentDriver:
         player = int(state.players[state.positions[legal.seat]].player_id)
         if not self.is_bot(player):
             return None
-        me = state.players[state.positions[legal.seat]]
-        roll = self.random.random()
-        if legal.call_amount == 0:
-            return player, "all_in" if roll < self.aggression / 4 and legal.can_raise else "check"
-        if legal.call_amount >= me.stack:  # calling puts them all in
-            return player, "call" if roll < self.aggression / 2 else "fold"
-        if roll < self.aggression / 4 and legal.can_raise:
-            return player, "all_in"
-        return player, "call" if roll < 0.5 else "fold"
+        return player, bot_action(state, legal, self.random.random(), self.aggression)
 
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table``; True if something happened."""

@@ -7,7 +7,9 @@ readiness check ``/api/health/`` answers 200: it calls it with
 ``HEALTH_CHECK_TOKEN``, or, when none is set, with a random token it gives the
 web process for this run only. Ctrl-C (or SIGTERM) stops all three:
 each gets SIGTERM (Celery's warm shutdown finishes the task in hand), and
-whatever is still running after the grace period is killed.
+whatever is still running after the grace period is killed. With the demo
+data the worker and beat run the demo bots (``CASINO_DEMO_BOTS``): they fill
+and play the demo Sit & Go (``games.poker.demo_bots``).
 """
 
 from __future__ import annotations
@@ -73,8 +75,10 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, request_stop)
         # Own sessions: the terminal's Ctrl-C reaches only this supervisor,
         # which then stops the children in order.
+        # The demo data comes with bots that fill and play the demo Sit & Go (beat's demo-bots).
+        dealer_env = None if options["no_seed"] else dict(os.environ, CASINO_DEMO_BOTS="1")
         for name, command in commands.items():
-            env = web_env if name == "web" else None
+            env = web_env if name == "web" else dealer_env
             children[name] = subprocess.Popen(command, start_new_session=True, env=env)
         base = f"http://{host}:{port}"
         announced = False
