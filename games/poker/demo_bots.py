@@ -4,7 +4,7 @@
 ``demo_bots_tick`` runs from beat every few seconds while
 ``CASINO_DEMO_BOTS`` is on (``manage.py serve`` turns it on with the demo
 data): it keeps one demo Sit & Go registering (made from the template by the
-demo operator), registers one bot into it whenever nobody has registered for
+demo operator) while fewer than ``MAX_RUNNING`` are being played, registers one bot into it whenever nobody has registered for
 ``CASINO_DEMO_BOT_JOIN_SECONDS`` (a person who registers takes a seat; bots
 fill the rest), and makes the bot to act at a demo table act. Everything
 goes through the services, like a player's commands; the dealer (Celery)
@@ -33,6 +33,7 @@ from ledger.services import deposit, player_accounts
 DEMO_TEMPLATE = "Demo Sit & Go"
 BOT_PREFIX = "demo-bot-"
 BOT_DEPOSIT = 1_000_000
+MAX_RUNNING = 2  # demo Sit & Gos played at once; the next one opens when one ends
 DEMO_LEVELS = [
     {"small_blind": sb, "big_blind": 2 * sb, "ante": 0, "duration_seconds": 120}
     for sb in (10, 15, 25, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000)
@@ -107,11 +108,13 @@ def demo_bots_tick(*, now: datetime, join_seconds: float | None = None) -> dict[
         return done
     demo = Tournament.objects.filter(template=template)
     registering = demo.filter(state=TournamentState.REGISTERING).order_by("pk").first()
-    if registering is None:
+    if registering is None and demo.filter(state=TournamentState.RUNNING).count() < MAX_RUNNING:
         registering = services.create_from_template(template_id=template.pk, operator=_operator(), now=now)
         done["created"] = 1
-    last = TournamentEntry.objects.filter(tournament=registering).aggregate(last=Max("registered_at"))["last"]
-    if last is None or now - last >= join:
+    last = None
+    if registering is not None:
+        last = TournamentEntry.objects.filter(tournament=registering).aggregate(last=Max("registered_at"))["last"]
+    if registering is not None and (last is None or now - last >= join):
         bot = _bot(registering)
         services.register(tournament_id=registering.pk, player_id=bot,
                           idempotency_key=f"demo-bot:{registering.pk}:{bot}", now=now)  # fmt: skip
