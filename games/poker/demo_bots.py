@@ -4,7 +4,8 @@
 ``demo_bots_tick`` runs from beat every few seconds while
 ``CASINO_DEMO_BOTS`` is on (``manage.py serve`` turns it on with the demo
 data): it keeps one demo Sit & Go registering (made from the template by the
-demo operator) while fewer than ``MAX_RUNNING`` are being played, registers one bot into it whenever nobody has registered for
+demo operator) while fewer than ``MAX_RUNNING`` are being played, registers
+one bot into it whenever nobody has registered for
 ``CASINO_DEMO_BOT_JOIN_SECONDS`` (a person who registers takes a seat; bots
 fill the rest), and makes the bot to act at a demo table act. Everything
 goes through the services, like a player's commands; the dealer (Celery)
