@@ -27,7 +27,8 @@ def _blinds(started: HandStarted) -> tuple[int, int, int]:
 
 
 def hand_level(hand: PokerHand, started: HandStarted, first_event_id: int) -> int | None:
-    """The level ``hand`` was dealt at: the level the tournament's stream had
+    """The level ``hand`` was dealt at: as its deal recorded it (``tournament_level``
+    in ``poker_hand.shuffled``); for a hand dealt before that was recorded, the level the tournament's stream had
     announced before the hand's first event (``started``: level 1,
     ``level_started``: its number), or the next level with the hand's blinds
     and ante (a table may deal at a new level before the tournament's step
@@ -35,6 +36,12 @@ def hand_level(hand: PokerHand, started: HandStarted, first_event_id: int) -> in
     the schedule has the hand's blinds (nothing is claimed)."""
     tournament = hand.table.tournament
     assert tournament is not None
+    shuffled = Event.objects.filter(stream_id=et.hand_stream(hand.hand_id), type=et.SHUFFLED).values_list(
+        "data", flat=True
+    )
+    recorded = next((d.get("tournament_level") for d in shuffled if isinstance(d, dict)), None)
+    if isinstance(recorded, int):
+        return recorded  # recorded with the deal
     announced = 1
     marks = Event.objects.filter(
         stream_id=et.tournament_stream(tournament.pk),

@@ -250,9 +250,11 @@ def _away_in_tournament(table: PokerTable, seat: PokerSeat | None, now: datetime
 
 
 def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Sequence[str] | None) -> PokerHand | None:
+    level = None
     if table.tournament_id is not None:
         # Seats are never freed and the away are dealt in (seed 001); the level's blinds.
-        if not prepare_tournament_hand(table, now):
+        level = prepare_tournament_hand(table, now)
+        if level is None:
             return None
     else:
         free_expired_seats(table, now)
@@ -267,6 +269,8 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
     hand_id = pacing.game_number(table_code=table.code, now=now)
     shuffled = {"commitment": shuffle.commitment, SEALED_FIELD: shuffle.sealed_deck, "table_id": table.pk,
                 "at": iso(now)}  # fmt: skip
+    if level is not None:
+        shuffled["tournament_level"] = level  # the level the hand is dealt at
     before = [NewEvent(et.SHUFFLED, shuffled, et.SHUFFLED_SCHEMA)]
     numbers = [s.seat_number for s in seats]
     if table.button_seat is None:

@@ -161,22 +161,22 @@ def next_level_at(tournament: Tournament, now: datetime) -> datetime | None:
     return None if left is None else now + timedelta(seconds=left)
 
 
-def prepare_tournament_hand(table: PokerTable, now: datetime) -> bool:
+def prepare_tournament_hand(table: PokerTable, now: datetime) -> int | None:
     """Called by the dealer before a tournament table deals (the table locked):
-    the blinds and ante of the level in force. False (and the table waits,
-    ``PAUSED`` or ``IDLE``) when the tournament is not running."""
+    the blinds and ante of the level in force; returns its number. ``None`` (and
+    the table waits, ``PAUSED`` or ``IDLE``) when the tournament is not running."""
     assert table.tournament_id is not None
     tournament = Tournament.objects.get(pk=table.tournament_id)
     if tournament.state != TournamentState.RUNNING:
         set_table(table, phase=PAUSED if tournament.state == TournamentState.PAUSED else IDLE, deadline=None)
-        return False
-    _, level = level_now(tournament, now)
+        return None
+    number, level = level_now(tournament, now)
     blinds = {"small_blind": level.small_blind, "big_blind": level.big_blind, "ante": level.ante}
     if any(getattr(table, name) != value for name, value in blinds.items()):
         for name, value in blinds.items():
             setattr(table, name, value)
         PokerTable.objects.filter(pk=table.pk).update(**blinds)
-    return True
+    return number
 
 
 def check_tournament_player(table: PokerTable, player_id: int) -> None:
