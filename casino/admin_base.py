@@ -11,11 +11,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from casino.errors import DomainError
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """View and search only, for everyone (superusers included); no bulk
-    actions unless a subclass names its own (which then go through services)."""
-
-    actions: Any = None
+class NoWrites:
+    """Nothing added, changed or deleted through this admin page or inline."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -25,6 +22,13 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(NoWrites, admin.ModelAdmin):
+    """View and search only, for everyone (superusers included); no bulk
+    actions unless a subclass names its own (which then go through services)."""
+
+    actions: Any = None
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)

@@ -41,7 +41,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import MalfunctionControlForm, ReadOnlyAdmin, ServiceSavedAdmin
+from casino.admin_base import MalfunctionControlForm, NoWrites, ReadOnlyAdmin, ServiceSavedAdmin
 from casino.errors import MAX_REASON, DomainError
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -183,7 +183,7 @@ TOURNAMENT_CONTROLS = {
 }  # fmt: skip
 
 
-class TournamentTableInline(admin.TabularInline):
+class TournamentTableInline(NoWrites, admin.TabularInline):
     """The tournament's tables, read-only (the services move players and chips)."""
 
     model = PokerTable
@@ -196,22 +196,13 @@ class TournamentTableInline(admin.TabularInline):
     ordering = ["table_number", "pk"]
     verbose_name_plural = "tables"
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     @admin.display(description="players (chips)")
     def players(self, obj: PokerTable) -> str:
         seats = obj.seats.select_related("player").order_by("seat_number")
         return ", ".join(f"{s.seat_number}: {s.player} ({s.stack})" for s in seats) or "-"
 
 
-class TournamentEntryInline(admin.TabularInline):
+class TournamentEntryInline(NoWrites, admin.TabularInline):
     """The entries, read-only (registration, eliminations and prizes are the services')."""
 
     model = TournamentEntry
@@ -221,15 +212,6 @@ class TournamentEntryInline(admin.TabularInline):
     can_delete = False
     ordering = ["place", "registered_at", "pk"]
     verbose_name_plural = "entries"
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Tournament)

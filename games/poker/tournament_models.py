@@ -59,6 +59,18 @@ def payouts_from_json(value: Any) -> PayoutStructure:
     return PayoutStructure(tuple(brackets))
 
 
+def terms_problems(terms: Any) -> dict[str, str]:
+    """The domain's refusals of a tournament's or template's ``levels`` and
+    ``payouts``, by field, as ``"code: message"`` (empty when both are valid)."""
+    problems: dict[str, str] = {}
+    for field, parse in (("levels", schedule_from_json), ("payouts", payouts_from_json)):
+        try:
+            parse(getattr(terms, field))
+        except DomainError as refusal:
+            problems[field] = f"{refusal.code}: {refusal}"
+    return problems
+
+
 class TournamentKind(models.TextChoices):
     SIT_AND_GO = "sit_and_go", "Sit & Go (starts when full)"
     SCHEDULED = "scheduled", "Scheduled (starts at a time)"
@@ -170,12 +182,7 @@ class Tournament(models.Model):
         return payouts_from_json(self.payouts)
 
     def clean(self) -> None:
-        problems: dict[str, str] = {}
-        for field, parse in (("levels", schedule_from_json), ("payouts", payouts_from_json)):
-            try:
-                parse(getattr(self, field))
-            except DomainError as refusal:
-                problems[field] = f"{refusal.code}: {refusal}"
+        problems = terms_problems(self)
         if self.kind == TournamentKind.SCHEDULED and self.start_at is None:
             problems["start_at"] = "A scheduled tournament needs a start time."
         if self.late_registration_level is not None and "levels" not in problems:
@@ -258,11 +265,6 @@ class TournamentTemplate(models.Model):
         return self.name
 
     def clean(self) -> None:
-        problems: dict[str, str] = {}
-        for field, parse in (("levels", schedule_from_json), ("payouts", payouts_from_json)):
-            try:
-                parse(getattr(self, field))
-            except DomainError as refusal:
-                problems[field] = f"{refusal.code}: {refusal}"
+        problems = terms_problems(self)
         if problems:
             raise ValidationError(problems)

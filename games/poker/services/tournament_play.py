@@ -645,6 +645,23 @@ class TournamentControlResult:
     tables: int  # tables paused or resumed
 
 
+def _recorded_control(tournament: Tournament, event_type: str, data: dict[str, Any], *, action: str,
+                      operator: Any, tables: int) -> TournamentControlResult:  # fmt: skip
+    """Record a pause or resume: the tournament's event (with the level clock's
+    seconds), the tournament row, and the ``operator.action`` (``tournament.pause``
+    or ``tournament.resume``) with the actor and the reason."""
+    batch = _Batch(CHIPS)
+    batch.event(event_type, {**data, "clock_seconds": int(tournament.clock_elapsed)})
+    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:{action}:{data['at']}", actor=data["actor"])
+    tournament.save()
+    record_operator_action(
+        operator=operator, action=f"tournament.{action}", target=f"poker-tournament:{tournament.pk}",
+        reason=data["reason"], details={"tournament": tournament.name, "tables": tables},
+        metadata={"tournament_id": tournament.pk},
+    )  # fmt: skip
+    return TournamentControlResult(tournament.pk, tournament.state, tables)
+
+
 def pause_tournament(*, tournament_id: int, operator: Any, reason: str, now: datetime) -> TournamentControlResult:
     """Operator pause (malfunction): the level clock stops, every hand in play is
     paused (``pause_hand``: the actor's clock stops) and every table between
@@ -670,17 +687,9 @@ def pause_tournament(*, tournament_id: int, operator: Any, reason: str, now: dat
             elif table.phase == BETWEEN:
                 set_table(table, phase=PAUSED, deadline=None)
                 paused += 1
-        batch = _Batch(CHIPS)
-        batch.event(et.TOURNAMENT_PAUSED, {"reason": reason, "actor": actor, "at": iso(now),
-                                           "level": tournament.current_level,
-                                           "clock_seconds": int(tournament.clock_elapsed)})  # fmt: skip
-        _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:pause:{iso(now)}", actor=actor)
-        tournament.save()
-        record_operator_action(
-            operator=operator, action="tournament.pause", target=f"poker-tournament:{tournament.pk}", reason=reason,
-            details={"tournament": tournament.name, "tables": paused}, metadata={"tournament_id": tournament.pk},
-        )  # fmt: skip
-        return TournamentControlResult(tournament.pk, tournament.state, paused)
+        data = {"reason": reason, "actor": actor, "at": iso(now), "level": tournament.current_level}
+        return _recorded_control(tournament, et.TOURNAMENT_PAUSED, data, action="pause", operator=operator,
+                                 tables=paused)  # fmt: skip
 
 
 def resume_tournament(*, tournament_id: int, operator: Any, reason: str = "", now: datetime) -> TournamentControlResult:
@@ -705,20 +714,14 @@ def resume_tournament(*, tournament_id: int, operator: Any, reason: str = "", no
             else:
                 set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=tournament.between_hands_seconds))
             resumed += 1
-        batch = _Batch(CHIPS)
-        batch.event(et.TOURNAMENT_RESUMED, {"actor": actor, "reason": reason, "at": iso(now),
-                                            "clock_seconds": int(tournament.clock_elapsed)})  # fmt: skip
-        _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:resume:{iso(now)}", actor=actor)
-        tournament.save()
-        record_operator_action(
-            operator=operator, action="tournament.resume", target=f"poker-tournament:{tournament.pk}", reason=reason,
-            details={"tournament": tournament.name, "tables": resumed}, metadata={"tournament_id": tournament.pk},
-        )  # fmt: skip
+        data = {"actor": actor, "reason": reason, "at": iso(now)}
+        result = _recorded_control(tournament, et.TOURNAMENT_RESUMED, data, action="resume", operator=operator,
+                                   tables=resumed)  # fmt: skip
         schedule_tournament(tournament.pk)
         at = next_level_at(tournament, now)
         if at is not None:
             schedule_tournament(tournament.pk, at=at)
-        return TournamentControlResult(tournament.pk, tournament.state, resumed)
+        return result
 
 
 @dataclass(frozen=True)
