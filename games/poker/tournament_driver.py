@@ -4,7 +4,8 @@ fill-in players). It replaces the wall clock and Celery with its own clock:
 round after round it takes one step at every open table of the tournament
 (the dealer's step when the table's deadline has come, a bot's action when a
 bot is to act, the tournament's step when the table waits), and each round
-moves the clock on by ``seconds_per_round``. Nothing is enqueued meanwhile
+moves the clock on by ``seconds_per_round`` (or reads ``clock``, e.g. the wall
+clock when the bots' commands go through the API, which stamps them with it). Nothing is enqueued meanwhile
 (``games.pacing.suppress_scheduling``).
 
 Bots decide from the hand's state with a seeded random source, loosely like
@@ -70,6 +71,7 @@ class TournamentDriver:
         seconds_per_round: float = 3.0,
         bots: Collection[int] | None = None,
         rng_source: RandomSource | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.tournament_id = tournament_id
         self.now = start
@@ -78,6 +80,7 @@ class TournamentDriver:
         self.step_seconds = timedelta(seconds=seconds_per_round)
         self.bots = None if bots is None else set(bots)
         self.rng_source = rng_source
+        self.clock = clock
         self.report = DriveReport(tournament_id)
 
     def is_bot(self, player_id: int) -> bool:
@@ -95,6 +98,10 @@ class TournamentDriver:
         if not self.is_bot(player):
             return None
         return player, bot_action(state, legal, self.random.random(), self.aggression)
+
+    def submit(self, table: PokerTable, player: int, action: str, key: str) -> None:
+        """The bot's command (a subclass may send it another way, e.g. through the REST API)."""
+        services.act(table_id=table.pk, player_id=player, action=action, idempotency_key=key, now=self.now)
 
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table``; True if something happened."""
@@ -116,8 +123,7 @@ class TournamentDriver:
             if decision is None:
                 return False
             player, action = decision
-            key = f"drive:{hand.hand_id}:{hand.stream_version}"
-            services.act(table_id=table.pk, player_id=player, action=action, idempotency_key=key, now=self.now)
+            self.submit(table, player, action, f"drive:{hand.hand_id}:{hand.stream_version}")
             self.report.actions += 1
             return True
         if table.phase in (services.WAITING, services.IDLE):
@@ -137,7 +143,7 @@ class TournamentDriver:
                 for table in tables:
                     self.table_step(table)
                 self.report.rounds += 1
-                self.now += self.step_seconds
+                self.now = self.clock() if self.clock is not None else self.now + self.step_seconds
                 if on_round is not None:
                     on_round(self.report)
         tournament = Tournament.objects.get(pk=self.tournament_id)

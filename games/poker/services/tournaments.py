@@ -257,7 +257,8 @@ def _cancel_registering(tournament: Tournament, *, actor: str, reason: str, now:
         entry.unregistered_at = now
         entry.save(update_fields=["state", "unregistered_at"])
     tournament.state = TournamentState.CANCELLED
-    tournament.save(update_fields=["state", "updated_at"])
+    tournament.finished_at = now
+    tournament.save(update_fields=["state", "finished_at", "updated_at"])
     return CancelResult(tournament.pk, tournament.state, len(entries), buy_ins, fees_back)
 
 
