@@ -38,7 +38,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from casino.processes import database_url_of
 from ledger.services.events import GlobalPosition, RecordedEvent, position_of, read_cursor, read_global, safe_txid_bound
@@ -428,11 +428,32 @@ def head_position() -> GlobalPosition:
 
 
 def translate(events: Sequence[RecordedEvent], tables: Mapping[str, frozenset[int]]) -> list[tuple[str, int, Delta]]:
-    """``events`` as deltas of the watched ``tables`` (family -> table ids)."""
+    """``events`` as deltas of the watched ``tables`` (family -> table ids).
+
+    A database error propagates (the reader retries the batch). Any other
+    failure of a translator is a bug in presenting one event: that family's
+    batch is translated again event by event and the event that fails is
+    skipped and logged, so one bad event cannot stall every table's realtime
+    (its watchers miss that delta; a gap in their sequence makes clients
+    resume with a snapshot, docs/websocket.md)."""
     deltas: list[tuple[str, int, Delta]] = []
     for family, translator in list(_translators.items()):
-        if tables.get(family):
+        if not tables.get(family):
+            continue
+        try:
             deltas.extend(translator(events, tables[family]))
+        except DatabaseError:
+            raise
+        except Exception:
+            log.exception("feed: the %s translator failed on a batch; translating it event by event", family)
+            for event in events:
+                try:
+                    deltas.extend(translator([event], tables[family]))
+                except DatabaseError:
+                    raise
+                except Exception:
+                    log.exception("feed: skipping event %s of %s (%s): its translator fails", event.position,
+                                  event.stream_id, event.type)  # fmt: skip
     return deltas
 
 
