@@ -16,6 +16,11 @@ the operator's contribution rate (what the pools pay back on average, once their
 reset amounts are funded apart).
 
 Bonus Spin Xtreme: return per wager size with the wheel's expected award.
+
+Every report also carries the exact variance of the return per unit staked
+(``RtpReport.variance``; the same as the variance of the net result): STAX's
+counts its fixed pays only (progressive lines worth 0), Bonus Spin Xtreme's
+adds the wheel's own spread on a trigger (``OutcomeLine.variance_within``).
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ class OutcomeLine:
     count: int
     probability: Fraction
     pay: str
-    return_per_unit: Fraction  # total returned per unit staked when this outcome occurs
+    return_per_unit: Fraction  # total returned per unit staked when this outcome occurs (its mean)
+    variance_within: Fraction = Fraction(0)  # variance of that return given the outcome (a wheel spin)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +77,14 @@ class OutcomeLine:
         }
 
 
+def variance_of(lines: tuple[OutcomeLine, ...]) -> Fraction:
+    """Exact variance of the return per unit staked over ``lines`` (their probabilities
+    sum to 1): E[R^2] - E[R]^2, each line's own spread (``variance_within``) included."""
+    mean = sum((line.probability * line.return_per_unit for line in lines), Fraction(0))
+    second = sum((line.probability * (line.return_per_unit**2 + line.variance_within) for line in lines), Fraction(0))
+    return second - mean * mean
+
+
 @dataclass(frozen=True)
 class RtpReport:
     game: str
@@ -79,6 +93,7 @@ class RtpReport:
     rtp: Fraction
     total: int
     lines: tuple[OutcomeLine, ...]
+    variance: Fraction = Fraction(0)  # of the return per unit staked (STAX: fixed pays only)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -89,6 +104,8 @@ class RtpReport:
             "rtp": float(self.rtp),
             "rtp_exact": f"{self.rtp.numerator}/{self.rtp.denominator}",
             "house_edge": float(1 - self.rtp),
+            "variance": float(self.variance),
+            "variance_exact": f"{self.variance.numerator}/{self.variance.denominator}",
             "combinations": self.total,
             "outcomes": [line.as_dict() for line in self.lines],
             **self.extra,
@@ -141,9 +158,9 @@ def wager_rtp(
     counts = outcome_counts(table.basis)
     if not spec.pools:  # no progressive lines: the table alone decides the return
         rtp, lines, total = rtp_from_counts(table, counts)
-        return RtpReport(game_code, wager, table.name, rtp, total, lines)
+        return RtpReport(game_code, wager, table.name, rtp, total, lines, variance_of(lines))
     pools = dict(DEFAULT_POOL_VALUES if pool_values is None else pool_values)
-    fixed, _, total = rtp_from_counts(table, counts)
+    fixed, fixed_lines, total = rtp_from_counts(table, counts)
     with_pools, lines, _ = rtp_from_counts(table, counts, pools)
     extra = {
         "rtp_excluding_progressives": float(fixed),
@@ -161,7 +178,7 @@ def wager_rtp(
             for pool in pools
         },
     }
-    return RtpReport(game_code, wager, table.name, fixed, total, lines, extra)
+    return RtpReport(game_code, wager, table.name, fixed, total, lines, variance_of(fixed_lines), extra)
 
 
 def _bonus_spin_rtp(game_code: str, wheel: Wheel, units: int) -> RtpReport:
@@ -169,21 +186,23 @@ def _bonus_spin_rtp(game_code: str, wheel: Wheel, units: int) -> RtpReport:
     total = comb(52, CARDS_PER_BASIS[Basis.COMMUNITY_FIVE])
     awards = BONUS_SPIN_FIXED_AWARDS[units]
     spin = wheel.expected_multiple()
+    spread = wheel.variance_multiple()
     lines: list[OutcomeLine] = []
     returned = Fraction(0)
     for outcome, count in counts.items():
         fixed = awards.get(outcome)
         if fixed is None:
-            multiple, label = Fraction(0), "lose"
+            multiple, label, within = Fraction(0), "lose", Fraction(0)
         else:
             multiple = 1 + Fraction(fixed, units) + spin
-            label = f"wheel + {fixed}" if fixed else "wheel"
+            label, within = (f"wheel + {fixed}" if fixed else "wheel"), spread
         returned += count * multiple
-        lines.append(OutcomeLine(outcome, count, Fraction(count, total), label, multiple))
+        lines.append(OutcomeLine(outcome, count, Fraction(count, total), label, multiple, within))
     extra = {
         "wager_units": units,
         "wheel": wheel.as_dict(),
         "wheel_expected_multiple": float(spin),
         "trigger_probability": float(sum((line.probability for line in lines if line.pay != "lose"), Fraction(0))),
     }
-    return RtpReport(game_code, "bonus_spin", f"bonus_spin.{units}", returned / total, total, tuple(lines), extra)
+    rtp, frozen = returned / total, tuple(lines)
+    return RtpReport(game_code, "bonus_spin", f"bonus_spin.{units}", rtp, total, frozen, variance_of(frozen), extra)

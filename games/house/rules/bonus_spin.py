@@ -68,6 +68,11 @@ class Wheel:
         """Mean award per unit of wager over one spin."""
         return Fraction(sum(s.multiple * s.weight for s in self.segments), self.total_weight)
 
+    def variance_multiple(self) -> Fraction:
+        """Variance of the award per unit of wager over one spin."""
+        second = Fraction(sum(s.multiple**2 * s.weight for s in self.segments), self.total_weight)
+        return second - self.expected_multiple() ** 2
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
