@@ -56,3 +56,28 @@ def rebuild_projections() -> int:
             lines,
         )
         return len(lines)
+
+
+def check_money_projections() -> list[str]:
+    """Every balance and statement line that differs from its rebuild from the
+    transfers, named (nothing is written)."""
+    out: list[str] = []
+    with connection.cursor() as cursor:
+        balances, lines = expected_projections(cursor)
+        cursor.execute("SELECT id, balance FROM ledger_account ORDER BY id")
+        for account_id, balance in cursor.fetchall():
+            if balance != balances.get(account_id, 0):
+                out.append(f"ledger_account [money] row id={account_id}: balance live {balance}, "
+                           f"rebuilt {balances.get(account_id, 0)}")  # fmt: skip
+        cursor.execute("SELECT account_id, transfer_id, event_id, amount, balance_after FROM ledger_statement_line")
+        live = {(a, t): (e, amount, after) for a, t, e, amount, after in cursor.fetchall()}
+    rebuilt = {(a, t): (e, amount, after) for a, t, e, amount, after, _ in lines}
+    for key in sorted(set(live) | set(rebuilt)):
+        where = f"ledger_statement_line [money] row account_id={key[0]}, transfer_id={key[1]}"
+        if key not in live:
+            out.append(f"{where}: missing (the transfers have it)")
+        elif key not in rebuilt:
+            out.append(f"{where}: extra (no such transfer leg)")
+        elif live[key] != rebuilt[key]:
+            out.append(f"{where}: (event, amount, balance_after) live {live[key]}, rebuilt {rebuilt[key]}")
+    return out

@@ -213,9 +213,19 @@ def _check_holds(cursor: Any, accounts: dict[int, tuple[Any, ...]]) -> list[Prob
     return problems
 
 
-def verify_ledger(*, key: bytes) -> list[Problem]:
+def check_projections() -> list[Problem]:
+    """Every row of a registered projection that differs from its rebuild from
+    the log (``ledger.services.projectors``), named."""
+    from ledger.services.projectors import check_projections as differences
+
+    return [Problem("projection", str(difference)) for difference in differences()]
+
+
+def verify_ledger(*, key: bytes, projections: bool = True) -> list[Problem]:
     """Every problem found; events first, in event order (the first is the first
-    bad event), then seals, money and the registered checks (``register_check``)."""
+    bad event), then seals, money, the registered checks (``register_check``)
+    and, unless ``projections`` is false, the read models against their
+    rebuild from the log (``check_projections``)."""
     with read_cursor() as events:
         problems = check_chains(events)
     with connection.cursor() as cursor:
@@ -224,4 +234,6 @@ def verify_ledger(*, key: bytes) -> list[Problem]:
         problems += check_money(cursor)
     for check in _extra_checks.values():
         problems += check()
+    if projections:
+        problems += check_projections()
     return problems

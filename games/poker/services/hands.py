@@ -54,7 +54,8 @@ from games.poker.engine.hand import (
 )
 from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, seed_rake_rule
 from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, NotSeated, PokerTableNotFound
-from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, RakeMode
+from games.poker.models import PokerHand, PokerSeat, PokerTable, RakeMode
+from games.poker.projectors import project_hand
 from games.poker.services.operator import void_hand
 from games.poker.services.seats import DISCONNECTED, free_expired_seats, sit_out_seat, sit_out_unready
 from games.poker.services.tables import (
@@ -80,6 +81,7 @@ from games.poker.services.tables import (
 )
 from games.poker.services.tournament_play import check_tournament_player, prepare_tournament_hand, table_hand_done
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, append_events, settle_batch
+from ledger.services.projectors import events_of
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ def _play(
     events with their money, and update the projections and the table's
     deadline. One ``settle_batch``: all or nothing."""
     stream = et.hand_stream(hand.hand_id)
+    known = (hand.stream_version, state)  # the engine state the projector starts from
     new: list[NewEvent] = list(before)
     decided: list[tuple[int, Event]] = []
 
@@ -194,20 +197,28 @@ def _play(
         # Seed 001: an absent tournament player is folded when their turn comes (at once).
         deadline = now if away else now + timedelta(seconds=table.turn_seconds)
         new.append(NewEvent(et.TURN, {"seat": state.acting_seat, "deadline": iso(deadline), "time_bank": False}))
+    # ``at``: the step's time, which the hand's projection records (e.g. when it ended).
+    metadata = {"actor": actor, "correlation_id": hand.hand_id, "at": iso(now)}
+    if known[1] is None:
+        metadata["currency"] = table.currency  # the deal: the chips' unit of the hand (its projection's)
     settle_batch(
         idempotency_key=key,
         currency=table.currency,
-        appends=[StreamAppend(stream, hand.stream_version, new, {"actor": actor, "correlation_id": hand.hand_id})],
+        appends=[StreamAppend(stream, hand.stream_version, new, metadata)],
         transfers=_money(decided, state, table, hand, stream),
     )
-    hand.stream_version += len(new)
+    recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
+                         at=now)  # fmt: skip
+    project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
     remember_hand(hand, state, deck)
-    _project(table, hand, state, deadline, now, seats)
+    _project(table, state, deadline, now, seats)
     return state, [event for _, event in decided]
 
 
-def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: datetime | None, now: datetime,
+def _project(table: PokerTable, state: HandState, deadline: datetime | None, now: datetime,
              seats: dict[int, PokerSeat]) -> None:  # fmt: skip
+    """The seats' stacks and the table's pacing after a step (the hand's rows are
+    the projectors': ``project_hand``)."""
     # Only the seat rows dealt in (``seats``, ``dealt_in_seats``): a player who
     # folded, left and sat down again has a seat the hand must not touch (issue #20).
     for number, seat in seats.items():
@@ -215,20 +226,6 @@ def _project(table: PokerTable, hand: PokerHand, state: HandState, deadline: dat
         if seat.stack != stack:
             seat.stack = stack
             seat.save(update_fields=["stack"])
-    hand.phase = state.phase.value
-    hand.actor_seat = state.acting_seat
-    hand.deadline = deadline
-    hand.in_time_bank = False
-    hand.in_disconnection_bank = False
-    hand.pot = state.pot_total
-    if state.phase is Phase.COMPLETE:
-        hand.status = "complete"
-        hand.rake = state.rake
-        hand.ended_at = now
-        for row in hand.participants.all():
-            row.stack_after = state.players[state.positions[row.seat_number]].stack
-            row.save(update_fields=["stack_after"])
-    hand.save()
     if state.phase is Phase.COMPLETE and table.tournament_id is not None:
         table_hand_done(table, now)  # busts and balancing are the tournament's step
     elif state.phase is Phase.COMPLETE:
@@ -280,21 +277,11 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
         before.append(NewEvent(et.BUTTON_DRAWN, {"draws": {str(k): v for k, v in draws.items()}, "button": button}))
     else:
         button = next_button(table.button_seat, numbers)
-    hand = PokerHand.objects.create(
-        hand_id=hand_id, table=table, hand_number=table.hands_played + 1, currency=table.currency,
-        players={str(s.seat_number): s.player_id for s in seats}, started_at=now,
-    )  # fmt: skip
-    PokerHandPlayer.objects.bulk_create(
-        PokerHandPlayer(hand=hand, player_id=s.player_id, seat=s, seat_number=s.seat_number, stack_before=s.stack,
-                        started_at=now)
-        for s in seats
-    )  # fmt: skip
+    # The hand's row, its players and the table's hand columns are written by the
+    # projectors from these events (``_play``: ``project_hand``).
+    hand = PokerHand(hand_id=hand_id, table=table, stream_version=0)
     if table.tournament_id is None:  # tournament chips are no wager: the buy-in was
         note_wagers(player_ids=[s.player_id for s in seats], currency=table.currency, now=now)  # the play session
-    PokerTable.objects.filter(pk=table.pk).update(
-        current_hand_id=hand_id, button_seat=button, hands_played=table.hands_played + 1
-    )
-    table.current_hand_id, table.button_seat, table.hands_played = hand_id, button, table.hands_played + 1
     start = StartHand(
         hand_id,
         hand_config(table, len(seats)),
@@ -444,17 +431,13 @@ def _start_time_bank(table: PokerTable, hand: PokerHand, seat: PokerSeat, now: d
     deadline = now + timedelta(seconds=seconds)
     data = {"seat": seat.seat_number, "deadline": iso(deadline), "time_bank": True,
             "bank": "disconnection" if disconnection else "thinking"}  # fmt: skip
-    append_events(
+    recorded = append_events(
         stream_id=et.hand_stream(hand.hand_id),
         expected_version=hand.stream_version,
         events=[NewEvent(et.TURN, data)],
-        metadata={"actor": DEALER, "correlation_id": hand.hand_id},
+        metadata={"actor": DEALER, "correlation_id": hand.hand_id, "at": iso(now)},
     )
-    hand.stream_version += 1
-    hand.deadline = deadline
-    hand.in_time_bank = True
-    hand.in_disconnection_bank = hand.in_disconnection_bank or disconnection
-    hand.save(update_fields=["stream_version", "deadline", "in_time_bank", "in_disconnection_bank"])
+    project_hand(recorded, hand=hand, table=table)  # deadline, time banks, stream version
     if not disconnection:
         seat.time_bank_left = 0.0
         seat.save(update_fields=["time_bank_left"])

@@ -21,6 +21,7 @@ from games.poker import event_types as et
 from games.poker.engine import errors as engine_errors
 from games.poker.errors import HandNotPaused, HandPaused, HandVoided, NoHand, PotMismatch
 from games.poker.models import PokerHand, PokerTable
+from games.poker.projectors import project_hand
 from games.poker.services.tables import (
     BETWEEN,
     HAND,
@@ -45,6 +46,7 @@ from ledger.services import (
     settle_batch,
 )
 from ledger.services.events import now as ledger_now
+from ledger.services.projectors import events_of
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,14 @@ def _hand_in_play(table: PokerTable) -> PokerHand:
 
 
 def _hand_append(hand: PokerHand, event_type: str, data: dict[str, Any], actor: str) -> None:
-    append_events(
+    """Append the operator's event to the hand's stream and project it onto ``hand``."""
+    recorded = append_events(
         stream_id=et.hand_stream(hand.hand_id),
         expected_version=hand.stream_version,
         events=[NewEvent(event_type, data)],
         metadata={"actor": actor, "correlation_id": hand.hand_id},
     )
-    hand.stream_version += 1
+    project_hand(recorded, hand=hand)
 
 
 def pause_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> HandControlResult:
@@ -106,9 +109,7 @@ def pause_hand(*, table_id: int, actor: str, reason: str, now: datetime) -> Hand
             remaining = max(0, int((hand.deadline - now).total_seconds() * 1000))
         data = {"reason": reason, "actor": actor, "at": iso(now), "seat": hand.actor_seat,
                 "remaining_ms": remaining, "time_bank": hand.in_time_bank}  # fmt: skip
-        _hand_append(hand, et.PAUSED, data, actor)
-        hand.deadline = None
-        hand.save(update_fields=["stream_version", "deadline"])
+        _hand_append(hand, et.PAUSED, data, actor)  # the hand's deadline: none
         set_table(table, phase=PAUSED, deadline=None)
         return _control_result(table, hand)
 
@@ -133,9 +134,7 @@ def resume_hand(*, table_id: int, actor: str, now: datetime) -> HandControlResul
         deadline = now + left
         data = {"actor": actor, "at": iso(now), "seat": hand.actor_seat, "deadline": iso(deadline),
                 "time_bank": hand.in_time_bank}  # fmt: skip
-        _hand_append(hand, et.RESUMED, data, actor)
-        hand.deadline = deadline
-        hand.save(update_fields=["stream_version", "deadline"])
+        _hand_append(hand, et.RESUMED, data, actor)  # the hand's deadline
         set_table(table, phase=HAND, deadline=deadline)
         return _control_result(table, hand)
 
@@ -183,27 +182,21 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
             returned.append({"seat": row.seat_number, "player_id": row.player_id, "amount": amount, "to": to})
         data = {"reason": reason, "actor": actor, "at": iso(now), "street": state.street, "pot": in_pot,
                 "refunds": returned, "automatic": automatic}  # fmt: skip
+        voided, metadata = [NewEvent(et.VOIDED, data)], {"actor": actor, "correlation_id": hand.hand_id}
         settle_batch(
             idempotency_key=f"poker:{hand.hand_id}:void",
             currency=table.currency,
-            appends=[StreamAppend(stream, hand.stream_version, [NewEvent(et.VOIDED, data)],
-                                  {"actor": actor, "correlation_id": hand.hand_id})],
+            appends=[StreamAppend(stream, hand.stream_version, voided, metadata)],
             transfers=legs,
-        )  # fmt: skip
-        hand.stream_version += 1
+        )
+        # The hand voided, its players' stacks after = before (the projectors).
+        project_hand(events_of(stream_id=stream, first_version=hand.stream_version + 1, events=voided,
+                               metadata=metadata, at=now), hand=hand)  # fmt: skip
         for row in rows:
             seat = seats.get(row.seat_number)
             if seat is not None and refunds[row.seat_number]:
                 seat.stack += refunds[row.seat_number]
                 seat.save(update_fields=["stack"])
-            row.stack_after = row.stack_before
-            row.save(update_fields=["stack_after"])
-        hand.status = "voided"
-        hand.ended_at = now
-        hand.deadline = None
-        hand.actor_seat = None
-        hand.in_time_bank = False
-        hand.save()
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
         return _control_result(table, hand)
 
