@@ -374,10 +374,12 @@ class Packing:
 
 
 def _packing(spec: MainGame) -> Packing:
-    # One field per main wager, then the number of dealer hands that beat the player.
+    # One field per main wager, then the number of dealer hands that beat the player, then
+    # the player's category (index in CATEGORIES).
     widths = (
         *(int(DEALER_HANDS * spec.factors()[w].max()).bit_length() for w in range(len(spec.wagers))),
         DEALER_HANDS.bit_length(),
+        len(CATEGORIES).bit_length(),
     )
     shifts = tuple(int(sum(widths[:i])) for i in range(len(widths)))
     call_shift = sum(widths)
@@ -389,14 +391,13 @@ def _packing(spec: MainGame) -> Packing:
 @dataclass(frozen=True)
 class RiverView:
     """Per (board class, hole pair index 0..1325) the packed river results (zero for a
-    pair that touches the board), and, weighted by the board classes' sizes, how often
-    the river calls and folds per (player category, dealer hands that beat the player)."""
+    pair that touches the board): each main wager's scaled return summed over the
+    dealer hands, the dealer hands that beat the player, the player's category and
+    (UTH) the river call bit."""
 
     classes: SuitClasses
     packed: I64  # (board classes, 1326)
     packing: Packing
-    call_histogram: I64  # (10 categories, 991)
-    fold_histogram: I64
 
 
 def river_view(
@@ -414,7 +415,6 @@ def river_view(
     n = len(classes.reps)
     todo = np.arange(n) if only is None else np.unique(only)
     packed = np.zeros((n, 1326), dtype=np.int64)
-    histograms = np.zeros((2, len(CATEGORIES) * (DEALER_HANDS + 1)), dtype=np.int64)
     pidx = pair_index()
     for start in range(0, len(todo), batch):
         ids = todo[start : start + batch]
@@ -430,25 +430,18 @@ def river_view(
             returns.append(ret)
             value |= ret << packing.shifts[w]
         lose = dc.counts[4] + dc.counts[5]
-        value |= lose << packing.shifts[-1]
+        value |= lose << packing.shifts[-2]
+        value |= cat << packing.shifts[-1]
         if spec.river:
             multiplier = spec.river[0][1]
             stake = DEALER_HANDS * spec.scale
             call_net = sum(returns[:-1], start=np.zeros_like(cat)) + multiplier * (returns[-1] - stake)
             fold_net = int(folds.sum()) * DEALER_HANDS
-            call = call_net > fold_net
-            value |= call.astype(np.int64) << packing.call_shift
-            where = cat * (DEALER_HANDS + 1) + lose
-            weight = np.broadcast_to(classes.orbit[ids][:, None], where.shape)
-            for h, taken in enumerate((call, ~call)):
-                histograms[h] += np.bincount(where[taken], weights=weight[taken], minlength=histograms.shape[1]).astype(
-                    np.int64
-                )
+            value |= (call_net > fold_net).astype(np.int64) << packing.call_shift
         packed[ids[:, None], pidx[cards[..., 0], cards[..., 1]]] = value
         if progress is not None and (start // batch) % 200 == 0:
             progress(f"river: {start + len(boards):,} / {len(todo):,} board classes")
-    shape = (len(CATEGORIES), DEALER_HANDS + 1)
-    return RiverView(classes, packed, packing, histograms[0].reshape(shape), histograms[1].reshape(shape))
+    return RiverView(classes, packed, packing)
 
 
 # --- step 2: the flop view ------------------------------------------------------------------------
@@ -788,7 +781,7 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
     rtp_per_ante = 1 + Fraction(returned - staked, per_ante_unit)
     rtp_per_total = Fraction(returned, staked)
     flop_calls = flop_decisions
-    river_bits = np.packbits(((river.packed >> river.packing.call_shift) & 1).astype(np.uint8), axis=1)
+    river_bits = _river_bits(river) if spec.river else np.zeros((0, 0), dtype=np.uint8)
     rules = compact_rules(spec, river, flop, choice, preflop)
     return ExactMainResult(
         game=spec.definition.code,
@@ -806,9 +799,20 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
         flop_decisions=flop_calls,
         flop_options=options,
         river_reps=river.classes.reps if spec.river else np.zeros((0, 5), dtype=np.int64),
-        river_calls=river_bits if spec.river else np.zeros((0, 0), dtype=np.uint8),
+        river_calls=river_bits,
         rules=rules,
     )
+
+
+def _river_bits(river: RiverView, chunk: int = 8192) -> npt.NDArray[np.uint8]:
+    """The river call bits, (board classes, 166) packed, a chunk at a time (the packed
+    river view is 1.4 GB; whole-array temporaries would double it)."""
+    n = len(river.packed)
+    out = np.zeros((n, (1326 + 7) // 8), dtype=np.uint8)
+    for start in range(0, n, chunk):
+        part = river.packed[start : start + chunk]
+        out[start : start + chunk] = np.packbits(((part >> river.packing.call_shift) & 1).astype(np.uint8), axis=1)
+    return out
 
 
 # --- compact rules --------------------------------------------------------------------------------
@@ -834,6 +838,35 @@ def threshold_rule(values: I64, bet: BoolArray, weights: I64) -> tuple[int | Non
     return int(v[i]), int(agree[i]), total
 
 
+def river_histograms(spec: MainGame, river: RiverView, flop: FlopView, reach: BoolArray) -> tuple[I64, I64]:
+    """How many river situations reached in play (``reach``: per (flop class, hole pair)
+    the hand checked to the river) call and fold, per (player category, dealer hands
+    that beat the player): two (10, 991) arrays, weighted by deals."""
+    p = river.packing
+    nw = len(spec.wagers)
+    pidx = pair_index()
+    pperm = pair_perms()
+    flat = river.packed.reshape(-1)
+    size = len(CATEGORIES) * (DEALER_HANDS + 1)
+    out = np.zeros((2, size), dtype=np.int64)
+    for f in np.flatnonzero(reach.any(axis=1)):
+        tr, boards = flop_boards(flop.classes.reps[f])
+        where = colex(boards)
+        cls = river.classes.class_of[where].astype(np.int64)
+        perm = river.classes.perm_of[where].astype(np.int64)
+        cols = pidx[tr[:, 0], tr[:, 1]]
+        cols = cols[reach[f, cols]]
+        gathered = flat[cls[:, None] * 1326 + pperm[perm][:, cols]]
+        present = gathered != 0  # a hole pair touching the turn or river holds no result
+        key = p.unpack(gathered, nw + 1) * (DEALER_HANDS + 1) + p.unpack(gathered, nw)
+        call = ((gathered >> p.call_shift) & 1).astype(np.bool_)
+        weight = int(flop.classes.orbit[f])
+        out[0] += weight * np.bincount(key[present & call], minlength=size)
+        out[1] += weight * np.bincount(key[present & ~call], minlength=size)
+    shape = (len(CATEGORIES), DEALER_HANDS + 1)
+    return out[0].reshape(shape), out[1].reshape(shape)
+
+
 def compact_rules(
     spec: MainGame, river: RiverView, flop: FlopView, choice: I64, preflop: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -841,16 +874,22 @@ def compact_rules(
     flop and the river, per made hand (category of the player's best five so far),
     bet when the dealer beats the player in at most a share of the remaining deals
     (flop: over turn, river and dealer hands; river: over the 990 dealer hands),
-    with how often each rule agrees with the optimum (weighted by deals)."""
+    with how often each rule agrees with the optimum, weighted by the deals that
+    reach that decision under the optimal strategy (UTH: the flop after a preflop
+    check, the river after two checks)."""
     out: dict[str, Any] = {}
+    hclass, _ = hand_classes()
+    reach = flop.valid.copy()
     if spec.preflop:
         out["preflop"] = {
             decision: [row["hand"] for row in preflop if row["decision"] == decision]
             for decision in (*[n for n, _ in spec.preflop], "check")
         }
+        checked = {row["hand"] for row in preflop if row["decision"] == "check"}
+        names = hand_classes()[1]
+        reach &= np.array([names[k] in checked for k in hclass])[None, :]
     # Flop: category of hole cards + flop, expected dealer-wins share.
-    valid = flop.valid
-    f_idx, p_idx = np.nonzero(valid)
+    f_idx, p_idx = np.nonzero(reach)
     pairs = all_combinations(52, 2).astype(np.int64)
     five = np.concatenate([pairs[p_idx], flop.classes.reps[f_idx]], axis=1)
     cats = category_table()[np.asarray(evaluate_batch(five), dtype=np.int64)]
@@ -871,15 +910,17 @@ def compact_rules(
                 "decision": bet_name,
                 "max_dealer_wins_share": None if cut is None else round(cut / deals, 6),
                 "agreement": round(agree / total, 6),
-                "share_of_flops": round(int(weights[sel].sum()) / int(weights.sum()), 6),
+                "share": round(int(weights[sel].sum()) / int(weights.sum()), 6),
             }
         )
     out["flop"] = flop_rules
     if spec.river:
+        calls_by, folds_by = river_histograms(spec, river, flop, reach & (choice == len(spec.flop)))
         river_rules = []
         counts = np.arange(DEALER_HANDS + 1, dtype=np.int64)
+        reached = int(calls_by.sum() + folds_by.sum())
         for c, category in enumerate(CATEGORIES):
-            calls, folds = river.call_histogram[c], river.fold_histogram[c]
+            calls, folds = calls_by[c], folds_by[c]
             if not (calls.sum() + folds.sum()):
                 continue
             values = np.concatenate([counts, counts])
@@ -891,6 +932,7 @@ def compact_rules(
                     "decision": spec.river[0][0],
                     "max_dealer_wins_of_990": cut,
                     "agreement": round(agree / total, 6),
+                    "share": round(total / reached, 6),
                 }
             )
         out["river"] = river_rules
