@@ -1,7 +1,7 @@
 """Exact main-game return under perfect strategy, by complete enumeration (NumPy).
 
 ``exact_main_rtp(game, paytable)`` counts every player hand, board and dealer hand
-(C(52,2) x C(50,5) x C(45,2) = 2,781,381,002,800 deals for one player against the
+(C(52,2) x C(50,5) x C(45,2) = 2,781,381,002,400 deals for one player against the
 dealer, shared hand mode) and takes the best decision at every point by backward
 induction, in exact integer arithmetic:
 
@@ -764,6 +764,7 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
                 "combos": int(class_size[k]),
                 "decision": decision,
                 "net_in_antes": {o: float(v) for o, v in option_values.items()},
+                "net_exact": dict(option_values),
             }
         )
     total_situations = int(flop_mass.sum())

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
+from games.cards.batch import evaluate_batch
 from games.cards.cards import parse_cards
 from games.cards.evaluator import category_of_rank, rank_indices
 from games.house.math import exact_main as em
@@ -214,3 +215,72 @@ def test_the_strategy_tables_have_the_documented_format(tmp_path):
     assert river["reps"].shape == (134_459, 5)
     assert river["call"].shape == (134_459, 166)
     assert river["orbit"].sum() == 2_598_960
+
+
+def _brute_flop_values(game_code: str, hole: list[int], flop: list[int]) -> dict[str, Fraction]:
+    """Net of each preflop option (and of the flop's best, "check") for one actual hole
+    pair and flop, over every turn, river and dealer hand: brute force with the batch
+    evaluator, the decisions taken from the rules' returns (UTH)."""
+    definition = game(game_code)
+    names, table, fold = _returns_per_result(game_code)
+    scale = 2  # the 3:2 flush
+    threshold = definition.qualifier.threshold_rank()
+    categories = list(em.CATEGORIES)
+    # mult[w, result(0 win, 1 tie, 2 lose), qualified(0 yes, 1 no), category] scaled to integers
+    mult = np.zeros((len(names), 3, 2, len(categories)), dtype=np.int64)
+    for (result, qualified, category), row in table.items():
+        for w, value in enumerate(row):
+            mult[w, ("win", "tie", "lose").index(result), 0 if qualified else 1, categories.index(category)] = int(
+                value * scale
+            )
+    rest = np.setdiff1d(np.arange(52), [*hole, *flop])
+    tr = np.array(list(itertools.combinations(range(47), 2)))
+    keep = np.ones((len(tr), 47), dtype=bool)
+    keep[np.arange(len(tr)), tr[:, 0]] = False
+    keep[np.arange(len(tr)), tr[:, 1]] = False
+    others = rest[np.nonzero(keep)[1].reshape(len(tr), 45)]
+    boards = np.concatenate([np.broadcast_to(flop, (len(tr), 3)), rest[tr]], axis=1)
+    player = evaluate_batch(np.concatenate([np.broadcast_to(hole, (len(tr), 2)), boards], axis=1)).astype(np.int64)
+    d = others[:, np.array(list(itertools.combinations(range(45), 2)))]  # (1081, 990, 2)
+    seven = np.concatenate([np.broadcast_to(boards[:, None, :], (len(tr), 990, 5)), d], axis=2)
+    dealer = evaluate_batch(seven.reshape(-1, 7)).astype(np.int64).reshape(len(tr), 990)
+    result = np.where(player[:, None] > dealer, 0, np.where(player[:, None] == dealer, 1, 2))
+    qualified = np.where(dealer >= threshold, 0, 1)
+    category = np.array([categories.index(category_of_rank(int(r)).value) for r in player])
+    returns = mult[:, result, qualified, category[:, None]].sum(axis=2)  # (wagers, 1081)
+    unit = 990 * scale
+    base = len(names) - 1
+    river_call = returns[:base].sum(axis=0) + returns[-1] - (base + 1) * unit
+    river_fold = int(sum(fold) * scale) * 990 - base * unit
+    check = np.maximum(river_call, river_fold).sum()
+    sums = returns.sum(axis=1)
+    net = {m: int(sums[:base].sum() + m * sums[-1] - (base + m) * unit * len(tr)) for m in (4, 3, 2)}
+    total = unit * len(tr)
+    return {
+        "call4x": Fraction(net[4], total),
+        "call3x": Fraction(net[3], total),
+        "check": Fraction(max(net[2], int(check)), total),
+    }
+
+
+def test_one_starting_hand_over_every_flop_of_one_class_equals_brute_force():
+    """The preflop step on a reduced, exact analysis (one flop class): for AA, every
+    actual hole pair and every actual flop of the class of 2s 2h 2d, every turn, river
+    and dealer hand, each brute-forced and averaged; equal to the analysis's exact
+    preflop nets, which it gets from the class representative through suit renaming."""
+    flops = em.suit_classes(3)
+    flop_class = int(flops.class_of[em.colex(np.array([sorted(c.index for c in parse_cards("2s 2h 2d"))]))[0]])
+    result = em.exact_main_rtp("uth", flop_classes=[flop_class])
+    row = next(r for r in result.preflop if r["hand"] == "AA")
+    members = [sorted(s) for s in itertools.combinations(range(52), 3)]
+    actual_flops = [f for f in members if flops.class_of[em.colex(np.array([f]))[0]] == flop_class]
+    assert len(actual_flops) == flops.orbit[flop_class] == 4
+    totals = {"call4x": Fraction(0), "call3x": Fraction(0), "check": Fraction(0)}
+    count = 0
+    for hole in itertools.combinations([c.index for c in parse_cards("As Ah Ad Ac")], 2):
+        for flop in actual_flops:
+            for option, value in _brute_flop_values("uth", list(hole), flop).items():
+                totals[option] += value
+            count += 1
+    assert count == 24
+    assert row["net_exact"] == {option: value / count for option, value in totals.items()}
