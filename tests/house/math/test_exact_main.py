@@ -244,10 +244,10 @@ def _brute_flop_values(game_code: str, hole: list[int], flop: list[int]) -> dict
     d = others[:, np.array(list(itertools.combinations(range(45), 2)))]  # (1081, 990, 2)
     seven = np.concatenate([np.broadcast_to(boards[:, None, :], (len(tr), 990, 5)), d], axis=2)
     dealer = evaluate_batch(seven.reshape(-1, 7)).astype(np.int64).reshape(len(tr), 990)
-    result = np.where(player[:, None] > dealer, 0, np.where(player[:, None] == dealer, 1, 2))
-    qualified = np.where(dealer >= threshold, 0, 1)
-    category = np.array([categories.index(category_of_rank(int(r)).value) for r in player])
-    returns = mult[:, result, qualified, category[:, None]].sum(axis=2)  # (wagers, 1081)
+    results = np.where(player[:, None] > dealer, 0, np.where(player[:, None] == dealer, 1, 2))
+    unqualified = np.where(dealer >= threshold, 0, 1)
+    player_category = np.array([categories.index(category_of_rank(int(r)).value) for r in player])
+    returns = mult[:, results, unqualified, player_category[:, None]].sum(axis=2)  # (wagers, 1081)
     unit = 990 * scale
     base = len(names) - 1
     river_call = returns[:base].sum(axis=0) + returns[-1] - (base + 1) * unit
