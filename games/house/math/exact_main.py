@@ -781,7 +781,6 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
     staked = sum(int(x) for x in totals_stake)
     rtp_per_ante = 1 + Fraction(returned - staked, per_ante_unit)
     rtp_per_total = Fraction(returned, staked)
-    flop_calls = flop_decisions
     river_bits = _river_bits(river) if spec.river else np.zeros((0, 0), dtype=np.uint8)
     rules = compact_rules(spec, river, flop, choice, preflop)
     return ExactMainResult(
@@ -797,7 +796,7 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
         preflop=preflop,
         flop_reps=flop.classes.reps,
         flop_orbit=flop.classes.orbit,
-        flop_decisions=flop_calls,
+        flop_decisions=flop_decisions,
         flop_options=options,
         river_reps=river.classes.reps if spec.river else np.zeros((0, 5), dtype=np.int64),
         river_calls=river_bits,
