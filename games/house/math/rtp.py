@@ -7,7 +7,8 @@ outcome classifier are the ones live settlement uses.
 
 Main-game wagers (UTH ``ante``/``ante_plus``/``call``, Casino Hold'em ``ante``/``call``,
 Xtreme ``ante``/``xtra_bonus``/``play``) depend on the player's strategy: their
-return comes from ``simulate``, not from here (``MainGameWager``).
+return under perfect strategy comes from ``exact_main`` (``rtp GAME main``), under
+other strategies from ``simulate``, not from here (``MainGameWager``).
 
 STAX: progressive lines return the pool, not a fixed multiple. The report gives
 the RTP without them (``rtp``, pools worth 0), with each pool valued at
@@ -151,7 +152,10 @@ def wager_rtp(
     definition = game(game_code)
     spec = definition.wager(wager)
     if spec.main_rule is not None or spec.kind is WagerKind.DECISION:
-        raise MainGameWager(f"{game_code} {wager} is a main-game wager; its return needs a strategy: use simulate")
+        raise MainGameWager(
+            f"{game_code} {wager} is a main-game wager; its return needs a strategy: use simulate, "
+            f"or rtp {game_code} main for perfect strategy"
+        )
     if wager == "bonus_spin":
         return _bonus_spin_rtp(game_code, wheel, bonus_spin_units)
     table = pay_table(game_code, wager, number)

@@ -1,4 +1,6 @@
-"""``manage.py rtp GAME WAGER [--paytable N]``: exact RTP of a side bet or bonus table."""
+"""``manage.py rtp GAME WAGER [--paytable N]``: exact RTP of a side bet or bonus table;
+``manage.py rtp GAME main [--paytable N] [--out DIR]``: exact main-game return under
+perfect strategy (``games.house.math.exact_main``), with its strategy tables."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
+from games.house.math.exact_main import ExactMainError, exact_main_rtp, write_strategy
 from games.house.math.rtp import DEFAULT_CONTRIBUTION_RATE, DEFAULT_POOL_VALUES, wager_rtp
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel, WheelSegment
 
@@ -17,13 +20,25 @@ from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel, WheelSegment
 class Command(BaseCommand):
     help = (
         "Exact RTP by enumeration of a side bet / bonus table; last line JSON with rtp and per-outcome "
-        "probabilities and returns. Seven-card tables enumerate all 133,784,560 hands (seconds to minutes)."
+        "probabilities and returns. Seven-card tables enumerate all 133,784,560 hands (seconds to minutes). "
+        "WAGER 'main': the exact main-game return under perfect strategy (every player hand, board and dealer "
+        "hand; minutes), last line JSON; --out DIR writes the strategy tables."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("game", help="uth, casino_holdem or xtreme")
-        parser.add_argument("wager", help="best_five, bonus, player_bonus, hole_card_bonus, stax, bonus_spin")
-        parser.add_argument("--paytable", type=int, default=1, help="pay table number (default 1)")
+        parser.add_argument(
+            "wager", help="best_five, bonus, player_bonus, hole_card_bonus, stax, bonus_spin, or main (main game)"
+        )
+        parser.add_argument(
+            "--paytable", type=int, default=1, help="pay table number (default 1; main: the main game's table)"
+        )
+        parser.add_argument("--out", type=Path, help="main: directory for the strategy tables")
+        parser.add_argument(
+            "--flop-classes",
+            help="main: a reduced exact analysis over these flop classes only (comma-separated indices "
+            "0..1754 of the flops up to suits), for tests and quick looks",
+        )
         parser.add_argument(
             "--pool",
             action="append",
@@ -42,6 +57,9 @@ class Command(BaseCommand):
         parser.add_argument("--wheel", type=Path, help="Bonus Spin wheel JSON: {name, version, segments:[...]}")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["wager"] == "main":
+            self._main(options)
+            return
         pools = dict(DEFAULT_POOL_VALUES)
         for item in options["pool"]:
             name, sep, value = item.partition("=")
@@ -74,6 +92,33 @@ class Command(BaseCommand):
         for key in ("rtp_excluding_progressives", "rtp_including_progressives", "rtp_long_run_with_contributions"):
             if key in body:
                 self.stdout.write(f"{key}: {body[key]:.6%}")
+        self.stdout.write(json.dumps(body))
+
+    def _main(self, options: dict[str, Any]) -> None:
+        try:
+            result = exact_main_rtp(
+                options["game"],
+                options["paytable"],
+                progress=lambda message: self.stderr.write(message) if options["verbosity"] > 1 else None,
+                flop_classes=[int(x) for x in options["flop_classes"].split(",")] if options["flop_classes"] else None,
+            )
+        except (DomainError, ExactMainError) as exc:
+            raise CommandError(str(exc)) from exc
+        body = result.as_dict()
+        self.stdout.write(
+            f"{result.game} main game, pay table {result.paytable}, perfect strategy: "
+            f"RTP {float(result.rtp_per_ante):.6%} of the ante ({body['rtp_per_ante_exact']}), "
+            f"{float(result.rtp_per_total):.6%} of the total wagered; house edge {float(result.house_edge):.6%}, "
+            f"element of risk {float(result.element_of_risk):.6%}"
+        )
+        for wager, figures in body["per_wager_in_antes"].items():
+            self.stdout.write(f"  {wager:12} staked {figures['staked']:.6f}  returned {figures['returned']:.6f} antes")
+        for decision, share in body["decisions"].items():
+            self.stdout.write(f"  {decision:14} {share:.4%} of rounds")
+        self.stdout.write(f"  {result.hands_enumerated:,} deals in {result.seconds:.1f} s")
+        if options["out"] is not None:
+            for path in write_strategy(result, options["out"]):
+                self.stdout.write(f"  wrote {path}")
         self.stdout.write(json.dumps(body))
 
 
