@@ -2,7 +2,7 @@
 
 They refuse the settings that are fine for the embedded default but wrong for
 real money: the SQLite database, no Redis, a debug build, the certification
-switch that lets a test lab script the shoe, a missing seal key. And they warn
+switch that lets a test lab script the shoe, the demo's bots, a missing seal key. And they warn
 when the application's database role could rewrite the ledger.
 """
 
@@ -29,6 +29,14 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
                 "CASINO_ALLOW_SCRIPTED_SHOE is on: outcomes can be forced.",
                 hint="Only a certification test build may set it; unset it in production.",
                 id="casino.E001",
+            )
+        )
+    if settings.CASINO_DEMO_BOTS:
+        errors.append(
+            Error(
+                "CASINO_DEMO_BOTS is on: bots register into and play the demo Sit & Go.",
+                hint="The make run demo's bots (games.poker.demo_bots); unset it in production.",
+                id="casino.E010",
             )
         )
     if not settings.PRODUCTION:

@@ -169,6 +169,13 @@ def test_check_deploy_refuses_the_scripted_shoe_in_production():
     assert "casino.E001" in result.stderr + result.stdout
 
 
+def test_check_deploy_refuses_the_demo_bots_in_production():
+    result = _check_deploy(**PRODUCTION_ENV, CASINO_DEMO_BOTS="1")
+    assert result.returncode != 0
+    assert "casino.E010" in result.stderr + result.stdout
+    assert "casino.E010" not in _check_deploy(**PRODUCTION_ENV).stdout
+
+
 def test_check_deploy_refuses_sqlite_and_missing_redis_in_production():
     env = dict(PRODUCTION_ENV, DATABASE_URL="sqlite:///var/prod.sqlite3", REDIS_URL="")
     result = _check_deploy(**env)
