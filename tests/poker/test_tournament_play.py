@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from games import pacing, presence
@@ -329,3 +330,40 @@ def test_an_eliminated_player_has_no_action_and_gets_a_clear_refusal() -> None:
     table_id = PokerHand.objects.get(hand_id=out.bust_hand_id).table_id
     refused("tournament_player_eliminated", lambda: services.act(
         table_id=table_id, player_id=out.player_id, action="fold", idempotency_key=key(), now=driver.now))  # fmt: skip
+
+
+def test_a_chip_count_cancel_ranks_the_players_out_from_the_events_not_their_rows(
+    seeded: Callable[[int], None],
+) -> None:
+    """Cancel by chip count: the players already out get their place's prize by the
+    eliminations rule over the bust groups; a forged place or prize on an entry row
+    changes nothing."""
+    tournament = make_tournament(max_players=6, table_seats=6, payouts=THREE_PAID, cancel_policy="chip_count")
+    now = timezone.now()
+    seeded(21)
+    registered(tournament, 6, now=now)
+    driver = TournamentDriver(tournament.pk, start=now, seed=21, rng_source=SeededRandomSource(21))
+    with pacing.suppress_scheduling():
+        for _ in range(5000):
+            tournament.refresh_from_db()
+            if tournament.players_left <= 3 or tournament.state != "running":
+                break
+            for table in PokerTable.objects.filter(tournament=tournament, is_open=True):
+                driver.table_step(table)
+            driver.now += driver.step_seconds
+    tournament.refresh_from_db()
+    assert tournament.state == "running"
+    out = list(TournamentEntry.objects.filter(tournament=tournament, state="eliminated").order_by("pk"))
+    assert len(out) >= 3
+    honest = {e.pk: (e.place, e.tied, e.prize) for e in out}
+    # Forge every busted row: a paid place and a big prize.
+    TournamentEntry.objects.filter(pk__in=[e.pk for e in out]).update(place=1, tied=1, prize=999_999)
+    operator = get_user_model().objects.create(username=key("op"), is_staff=True)
+    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="malfunction", now=driver.now)
+    by_place = {1: 3000, 2: 1800, 3: 1200}
+    for entry in TournamentEntry.objects.filter(pk__in=honest):
+        place, tied, _ = honest[entry.pk]
+        assert place is not None
+        shared = sum(by_place.get(p, 0) for p in range(place, place + tied))
+        assert entry.prize in (shared // tied, shared // tied + shared % tied)
+    assert_money_and_chips_closed(tournament, pool=6 * BUY_IN)

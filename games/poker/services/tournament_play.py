@@ -576,6 +576,27 @@ def _groups(tournament: Tournament) -> list[list[Bust]]:
     return [groups[number] for number in sorted(groups)]
 
 
+def _prizes_of_the_busted(tournament: Tournament, payouts: Payouts) -> dict[int, int]:
+    """Entry id -> prize of every player already out, by the eliminations rule over
+    the bust groups in order (as ``standings`` does at the finish, without a winner)."""
+    groups = _groups(tournament)
+    pending = [  # busted in a hand-for-hand round that has not ended: the last group out
+        Bust(str(pk), int(stack or 0))
+        for pk, stack in TournamentEntry.objects.filter(
+            tournament=tournament, state=EntryState.ELIMINATED, bust_group__isnull=True
+        ).order_by("eliminated_at", "id").values_list("pk", "bust_stack")
+    ]
+    if pending:
+        groups.append(pending)
+    remaining = TournamentEntry.objects.filter(tournament=tournament, state=EntryState.PLAYING).count()
+    prizes: dict[int, int] = {}
+    for group in reversed(groups):  # the last group out was ranked just below the players left
+        before = remaining + len(group)
+        prizes.update({int(f.player): f.prize for f in rank_bust(group, before, payouts.by_place)})
+        remaining = before
+    return prizes
+
+
 def _close_tables(tables: Iterable[PokerTable], bank: int, batch: _Batch, cause: int) -> None:
     """Every chip left on the tables back to the bank; the tables closed."""
     for table in tables:
@@ -779,10 +800,9 @@ def cancel_running(tournament: Tournament, *, actor: str, reason: str, now: date
         result = RunningCancel(policy, len(entries), sum(e.buy_in for e in entries), sum(e.fee for e in entries), [])
     else:
         payouts = _payouts(tournament)
-        prizes: dict[int, int] = {}
-        for entry in entries:  # out in a paid place: that place's prize (ties shared as at the finish)
-            if entry.state == EntryState.ELIMINATED and entry.place is not None and entry.prize:
-                prizes[entry.pk] = entry.prize
+        # Out in a paid place: that place's prize (ties shared as at the finish),
+        # ranked again from the bust groups, not read from the entries' rows.
+        prizes = {pk: prize for pk, prize in _prizes_of_the_busted(tournament, payouts).items() if prize}
         rest = payouts.pool.amount - sum(prizes.values())
         players = sorted((e for e in entries if e.player_id in stacks and stacks[e.player_id] > 0),
                          key=lambda e: (-stacks[e.player_id], e.pk))  # fmt: skip
