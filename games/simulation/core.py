@@ -429,7 +429,9 @@ class Simulator:
             *[f"  {line}" for line in self.trace[-self.trace_lines :]],
         ]
         lines += self.family.evidence(self, first)
+        planted = f" --plant {self.plant} --plant-step {self.plant_step}" if self.plant else ""
         lines.append(
             f"reproduce: manage.py simulate_faults --family {self.family.name} --seed {self.seed} --steps {self.steps}"
+            f" --fault-rate {self.fault_rate} --full-every {self.full_every}{planted}"
         )
         return lines
