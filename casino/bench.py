@@ -24,6 +24,7 @@ BENCHMARK_MODULES = [
     "games.benchmarks.live",
     "games.benchmarks.rounds",
     "games.benchmarks.tournament",
+    "games.benchmarks.simulation",
     "compliance.benchmarks",
 ]
 

@@ -39,6 +39,14 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
                 id="casino.E010",
             )
         )
+    if settings.CASINO_ALLOW_SIMULATOR:
+        errors.append(
+            Error(
+                "CASINO_ALLOW_SIMULATOR is on: manage.py simulate_faults may run against this database.",
+                hint="The fault simulator is a development tool (docs/simulation.md); unset it in production.",
+                id="casino.E008",
+            )
+        )
     if not settings.PRODUCTION:
         errors.append(
             Error(

@@ -423,6 +423,9 @@ SPECTACULAR_SETTINGS = {
 CASINO_VERSION = "0.1.0"
 # Test laboratories may force outcomes; never in production (see casino.checks).
 CASINO_ALLOW_SCRIPTED_SHOE = env_bool("CASINO_ALLOW_SCRIPTED_SHOE")
+# The fault simulator (manage.py simulate_faults, docs/simulation.md): a development
+# tool, on by default outside production; check --deploy refuses it (casino.checks).
+CASINO_ALLOW_SIMULATOR = env_bool("CASINO_ALLOW_SIMULATOR", not PRODUCTION)
 CASINO_DEFAULT_CURRENCY = os.environ.get("CASINO_DEFAULT_CURRENCY", "EUR")
 # RULES.md: one seat per table, at most 4 tables at once (configurable).
 CASINO_MAX_TABLES_PER_PLAYER = int(os.environ.get("CASINO_MAX_TABLES_PER_PLAYER", "4"))

@@ -112,6 +112,10 @@ def schedule_advance(*, task: str, table_id: int, expected_seq: int, deadline: d
     does nothing if the table has moved on by the time it runs."""
     if deadline is None or scheduling_suppressed():
         return
+    sink = _SINK.get()
+    if sink is not None:
+        transaction.on_commit(lambda: sink(task, (table_id, expected_seq), deadline))
+        return
 
     def enqueue() -> None:
         _task(task).apply_async(args=(table_id, expected_seq), eta=deadline)
@@ -122,7 +126,12 @@ def schedule_advance(*, task: str, table_id: int, expected_seq: int, deadline: d
 def advance_now(*, task: str, table_id: int, expected_seq: int) -> None:
     """Early advance (the step need not wait for its deadline, e.g. everyone has
     decided): enqueue ``task`` for now, once the current transaction commits."""
-    if not scheduling_suppressed():
+    if scheduling_suppressed():
+        return
+    sink = _SINK.get()
+    if sink is not None:
+        transaction.on_commit(lambda: sink(task, (table_id, expected_seq), None))
+    else:
         transaction.on_commit(lambda: _task(task).apply_async(args=(table_id, expected_seq)))
 
 
@@ -143,6 +152,24 @@ def suppress_scheduling() -> Iterator[None]:
         yield
     finally:
         _SUPPRESSED.reset(token)
+
+
+#: Where ``redirect_scheduling`` sends the enqueues: ``sink(task, (table_id, expected_seq), eta)``.
+TaskSink = Callable[[str, tuple[int, int], datetime | None], None]
+_SINK: contextvars.ContextVar[TaskSink | None] = contextvars.ContextVar("pacing_sink", default=None)
+
+
+@contextlib.contextmanager
+def redirect_scheduling(sink: TaskSink) -> Iterator[None]:
+    """A simulator (``games.simulation``) that runs the tasks' bodies itself, in
+    an order of its choosing: inside this block every enqueue goes to ``sink``
+    instead of Celery, still only once the step's transaction commits (eta
+    ``None``: at once)."""
+    token = _SINK.set(sink)
+    try:
+        yield
+    finally:
+        _SINK.reset(token)
 
 
 # --- the sweep skeleton ---------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""The simulator's ledger-wide invariants (a family adds its own: ``Family.check``).
+
+After every step: money sums to zero in each currency; no balance is negative
+(but the kinds that may); every registered ``verify_ledger`` check of rows that
+mirror money (the poker seats). The full check (every ``full_every`` steps and
+at the end): ``verify_ledger`` itself: the hash chains, the seals, every balance
+against its transfers, the holds, and the projections against their rebuild.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from ledger.services.verify import registered_checks
+
+#: ``verify_ledger``'s check names -> the simulator's invariant names.
+INVARIANT_OF = {
+    "chain": "hash_chains_verify",
+    "seal": "hash_chains_verify",
+    "money": "money_matches_transfers",
+    "projection": "projections_equal_rebuild",
+    "poker_seat": "seat_matches_ledger",
+}
+
+
+def ledger_checks(*, full: bool) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
+        for currency, total in cursor.fetchall():
+            if total != 0:
+                found.append(("money_sums_to_zero", f"{currency} balances sum to {total}, not 0"))
+        cursor.execute(
+            "SELECT id, kind, owner, balance FROM ledger_account WHERE balance < 0 AND NOT may_go_negative ORDER BY id"
+        )
+        for account_id, kind, owner, balance in cursor.fetchall():
+            found.append(("no_negative_balance", f"{kind} account {account_id} ({owner}) is {balance}"))
+    if full:
+        from ledger.services.seals import seal_key
+        from ledger.services.verify import verify_ledger
+
+        for problem in verify_ledger(key=seal_key()):
+            found.append((INVARIANT_OF.get(problem.check, problem.check), str(problem)))
+    else:
+        for name, check in registered_checks().items():
+            found += [(INVARIANT_OF.get(p.check, name), str(p)) for p in check()]
+    return found

@@ -1,0 +1,355 @@
+"""The poker family of the simulator: ring tables, their players and operator.
+
+The clients are bots (``games.poker.tournament_driver.bot_action``) and
+mischief: actions out of turn or out of range, unknown actions, seats taken,
+buy-ins out of range, top-ups, leaving the table, sitting out and in,
+disconnecting and rejoining, and repeating a command with the same idempotency
+key. The operator pauses, resumes and voids hands and edits the tables'
+settings (timers, blinds, opening and closing, the currency). The dealer's
+tasks are ``advance_table`` at the deadlines the steps scheduled, and the beat's
+``sweep``; their bodies run when the simulator's queue delivers them.
+
+Extra invariants: a playing hand's table moves on within a bounded simulated
+time after its deadline (unless an operator paused it); an ended hand's pot is
+at zero and was settled once (awarded or voided, never both, never twice);
+replaying a playing hand's stream gives the engine state the services use
+(their cache) and the dealt-in seats' stacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from games import pacing, presence
+from games.poker import event_types as et
+from games.poker import services
+from games.poker.engine.events import PotAwarded
+from games.poker.engine.hand import legal_actions
+from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.services import tables as table_services
+from games.poker.tournament_driver import bot_action
+from games.simulation.core import SWEEP, Simulator, Task, Violation
+from ledger.services import deposit, player_accounts, read_stream
+
+FUNDS = 50_000
+ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in", "dance")
+
+
+@dataclass
+class Command:
+    who: str
+    what: str
+    body: Callable[[], Any]
+
+
+@dataclass
+class PokerFamily:
+    tables_count: int = 2
+    players_count: int = 9
+    name: str = "poker"
+    tables: list[int] = field(default_factory=list)
+    players: list[int] = field(default_factory=list)
+    sockets: dict[int, str] = field(default_factory=dict)  # player -> connection, connected at their table
+    last: Command | None = None
+    keys: int = 0
+    write_points: list[tuple[str, str]] = field(
+        default_factory=lambda: [
+            ("games.poker.services.hands", "settle_batch"),
+            ("games.poker.services.hands", "append_events"),
+            ("games.poker.services.hands", "set_table"),
+            ("games.poker.services.hands", "sit_out_seat"),
+            ("games.poker.services.operator", "settle_batch"),
+            ("games.poker.services.operator", "append_events"),
+            ("games.poker.services.operator", "set_table"),
+            ("games.poker.services.seats", "transfer"),
+            ("games.poker.services.seats", "table_append"),
+            ("games.poker.services.seats", "maybe_start_soon"),
+        ]
+    )
+
+    # --- setup --------------------------------------------------------------------------------
+
+    def replacements(self, sim: Simulator) -> dict[tuple[str, str], Any]:
+        # Every deck the dealer shuffles (the sweep's deals too) comes from the seed.
+        return {("games.poker.services.hands", "SecureRandomSource"): lambda: sim.deck_rng}
+
+    def setup(self, sim: Simulator) -> None:
+        table_services._HAND_CACHE.clear()  # a fresh process: the hands' cache starts empty
+        variants = ("no_limit", "pot_limit", "fixed_limit")
+        for index in range(self.tables_count):
+            table = PokerTable.objects.create(
+                code=f"{sim.namespace}T{index}"[:12], name=f"sim {index}", variant=variants[index % 3], max_seats=6,
+                currency="EUR", small_blind=5, big_blind=10, buy_in_min=200, buy_in_max=2000, turn_seconds=5,
+                time_bank_seconds=4 * (index % 2), disconnection_bank_seconds=3, reservation_seconds=30,
+                between_hands_seconds=2, is_open=True,
+            )  # fmt: skip
+            self.tables.append(table.pk)
+        users = get_user_model()
+        for index in range(self.players_count):
+            user = users.objects.create(username=f"sim-{sim.namespace}-{index}")
+            wallet = player_accounts(player_id=user.pk, currency="EUR").wallet
+            deposit(wallet=wallet, amount=FUNDS, currency="EUR", external_reference=f"sim-{sim.namespace}-{index}",
+                    idempotency_key=f"sim-{sim.namespace}-dep-{index}", actor="simulator")  # fmt: skip
+            self.players.append(int(user.pk))
+
+    def key(self, sim: Simulator) -> str:
+        self.keys += 1
+        return f"sim:{sim.namespace}:{self.keys}"
+
+    def t(self, table_id: int) -> str:
+        return f"t{self.tables.index(table_id)}"
+
+    def p(self, player_id: int) -> str:
+        return f"p{self.players.index(player_id)}"
+
+    # --- the clients --------------------------------------------------------------------------
+
+    def run(self, sim: Simulator, command: Command) -> None:
+        self.last = command
+        sim.execute(command.who, command.what, command.body)
+
+    def bot_move(self, sim: Simulator) -> Command | None:
+        """The player to act at a random table with a hand in play, deciding like a bot."""
+        tables = list(PokerTable.objects.filter(pk__in=self.tables, phase=services.HAND).order_by("pk"))
+        if not tables:
+            return None
+        table = sim.rng.choice(tables)
+        hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first()
+        if hand is None:
+            return None
+        state, _ = services.hand_state(hand)
+        legal = legal_actions(state) if state is not None else None
+        if state is None or legal is None:
+            return None
+        player = int(state.players[state.positions[legal.seat]].player_id)
+        action = bot_action(state, legal, sim.rng.random(), 0.3)
+        key, now = self.key(sim), sim.now
+        return Command(
+            f"{self.p(player)}@{self.t(table.pk)}", f"act {action}",
+            lambda: services.act(table_id=table.pk, player_id=player, action=action, idempotency_key=key, now=now),
+        )  # fmt: skip
+
+    def client_step(self, sim: Simulator) -> None:
+        roll = sim.rng.random()
+        if roll < 0.55:
+            command = self.bot_move(sim)
+            if command is not None:
+                self.run(sim, command)
+                return
+            roll = sim.rng.uniform(0.55, 1.0)
+        player = sim.rng.choice(self.players)
+        table = sim.rng.choice(self.tables)
+        key, now, who = self.key(sim), sim.now, f"{self.p(player)}@{self.t(table)}"
+        if roll < 0.65:
+            action = sim.rng.choice(ACTIONS)
+            amount = sim.rng.choice((None, -5, 0, 7, 20, 60, 10**9))
+            self.run(sim, Command(who, f"act {action} {amount}", lambda: services.act(
+                table_id=table, player_id=player, action=action, amount=amount, idempotency_key=key,
+                now=now)))  # fmt: skip
+        elif roll < 0.88:
+            self.run(sim, self.seat_command(sim, player, table, key, who))
+        elif roll < 0.95:
+            self.presence_step(sim, player)
+        elif self.last is not None:  # the same command again (a client retrying: same idempotency key)
+            sim.execute(self.last.who, f"repeat {self.last.what}", self.last.body)
+        else:
+            sim.tick()
+
+    def seat_command(self, sim: Simulator, player: int, table: int, key: str, who: str) -> Command:
+        now = sim.now
+        seat = PokerSeat.objects.filter(player_id=player, table_id__in=self.tables).first()
+        if seat is None or sim.rng.random() < 0.1:
+            number = sim.rng.randint(1, 7)
+            buy_in = sim.rng.choice((150, 200, 500, 1000, 2000, 2100))
+            return Command(who, f"sit_down seat {number} buy_in {buy_in}", lambda: services.sit_down(
+                table_id=table, player_id=player, seat_number=number, buy_in=buy_in, idempotency_key=key,
+                now=now))  # fmt: skip
+        table, who = seat.table_id, f"{self.p(player)}@{self.t(seat.table_id)}"
+        choice = sim.rng.choice(("top_up", "stand_up", "sit_out", "sit_in", "sit_in"))
+        if choice == "top_up":
+            amount = sim.rng.choice((100, 500, 5000))
+            return Command(who, f"top_up {amount}", lambda: services.top_up(
+                table_id=table, player_id=player, amount=amount, idempotency_key=key, now=now))  # fmt: skip
+        if choice == "stand_up":
+            return Command(who, "stand_up", lambda: services.stand_up(
+                table_id=table, player_id=player, idempotency_key=key, now=now))  # fmt: skip
+        if choice == "sit_out":
+            return Command(who, "sit_out", lambda: services.sit_out(table_id=table, player_id=player, now=now))
+        return Command(who, "sit_in", lambda: services.sit_in(table_id=table, player_id=player, now=now))
+
+    def presence_step(self, sim: Simulator, player: int) -> None:
+        """Leave (the socket closes) or rejoin (a socket opens again, ``rejoin``)."""
+        seat = PokerSeat.objects.filter(player_id=player, table_id__in=self.tables).first()
+        if seat is None:
+            return
+        table, now, who = seat.table_id, sim.now, f"{self.p(player)}@{self.t(seat.table_id)}"
+        name = f"sim-{player}"
+        if player in self.sockets or sim.rng.random() < 0.5:
+            if player not in self.sockets:
+                presence.hold_socket(family=presence.POKER, table_id=table, player_id=player, connection=name, now=now)
+            presence.release_socket(connection=name, now=now)
+            self.sockets.pop(player, None)
+            sim.note(who, "leave (socket closed)", "ok")
+            return
+        presence.hold_socket(family=presence.POKER, table_id=table, player_id=player, connection=name, now=now)
+        self.sockets[player] = name
+        self.run(sim, Command(who, "rejoin", lambda: services.rejoin(table_id=table, player_id=player, now=now)))
+
+    def on_tick(self, sim: Simulator) -> None:
+        presence.refresh_sockets(connections=list(self.sockets.values()), now=sim.now)
+
+    # --- the operator -------------------------------------------------------------------------
+
+    def operator_step(self, sim: Simulator) -> None:
+        table, now = sim.rng.choice(self.tables), sim.now
+        who, roll = f"operator@{self.t(table)}", sim.rng.random()
+        if roll < 0.3:
+            sim.execute(who, "pause", lambda: services.pause_hand(table_id=table, actor="sim", reason="sim", now=now))
+        elif roll < 0.6:
+            sim.execute(who, "resume", lambda: services.resume_hand(table_id=table, actor="sim", now=now))
+        elif roll < 0.7:
+            sim.execute(who, "void", lambda: services.void_hand(table_id=table, actor="sim", reason="sim", now=now))
+        else:
+            changes = sim.rng.choice((
+                {"turn_seconds": sim.rng.choice((3, 5, 10))},
+                {"between_hands_seconds": sim.rng.choice((1, 2, 5))},
+                {"small_blind": 10, "big_blind": 20},
+                {"small_blind": 5, "big_blind": 10},
+                {"is_open": False},
+                {"is_open": True},
+                {"is_open": True},
+                {"time_bank_seconds": sim.rng.choice((0, 5))},
+                {"disconnection_bank_seconds": sim.rng.choice((0, 3))},
+                {"currency": sim.rng.choice(("USD", "EUR"))},
+            ))  # fmt: skip
+            sim.execute(who, f"update {changes}", lambda: services.update_table(table_id=table, changes=changes))
+
+    # --- the dealer's tasks -------------------------------------------------------------------
+
+    def task_label(self, task: Task) -> str:
+        if task.name == SWEEP:
+            return "sweep"
+        table, seq = task.args
+        return f"advance {self.t(table)} seq {seq}"
+
+    def run_task(self, sim: Simulator, task: Task) -> Any:
+        if task.name == SWEEP:
+            done = services.sweep(now=sim.now)
+            if done["failed"] and not sim.injector.fired:  # a table's step failed, and no fault was injected
+                sim.violate("unexpected_exception", f"the sweep failed at {done['failed']} table(s) (see the log)")
+            return ",".join(f"{k}={v}" for k, v in done.items() if v) or "nothing"
+        if task.name != pacing.POKER_ADVANCE:
+            raise ValueError(f"unknown task {task.name}")
+        table, seq = task.args
+        moved = services.advance_table(table_id=table, expected_seq=seq, now=sim.now, rng=sim.deck_rng)
+        return "moved" if moved is not None else "stale"
+
+    def drain(self, sim: Simulator) -> None:
+        """The end: the operator resumes every paused hand and closes the tables,
+        the clients stop, the dealer runs (no faults) until every hand has ended;
+        then everyone stands up. A hand still playing after ``limit`` simulated
+        seconds is a violation."""
+        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
+            who, table_id = f"operator@{self.t(table.pk)}", table.pk
+            if table.phase == services.PAUSED:
+                sim.note(who, "resume (drain)", sim._call(
+                    partial(services.resume_hand, table_id=table_id, actor="sim", now=sim.now)))  # fmt: skip
+            sim.note(who, "close (drain)", sim._call(
+                partial(services.update_table, table_id=table_id, changes={"is_open": False})))  # fmt: skip
+        limit = sim.now + timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 600)
+        while self.playing() and sim.now < limit:
+            sim.tick(1)
+            sim.beat()
+            due = sim.queue.due(sim.now)
+            while due:
+                sim.deliver(due, faults=False)
+                due = sim.queue.due(sim.now)
+        for hand_id in self.playing():
+            sim.violate("bounded_end", f"hand {hand_id} still playing at the end of the drain")
+        for seat in PokerSeat.objects.filter(table_id__in=self.tables).order_by("pk"):
+            key = self.key(sim)
+            sim.note(f"{self.p(seat.player_id)}@{self.t(seat.table_id)}", "stand_up (drain)", sim._call(
+                partial(services.stand_up, table_id=seat.table_id, player_id=seat.player_id, idempotency_key=key,
+                        now=sim.now)))  # fmt: skip
+
+    def playing(self) -> list[str]:
+        return list(
+            PokerHand.objects.filter(table_id__in=self.tables, status="playing")
+            .order_by("hand_id")
+            .values_list("hand_id", flat=True)
+        )
+
+    # --- checks -------------------------------------------------------------------------------
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        rows = PokerTable.objects.filter(pk__in=self.tables).order_by("pk").values_list("phase", "phase_seq")
+        seats = (
+            PokerSeat.objects.filter(table_id__in=self.tables)
+            .order_by("pk")
+            .values_list("player_id", "stack", "sitting_out")
+        )
+        return (tuple(rows), tuple(seats))
+
+    def check(self, sim: Simulator, *, full: bool) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
+        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
+            if table.deadline is not None and table.phase != services.PAUSED and table.deadline < sim.now - bound:
+                found.append(("bounded_end", f"table {self.t(table.pk)} ({table.phase}, hand {table.current_hand_id}) "
+                                             f"overdue since {table.deadline.isoformat()}"))  # fmt: skip
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT owner, balance FROM ledger_account WHERE kind = 'poker_pot' AND balance <> 0")
+            open_pots = {owner.removeprefix("poker-hand:"): balance for owner, balance in cursor.fetchall()}
+        for hand_id, status in PokerHand.objects.filter(hand_id__in=list(open_pots)).values_list("hand_id", "status"):
+            if status != "playing":
+                found.append(("pot_resolved_once", f"hand {hand_id} is {status}, its pot holds {open_pots[hand_id]}"))
+        if full:
+            found += self.replay_checks()
+        return found
+
+    def replay_checks(self) -> list[tuple[str, str]]:
+        """Each hand of the run settled once; a playing hand's stream replays to the
+        services' state and its dealt-in seats' stacks."""
+        found: list[tuple[str, str]] = []
+        for hand in PokerHand.objects.filter(table_id__in=self.tables).order_by("hand_id"):
+            events = read_stream(stream_id=et.hand_stream(hand.hand_id))
+            voided = sum(e.type == et.VOIDED for e in events)
+            awarded = sum(e.type == PotAwarded.type for e in events)
+            if voided > 1 or (voided and awarded):
+                found.append(("no_wager_paid_twice", f"hand {hand.hand_id}: voided {voided}x, pots awarded {awarded}"))
+            if hand.status != "playing":
+                continue
+            replayed, _, _ = table_services.load_hand(hand.hand_id)
+            used, _ = services.hand_state(hand)
+            if replayed != used:
+                found.append(("replay_equals_state", f"hand {hand.hand_id}: the services' state differs from replay"))
+            if replayed is None:
+                continue
+            for number, seat in table_services.dealt_in_seats(hand).items():
+                stack = replayed.players[replayed.positions[number]].stack
+                if seat.stack != stack:
+                    found.append(("replay_equals_state", f"hand {hand.hand_id} seat {number}: stack {seat.stack}, "
+                                                         f"replay {stack}"))  # fmt: skip
+        return found
+
+    def counts(self) -> dict[str, int]:
+        return {"hands": PokerHand.objects.filter(table_id__in=self.tables).count(), "rounds": 0}
+
+    def evidence(self, sim: Simulator, violation: Violation) -> list[str]:
+        """The last events of the hands in play (or the last hand) at every table."""
+        lines: list[str] = []
+        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
+            if not table.current_hand_id:
+                continue
+            events = read_stream(stream_id=et.hand_stream(table.current_hand_id))[-12:]
+            lines.append(f"hand {table.current_hand_id} at {self.t(table.pk)} (last {len(events)} events):")
+            lines += [f"  v{e.version} {e.type} {dict(e.data)}"[:200] for e in events]
+        return lines
