@@ -584,7 +584,9 @@ def _prizes_of_the_busted(tournament: Tournament, payouts: Payouts) -> dict[int,
         Bust(str(pk), int(stack or 0))
         for pk, stack in TournamentEntry.objects.filter(
             tournament=tournament, state=EntryState.ELIMINATED, bust_group__isnull=True
-        ).order_by("eliminated_at", "id").values_list("pk", "bust_stack")
+        )
+        .order_by("eliminated_at", "id")
+        .values_list("pk", "bust_stack")
     ]
     if pending:
         groups.append(pending)
