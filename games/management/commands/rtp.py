@@ -123,6 +123,11 @@ class Command(BaseCommand):
             self.stdout.write(f"  {wager:12} staked {figures['staked']:.6f}  returned {figures['returned']:.6f} antes")
         for decision, share in body["decisions"].items():
             self.stdout.write(f"  {decision:14} {share:.4%} of rounds")
+        for point in body["timeouts"].get("points", []):
+            self.stdout.write(
+                f"  timeout {point['street']} ({point['timeout']}): costs {point['per_situation']:.6f} antes per "
+                f"decision reached ({point['reached']:.4%} of rounds), {point['per_round']:.6f} per round"
+            )
         self.stdout.write(f"  {result.hands_enumerated:,} deals in {result.seconds:.1f} s")
         if options["out"] is not None:
             for path in write_strategy(result, options["out"]):
