@@ -542,6 +542,8 @@ class ExactMainResult:
     river_reps: I64 = field(default_factory=lambda: np.zeros((0, 5), dtype=np.int64))
     river_calls: npt.NDArray[np.uint8] = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint8))
     rules: dict[str, Any] = field(default_factory=dict)  # compact rules (see ``compact_rules``)
+    timeouts: dict[str, Any] = field(default_factory=dict)  # see ``timeout_costs``
+    paytable_number: int = 1
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -569,6 +571,7 @@ class ExactMainResult:
             "decisions": {k: float(v) for k, v in self.decisions.items()},
             "hands_enumerated": self.hands_enumerated,
             "complete": self.complete,
+            "timeouts": _timeouts_json(self.timeouts),
             "seconds": round(self.seconds, 1),
             "timings": {k: round(v, 1) for k, v in self.timings.items()},
         }
@@ -617,6 +620,7 @@ def exact_main_rtp(
     flop = flop_view(spec, river, progress=progress, only=flop_classes)
     timings["flop"] = time.perf_counter() - t0
     result = _decide(spec, river, flop, complete=flop_classes is None)
+    result.paytable_number = paytable
     result.seconds = time.perf_counter() - started
     result.timings = timings
     return result
@@ -783,6 +787,7 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
     rtp_per_total = Fraction(returned, staked)
     river_bits = _river_bits(river) if spec.river else np.zeros((0, 0), dtype=np.uint8)
     rules = compact_rules(spec, river, flop, choice, preflop)
+    timeouts = timeout_costs(spec, flop, stacked, choice, preflop, flop_mass)
     return ExactMainResult(
         game=spec.definition.code,
         paytable=str(spec.tables[0].name if spec.tables[0] else next(t.name for t in spec.tables if t)),
@@ -801,7 +806,87 @@ def _decide(spec: MainGame, river: RiverView, flop: FlopView, complete: bool = T
         river_reps=river.classes.reps if spec.river else np.zeros((0, 5), dtype=np.int64),
         river_calls=river_bits,
         rules=rules,
+        timeouts=timeouts,
     )
+
+
+def timeout_costs(
+    spec: MainGame, flop: FlopView, stacked: I64, choice: I64, preflop: list[dict[str, Any]], flop_mass: I64
+) -> dict[str, Any]:
+    """What the timeout defaults (the passive option: check, check, fold; Casino
+    Hold'em fold) cost the player, exactly, in antes.
+
+    ``always``: the return when every decision times out. ``points``: per decision
+    point, the player otherwise playing the optimum, the expected loss of taking the
+    timeout default instead of the best option there, per situation reaching that
+    point under the optimal strategy (``per_situation``) and per round dealt
+    (``per_round``: the same loss times the share of rounds reaching the point), and
+    that share (``reached``)."""
+    unit = DEALER_HANDS * spec.scale
+    flop_unit = TURN_RIVERS * unit
+    base = spec.base_wagers
+    fold_sum = int(spec.fold_returns().sum())
+    valid = flop.valid
+    weights = flop.classes.orbit[:, None]
+    total = int(flop_mass.sum())  # (hole, flop) situations, each a round's share
+    hclass, names = hand_classes()
+    defaults = {p.street: p.timeout_default for p in spec.definition.decision_points}
+    passive = {"preflop": "check", "flop": "fold" if spec.flop_folds else "check", "river": "fold"}
+    if any(passive[street] != option for street, option in defaults.items()):
+        raise ExactMainError(f"timeout defaults {defaults} are not the passive options {passive}")
+    points: list[dict[str, Any]] = []
+    reach = valid.copy()
+    if spec.preflop:
+        by_name = {row["hand"]: row for row in preflop}
+        gap_sum = Fraction(0)
+        for k, name in enumerate(names):
+            row = by_name.get(name)
+            if row is None:
+                continue
+            values = row["net_exact"]
+            gap_sum += int(flop_mass[k]) * (max(values.values()) - values["check"])
+        points.append(
+            {"street": "preflop", "timeout": "check", "reached": Fraction(1),
+             "per_situation": gap_sum / total, "per_round": gap_sum / total}
+        )  # fmt: skip
+        checked = np.array([by_name.get(names[k], {}).get("decision") == "check" for k in hclass])
+        reach &= checked[None, :]
+    best = stacked.max(axis=0)
+    other = stacked[-1]
+    mass = int(np.where(reach, weights, 0).sum())
+    gap = int(np.where(reach, (best - other) * weights, 0).sum())
+    points.append(
+        {"street": "flop", "timeout": "check" if not spec.flop_folds else "fold",
+         "reached": Fraction(mass, total),
+         "per_situation": Fraction(gap, mass * flop_unit) if mass else Fraction(0),
+         "per_round": Fraction(gap, total * flop_unit)}
+    )  # fmt: skip
+    if spec.river:
+        reach &= choice == len(spec.flop)
+        fold_all = fold_sum * TURN_RIVERS * DEALER_HANDS - base * flop_unit
+        mass = int(np.where(reach, weights, 0).sum())
+        gap = int(np.where(reach, (other - fold_all) * weights, 0).sum())
+        points.append(
+            {"street": "river", "timeout": "fold", "reached": Fraction(mass, total),
+             "per_situation": Fraction(gap, mass * flop_unit) if mass else Fraction(0),
+             "per_round": Fraction(gap, total * flop_unit)}
+        )  # fmt: skip
+    folded = Fraction(fold_sum, spec.scale)
+    always = {"rtp_per_ante": 1 + folded - base, "rtp_per_total": folded / base}
+    return {"always": always, "points": points}
+
+
+def _timeouts_json(timeouts: dict[str, Any]) -> dict[str, Any]:
+    def conv(x: Any) -> Any:
+        if isinstance(x, Fraction):
+            return float(x)
+        if isinstance(x, dict):
+            return {k: conv(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [conv(v) for v in x]
+        return x
+
+    return {k: conv(v) for k, v in timeouts.items()}
 
 
 def _river_bits(river: RiverView, chunk: int = 8192) -> npt.NDArray[np.uint8]:
@@ -940,7 +1025,10 @@ def compact_rules(
 
 
 STRATEGY_FORMAT = {
-    "summary.json": "the result (as the command's JSON), the compact rules and this format description",
+    "main_rtp.json": "the result as a casino.main_rtp/1 document (the certification pack's input, see "
+    "docs/game-math.md): the exact figures, the strategy tables (preflop in full, the compact flop and "
+    "river rules, the timeout defaults' costs, these files); 'summary' holds the command's JSON and "
+    "'rules' the compact rules",
     "preflop.csv": "hand,combos,decision,net_<option>...: one row per starting hand (169), nets in antes",
     "flop.csv.gz": "flop,weight,hole,decision: every (flop class, hole cards) pair; flop = the class's "
     "representative cards, weight = flops in the class; to look up an actual flop and hole cards, "
@@ -951,6 +1039,154 @@ STRATEGY_FORMAT = {
     "river.npz": "(UTH, Xtreme) reps (board classes, 5), orbit, call (board classes, 166) packbits of the "
     "call bit per pair index (1326, as pairs), pairs (1326, 2)",
 }
+SHIPPED_TABLES = "games/house/math/data/{name}_exact.npz"
+METHOD = (
+    "exact enumeration of every player hand, board and dealer hand (2,781,381,002,400 deals), "
+    "perfect strategy by backward induction, exact integer arithmetic (games.house.math.exact_main)"
+)
+
+
+def _table(name: str, title: str, columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+    return {"name": name, "title": title, "columns": columns, "rows": [[str(c) for c in row] for row in rows]}
+
+
+def strategy_tables(result: ExactMainResult) -> list[dict[str, Any]]:
+    """The optimal strategy as printable tables (the ``strategy`` of a casino.main_rtp/1 result)."""
+    options = list(result.preflop[0]["net_in_antes"]) if result.preflop else []
+    tables = [
+        _table(
+            "preflop" if "check" in options else "starting hands",
+            "per starting hand: the optimal decision and the net of each option in antes (the flop and river "
+            "played optimally); ties go to the passive option"
+            if "check" in options
+            else "per starting hand: its net in antes under the optimal flop decision",
+            ["hand", "combos", "decision", *(f"net {o}" for o in options)],
+            [
+                [r["hand"], r["combos"], r["decision"], *(f"{r['net_in_antes'][o]:.6f}" for o in options)]
+                for r in result.preflop
+            ],
+        )
+    ]
+    rules = result.rules
+    if rules.get("flop"):
+        tables.append(
+            _table(
+                "flop (compact rule)",
+                "per made hand (hole cards and flop): bet when the dealer beats the player in at most this "
+                "share of the turn, river and dealer hands; agreement with the exact table, weighted by the "
+                "flop decisions reached under the optimal strategy (the exact decisions: flop.csv.gz, the "
+                "shipped tables)",
+                ["made hand", "decision", "max dealer wins share", "agreement", "share of decisions"],
+                [
+                    [
+                        r["made_hand"],
+                        r["decision"],
+                        "never" if r["max_dealer_wins_share"] is None else r["max_dealer_wins_share"],
+                        r["agreement"],
+                        r["share"],
+                    ]
+                    for r in rules["flop"]
+                ],
+            )
+        )
+    if rules.get("river"):
+        tables.append(
+            _table(
+                "river (compact rule)",
+                "per made hand: call when at most this many of the 990 dealer hands beat the player; "
+                "agreement with the exact decision, weighted by the river decisions reached (the exact "
+                "decisions: river.npz, the shipped tables)",
+                ["made hand", "decision", "max dealer wins of 990", "agreement", "share of decisions"],
+                [
+                    [
+                        r["made_hand"],
+                        r["decision"],
+                        "never" if r["max_dealer_wins_of_990"] is None else r["max_dealer_wins_of_990"],
+                        r["agreement"],
+                        r["share"],
+                    ]
+                    for r in rules["river"]
+                ],
+            )
+        )
+    if result.timeouts:
+        always = result.timeouts["always"]
+        rows = [
+            [
+                p["street"],
+                p["timeout"],
+                f"{float(p['reached']):.6f}",
+                f"{float(p['per_situation']):.6f}",
+                f"{float(p['per_round']):.6f}",
+            ]
+            for p in result.timeouts["points"]
+        ]
+        rows.append(
+            [
+                "every decision",
+                "timeout defaults",
+                "1",
+                "",
+                f"{float(result.rtp_per_ante - always['rtp_per_ante']):.6f}",
+            ]
+        )
+        tables.append(
+            _table(
+                "timeout defaults",
+                "the expected cost, in antes, of the timeout default instead of the optimal decision at one "
+                "decision point (the rest played optimally): per decision reaching that point under the "
+                "optimal strategy and per round dealt; with every decision timed out the RTP per ante is "
+                f"{float(always['rtp_per_ante']):.2%}",
+                [
+                    "decision point",
+                    "timeout default",
+                    "share of rounds reaching it",
+                    "cost per decision",
+                    "cost per round",
+                ],
+                rows,
+            )
+        )
+    code = "ch" if result.game == "casino_holdem" else "uth"
+    files = [[name, text] for name, text in STRATEGY_FORMAT.items() if name != "river.npz" or len(result.river_reps)]
+    files.append(
+        [SHIPPED_TABLES.format(name=code), "the compact exact tables the uth_exact / ch_exact strategies read"]
+    )
+    tables.append(
+        _table("full tables", "the exact decision of every situation, in these files", ["file", "contents"], files)
+    )
+    return tables
+
+
+def main_rtp_document(result: ExactMainResult) -> dict[str, Any]:
+    """``result`` as a casino.main_rtp/1 document (docs/game-math.md, "Certification pack")."""
+    spec = main_game(game(result.game), result.paytable_number)
+    priced = [w for w, t in zip(spec.wagers, spec.tables, strict=True) if t is not None]
+
+    def frac(x: Fraction) -> str:
+        return f"{x.numerator}/{x.denominator}"
+
+    mean_total = sum((d["staked"] for d in result.per_wager.values()), Fraction(0))
+    return {
+        "format": "casino.main_rtp/1",
+        "game": result.game,
+        "rules_version": spec.definition.rules_version,
+        "method": METHOD if result.complete else METHOD + "; REDUCED to some flop classes (not the game's figure)",
+        "results": [
+            {
+                "pay_tables": dict.fromkeys(priced, result.paytable_number),
+                "rtp_per_ante": frac(result.rtp_per_ante),
+                "rtp_per_total": frac(result.rtp_per_total),
+                "house_edge": frac(result.house_edge),
+                "element_of_risk": frac(result.element_of_risk),
+                "mean_total_wagered": frac(mean_total),
+                "strategy": strategy_tables(result),
+            }
+        ],
+        "summary": result.as_dict(),
+        "rules": result.rules,
+        "files": STRATEGY_FORMAT,
+    }
 
 
 def write_strategy(result: ExactMainResult, out: Path) -> list[Path]:
@@ -961,9 +1197,8 @@ def write_strategy(result: ExactMainResult, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    summary = {**result.as_dict(), "rules": result.rules, "format": STRATEGY_FORMAT}
-    path = out / "summary.json"
-    path.write_text(json.dumps(summary, indent=1) + "\n")
+    path = out / "main_rtp.json"
+    path.write_text(json.dumps(main_rtp_document(result), indent=1) + "\n")
     written.append(path)
     path = out / "preflop.csv"
     options = list(result.preflop[0]["net_in_antes"])

@@ -4,11 +4,13 @@ A strategy takes a ``Deal`` (arrays of card indices) and returns, per round, the
 call/play multiplier of the ante (4, 3, 2, 1 or 0) and whether the player folded.
 The rules and their sources are in ``docs/game-math.md`` (section "Strategies").
 
-- ``uth_table`` (UTH and Xtreme Hold'em, whose main games are the same; default):
+- ``uth_exact`` and ``ch_exact`` (defaults): the optimal strategies, read from the
+  exact analysis's tables (``exact_strategy``; UTH's also serves Xtreme Hold'em).
+- ``uth_table`` (UTH and Xtreme Hold'em, whose main games are the same):
   derived by the project from simulated rounds, street by street from the river
   back (``train_uth_table``); ``uth_basic``: the widely published Wizard of Odds
   basic strategy (``uth_table`` agrees with its preflop rules on 168 of 169 hands).
-- ``ch_table`` (Casino Hold'em; default): derived per flop class
+- ``ch_table`` (Casino Hold'em): derived per flop class
   (``train_ch_call_table``); ``ch_basic``: the commonly quoted simple call/fold rules.
 - ``always_max`` / ``always_call``: raise 4x before the flop / always call: a
   baseline, not a recommendation.
@@ -29,6 +31,7 @@ import numpy.typing as npt
 
 from games.cards.batch import evaluate_batch
 from games.house.math.deals import BoolArray, Deal, IntArray, dealt_rounds, settle_deals
+from games.house.math.exact_strategy import ch_exact, uth_exact
 from games.house.rules.outcomes import card_rank_table, card_suit_table, categories
 from games.house.rules.paytables import CATEGORIES
 from games.house.rules.registry import game, games
@@ -597,6 +600,8 @@ def always_call(deal: Deal) -> tuple[IntArray, BoolArray]:
 
 
 BY_NAME: dict[str, Strategy] = {
+    "uth_exact": uth_exact,
+    "ch_exact": ch_exact,
     "uth_table": uth_table,
     "uth_basic": uth_basic,
     "always_max": always_max,

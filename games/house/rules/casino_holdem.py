@@ -65,6 +65,6 @@ CASINO_HOLDEM = GameDefinition(
     decision_wager="call",
     qualifier=Qualifier(4),
     pay_tables=PAY_TABLES,
-    strategies=("ch_table", "ch_basic", "always_call"),
+    strategies=("ch_exact", "ch_table", "ch_basic", "always_call"),
     aliases=("ch",),
 )

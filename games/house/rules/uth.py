@@ -44,5 +44,5 @@ UTH = GameDefinition(
     decision_wager="call",
     qualifier=Qualifier(2),
     pay_tables=PAY_TABLES,
-    strategies=("uth_table", "uth_basic", "always_max"),
+    strategies=("uth_exact", "uth_table", "uth_basic", "always_max"),
 )

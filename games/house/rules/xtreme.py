@@ -120,6 +120,6 @@ XTREME = GameDefinition(
     decision_wager="play",
     qualifier=Qualifier(2),
     pay_tables=PAY_TABLES,
-    strategies=("uth_table", "uth_basic", "always_max"),
+    strategies=("uth_exact", "uth_table", "uth_basic", "always_max"),
     aliases=("xh",),
 )

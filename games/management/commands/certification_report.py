@@ -2,7 +2,7 @@
 
 Thin: the figures come from ``games.house.math.certification``, the page from
 ``games.house.math.certification_html``. ``--main-results DIR`` reads the main
-games' exact perfect-strategy results (every ``*.json`` there in the
+games' exact perfect-strategy results (every ``*.json`` there or one directory down, in the
 ``casino.main_rtp/1`` format, one game per file); without it the page says they
 were not supplied.
 """
@@ -88,7 +88,8 @@ def _load_main_results(directory: Path) -> dict[str, MainResults]:
     if not directory.is_dir():
         raise CommandError(f"--main-results {directory}: not a directory")
     results: dict[str, MainResults] = {}
-    for path in sorted(directory.glob("*.json")):
+    # DIR/*.json, and DIR/*/*.json: ``rtp GAME main --out DIR/GAME`` writes DIR/GAME/main_rtp.json.
+    for path in [*sorted(directory.glob("*.json")), *sorted(directory.glob("*/*.json"))]:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

@@ -1,6 +1,7 @@
 """``manage.py rtp GAME WAGER [--paytable N]``: exact RTP of a side bet or bonus table;
 ``manage.py rtp GAME main [--paytable N] [--out DIR]``: exact main-game return under
-perfect strategy (``games.house.math.exact_main``), with its strategy tables."""
+perfect strategy (``games.house.math.exact_main``), with its strategy tables and
+its casino.main_rtp/1 document (``--out``) and the shipped compact tables (``--data``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from casino.errors import DomainError
 from games.house.math.exact_main import ExactMainError, exact_main_rtp, write_strategy
+from games.house.math.exact_strategy import save_tables
 from games.house.math.rtp import DEFAULT_CONTRIBUTION_RATE, DEFAULT_POOL_VALUES, wager_rtp
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel, WheelSegment
 
@@ -33,7 +35,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--paytable", type=int, default=1, help="pay table number (default 1; main: the main game's table)"
         )
-        parser.add_argument("--out", type=Path, help="main: directory for the strategy tables")
+        parser.add_argument("--out", type=Path, help="main: directory for the strategy tables and main_rtp.json")
+        parser.add_argument(
+            "--data",
+            type=Path,
+            help="main: also write the compact exact tables the uth_exact / ch_exact strategies read "
+            "(games/house/math/data/uth_exact.npz, ch_exact.npz; a complete analysis only)",
+        )
         parser.add_argument(
             "--flop-classes",
             help="main: a reduced exact analysis over these flop classes only (comma-separated indices "
@@ -115,10 +123,19 @@ class Command(BaseCommand):
             self.stdout.write(f"  {wager:12} staked {figures['staked']:.6f}  returned {figures['returned']:.6f} antes")
         for decision, share in body["decisions"].items():
             self.stdout.write(f"  {decision:14} {share:.4%} of rounds")
+        for point in body["timeouts"].get("points", []):
+            self.stdout.write(
+                f"  timeout {point['street']} ({point['timeout']}): costs {point['per_situation']:.6f} antes per "
+                f"decision reached ({point['reached']:.4%} of rounds), {point['per_round']:.6f} per round"
+            )
         self.stdout.write(f"  {result.hands_enumerated:,} deals in {result.seconds:.1f} s")
         if options["out"] is not None:
             for path in write_strategy(result, options["out"]):
                 self.stdout.write(f"  wrote {path}")
+        if options["data"] is not None:
+            if not result.complete:
+                raise CommandError("--data needs a complete analysis (no --flop-classes)")
+            self.stdout.write(f"  wrote {save_tables(result, options['data'])}")
         self.stdout.write(json.dumps(body))
 
 

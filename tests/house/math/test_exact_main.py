@@ -187,8 +187,10 @@ def test_the_strategy_tables_have_the_documented_format(tmp_path):
         assert key in body
     assert body["complete"] is False
     assert Fraction(body["rtp_per_ante_exact"]) == pytest.approx(body["rtp_per_ante"])
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert set(summary["format"]) == set(em.STRATEGY_FORMAT)
+    summary = json.loads((tmp_path / "main_rtp.json").read_text())
+    assert summary["format"] == "casino.main_rtp/1"
+    assert set(summary["files"]) == set(em.STRATEGY_FORMAT)
+    assert summary["summary"]["rtp_per_ante_exact"] == body["rtp_per_ante_exact"]
     assert set(summary["rules"]) == {"preflop", "flop", "river"}
     assert set(summary["rules"]["preflop"]) == {"call4x", "call3x", "check"}
     assert {r["made_hand"] for r in summary["rules"]["river"]} <= set(em.CATEGORIES)
