@@ -22,6 +22,7 @@ urlpatterns: list[Any] = [
     path("tables/<id:table_id>/bets/repeat/", views.RepeatView.as_view(), name="bet-repeat"),
     path("tables/<id:table_id>/bets/double/", views.DoubleView.as_view(), name="bet-double"),
     path("tables/<id:table_id>/decision/", views.DecisionView.as_view(), name="decision"),
+    path("tables/<id:table_id>/hint/", views.HintView.as_view(), name="decision-hint"),
     path("tables/<id:table_id>/chat/", views.ChatView.as_view(), name="table-chat"),
     *operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),

@@ -25,6 +25,7 @@ from casino.api import request_user
 from casino.errors import NotFound
 from games.api import (
     IDEMPOTENCY_HEADER,
+    AnyObject,
     FairnessAnswer,
     PlayThrottle,
     body,
@@ -113,6 +114,19 @@ class TableDetailView(APIView):
         return Response(
             presenters.table_view(table_id=table.pk, viewer_id=request_user(request).pk, now=timezone.now())
         )
+
+
+class HintView(APIView):
+    """The perfect-strategy hint for the caller's pending decision (docs/game-math.md,
+    "Exact strategies"): ``street``, the ``options`` offered now, ``optimal`` and ``hint``."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: AnyObject, **errors(r404="table_not_found")})
+    def get(self, request: Request, table_id: int) -> Response:
+        table = seating.get_table(table_id=table_id)
+        return Response(presenters.decision_hint(table_id=table.pk, viewer_id=request_user(request).pk,
+                                                 now=timezone.now()))  # fmt: skip
 
 
 class JoinView(APIView):

@@ -29,6 +29,7 @@ The tables ship with the code in ``data/uth_exact.npz`` and ``data/ch_exact.npz`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -232,3 +233,25 @@ def uth_exact(deal: Deal) -> tuple[IntArray, BoolArray]:
 
 def ch_exact(deal: Deal) -> tuple[IntArray, BoolArray]:
     return exact_tables("casino_holdem").decide(deal)
+
+
+# The shipped tables by table game (Xtreme Hold'em's main game is UTH's: same rules, same pay table).
+TABLES_OF_GAME = {"uth": "uth", "xtreme": "uth", "casino_holdem": "casino_holdem"}
+
+
+def optimal_choice(table_game: str, street: str, hole: Sequence[int], board: Sequence[int]) -> tuple[int, bool]:
+    """The perfect-strategy decision at ``street`` (``preflop``, ``flop`` or
+    ``river``) for the player's two ``hole`` cards and the ``board`` cards
+    shown (card indices): ``(multiplier, folds)`` of the option to take
+    (multiplier 0 and no fold: check). ``KeyError`` for a game without tables."""
+    tables = exact_tables(TABLES_OF_GAME[table_game])
+    player = np.array([list(hole)], dtype=np.int64)
+    if street == "preflop":
+        return int(tables.preflop_multiplier(player)[0]), False
+    if street == "flop":
+        bets = bool(tables.flop_bets(player, np.array([list(board[:3])], dtype=np.int64))[0])
+        return (tables.flop_multiplier, False) if bets else (0, not len(tables.river))
+    if street == "river":
+        calls = bool(tables.river_calls(player, np.array([list(board[:5])], dtype=np.int64))[0])
+        return (tables.river_multiplier, False) if calls else (0, True)
+    raise ValueError(f"no decision at street {street!r}")

@@ -25,7 +25,9 @@ from typing import Any
 from django.db.models import Q
 
 from casino.responsible_gaming import wager_allowance
+from games.cards.cards import parse_card
 from games.fairness import fairness_answer
+from games.house.math.exact_strategy import optimal_choice
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
 from games.house.round.dealer import deal_order
@@ -150,6 +152,39 @@ def table_view(
             "returned": player.returned if (player.settled or player.voided) else None,
         }
     return view
+
+
+def decision_hint(*, table_id: int, viewer_id: int, now: datetime) -> dict[str, Any]:
+    """The perfect-strategy hint for the viewer's pending decision (issue #25;
+    docs/game-math.md, "Exact strategies"): the street, the options offered now,
+    ``optimal`` (the option the exact analysis takes with these cards) and
+    ``hint`` (that option if it is offered now, else ``None``: e.g. responsible
+    gaming hides a call it would refuse). No decision pending: street ``None``.
+    Only the viewer's own cards and the board already shown are read."""
+    table = HouseTable.objects.get(pk=table_id)
+    answer: dict[str, Any] = {"table_id": table.pk, "game": table.game, "street": None, "options": [],
+                              "optimal": None, "hint": None}  # fmt: skip
+    if not table.current_round_id:
+        return answer
+    state = load_round(table.current_round_id)
+    if state.config is None:
+        return answer
+    row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
+    player = state_from_json(viewer_id, row.state if row else {})
+    balance, _ = player_balances(player_id=viewer_id, currency=table.currency)
+    allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=now)
+    offered = offered_options(state, player, balance=balance, now=now.isoformat(), allowance=allowance)
+    points = {p.street: p for p in state.config.definition.decision_points}
+    point = points.get(state.phase)
+    if not offered or point is None:
+        return answer
+    owner = "shared" if state.config.hand_mode == "shared" else f"player:{viewer_id}"
+    hole = [parse_card(card).index for card in state.hands.get(owner, ())]
+    board = [parse_card(card).index for card in state.board[: state.board_revealed]]
+    multiplier, folds = optimal_choice(table.game, point.street, hole, board)
+    optimal = next(o.name for o in point.options if o.multiplier == multiplier and o.folds == folds)
+    return answer | {"street": point.street, "options": offered, "optimal": optimal,
+                     "hint": optimal if optimal in offered else None}  # fmt: skip
 
 
 def _warning_at(state: RoundState) -> str | None:
