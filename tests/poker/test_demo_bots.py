@@ -15,7 +15,7 @@ from casino.demo import seed_demo
 from games import pacing
 from games.poker import services
 from games.poker.demo_bots import DEMO_TEMPLATE, demo_bots_tick
-from games.poker.models import PokerHand, PokerTable
+from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.tournament_models import Tournament, TournamentEntry
 from tests.poker.tables import key, make_player
 
@@ -51,7 +51,12 @@ def test_bots_fill_the_demo_sit_and_go_and_play_it() -> None:
         clock += timedelta(seconds=10)
         services.advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=clock)
         acted = 0
-        for _ in range(5):
+        for _ in range(10):
+            hand = PokerHand.objects.get(table=table)
+            actor = PokerSeat.objects.filter(table=table, seat_number=hand.actor_seat).first()
+            if actor is not None and actor.player_id == person and hand.status == "playing":
+                # The person's turn: bots wait for them (their clock runs); they fold.
+                services.act(table_id=table.pk, player_id=person, action="fold", idempotency_key=key(), now=clock)
             acted += demo_bots_tick(now=clock, join_seconds=20)["acted"]
     assert acted >= 1
     hand = PokerHand.objects.get(table=table)
