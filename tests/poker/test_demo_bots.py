@@ -53,7 +53,7 @@ def test_bots_fill_the_demo_sit_and_go_and_play_it() -> None:
         acted = 0
         for _ in range(10):
             hand = PokerHand.objects.get(table=table)
-            actor = PokerSeat.objects.filter(table=table, seat_number=hand.actor_seat).first()
+            actor = PokerSeat.objects.filter(table=table, seat_number=hand.actor_seat or 0).first()
             if actor is not None and actor.player_id == person and hand.status == "playing":
                 # The person's turn: bots wait for them (their clock runs); they fold.
                 services.act(table_id=table.pk, player_id=person, action="fold", idempotency_key=key(), now=clock)
