@@ -142,17 +142,23 @@ def _uses_database(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """After a test that played poker hands, the read models rebuilt from the log
-    equal the live ones (issue #24): a difference fails the test, named. Only
-    when the test wrote a hand stream (one indexed query otherwise)."""
+    """After a test that played rounds, hands or tournaments, the read models
+    rebuilt from the log equal the live ones (issue #24): a difference fails the
+    test, named. Only when the test wrote a stream some projector reads (one
+    indexed query otherwise)."""
     result = yield
     if _uses_database(item):
         from django.db import connection
 
-        from ledger.services.projectors import check_projections
+        from ledger.services.projectors import check_projections, registered_projectors
 
+        prefixes = sorted({p for cls in registered_projectors().values() for p in cls.stream_prefixes})
+        likes = [prefix + "%" for prefix in prefixes]  # "_" matching any character only widens this test
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM ledger_event WHERE stream_id LIKE %s LIMIT 1", ["poker-hand-%"])
+            cursor.execute(
+                "SELECT 1 FROM ledger_event WHERE " + " OR ".join(["stream_id LIKE %s"] * len(likes)) + " LIMIT 1",
+                likes,
+            )
             played = cursor.fetchone() is not None
         if played:
             differences = check_projections()
