@@ -27,6 +27,7 @@ from django.db import transaction
 from casino.audit import record_operator_action
 from casino.errors import Conflict, DomainError, Forbidden, NotFound
 from casino.models import CashierKind, CashierState, CashierTransaction
+from casino.projectors import CashierTransactionProjector, cashier_stream
 from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_deposit
 from ledger.currencies import check_currency
 from ledger.services import (
@@ -42,6 +43,7 @@ from ledger.services import (
     transfer,
     void_hold,
 )
+from ledger.services.projectors import events_of
 from ledger.upcasting import register_event_type
 
 EVENT_TYPES = {state: f"cashier.{state}" for state in CashierState.values}
@@ -85,27 +87,29 @@ class Decision:
     reason: str = ""
 
 
-def _data(txn: CashierTransaction, actor: str, reason: str) -> dict[str, Any]:
-    return {
-        "transaction_id": str(txn.id),
-        "kind": txn.kind,
-        "player_id": txn.player_id,
-        "amount": txn.amount,
-        "currency": txn.currency,
-        "external_reference": txn.external_reference,
-        "state": txn.state,
-        "actor": actor,
-        "reason": reason,
-    }
-
-
-def _event(txn: CashierTransaction, actor: str, reason: str, expected: int | None) -> StreamAppend:
+def _event(txn: CashierTransaction, state: str, actor: str, reason: str, now: datetime) -> StreamAppend:
+    """``txn`` moving to ``state``: the next event of its stream (``now``: its ``at``)."""
+    data = {
+        "transaction_id": str(txn.id), "kind": txn.kind, "player_id": txn.player_id, "amount": txn.amount,
+        "currency": txn.currency, "external_reference": txn.external_reference, "state": state, "actor": actor,
+        "reason": reason, "at": now.isoformat(),
+    }  # fmt: skip
     return StreamAppend(
-        f"cashier-{txn.id}",
-        expected,
-        [NewEvent(EVENT_TYPES[txn.state], _data(txn, actor, reason))],
-        {"actor": actor, "correlation_id": f"cashier-{txn.id}", "player_id": txn.player_id},
+        cashier_stream(txn.id),
+        txn.stream_version,
+        [NewEvent(EVENT_TYPES[state], data)],
+        {"actor": actor, "correlation_id": cashier_stream(txn.id), "player_id": txn.player_id},
     )
+
+
+def _project(txn: CashierTransaction, append: StreamAppend, now: datetime) -> None:
+    """Write ``txn``'s row from ``append`` (appended just now, in this transaction)."""
+    assert append.expected_version is not None
+    first = append.expected_version + 1
+    events = events_of(
+        stream_id=append.stream_id, first_version=first, events=append.events, metadata=append.metadata, at=now
+    )
+    CashierTransactionProjector(row=txn).apply_many(events)
 
 
 def _request(
@@ -123,9 +127,9 @@ def _request(
             raise InvalidCashierRequest("the request key was used for another request", request_key=request_key)
         return existing, False
     prefix = "dep" if kind == CashierKind.DEPOSIT else "wdr"
-    txn = CashierTransaction.objects.create(
+    txn = CashierTransaction(  # unsaved: its projector writes it from the request's event
         id=txn_id, player_id=player_id, kind=kind, amount=amount, currency=currency,
-        external_reference=f"{prefix}-{txn_id.hex}", created_at=now, updated_at=now,
+        external_reference=f"{prefix}-{txn_id.hex}", stream_version=0,
     )  # fmt: skip
     return txn, True
 
@@ -142,7 +146,9 @@ def request_deposit(
         request_key=request_key, now=now,
     )  # fmt: skip
     if created:
-        append_events(**_append_kwargs(_event(txn, f"user:{player_id}", "", 0)))
+        append = _event(txn, CashierState.REQUESTED, f"user:{player_id}", "", now)
+        append_events(**_append_kwargs(append))
+        _project(txn, append, now)
     return txn
 
 
@@ -167,13 +173,13 @@ def request_withdrawal(
     )  # fmt: skip
     if created:
         accounts = player_accounts(player_id=player_id, currency=currency)
-        hold = open_hold(
+        append = _event(txn, CashierState.REQUESTED, f"user:{player_id}", "", now)
+        open_hold(  # under the transaction's id: the projector's hold_id
             source=accounts.wallet, escrow=accounts.held, destination=cashier_account(currency=currency),
             amount=amount, currency=currency, idempotency_key=f"cashier:{txn.id}:hold", hold_id=txn.id,
-            cause=_event(txn, f"user:{player_id}", "", 0),
+            cause=append,
         )  # fmt: skip
-        txn.hold_id = uuid.UUID(hold.hold_id)
-        txn.save(update_fields=["hold_id"])
+        _project(txn, append, now)
     return txn
 
 
@@ -189,37 +195,33 @@ def _transition(txn: CashierTransaction, decision: Decision, now: datetime) -> C
         raise CashierStateConflict("a withdrawal is paid only after an operator approved it", state=txn.state)
     if decision.state in (CashierState.REFUND_DUE, CashierState.REFUNDED) and txn.kind != CashierKind.DEPOSIT:
         raise CashierStateConflict("only a deposit can be refunded", state=txn.state, wanted=decision.state)
-    txn.state = decision.state
-    txn.updated_at = now
-    if decision.state in (CashierState.APPROVED, CashierState.REJECTED, CashierState.REFUND_DUE, CashierState.REFUNDED):
-        txn.decided_by = decision.actor
-        txn.reason = decision.reason
-    txn.save()
-    append = _event(txn, decision.actor, decision.reason, None)
-    key = f"cashier:{txn.id}:{txn.state}"
-    if txn.state in (CashierState.REFUND_DUE, CashierState.REFUNDED):
+    state = decision.state
+    append = _event(txn, state, decision.actor, decision.reason, now)
+    key = f"cashier:{txn.id}:{state}"
+    if state in (CashierState.REFUND_DUE, CashierState.REFUNDED):
         # Received but not the player's: the provider's money waits in the
         # player's suspense account, then goes back the way it came.
         player_accounts(player_id=txn.player_id, currency=txn.currency)  # the daily report's row is the wallet's
         suspense = suspense_account(player_id=txn.player_id, currency=txn.currency)
         cashier = cashier_account(currency=txn.currency)
-        debit, credit = (cashier, suspense) if txn.state == CashierState.REFUND_DUE else (suspense, cashier)
+        debit, credit = (cashier, suspense) if state == CashierState.REFUND_DUE else (suspense, cashier)
         transfer(
             debit_account=debit, credit_account=credit, amount=txn.amount, currency=txn.currency,
-            idempotency_key=key, cause=append, kind="refund_due" if txn.state == CashierState.REFUND_DUE else "refund",
+            idempotency_key=key, cause=append, kind="refund_due" if state == CashierState.REFUND_DUE else "refund",
         )  # fmt: skip
-    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.PAID:
+    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and state == CashierState.PAID:
         post_hold(hold_id=txn.hold_id, amount=txn.amount, idempotency_key=key, cause=append)
-    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and txn.state == CashierState.REJECTED:
+    elif txn.kind == CashierKind.WITHDRAWAL and txn.hold_id is not None and state == CashierState.REJECTED:
         void_hold(hold_id=txn.hold_id, idempotency_key=key, cause=append)
     else:
         append_events(**_append_kwargs(append))
-        if txn.kind == CashierKind.DEPOSIT and txn.state == CashierState.PAID:
+        if txn.kind == CashierKind.DEPOSIT and state == CashierState.PAID:
             accounts = player_accounts(player_id=txn.player_id, currency=txn.currency)
             deposit(
                 wallet=accounts.wallet, amount=txn.amount, currency=txn.currency,
                 external_reference=txn.external_reference, idempotency_key=key, actor=decision.actor,
             )  # fmt: skip
+    _project(txn, append, now)
     return txn
 
 

@@ -101,6 +101,9 @@ class CashierTransaction(models.Model):
     decided_by = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
+    stream_version = models.PositiveIntegerField(
+        default=0, help_text="The version of its stream's last event applied (casino.projectors)."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["player", "kind", "created_at"], name="cashier_player_kind_time_idx")]
