@@ -2,7 +2,8 @@
 
 After every step: money sums to zero in each currency; no balance is negative
 (but the kinds that may); every registered ``verify_ledger`` check of rows that
-mirror money (the poker seats). The full check (every ``full_every`` steps and
+mirror money (the poker seats; the house rounds' pending holds against
+their wagers in play: ``hold_resolved_once``). The full check (every ``full_every`` steps and
 at the end): ``verify_ledger`` itself: the hash chains, the seals, every balance
 against its transfers, the holds, and the projections against their rebuild.
 """
@@ -20,6 +21,7 @@ INVARIANT_OF = {
     "money": "money_matches_transfers",
     "projection": "projections_equal_rebuild",
     "poker_seat": "seat_matches_ledger",
+    "house_hold": "hold_resolved_once",
 }
 
 

@@ -75,6 +75,12 @@ class PokerFamily:
         ]
     )
 
+    #: The kind of account ``--plant corrupt_balance`` moves (a seat: ``seat_matches_ledger`` names it too).
+    plant_account_kind: str = "poker_seat"
+
+    def fresh(self) -> PokerFamily:
+        return PokerFamily(tables_count=self.tables_count, players_count=self.players_count)
+
     # --- setup --------------------------------------------------------------------------------
 
     def replacements(self, sim: Simulator) -> dict[tuple[str, str], Any]:
@@ -102,7 +108,8 @@ class PokerFamily:
 
     def key(self, sim: Simulator) -> str:
         self.keys += 1
-        return f"sim:{sim.namespace}:{self.keys}"
+        # The step's number in the key: a replayed subset of the steps never reuses another step's key.
+        return f"sim:{sim.namespace}:{sim.step}:{self.keys}"
 
     def t(self, table_id: int) -> str:
         return f"t{self.tables.index(table_id)}"
