@@ -17,6 +17,7 @@ run, so the minimiser's replays start from the same clean state.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import json
@@ -185,6 +186,7 @@ class Family(Protocol):
     plant_account_kind: str
 
     def fresh(self) -> Family: ...
+    def forget(self) -> None: ...
     def replacements(self, sim: Simulator) -> dict[tuple[str, str], Any]: ...
     def setup(self, sim: Simulator) -> None: ...
     def client_step(self, sim: Simulator) -> None: ...
@@ -231,6 +233,18 @@ class Report:
 
 
 TIMINGS = ("elapsed_s", "steps_per_s")
+
+
+@dataclass
+class Prepared:
+    """The simulator's side of the state right after a setup (``Simulator.prepare``)."""
+
+    family: Family
+    tasks: list[Task]
+    order: int
+    trace: list[str]
+
+
 #: Plants (``--plant``): a deliberate bug, to see the checks catch it.
 PLANTS = ("corrupt_balance", "release_hold")
 
@@ -264,6 +278,7 @@ class Simulator:
         only_steps: list[int] | None = None,
         sandbox: bool = False,
         minimize_seconds: float = 0.0,
+        prepared: Prepared | None = None,
     ) -> None:
         self.family = family
         self.seed, self.steps = seed, steps
@@ -280,11 +295,13 @@ class Simulator:
         if self.only_steps and not 1 <= self.only_steps[0] <= self.only_steps[-1] <= steps:
             raise ValueError(f"only_steps must lie within 1..{steps}")
         self.minimize_seconds = minimize_seconds
+        self.prepared = prepared
         self.next_sweep = START
         self.begin_step(0)
         self.trace: list[str] = []
         self.executed: list[int] = []
         self.evidence: list[str] = []
+        self.minimise_stats = (0, 0.0)  # replays, seconds
         self.report = Report(seed, steps, family.name)
 
     def begin_step(self, step: int) -> None:
@@ -488,7 +505,7 @@ class Simulator:
 
     def _run(self, started: float) -> None:
         with pacing.redirect_scheduling(self.queue.sink), self.injector.installed(self.family.replacements(self)):
-            self.family.setup(self)
+            self.set_up()
             steps = self.only_steps if self.only_steps is not None else range(1, self.steps + 1)
             last = steps[-1] if steps else 0
             for step in steps:
@@ -520,14 +537,36 @@ class Simulator:
         done = len(self.executed)
         self.report.steps_per_s = round(done / loop_seconds, 1) if loop_seconds else 0.0
 
+    def set_up(self) -> None:
+        """The family's setup (step 0), or, with ``prepared``, the state right after
+        it (the database is there already: the minimiser's savepoint)."""
+        if self.prepared is None:
+            self.family.setup(self)
+            if self.sandbox:
+                self.send_enqueues()
+            return
+        self.family.forget()  # the in-process caches may hold states of a rolled-back replay
+        self.queue.tasks, self.queue.order = copy.deepcopy(self.prepared.tasks), self.prepared.order
+        self.trace = list(self.prepared.trace)
+
     # --- minimising the trace ---------------------------------------------------------------------
 
-    def replay(self, steps: list[int]) -> Simulator:
-        """A sandboxed run of only ``steps``, with this run's seed and options."""
+    def prepare(self) -> Prepared:
+        """Set up once (sandboxed, in the caller's transaction) for the replays."""
+        base = Simulator(self.family.fresh(), seed=self.seed, steps=self.steps, namespace=self.namespace,
+                         sandbox=True)  # fmt: skip
+        with pacing.redirect_scheduling(base.queue.sink), base.injector.installed(base.family.replacements(base)):
+            base.set_up()
+        return Prepared(base.family, base.queue.tasks, base.queue.order, base.trace)
+
+    def replay(self, steps: list[int], prepared: Prepared | None = None) -> Simulator:
+        """A sandboxed run of only ``steps``, with this run's seed and options
+        (``prepared``: from the state right after the setup, see ``prepare``)."""
+        family = copy.deepcopy(prepared.family) if prepared is not None else self.family.fresh()
         sim = Simulator(
-            self.family.fresh(), seed=self.seed, steps=self.steps, namespace=self.namespace,
+            family, seed=self.seed, steps=self.steps, namespace=self.namespace,
             fault_rate=self.fault_rate, full_every=self.full_every, sweep_every=self.sweep_every,
-            plant=self.plant, plant_step=self.plant_step, only_steps=steps, sandbox=True,
+            plant=self.plant, plant_step=self.plant_step, only_steps=steps, sandbox=True, prepared=prepared,
         )  # fmt: skip
         sim.run()
         return sim
@@ -538,6 +577,11 @@ class Simulator:
         keep a candidate that still violates ``violation.invariant``; stops after
         ``minimize_seconds`` with the shortest found so far. Sets
         ``report.minimal_steps`` and ``report.minimal_trace``."""
+        with transaction.atomic():  # the replays start from the setup's savepoint; all rolled back
+            self._minimise(violation, self.prepare())
+            transaction.set_rollback(True)
+
+    def _minimise(self, violation: Violation, prepared: Prepared) -> None:
         deadline = time.monotonic() + self.minimize_seconds
         best: list[int] = [s for s in self.executed if s <= violation.step]
         best_trace: list[str] = []
@@ -549,7 +593,7 @@ class Simulator:
             if key not in tried:
                 if time.monotonic() > deadline:
                     return False
-                sim = self.replay(candidate)
+                sim = self.replay(candidate, prepared)
                 tried[key] = any(v.invariant == violation.invariant for v in sim.report.violations)
                 if tried[key] and len(candidate) < len(best):
                     best_trace = sim.trace
@@ -577,6 +621,7 @@ class Simulator:
             best_trace = list(self.trace)
         self.report.minimal_steps = best
         self.report.minimal_trace = best_trace
+        self.minimise_stats = (len(tried), round(time.monotonic() - deadline + self.minimize_seconds, 1))
 
     def reproduce_command(self, steps: list[int] | None = None) -> str:
         planted = f" --plant {self.plant} --plant-step {self.plant_step}" if self.plant else ""
@@ -596,7 +641,8 @@ class Simulator:
         if minimal is not None:
             lines += [
                 f"minimised trace ({len(minimal)} of the {len([s for s in self.executed if s <= first.step])} steps "
-                f"up to step {first.step}; ddmin, the same invariant still violated):",
+                f"up to step {first.step}; ddmin: {self.minimise_stats[0]} replays in {self.minimise_stats[1]} s, "
+                "the same invariant still violated):",
                 *[f"  {line}" for line in self.report.minimal_trace],
                 f"replay: {self.reproduce_command(minimal)}",
             ]

@@ -35,6 +35,10 @@ class AllFamily:
     def fresh(self) -> AllFamily:
         return AllFamily(self.house.fresh(), self.poker.fresh())
 
+    def forget(self) -> None:
+        for part in self.parts:
+            part.forget()
+
     def replacements(self, sim: Simulator) -> dict[tuple[str, str], Any]:
         return self.house.replacements(sim) | self.poker.replacements(sim)
 

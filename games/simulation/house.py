@@ -123,10 +123,7 @@ class HouseFamily:
     def setup(self, sim: Simulator) -> None:
         """Three open tables dealing their first round, funded players seated at
         one of them each (sockets open: present), and a staff operator."""
-        from games.house import store
-
-        store._ROUND_CACHE.clear()  # a fresh process: the round and player caches start empty
-        store._PLAYER_CACHE.clear()
+        self.forget()
         users = get_user_model()
         self.operator = users.objects.create(username=f"simh-{sim.namespace}-operator", is_staff=True)
         for index, spec in enumerate(_specs()):
@@ -149,6 +146,13 @@ class HouseFamily:
             sim.note(
                 f"dealer@{self.t(table)}", "start", sim._call(lambda t=table: dealer.start(table_id=t, now=sim.now))
             )
+
+    def forget(self) -> None:
+        """Empty the round and player caches of the process (as a fresh process)."""
+        from games.house import store
+
+        store._ROUND_CACHE.clear()
+        store._PLAYER_CACHE.clear()
 
     def key(self, sim: Simulator) -> str:
         self.keys += 1

@@ -88,7 +88,7 @@ class PokerFamily:
         return {("games.poker.services.hands", "SecureRandomSource"): lambda: sim.deck_rng}
 
     def setup(self, sim: Simulator) -> None:
-        table_services._HAND_CACHE.clear()  # a fresh process: the hands' cache starts empty
+        self.forget()
         variants = ("no_limit", "pot_limit", "fixed_limit")
         for index in range(self.tables_count):
             table = PokerTable.objects.create(
@@ -105,6 +105,10 @@ class PokerFamily:
             deposit(wallet=wallet, amount=FUNDS, currency="EUR", external_reference=f"sim-{sim.namespace}-{index}",
                     idempotency_key=f"sim-{sim.namespace}-dep-{index}", actor="simulator")  # fmt: skip
             self.players.append(int(user.pk))
+
+    def forget(self) -> None:
+        """Empty the hands' cache of the process (as a fresh process)."""
+        table_services._HAND_CACHE.clear()
 
     def key(self, sim: Simulator) -> str:
         self.keys += 1
