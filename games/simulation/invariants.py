@@ -28,15 +28,23 @@ INVARIANT_OF = {
 def ledger_checks(*, full: bool) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     with connection.cursor() as cursor:
-        cursor.execute("SELECT currency, SUM(balance) FROM ledger_account GROUP BY currency")
-        for currency, total in cursor.fetchall():
+        # One query for both cheap checks; the negative accounts are listed only when there are some.
+        cursor.execute(
+            "SELECT currency, SUM(balance), SUM(CASE WHEN balance < 0 AND NOT may_go_negative THEN 1 ELSE 0 END) "
+            "FROM ledger_account GROUP BY currency"
+        )
+        negative = 0
+        for currency, total, below in cursor.fetchall():
+            negative += below or 0
             if total != 0:
                 found.append(("money_sums_to_zero", f"{currency} balances sum to {total}, not 0"))
-        cursor.execute(
-            "SELECT id, kind, owner, balance FROM ledger_account WHERE balance < 0 AND NOT may_go_negative ORDER BY id"
-        )
-        for account_id, kind, owner, balance in cursor.fetchall():
-            found.append(("no_negative_balance", f"{kind} account {account_id} ({owner}) is {balance}"))
+        if negative:
+            cursor.execute(
+                "SELECT id, kind, owner, balance FROM ledger_account WHERE balance < 0 AND NOT may_go_negative "
+                "ORDER BY id"
+            )
+            for account_id, kind, owner, balance in cursor.fetchall():
+                found.append(("no_negative_balance", f"{kind} account {account_id} ({owner}) is {balance}"))
     if full:
         from ledger.services.seals import seal_key
         from ledger.services.verify import verify_ledger

@@ -310,18 +310,28 @@ class PokerFamily:
         return (tuple(rows), tuple(seats))
 
     def check(self, sim: Simulator, *, full: bool) -> list[tuple[str, str]]:
+        """After every step (two plain queries: the ORM's own cost is most of a
+        cheap check's): no table overdue; no ended hand's pot holding money."""
         found: list[tuple[str, str]] = []
         bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
-        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
-            if table.deadline is not None and table.phase != services.PAUSED and table.deadline < sim.now - bound:
-                found.append(("bounded_end", f"table {self.t(table.pk)} ({table.phase}, hand {table.current_hand_id}) "
-                                             f"overdue since {table.deadline.isoformat()}"))  # fmt: skip
+        ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
-            cursor.execute("SELECT owner, balance FROM ledger_account WHERE kind = 'poker_pot' AND balance <> 0")
-            open_pots = {owner.removeprefix("poker-hand:"): balance for owner, balance in cursor.fetchall()}
-        for hand_id, status in PokerHand.objects.filter(hand_id__in=list(open_pots)).values_list("hand_id", "status"):
-            if status != "playing":
-                found.append(("pot_resolved_once", f"hand {hand_id} is {status}, its pot holds {open_pots[hand_id]}"))
+            cursor.execute(
+                f"SELECT id, phase, current_hand_id, deadline FROM {PokerTable._meta.db_table} "
+                f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
+                [*self.tables, sim.now - bound, services.PAUSED],
+            )
+            for table_id, phase, hand_id, deadline in cursor.fetchall():
+                found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, hand {hand_id}) overdue since "
+                                             f"{deadline}"))  # fmt: skip
+            cursor.execute(
+                f"SELECT h.hand_id, h.status, a.balance FROM ledger_account a JOIN {PokerHand._meta.db_table} h "
+                "ON a.owner = %s || h.hand_id WHERE a.kind = 'poker_pot' AND a.balance <> 0 AND h.status <> %s "
+                "ORDER BY h.hand_id",
+                ["poker-hand:", "playing"],
+            )
+            for hand_id, status, balance in cursor.fetchall():
+                found.append(("pot_resolved_once", f"hand {hand_id} is {status}, its pot holds {balance}"))
         if full:
             found += self.replay_checks()
         return found
