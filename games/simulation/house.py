@@ -33,12 +33,13 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Sum
 
+from casino.errors import DomainError
 from games import pacing, presence
 from games.house.demo import DEMO_TABLES
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.house.round.events import PLAYER_SETTLED, PLAYER_VOIDED, SETTLED, VOIDED_EVENT
 from games.house.round.state import replay_player, replay_round
-from games.house.services import bets, dealer
+from games.house.services import bets, dealer, group
 from games.house.services import seats as seating
 from games.house.services.tables import configure_table
 from games.house.store import player_stream, round_stream, state_from_json
@@ -189,6 +190,12 @@ class HouseFamily:
                 self.run(sim, command)
                 return
             roll = sim.rng.uniform(0.2, 1.0)
+        if roll < 0.28:
+            command = self.batch(sim)
+            if command is not None:
+                self.run(sim, command)
+                return
+            roll = sim.rng.uniform(0.28, 1.0)
         player, table = sim.rng.choice(self.players), sim.rng.choice(self.tables)
         if roll < 0.73 and sim.rng.random() < 0.85:
             # Mostly a seated player (else: not_seated), mostly where betting is open (else: betting_closed).
@@ -238,6 +245,43 @@ class HouseFamily:
             return "ok"
 
         return Command(f"{self.p(player)}@{self.t(table)}", f"decide {option}", body)
+
+    def batch(self, sim: Simulator) -> Command | None:
+        """Two to four commands of the players seated at one table, run together
+        as the API's request threads bring them (``group.run_commands``: one group
+        commit on PostgreSQL; a refusal is that command's answer)."""
+        open_now = sorted(
+            HouseTable.objects.filter(pk__in=self.tables).exclude(phase__in=(*WAITING, "paused", "between"))
+            .values_list("pk", flat=True)
+        )  # fmt: skip
+        table = sim.rng.choice(open_now if open_now and sim.rng.random() < 0.8 else self.tables)
+        seated = sorted(TableSeat.objects.filter(table_id=table).values_list("player_id", flat=True))
+        if not seated:
+            return None
+        limits = HouseTable.objects.filter(pk=table).values_list("limits", flat=True).first() or {}
+        commands: list[group.PlayerCommand] = []
+        for _ in range(sim.rng.randint(2, 4)):
+            player, key, kind = sim.rng.choice(seated), self.key(sim), sim.rng.random()
+            if kind < 0.5:
+                spot = sim.rng.choice((*sorted(limits), "ante", "ante", "nonsense"))
+                commands.append(group.PlaceChip(player, key, spot, sim.rng.choice(AMOUNTS)))
+            elif kind < 0.75:
+                option = sim.rng.choice(DECISIONS[self.games[table]] + INVALID_DECISIONS[:1])
+                commands.append(group.MakeDecision(player, key, option))
+            else:
+                simple = sim.rng.choice((group.UndoBet, group.ClearBets, group.RepeatBets, group.DoubleBets))
+                commands.append(simple(player, key))
+        now = sim.now
+
+        def body() -> str:
+            results = group.run_commands(table_id=table, commands=commands, now=now)
+            for result in results:
+                if isinstance(result, bets.DecisionResult) and result.all_decided and result.tick is not None:
+                    dealer.advance_now(table_id=table, expected_seq=result.tick.phase_seq)
+            return " ".join(r.code if isinstance(r, DomainError) else "ok" for r in results)
+
+        what = "batch " + ", ".join(f"{self.p(c.player_id)} {type(c).__name__}" for c in commands)
+        return Command(f"group@{self.t(table)}", what, body)
 
     def decider(self, sim: Simulator) -> Command | None:
         """A player with a wager in play who has not finished deciding, taking one
