@@ -161,10 +161,11 @@ class HouseFamily:
         return f"simh:{sim.namespace}:{sim.step}:{self.keys}"
 
     def t(self, table_id: int) -> str:
-        return f"h{self.tables.index(table_id)}"
+        # Another run's table (a shared database: its sweep is global) by its id.
+        return f"h{self.tables.index(table_id)}" if table_id in self.tables else f"house table #{table_id}"
 
     def p(self, player_id: int) -> str:
-        return f"q{self.players.index(player_id)}"
+        return f"q{self.players.index(player_id)}" if player_id in self.players else f"player #{player_id}"
 
     def open_socket(self, sim: Simulator, player: int, table: int) -> None:
         name = f"simh-{sim.namespace}-{player}-{table}"

@@ -116,10 +116,11 @@ class PokerFamily:
         return f"sim:{sim.namespace}:{sim.step}:{self.keys}"
 
     def t(self, table_id: int) -> str:
-        return f"t{self.tables.index(table_id)}"
+        # Another run's table (a shared database: its sweep is global) by its id.
+        return f"t{self.tables.index(table_id)}" if table_id in self.tables else f"poker table #{table_id}"
 
     def p(self, player_id: int) -> str:
-        return f"p{self.players.index(player_id)}"
+        return f"p{self.players.index(player_id)}" if player_id in self.players else f"player #{player_id}"
 
     # --- the clients --------------------------------------------------------------------------
 

@@ -83,6 +83,9 @@ class Command(BaseCommand):
         parser.add_argument("--in-place", action="store_true", help="run on the configured database (tests)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        only = options["only_steps"]
+        if only is not None and not all(1 <= step <= options["steps"] for step in only):
+            raise CommandError(f"--only-steps must lie within 1..{options['steps']}")
         try:
             report = simulate(
                 family=options["family"], in_place=options["in_place"], seed=options["seed"],
@@ -91,7 +94,7 @@ class Command(BaseCommand):
                 only_steps=options["only_steps"], sandbox=options["minimize_seconds"] > 0,
                 minimize_seconds=options["minimize_seconds"],
             )  # fmt: skip
-        except (SimulationRefused, ValueError) as exc:
+        except SimulationRefused as exc:
             raise CommandError(str(exc)) from None
         for line in report.lines:
             self.stdout.write(line)
