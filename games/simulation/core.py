@@ -383,8 +383,8 @@ class Simulator:
         """Sandboxed: what the step's commits would have enqueued (their
         ``on_commit`` callbacks; those of rolled-back savepoints are gone already)."""
         pending, connection.run_on_commit = connection.run_on_commit, []
-        for _, callback, _ in pending:
-            callback()
+        for entry in pending:  # (savepoint ids, callback, robust)
+            entry[1]()
 
     # --- the queue ------------------------------------------------------------------------------
 

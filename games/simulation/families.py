@@ -23,10 +23,10 @@ class AllFamily:
     poker: PokerFamily = field(default_factory=PokerFamily)
     name: str = "all"
     plant_account_kind: str = "poker_seat"
+    write_points: list[tuple[str, str]] = field(init=False)
 
-    @property
-    def write_points(self) -> list[tuple[str, str]]:
-        return self.house.write_points + self.poker.write_points
+    def __post_init__(self) -> None:
+        self.write_points = self.house.write_points + self.poker.write_points
 
     @property
     def parts(self) -> tuple[Family, Family]:

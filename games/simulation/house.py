@@ -141,13 +141,12 @@ class HouseFamily:
             deposit(wallet=wallet, amount=FUNDS, currency="EUR", external_reference=f"simh-{sim.namespace}-{index}",
                     idempotency_key=f"simh-{sim.namespace}-dep-{index}", actor="simulator")  # fmt: skip
             self.players.append(int(user.pk))
-            table = self.tables[index % len(self.tables)]
-            seating.take_seat(table_id=table, player_id=user.pk)
-            self.open_socket(sim, int(user.pk), table)
-        for table in self.tables:
-            sim.note(
-                f"dealer@{self.t(table)}", "start", sim._call(lambda t=table: dealer.start(table_id=t, now=sim.now))
-            )
+            seat_at = self.tables[index % len(self.tables)]
+            seating.take_seat(table_id=seat_at, player_id=user.pk)
+            self.open_socket(sim, int(user.pk), seat_at)
+        for table_id in self.tables:
+            start = partial(dealer.start, table_id=table_id, now=sim.now)
+            sim.note(f"dealer@{self.t(table_id)}", "start", sim._call(start))
 
     def forget(self) -> None:
         """Empty the round and player caches of the process (as a fresh process)."""
