@@ -479,8 +479,19 @@ class Simulator:
             self.family.client_step(self)
         elif roll < 0.89:
             self.family.operator_step(self)
+        elif self.rng.random() < 0.04:
+            self.outage()
         else:
             self.tick()
+
+    def outage(self) -> None:
+        """No worker and no beat for longer than ``CASINO_DEALER_GONE_VOID_SECONDS``
+        (a fault): the clock jumps; the rounds and hands overdue by then are the
+        sweep's to void (dealer gone) when it runs again."""
+        seconds = settings.CASINO_DEALER_GONE_VOID_SECONDS + 30
+        self.report.faults_injected += 1
+        self.tick(seconds)
+        self.note("queue", "outage", f"no worker, no beat for {seconds:g}s")
 
     def run(self) -> Report:
         assert_allowed()
