@@ -297,6 +297,7 @@ class Simulator:
         self.minimize_seconds = minimize_seconds
         self.prepared = prepared
         self.next_sweep = START
+        self.dealer_back = START  # the end of the last outage
         self.begin_step(0)
         self.trace: list[str] = []
         self.executed: list[int] = []
@@ -428,6 +429,14 @@ class Simulator:
 
     # --- checks -----------------------------------------------------------------------------------
 
+    def overdue_cutoff(self) -> datetime | None:
+        """A table (not paused) whose deadline is before this is overdue beyond the
+        bound: ``CASINO_DEALER_GONE_VOID_SECONDS`` and 12 sweeps, counted from its
+        deadline or from the end of the last outage, whichever is later (``None``:
+        the dealer came back too recently for any table to be)."""
+        cutoff = self.now - timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * self.sweep_every)
+        return cutoff if self.dealer_back < cutoff else None
+
     def violate(self, invariant: str, message: str) -> None:
         self.report.violations.append(Violation(self.step, invariant, message))
 
@@ -491,14 +500,18 @@ class Simulator:
         seconds = settings.CASINO_DEALER_GONE_VOID_SECONDS + 30
         self.report.faults_injected += 1
         self.tick(seconds)
+        self.dealer_back = self.now
         self.note("queue", "outage", f"no worker, no beat for {seconds:g}s")
 
     def run(self) -> Report:
         assert_allowed()
         started = time.perf_counter()
-        # The sweep logs every table step that failed; the simulator counts them itself (``Family.run_task``).
-        quiet = logging.getLogger("games.pacing")
-        level, quiet.level = quiet.level, logging.CRITICAL
+        # The sweep logs every table step that failed, the dealer every round it voids: the
+        # simulator counts and traces them itself (``Family.run_task``).
+        quiet = [logging.getLogger(name) for name in ("games.pacing", "games.house.services.dealer")]
+        levels = [logger.level for logger in quiet]
+        for logger in quiet:
+            logger.setLevel(logging.CRITICAL)
         try:
             if self.sandbox:
                 with transaction.atomic():
@@ -507,7 +520,8 @@ class Simulator:
             else:
                 self._run(started)
         finally:
-            quiet.setLevel(level)
+            for logger, level in zip(quiet, levels, strict=True):
+                logger.setLevel(level)
         if self.report.violations and self.sandbox and self.minimize_seconds > 0:
             self.minimise(self.report.violations[0])
         if self.report.violations:

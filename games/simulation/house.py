@@ -429,13 +429,13 @@ class HouseFamily:
         """After every step (one plain query: the ORM's own cost is most of a cheap
         check's): no table (not paused) overdue by more than the bound."""
         found: list[tuple[str, str]] = []
-        bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
+        cutoff = sim.overdue_cutoff()  # None: no table can be overdue yet (and "deadline < NULL" matches none)
         ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, phase, current_round_id, deadline FROM {HouseTable._meta.db_table} "
                 f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
-                [*self.tables, sim.now - bound, "paused"],
+                [*self.tables, cutoff, "paused"],
             )
             for table_id, phase, round_id, deadline in cursor.fetchall():
                 found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, round {round_id}) overdue since "

@@ -314,13 +314,13 @@ class PokerFamily:
         """After every step (two plain queries: the ORM's own cost is most of a
         cheap check's): no table overdue; no ended hand's pot holding money."""
         found: list[tuple[str, str]] = []
-        bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
+        cutoff = sim.overdue_cutoff()  # None: no table can be overdue yet (and "deadline < NULL" matches none)
         ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, phase, current_hand_id, deadline FROM {PokerTable._meta.db_table} "
                 f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
-                [*self.tables, sim.now - bound, services.PAUSED],
+                [*self.tables, cutoff, services.PAUSED],
             )
             for table_id, phase, hand_id, deadline in cursor.fetchall():
                 found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, hand {hand_id}) overdue since "
