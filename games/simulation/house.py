@@ -138,7 +138,9 @@ class HouseFamily:
         for index in range(self.players_count):
             user = users.objects.create(username=f"simh-{sim.namespace}-{index}")
             wallet = player_accounts(player_id=user.pk, currency="EUR").wallet
-            deposit(wallet=wallet, amount=FUNDS, currency="EUR", external_reference=f"simh-{sim.namespace}-{index}",
+            # The first two players are short of money: calls and doubles they cannot afford.
+            funds = FUNDS if index >= 2 else 1_500
+            deposit(wallet=wallet, amount=funds, currency="EUR", external_reference=f"simh-{sim.namespace}-{index}",
                     idempotency_key=f"simh-{sim.namespace}-dep-{index}", actor="simulator")  # fmt: skip
             self.players.append(int(user.pk))
             seat_at = self.tables[index % len(self.tables)]
@@ -355,11 +357,18 @@ class HouseFamily:
         (the warning not shorter than betting) or a fixed identity (the currency)."""
         limits = HouseTable.objects.filter(pk=table).values_list("limits", flat=True).first() or {}
         ante = {"min": 100, "max": sim.rng.choice((1_000, 5_000, 20_000))}
+        base = next(spec for spec in _specs() if spec["game"] == self.games[table])
+        sides = sorted(spot for spot in limits if spot != "ante")
+        # A side bet withdrawn (a repeat of last round's bets then names a spot no longer offered), or all back.
+        fewer = {spot: limit for spot, limit in limits.items() if spot != (sides[0] if sides else "")}
         return dict(sim.rng.choice((
             {"betting_seconds": sim.rng.choice((5, 8, 12))},
             {"decision_seconds": sim.rng.choice((4, 6, 10))},
             {"between_rounds_seconds": sim.rng.choice((1, 2, 4))},
             {"limits": {**limits, "ante": ante}},
+            {"limits": fewer},
+            {"limits": base["limits"]},
+            {"hand_mode": sim.rng.choice(("shared", "per_seat")), "max_seats": sim.rng.choice((1, 2, 3, 7))},
             {"warning_seconds": 30},
             {"currency": "USD"},
         )))  # fmt: skip
