@@ -13,14 +13,16 @@ import os
 import pathlib
 import subprocess
 import sys
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
 from casino.checks import check_production_settings
-from games.simulation.core import TIMINGS, SimulationRefused, Simulator
+from games.simulation.core import START, TIMINGS, SimulationRefused, Simulator
 from games.simulation.families import FAMILIES
 from games.simulation.poker import PokerFamily
 
@@ -94,6 +96,20 @@ def test_a_step_draws_the_same_whichever_steps_ran_before_it() -> None:
     part.begin_step(7)
     assert [whole.rng.random() for _ in range(5)] == [part.rng.random() for _ in range(5)]
     assert whole.deck_rng.randbelow(52) == part.deck_rng.randbelow(52)
+
+
+def test_the_overdue_bound_counts_from_the_deadline_or_the_end_of_an_outage() -> None:
+    """A table is overdue beyond the bound (``CASINO_DEALER_GONE_VOID_SECONDS`` and
+    12 sweeps) only that long after its deadline and after the dealer came back
+    from an outage: the outage itself is the next sweeps' to void."""
+    sim = Simulator(PokerFamily(), seed=1, steps=1)
+    bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
+    sim.now = START + timedelta(hours=1)
+    assert sim.overdue_cutoff() == sim.now - bound
+    sim.dealer_back = sim.now - bound + timedelta(seconds=1)
+    assert sim.overdue_cutoff() is None
+    sim.dealer_back = sim.now - bound - timedelta(seconds=1)
+    assert sim.overdue_cutoff() == sim.now - bound
 
 
 @pytest.mark.django_db(transaction=True)
