@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench fuzz-poker fuzz-api venv clean browser-deps
+.PHONY: run test lint format bench fuzz-poker fuzz-api simulate venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,21 @@ SCHEMA_FUZZ_EXAMPLES ?= 200
 fuzz-api: $(DEPS)
 	SCHEMA_FUZZ_EXAMPLES=$(SCHEMA_FUZZ_EXAMPLES) SCHEMA_FUZZ_SEED=random \
 		$(BIN)/python -m pytest tests/platform/test_schema_fuzz.py --timeout=0 $(PYTEST_ARGS)
+
+## make simulate: the fault simulator over many seeds (docs/simulation.md, "A long search"), each
+## run in a scratch database of its own; the last line of each run is printed, a failing seed's whole
+## output is in var/simulate/seed-N.txt, and the target fails if any seed failed.
+## e.g. make simulate SEEDS="$$(seq 1 500)" STEPS=3000 FAULT_RATE=0.2 JOBS=2
+SEEDS ?= 1 2 3 4 5
+STEPS ?= 2000
+FAMILY ?= all
+FAULT_RATE ?= 0.08
+JOBS ?= 1
+simulate: $(DEPS)
+	@mkdir -p var/simulate
+	@printf '%s\n' $(SEEDS) | xargs -P $(JOBS) -I{} sh -c '$(BIN)/python manage.py simulate_faults --seed {} \
+		--steps $(STEPS) --family $(FAMILY) --fault-rate $(FAULT_RATE) > var/simulate/seed-{}.txt 2>&1 \
+		&& tail -n 1 var/simulate/seed-{}.txt || { echo "seed {} FAILED: var/simulate/seed-{}.txt"; exit 1; }'
 
 ## make browser-deps: Debian's chromium and chromedriver for the real-browser admin test (root, apt).
 browser-deps:

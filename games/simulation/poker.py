@@ -75,6 +75,12 @@ class PokerFamily:
         ]
     )
 
+    #: The kind of account ``--plant corrupt_balance`` moves (a seat: ``seat_matches_ledger`` names it too).
+    plant_account_kind: str = "poker_seat"
+
+    def fresh(self) -> PokerFamily:
+        return PokerFamily(tables_count=self.tables_count, players_count=self.players_count)
+
     # --- setup --------------------------------------------------------------------------------
 
     def replacements(self, sim: Simulator) -> dict[tuple[str, str], Any]:
@@ -82,7 +88,7 @@ class PokerFamily:
         return {("games.poker.services.hands", "SecureRandomSource"): lambda: sim.deck_rng}
 
     def setup(self, sim: Simulator) -> None:
-        table_services._HAND_CACHE.clear()  # a fresh process: the hands' cache starts empty
+        self.forget()
         variants = ("no_limit", "pot_limit", "fixed_limit")
         for index in range(self.tables_count):
             table = PokerTable.objects.create(
@@ -100,15 +106,21 @@ class PokerFamily:
                     idempotency_key=f"sim-{sim.namespace}-dep-{index}", actor="simulator")  # fmt: skip
             self.players.append(int(user.pk))
 
+    def forget(self) -> None:
+        """Empty the hands' cache of the process (as a fresh process)."""
+        table_services._HAND_CACHE.clear()
+
     def key(self, sim: Simulator) -> str:
         self.keys += 1
-        return f"sim:{sim.namespace}:{self.keys}"
+        # The step's number in the key: a replayed subset of the steps never reuses another step's key.
+        return f"sim:{sim.namespace}:{sim.step}:{self.keys}"
 
     def t(self, table_id: int) -> str:
-        return f"t{self.tables.index(table_id)}"
+        # Another run's table (a shared database: its sweep is global) by its id.
+        return f"t{self.tables.index(table_id)}" if table_id in self.tables else f"poker table #{table_id}"
 
     def p(self, player_id: int) -> str:
-        return f"p{self.players.index(player_id)}"
+        return f"p{self.players.index(player_id)}" if player_id in self.players else f"player #{player_id}"
 
     # --- the clients --------------------------------------------------------------------------
 
@@ -299,18 +311,28 @@ class PokerFamily:
         return (tuple(rows), tuple(seats))
 
     def check(self, sim: Simulator, *, full: bool) -> list[tuple[str, str]]:
+        """After every step (two plain queries: the ORM's own cost is most of a
+        cheap check's): no table overdue; no ended hand's pot holding money."""
         found: list[tuple[str, str]] = []
-        bound = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 12 * sim.sweep_every)
-        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
-            if table.deadline is not None and table.phase != services.PAUSED and table.deadline < sim.now - bound:
-                found.append(("bounded_end", f"table {self.t(table.pk)} ({table.phase}, hand {table.current_hand_id}) "
-                                             f"overdue since {table.deadline.isoformat()}"))  # fmt: skip
+        cutoff = sim.overdue_cutoff()  # None: no table can be overdue yet (and "deadline < NULL" matches none)
+        ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
-            cursor.execute("SELECT owner, balance FROM ledger_account WHERE kind = 'poker_pot' AND balance <> 0")
-            open_pots = {owner.removeprefix("poker-hand:"): balance for owner, balance in cursor.fetchall()}
-        for hand_id, status in PokerHand.objects.filter(hand_id__in=list(open_pots)).values_list("hand_id", "status"):
-            if status != "playing":
-                found.append(("pot_resolved_once", f"hand {hand_id} is {status}, its pot holds {open_pots[hand_id]}"))
+            cursor.execute(
+                f"SELECT id, phase, current_hand_id, deadline FROM {PokerTable._meta.db_table} "
+                f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
+                [*self.tables, cutoff, services.PAUSED],
+            )
+            for table_id, phase, hand_id, deadline in cursor.fetchall():
+                found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, hand {hand_id}) overdue since "
+                                             f"{deadline}"))  # fmt: skip
+            cursor.execute(
+                f"SELECT h.hand_id, h.status, a.balance FROM ledger_account a JOIN {PokerHand._meta.db_table} h "
+                "ON a.owner = %s || h.hand_id WHERE a.kind = 'poker_pot' AND a.balance <> 0 AND h.status <> %s "
+                "ORDER BY h.hand_id",
+                ["poker-hand:", "playing"],
+            )
+            for hand_id, status, balance in cursor.fetchall():
+                found.append(("pot_resolved_once", f"hand {hand_id} is {status}, its pot holds {balance}"))
         if full:
             found += self.replay_checks()
         return found
