@@ -335,9 +335,11 @@ class PokerSeatProjector(Projector):
         return self._rows[key]
 
     def _set(self, row: PokerSeat, **values: Any) -> None:
-        for name, value in values.items():
-            setattr(row, name, value)
-        self._dirty.setdefault((row.table_id, row.player_id), set()).update(values)
+        changed = {name for name, value in values.items() if getattr(row, name) != value}
+        for name in changed:
+            setattr(row, name, values[name])
+        if changed:
+            self._dirty.setdefault((row.table_id, row.player_id), set()).update(changed)
 
     def _create(self, table_id: int, player_id: int, **values: Any) -> None:
         key = (table_id, player_id)
@@ -445,12 +447,11 @@ class PokerSeatProjector(Projector):
         elif kind == HandEnded.type:
             for seat, stack in data["stacks"]:
                 if seat in dealt:
-                    self._set(dealt[seat], stack=stack)
+                    self._set(dealt[seat], stack=stack, hand_version=version)
+        # Only the sittings an event changes need its version: applied again, it finds them past it.
         for seat, chips in moves:
-            if seat in dealt:
-                self._set(dealt[seat], stack=dealt[seat].stack + chips)
-        for row in dealt.values():
-            self._set(row, hand_version=version)
+            if seat in dealt and chips:
+                self._set(dealt[seat], stack=dealt[seat].stack + chips, hand_version=version)
 
     def _tournament_event(self, tournament_id: int, kind: str, data: Mapping[str, Any]) -> None:
         if kind == et.TOURNAMENT_STARTED:

@@ -6,7 +6,11 @@ the projector of each table).
 counts, hand-for-hand flag, final table and bust groups; the rest of the row is
 configuration (the operator's or the template's terms), which the admin and
 ``create_from_template`` write, and ``hand_for_hand_round``, pacing state (the
-step's count of hand-for-hand rounds dealt together, written by the step).
+step's count of hand-for-hand rounds dealt together, written by the step). The
+level clock (``clock_elapsed``, ``clock_started_at``) is written by the
+projector from ``started``, ``paused``, ``resumed``, ``finished`` and
+``cancelled`` but not compared: it is pacing state (what the step and the
+lobby time the levels by), like a table's deadline.
 ``TournamentEntryProjector`` writes the entries: registration, state, the
 bust (``bust_stack``, ``bust_hand_id``, ``bust_group``, from which the finish
 ranks the players out), places and prizes. The services append the events,
@@ -46,10 +50,10 @@ def tournament_id_of(event: RecordedEvent) -> int:
 
 class TournamentProjector(Projector):
     """``Tournament``'s projected columns (the row is the operator's): ``started``
-    (running, level, clock, entrants), ``late_seated`` (the counts),
+    (running, level, entrants), ``late_seated`` (the counts),
     ``level_started``, ``busted`` and ``eliminated`` (players left, bust
-    groups), ``final_table``, ``hand_for_hand``, ``paused`` and ``resumed``
-    (the clock), ``finished`` and ``cancelled``."""
+    groups), ``final_table``, ``hand_for_hand``, ``paused`` and ``resumed``,
+    ``finished`` and ``cancelled``; and the level clock (not compared)."""
 
     name = "poker_tournament"
     model = Tournament
@@ -61,9 +65,11 @@ class TournamentProjector(Projector):
         et.TOURNAMENT_FINISHED, et.TOURNAMENT_PAUSED, et.TOURNAMENT_RESUMED,
     })  # fmt: skip
     key = ("id",)
+    # The level clock (``clock_elapsed``, ``clock_started_at``) is written from the
+    # events too, but not compared: it is pacing state, as a table's deadline.
     columns = (
-        "state", "current_level", "started_at", "finished_at", "clock_elapsed", "clock_started_at", "entrants",
-        "players_left", "hand_for_hand", "final_table_id", "bust_groups",
+        "state", "current_level", "started_at", "finished_at", "entrants", "players_left", "hand_for_hand",
+        "final_table_id", "bust_groups",
     )  # fmt: skip
     column_defaults = {
         "state": TournamentState.REGISTERING, "current_level": None, "started_at": None, "finished_at": None,
