@@ -4,8 +4,9 @@ The truth is in the event store: ``poker-table-{id}`` (sit down, top up,
 stand up, sit out/in, the button draw) and ``poker-hand-{hand_id}`` (the
 shuffled deck, the engine's events, turns and timeouts). The fields marked
 *projection* are written only by their projectors (``games.poker.projectors``)
-from those events, in the services' transaction that appends them. Money (chips) lives in the ledger: each player's chips at a
-table are the balance of their ``poker_seat`` account.
+from those events, in the services' transaction that appends them. Money
+(chips) lives in the ledger: each player's chips at a table are the balance of
+their ``poker_seat`` account.
 """
 
 from __future__ import annotations

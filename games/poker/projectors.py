@@ -414,7 +414,7 @@ class PokerSeatProjector(Projector):
             return
         row = self._row(key)
         if row is None:
-            raise ValueError(f"poker-table-{table_id}: {kind} of player {key[1]}, who has no seat")
+            return  # the sitting has ended since: applied already
         if kind == et.TOPPED_UP:
             self._set(row, stack=data["stack"] if "stack" in data else row.stack + data["amount"])
         elif kind == et.SAT_OUT:
