@@ -98,8 +98,12 @@ def _shuffled_v1_to_v2(data: Data) -> Data:
     return {"commitment": None, SEALED_FIELD: sealed_in_clear(data["deck"]), **rest}
 
 
+TABLE_STREAM_PREFIX = "poker-table-"
+TOURNAMENT_STREAM_PREFIX = "poker-tournament-"
+
+
 def table_stream(table_id: int) -> str:
-    return f"poker-table-{table_id}"
+    return f"{TABLE_STREAM_PREFIX}{table_id}"
 
 
 def hand_stream(hand_id: str) -> str:
@@ -107,4 +111,4 @@ def hand_stream(hand_id: str) -> str:
 
 
 def tournament_stream(tournament_id: int) -> str:
-    return f"poker-tournament-{tournament_id}"
+    return f"{TOURNAMENT_STREAM_PREFIX}{tournament_id}"

@@ -252,8 +252,8 @@ class PokerTableProjector(Projector):
                 setattr(self._table, name, value)
 
 
-TABLE_PREFIX = et.table_stream("")
-TOURNAMENT_PREFIX = et.tournament_stream("")
+TABLE_PREFIX = et.TABLE_STREAM_PREFIX
+TOURNAMENT_PREFIX = et.TOURNAMENT_STREAM_PREFIX
 Seat = tuple[int, int]  # (table id, player id): a sitting's natural key
 # Hand events that move a sitting's chips (relative to the stack, guarded by the hand version).
 _CHIPS_OUT = frozenset({AntePosted.type, BlindPosted.type, ActionTaken.type})

@@ -35,13 +35,18 @@ from games.poker.tournament_models import EntryState, Tournament, TournamentEntr
 from ledger.services.events import RecordedEvent
 from ledger.services.projectors import Projector
 
-TOURNAMENT_PREFIX = et.tournament_stream("")
+TOURNAMENT_PREFIX = et.TOURNAMENT_STREAM_PREFIX
 # The entries that count (as ``tournament_core.ACTIVE``, which imports the services).
 _ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
 
 
 def _moment(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def _at(data: Mapping[str, Any]) -> datetime:
+    """The event's ``at`` (every event this projector creates a row from has one)."""
+    return datetime.fromisoformat(data["at"])
 
 
 def tournament_id_of(event: RecordedEvent) -> int:
@@ -200,7 +205,7 @@ class TournamentEntryProjector(Projector):
             self._flush()  # an entry unregistered before is saved so (``tournament_one_active_entry``)
             if pk not in self._rows and not TournamentEntry.objects.filter(pk=pk).exists():
                 entry = TournamentEntry(pk=pk, tournament_id=tournament_id, player_id=int(data["player_id"]),
-                                        buy_in=data["buy_in"], fee=data["fee"], registered_at=at)  # fmt: skip
+                                        buy_in=data["buy_in"], fee=data["fee"], registered_at=_at(data))  # fmt: skip
                 entry.save(force_insert=True)
                 self._rows[pk] = entry
         elif kind == et.TOURNAMENT_UNREGISTERED:

@@ -160,10 +160,11 @@ def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: d
         buy_in, fee = tournament.buy_in, tournament.fee
         assert_may_wager(player_id=player_id, amount=buy_in + fee, currency=tournament.currency, now=now)
         # The entry's id is drawn first: the event names it, its projector creates the row.
-        data = {"entry_id": _new_entry_id(), "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
+        entry_id = _new_entry_id()
+        data = {"entry_id": entry_id, "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
         _move(tournament, to_pool=True, player_id=player_id, event_type=et.TOURNAMENT_REGISTERED, data=data,
               key=f"{idempotency_key}:ledger", now=now)  # fmt: skip
-        entry = TournamentEntry.objects.get(pk=data["entry_id"])
+        entry = TournamentEntry.objects.get(pk=entry_id)
         if tournament.state == TournamentState.RUNNING:  # late registration: seated at once
             seat_late_entry(tournament, entry, now=now)
         elif tournament.kind == TournamentKind.SIT_AND_GO and count + 1 == tournament.max_players:
