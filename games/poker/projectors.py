@@ -276,8 +276,9 @@ class PokerSeatProjector(Projector):
     seat adds to it; each only to the sittings dealt into that hand (issue #20)
     and only once (``hand_version``). Tournament stream: ``started`` and
     ``late_seated`` create sittings with the starting chips, ``player_moved``
-    moves one, ``busted`` deletes the players out, ``finished`` and
-    ``tables_closed`` delete every sitting at the tournament's tables.
+    moves one, ``busted`` deletes the players out (``eliminated`` too, for a
+    log from before ``busted``: nothing is left to delete since), ``finished``
+    and ``tables_closed`` delete every sitting at the tournament's tables.
 
     Not compared: ``time_bank_left`` (the dealer's timer, pacing state: set by
     the services; a new sitting starts with the table's bank, a rebuild keeps
@@ -290,7 +291,7 @@ class PokerSeatProjector(Projector):
     event_types = frozenset({
         *et.TABLE_EVENT_TYPES, HandStarted.type, *_CHIPS_OUT, *_CHIPS_BACK, PotAwarded.type, HandEnded.type,
         et.VOIDED, et.TOURNAMENT_STARTED, et.TOURNAMENT_LATE_SEATED, et.TOURNAMENT_MOVED, et.TOURNAMENT_BUSTED,
-        et.TOURNAMENT_FINISHED, et.TOURNAMENT_TABLES_CLOSED,
+        et.TOURNAMENT_ELIMINATED, et.TOURNAMENT_FINISHED, et.TOURNAMENT_TABLES_CLOSED,
     })  # fmt: skip
     key = ("table_id", "player_id")
     columns = (
@@ -477,13 +478,23 @@ class PokerSeatProjector(Projector):
         elif kind == et.TOURNAMENT_BUSTED:
             for out in data["players"]:
                 self._delete((out["table_id"], int(out["player_id"])))
-        else:  # finished, tables closed: every sitting at the tournament's tables
-            tables = set(PokerTable.objects.filter(tournament_id=tournament_id).values_list("pk", flat=True))
-            keys = {key for key, row in self._rows.items() if row is not None and key[0] in tables}
-            if not self._replaying:
-                keys |= set(PokerSeat.objects.filter(table_id__in=tables).values_list("table_id", "player_id"))
-            for key in sorted(keys):
+        elif kind == et.TOURNAMENT_ELIMINATED:  # a log from before ``busted``: the players' seats are freed here
+            for key in self._sittings_at(tournament_id, {int(out["player_id"]) for out in data["players"]}):
                 self._delete(key)
+        else:  # finished, tables closed: every sitting at the tournament's tables
+            for key in self._sittings_at(tournament_id):
+                self._delete(key)
+
+    def _sittings_at(self, tournament_id: int, players: set[int] | None = None) -> list[Seat]:
+        """The sittings at the tournament's tables (of ``players``, if given)."""
+        tables = set(PokerTable.objects.filter(tournament_id=tournament_id).values_list("pk", flat=True))
+        keys = {key for key, row in self._rows.items() if row is not None and key[0] in tables}
+        if not self._replaying:
+            found = PokerSeat.objects.filter(table_id__in=tables)
+            if players is not None:
+                found = found.filter(player_id__in=players)
+            keys |= set(found.values_list("table_id", "player_id"))
+        return sorted(key for key in keys if players is None or key[1] in players)
 
 
 # In dependency order: a hand's number (``PokerHand``) before the seats it deals in.

@@ -162,3 +162,23 @@ def test_a_changed_tournament_row_is_named_and_repaired(
     call_command("rebuild_projections")
     assert state(tournament) == live
     assert check_projections() == []
+
+
+def test_a_log_from_before_busted_rebuilds_to_the_same_entries_and_row() -> None:
+    """Tournaments recorded before ``poker_tournament.busted``: their group's
+    ``eliminated`` is the bust (the time: the group's, the same step's but in
+    hand-for-hand play)."""
+    tournament = finished()
+    row, entries = state(tournament)
+    projectors = (TournamentProjector(), TournamentEntryProjector())
+    for projector in reversed(projectors):
+        projector.reset()
+    legacy = [e for e in read_stream(stream_id=et.tournament_stream(tournament.pk)) if e.type != et.TOURNAMENT_BUSTED]
+    for projector in projectors:
+        projector.apply_many([e for e in legacy if projector.wants(e)])
+    rebuilt_row, rebuilt_entries = state(tournament)
+    assert rebuilt_row == row
+    assert [{**e, "eliminated_at": None} for e in rebuilt_entries] == [{**e, "eliminated_at": None} for e in entries]
+    assert all(e["eliminated_at"] is not None for e in rebuilt_entries if e["state"] == "eliminated")
+    rebuild(check=False)  # the log has the busts: back to the live rows
+    assert state(tournament) == (row, entries)
