@@ -5,8 +5,9 @@ Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
 (its commitment, and the salt and deck sealed: ``games.fairness``), each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
-the seat events; tournament streams ``poker-tournament-{id}`` the registrations and
-cancellations.
+the seat events; tournament streams ``poker-tournament-{id}`` the registrations,
+the play and the cancellations. Every poker read table is a projection of these
+streams (``games.poker.projectors``, ``games.poker.tournament_projectors``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ TOURNAMENT_STARTED = "poker_tournament.started"
 TOURNAMENT_LATE_SEATED = "poker_tournament.late_seated"
 TOURNAMENT_LEVEL = "poker_tournament.level_started"
 TOURNAMENT_ELIMINATED = "poker_tournament.eliminated"
+# The players a step finds with no chips left: out, their seats freed (the
+# group's ``eliminated`` may come later: in hand-for-hand play, at the round's end).
+TOURNAMENT_BUSTED = "poker_tournament.busted"
 TOURNAMENT_MOVED = "poker_tournament.player_moved"
 TOURNAMENT_TABLE_BROKEN = "poker_tournament.table_broken"
 TOURNAMENT_FINAL_TABLE = "poker_tournament.final_table"
@@ -59,6 +63,7 @@ TOURNAMENT_EVENT_TYPES = (
     TOURNAMENT_LATE_SEATED,
     TOURNAMENT_LEVEL,
     TOURNAMENT_ELIMINATED,
+    TOURNAMENT_BUSTED,
     TOURNAMENT_MOVED,
     TOURNAMENT_TABLE_BROKEN,
     TOURNAMENT_FINAL_TABLE,
@@ -93,8 +98,12 @@ def _shuffled_v1_to_v2(data: Data) -> Data:
     return {"commitment": None, SEALED_FIELD: sealed_in_clear(data["deck"]), **rest}
 
 
+TABLE_STREAM_PREFIX = "poker-table-"
+TOURNAMENT_STREAM_PREFIX = "poker-tournament-"
+
+
 def table_stream(table_id: int) -> str:
-    return f"poker-table-{table_id}"
+    return f"{TABLE_STREAM_PREFIX}{table_id}"
 
 
 def hand_stream(hand_id: str) -> str:
@@ -102,4 +111,4 @@ def hand_stream(hand_id: str) -> str:
 
 
 def tournament_stream(tournament_id: int) -> str:
-    return f"poker-tournament-{tournament_id}"
+    return f"{TOURNAMENT_STREAM_PREFIX}{tournament_id}"

@@ -3,9 +3,10 @@
 The truth is in the event store: ``poker-table-{id}`` (sit down, top up,
 stand up, sit out/in, the button draw) and ``poker-hand-{hand_id}`` (the
 shuffled deck, the engine's events, turns and timeouts). The fields marked
-*projection* are written by ``games.poker.services`` in the same transaction
-as those events. Money (chips) lives in the ledger: each player's chips at a
-table are the balance of their ``poker_seat`` account.
+*projection* are written only by their projectors (``games.poker.projectors``)
+from those events, in the services' transaction that appends them. Money
+(chips) lives in the ledger: each player's chips at a table are the balance of
+their ``poker_seat`` account.
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ class PokerTable(models.Model):
 
 
 class PokerSeat(models.Model):
-    """A player in a seat. ``stack`` (projection) equals the player's
-    ``poker_seat`` ledger balance: the chips not in a pot."""
+    """A player in a seat (projection: ``PokerSeatProjector``). ``stack`` equals
+    the player's ``poker_seat`` ledger balance: the chips not in a pot."""
 
     table = models.ForeignKey(PokerTable, on_delete=models.PROTECT, related_name="seats")
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="poker_seats")
@@ -118,6 +119,11 @@ class PokerSeat(models.Model):
     )  # fmt: skip
     time_bank_left = models.FloatField(default=0.0, help_text="Seconds of thinking time bank left.")
     joined_at = models.DateTimeField()
+    # The hand this sitting was last dealt into (the table's hand number, 0: none) and the
+    # version of that hand's stream applied to it: a hand's events touch only the
+    # sittings dealt into it (issue #20), each event once (``PokerSeatProjector``).
+    hand_number = models.PositiveIntegerField(default=0)
+    hand_version = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["table", "seat_number"]

@@ -3,7 +3,9 @@
 The truth is in the event store (``poker-tournament-{id}``: registered,
 unregistered) and the ledger: each registration's buy-in is in the
 tournament's ``tournament_pool`` account, its fee in the tournament's ``rake``
-account. ``TournamentEntry`` rows are projections written with those events.
+account. ``TournamentEntry`` rows and the tournament's projected columns are
+written only by their projectors (``games.poker.tournament_projectors``) from
+the tournament's events.
 The level schedule and the payout structure are JSON validated by the pure
 domain (``games.poker.tournament.levels`` and ``payouts``). Chips in a
 tournament are tournament chips, never money.

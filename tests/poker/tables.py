@@ -11,10 +11,12 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from casino.errors import DomainError
+from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerTable
-from games.poker.tournament_models import Tournament
-from ledger.services import balance_of, deposit, player_accounts
+from games.poker.projectors import project_tournament
+from games.poker.tournament_models import Tournament, TournamentEntry
+from ledger.services import NewEvent, append_events, balance_of, deposit, player_accounts
 from tests.db import rows
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
@@ -55,6 +57,35 @@ def make_tournament(**changes: Any) -> Tournament:
     tournament.full_clean()
     tournament.save()
     return tournament
+
+
+def log_tournament_state(tournament: Tournament, *, state: str, level: int = 1) -> None:
+    """A test's shortcut to a tournament ``running`` at ``level``, ``finished`` (its
+    first entry the winner) or ``cancelled`` (nobody refunded): through its log, the
+    events that state implies applied by the projectors (a row written beside the
+    log would differ from its rebuild, which the test plugin checks)."""
+    at = datetime.now(UTC).isoformat()
+    entries = TournamentEntry.objects.filter(tournament=tournament).order_by("pk")
+    new: list[NewEvent] = []
+    if state == "running":
+        new.append(NewEvent(et.TOURNAMENT_STARTED, {"at": at, "entrants": entries.count(), "level": 1, "tables": {},
+                                                     "starting_chips": tournament.starting_chips}))  # fmt: skip
+        if level != 1:
+            new.append(NewEvent(et.TOURNAMENT_LEVEL, {"level": level, "small_blind": 0, "big_blind": 0, "ante": 0,
+                                                      "at": at}))  # fmt: skip
+    elif state == "finished":
+        winner = entries.first()
+        assert winner is not None
+        new.append(NewEvent(et.TOURNAMENT_FINISHED, {"winner": winner.player_id, "entry_id": winner.pk, "at": at,
+                                                      "entrants": entries.count()}))  # fmt: skip
+    else:
+        assert state == "cancelled"
+        new.append(NewEvent(et.TOURNAMENT_CANCELLED, {"reason": "test", "actor": "test", "at": at, "policy": "refund",
+                                                       "refunds": [], "buy_ins": 0, "fees": 0}))  # fmt: skip
+    recorded = append_events(stream_id=et.tournament_stream(tournament.pk), expected_version=None, events=new,
+                             metadata={"actor": "test"})  # fmt: skip
+    project_tournament(recorded)
+    tournament.refresh_from_db()
 
 
 def make_player(funds: int = 100_000) -> int:

@@ -13,7 +13,7 @@ from games.poker.engine.events import HandStarted
 from games.poker.models import PokerTable
 from games.poker.services.tables import engine_events, load_hand
 from tests.compliance.staff import staff
-from tests.poker.tables import act, advance, refused
+from tests.poker.tables import act, advance, make_table, refused
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +67,7 @@ def test_heads_up_uncapped_lifts_the_cap_when_two_players_are_left() -> None:
 
 
 def test_no_limit_tables_show_no_cap() -> None:
-    table, _ = three_handed()
+    table = make_table()
     assert presenters.table_summary(table)["raise_cap"] is None
 
 
@@ -83,7 +83,7 @@ def test_the_operator_sets_the_cap_and_the_next_hand_uses_it() -> None:
 
 def test_admin_form_shows_and_validates_the_cap() -> None:
     setup_roles()
-    table, _ = three_handed(**FIXED)
+    table = make_table(**FIXED)
     _operator, client = staff("poker-cap", OPERATOR)
     page = client.get(f"/admin/games/pokertable/{table.pk}/change/").content.decode()
     assert 'name="raise_cap"' in page

@@ -24,7 +24,7 @@ from ledger.services.verify import verify_ledger
 from tests.compliance.staff import staff
 from tests.db import ledger_sums, rows
 from tests.house.live.test_operator_api import client_for
-from tests.poker.tables import BUY_IN, FEE, make_player, make_tournament, wallet
+from tests.poker.tables import BUY_IN, FEE, log_tournament_state, make_player, make_tournament, wallet
 from tests.poker.test_tournament_registration import UNCHANGED, client, fees, pool, refused, register
 
 pytestmark = pytest.mark.django_db
@@ -119,7 +119,7 @@ def test_a_finished_or_cancelled_tournament_is_not_cancellable(state: str) -> No
     """Issue #23: "An operator cancelling a finished tournament" is refused (a running one
     is cancelled under its policy: tests/poker/test_tournament_operator.py)."""
     tournament, players = registered_three()
-    Tournament.objects.filter(pk=tournament.pk).update(state=state)
+    log_tournament_state(tournament, state=state)
     operator = client_for("tourney-op", OPERATOR)
     before = everything(tournament, players)
     refused(cancel(operator, tournament), 409, "tournament_not_cancellable")

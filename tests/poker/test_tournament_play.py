@@ -25,6 +25,7 @@ from games.poker.services import tournament_play
 from games.poker.tournament_driver import TournamentDriver
 from games.poker.tournament_models import Tournament, TournamentEntry
 from ledger.services import balance_of, read_stream
+from ledger.services.projectors import check_projections, rebuild
 from ledger.services.seals import seal_key
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums
@@ -366,4 +367,11 @@ def test_a_chip_count_cancel_ranks_the_players_out_from_the_events_not_their_row
         assert place is not None
         shared = sum(by_place.get(p, 0) for p in range(place, place + tied))
         assert entry.prize in (shared // tied, shared // tied + shared % tied)
+    # The forged places are not the log's: named by the check, repaired by a rebuild.
+    forged = {(d.key["id"], d.column) for d in check_projections() if d.projector == "poker_tournament_entry"}
+    assert {pk for pk, column in forged if column == "place"} == set(honest)  # every honest place is 2 or more
+    rebuild(check=False)
+    assert {e.pk: (e.place, e.tied) for e in TournamentEntry.objects.filter(pk__in=honest)} == {
+        pk: h[:2] for pk, h in honest.items()
+    }
     assert_money_and_chips_closed(tournament, pool=6 * BUY_IN)

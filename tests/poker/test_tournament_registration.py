@@ -27,7 +27,7 @@ from games.poker.tournament_models import Tournament, TournamentEntry
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums, rows
-from tests.poker.tables import BUY_IN, FEE, LEVELS, make_player, make_tournament, wallet
+from tests.poker.tables import BUY_IN, FEE, LEVELS, log_tournament_state, make_player, make_tournament, wallet
 
 pytestmark = pytest.mark.django_db
 
@@ -156,14 +156,15 @@ def test_registering_a_started_sit_and_go_or_a_finished_tournament_is_refused() 
 def test_late_registration_runs_through_its_level_then_closes() -> None:
     start = timezone.now() - timedelta(minutes=5)
     tournament = make_tournament(kind="scheduled", name="MTT", start_at=start, max_players=100,
-                                 late_registration_level=2, state="running", current_level=2)  # fmt: skip
+                                 late_registration_level=2)  # fmt: skip
+    log_tournament_state(tournament, state="running", level=2)
     early, late = make_player(), make_player()
     assert register(early, tournament).status_code == 201
-    Tournament.objects.filter(pk=tournament.pk).update(current_level=3)
+    log_tournament_state(tournament, state="running", level=3)
     assert_refusal_changes_nothing(lambda: register(late, tournament), 409, "tournament_registration_closed", late)
     # Without late registration a running tournament is closed from level 1.
-    closed = make_tournament(kind="scheduled", name="MTT", start_at=start, max_players=100, state="running",
-                             current_level=1)  # fmt: skip
+    closed = make_tournament(kind="scheduled", name="MTT", start_at=start, max_players=100)
+    log_tournament_state(closed, state="running")
     assert_refusal_changes_nothing(lambda: register(late, closed), 409, "tournament_registration_closed", late)
 
 
@@ -214,7 +215,7 @@ def test_unregistering_after_the_start_or_without_a_registration_is_refused() ->
     assert register(player, tournament).status_code == 201
     assert_refusal_changes_nothing(lambda: unregister(stranger, tournament), 409, "tournament_not_registered",
                                    stranger)  # fmt: skip
-    Tournament.objects.filter(pk=tournament.pk).update(state="running", current_level=1)
+    log_tournament_state(tournament, state="running")
     assert_refusal_changes_nothing(lambda: unregister(player, tournament), 409, "tournament_already_started", player)
     assert pool(tournament) == BUY_IN
 

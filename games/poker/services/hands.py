@@ -217,15 +217,8 @@ def _play(
 
 def _project(table: PokerTable, state: HandState, deadline: datetime | None, now: datetime,
              seats: dict[int, PokerSeat]) -> None:  # fmt: skip
-    """The seats' stacks and the table's pacing after a step (the hand's rows are
-    the projectors': ``project_hand``)."""
-    # Only the seat rows dealt in (``seats``, ``dealt_in_seats``): a player who
-    # folded, left and sat down again has a seat the hand must not touch (issue #20).
-    for number, seat in seats.items():
-        stack = state.players[state.positions[number]].stack
-        if seat.stack != stack:
-            seat.stack = stack
-            seat.save(update_fields=["stack"])
+    """The table's pacing after a step (the hand's rows and the seats' stacks
+    are the projectors': ``project_hand``, which kept ``seats`` current)."""
     if state.phase is Phase.COMPLETE and table.tournament_id is not None:
         table_hand_done(table, now)  # busts and balancing are the tournament's step
     elif state.phase is Phase.COMPLETE:

@@ -189,14 +189,9 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
             appends=[StreamAppend(stream, hand.stream_version, voided, metadata)],
             transfers=legs,
         )
-        # The hand voided, its players' stacks after = before (the projectors).
+        # The hand voided, its players' stacks after = before, the refunds to the seats (the projectors).
         project_hand(events_of(stream_id=stream, first_version=hand.stream_version + 1, events=voided,
-                               metadata=metadata, at=now), hand=hand)  # fmt: skip
-        for row in rows:
-            seat = seats.get(row.seat_number)
-            if seat is not None and refunds[row.seat_number]:
-                seat.stack += refunds[row.seat_number]
-                seat.save(update_fields=["stack"])
+                               metadata=metadata, at=now), hand=hand, seats=seats)  # fmt: skip
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
         return _control_result(table, hand)
 

@@ -3,7 +3,9 @@ money, stand up, sit out and in, and the dealer freeing seats whose
 reservation ran out.
 
 Each use case is keyword-only and one transaction that locks the table row
-first. Chips move through the ledger in that transaction: sit down / add
+first. The seat rows are written only by their projector
+(``games.poker.projectors.PokerSeatProjector``), from the table events the
+use case appends, in its transaction. Chips move through the ledger in that transaction: sit down / add
 money: wallet -> the player's ``poker_seat`` account; stand up or a freed
 seat: ``poker_seat`` -> wallet.
 """
@@ -30,6 +32,7 @@ from games.poker.errors import (
     TournamentTable,
 )
 from games.poker.models import PokerSeat, PokerTable
+from games.poker.projectors import PokerSeatProjector, project_new
 from games.poker.services.tables import (
     DEALER,
     current_hand,
@@ -61,11 +64,21 @@ class SeatResult:
 
 
 def _chips_in(
-    table: PokerTable, player_id: int, amount: int, event_type: str, data: dict[str, Any], *, key: str, now: datetime
+    table: PokerTable,
+    player_id: int,
+    amount: int,
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    key: str,
+    now: datetime,
+    seat: PokerSeat | None = None,
 ) -> None:
-    """Wallet -> seat account, caused by the table event (buy-in or top-up).
-    Responsible gaming refuses it like a stake (exclusion, limits)."""
+    """Wallet -> seat account, caused by the table event (buy-in or top-up),
+    which the seat's projector then applies (``seat``: the row held, kept
+    current). Responsible gaming refuses it like a stake (exclusion, limits)."""
     assert_may_wager(player_id=player_id, amount=amount, currency=table.currency, now=now)
+    metadata = {"actor": f"user:{player_id}"}
     transfer(
         debit_account=player_accounts(player_id=player_id, currency=table.currency).wallet,
         credit_account=seat_account(table_id=table.pk, player_id=player_id, currency=table.currency),
@@ -73,10 +86,10 @@ def _chips_in(
         currency=table.currency,
         idempotency_key=key,
         kind="buy_in" if event_type == et.SAT_DOWN else "top_up",
-        cause=StreamAppend(
-            et.table_stream(table.pk), None, [NewEvent(event_type, data)], {"actor": f"user:{player_id}"}
-        ),
+        cause=StreamAppend(et.table_stream(table.pk), None, [NewEvent(event_type, data)], metadata),
     )
+    project_new(et.table_stream(table.pk), [NewEvent(event_type, data)], metadata, at=now,
+                using=[PokerSeatProjector(seats=[seat] if seat is not None else (), table=table)])  # fmt: skip
 
 
 def sit_down(
@@ -105,10 +118,7 @@ def sit_down(
             raise BuyInOutOfRange(amount=buy_in, minimum=table.buy_in_min, maximum=table.buy_in_max)
         data = {"seat": seat_number, "player_id": player_id, "buy_in": buy_in, "at": iso(now)}
         _chips_in(table, player_id, buy_in, et.SAT_DOWN, data, key=f"{idempotency_key}:ledger", now=now)
-        seat = PokerSeat.objects.create(
-            table=table, player_id=player_id, seat_number=seat_number, stack=buy_in,
-            time_bank_left=float(table.time_bank_seconds), joined_at=now,
-        )  # fmt: skip
+        seat = seat_of(table, player_id)  # the projector's
         maybe_start_soon(table, now)
         return SeatResult(table.pk, seat.seat_number, seat.stack, seat.sitting_out, buy_in)
 
@@ -134,10 +144,9 @@ def top_up(*, table_id: int, player_id: int, amount: int, idempotency_key: str, 
         hand = current_hand(table)
         if hand is not None and dealt_in(hand, seat):
             raise InHand(hand_id=hand.hand_id)
-        data = {"seat": seat.seat_number, "player_id": player_id, "amount": amount, "at": iso(now)}
-        _chips_in(table, player_id, amount, et.TOPPED_UP, data, key=f"{idempotency_key}:ledger", now=now)
-        seat.stack += amount
-        seat.save(update_fields=["stack"])
+        data = {"seat": seat.seat_number, "player_id": player_id, "amount": amount, "stack": seat.stack + amount,
+                "at": iso(now)}  # fmt: skip
+        _chips_in(table, player_id, amount, et.TOPPED_UP, data, key=f"{idempotency_key}:ledger", now=now, seat=seat)
         maybe_start_soon(table, now)
         return SeatResult(table.pk, seat.seat_number, seat.stack, seat.sitting_out, amount)
 
@@ -146,9 +155,10 @@ def top_up(*, table_id: int, player_id: int, amount: int, idempotency_key: str, 
 
 
 def _free_seat(table: PokerTable, seat: PokerSeat, *, reason: str, actor: str, key: str, now: datetime) -> int:
-    """Chips back to the wallet, the seat freed. Returns the chips moved."""
+    """Chips back to the wallet, the seat freed (by its projector). Returns the chips moved."""
     data = {"seat": seat.seat_number, "player_id": seat.player_id, "amount": seat.stack, "reason": reason,
             "at": iso(now)}  # fmt: skip
+    moved = seat.stack
     if seat.stack > 0:
         wallet = player_accounts(player_id=seat.player_id, currency=table.currency).wallet
         seat_acct = seat_account(table_id=table.pk, player_id=seat.player_id, currency=table.currency)
@@ -157,10 +167,10 @@ def _free_seat(table: PokerTable, seat: PokerSeat, *, reason: str, actor: str, k
             idempotency_key=key, kind="cash_out",
             cause=StreamAppend(et.table_stream(table.pk), None, [NewEvent(et.STOOD_UP, data)], {"actor": actor}),
         )  # fmt: skip
+        project_new(et.table_stream(table.pk), [NewEvent(et.STOOD_UP, data)], {"actor": actor}, at=now,
+                    using=[PokerSeatProjector(seats=[seat])])  # fmt: skip
     else:
-        table_append(table, et.STOOD_UP, data, actor)
-    moved = seat.stack
-    seat.delete()
+        table_append(table, et.STOOD_UP, data, actor, seats=[seat])
     return moved
 
 
@@ -193,15 +203,12 @@ def sit_out_seat(
     """Sit the seat out (event ``poker_table.sat_out`` with ``reason``, and the
     refusal's ``code`` for ``responsible_gaming``); reserved for the table's
     reservation time, then freed with its chips back to the wallet."""
-    seat.sitting_out = True
-    seat.sat_out_reason = reason
-    seat.reserved_until = now + timedelta(seconds=table.reservation_seconds)
-    seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until"])
+    reserved_until = now + timedelta(seconds=table.reservation_seconds)
     data = {"seat": seat.seat_number, "player_id": seat.player_id, "reason": reason,
-            "reserved_until": iso(seat.reserved_until), "at": iso(now)}  # fmt: skip
+            "reserved_until": iso(reserved_until), "at": iso(now)}  # fmt: skip
     if code is not None:
         data["code"] = code
-    table_append(table, et.SAT_OUT, data, actor)
+    table_append(table, et.SAT_OUT, data, actor, seats=[seat])
 
 
 def sit_out_unready(table: PokerTable, now: datetime) -> None:
@@ -245,13 +252,10 @@ def sit_in(*, table_id: int, player_id: int, now: datetime) -> SeatResult:
             raise NoChips(table_id=table_id)
         if seat.sitting_out:
             assert_may_wager(player_id=player_id, amount=0, currency=table.currency, now=now)
-            seat.sitting_out = False
-            seat.sat_out_reason = ""
-            seat.reserved_until = None
-            seat.time_bank_left = float(table.time_bank_seconds)
-            seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until", "time_bank_left"])
+            seat.time_bank_left = float(table.time_bank_seconds)  # pacing, not a projection
+            seat.save(update_fields=["time_bank_left"])
             data = {"seat": seat.seat_number, "player_id": player_id, "at": iso(now)}
-            table_append(table, et.SAT_IN, data, f"user:{player_id}")
+            table_append(table, et.SAT_IN, data, f"user:{player_id}", seats=[seat])
             maybe_start_soon(table, now)
         return SeatResult(table.pk, seat.seat_number, seat.stack, False, 0)
 
@@ -275,12 +279,8 @@ def rejoin(*, table_id: int, player_id: int, now: datetime) -> bool:
             assert_may_wager(player_id=player_id, amount=0, currency=table.currency, now=now)
         except ResponsibleGamingRefusal:
             return False
-        seat.sitting_out = False
-        seat.sat_out_reason = ""
-        seat.reserved_until = None
-        seat.save(update_fields=["sitting_out", "sat_out_reason", "reserved_until"])
         data = {"seat": seat.seat_number, "player_id": player_id, "rejoined": True, "at": iso(now)}
-        table_append(table, et.SAT_IN, data, f"user:{player_id}")
+        table_append(table, et.SAT_IN, data, f"user:{player_id}", seats=[seat])
         maybe_start_soon(table, now)
         return True
 

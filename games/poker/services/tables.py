@@ -23,10 +23,12 @@ from games.poker.engine.events import Event, event_from_dict
 from games.poker.engine.hand import HandState, apply
 from games.poker.errors import NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.projectors import PokerSeatProjector
 from ledger.models import AccountKind
 from ledger.services import NewEvent, append_events, ensure_account, read_stream
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import claim, record_result, request_hash
+from ledger.services.projectors import apply_events
 
 IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
 # A tournament table whose hand is over, waiting for the tournament's step
@@ -110,14 +112,18 @@ def set_table(table: PokerTable, *, phase: str, deadline: datetime | None, **fie
     schedule(table)
 
 
-def table_append(table: PokerTable, event_type: str, data: dict[str, Any], actor: str) -> None:
-    """Append one event to the table's stream (``poker-table-{id}``)."""
-    append_events(
+def table_append(
+    table: PokerTable, event_type: str, data: dict[str, Any], actor: str, *, seats: Sequence[PokerSeat] = ()
+) -> None:
+    """Append one event to the table's stream (``poker-table-{id}``) and apply it
+    with the projectors (``seats``: the rows the caller holds, kept current)."""
+    recorded = append_events(
         stream_id=et.table_stream(table.pk),
         expected_version=None,
         events=[NewEvent(event_type, data)],
         metadata={"actor": actor},
     )
+    apply_events(recorded, using=[PokerSeatProjector(seats=seats, table=table)])
 
 
 def eligible(table: PokerTable) -> list[PokerSeat]:

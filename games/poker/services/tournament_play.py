@@ -40,6 +40,7 @@ from games.cards.shuffle import RandomSource, SecureRandomSource
 from games.poker import event_types as et
 from games.poker.errors import TournamentNotPaused, TournamentNotRunning, TournamentPlayerEliminated
 from games.poker.models import PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
+from games.poker.projectors import project_tournament
 from games.poker.services.operator import pause_hand, resume_hand, void_hand
 from games.poker.services.tables import (
     BETWEEN,
@@ -79,6 +80,7 @@ from ledger.services import (
     settle_batch,
 )
 from ledger.services.events import stream_head
+from ledger.services.projectors import events_of
 
 TOURNAMENT_ADVANCE = "games.poker.tournament_advance"
 SYSTEM = "system"
@@ -116,23 +118,39 @@ class _Batch:
             self.legs.append((debit, credit, amount, kind, event))
 
 
-def _commit(tournament: Tournament, batch: _Batch, *, key: str, actor: str) -> None:
+def _commit(
+    tournament: Tournament,
+    batch: _Batch,
+    *,
+    key: str | None = None,
+    actor: str,
+    now: datetime,
+    entries: Iterable[TournamentEntry] = (),
+) -> None:
     """Append the batch's events to ``poker-tournament-{id}`` and make its transfers,
-    all or nothing. Call with the tournament row locked (that serialises the stream)."""
+    all or nothing, then apply the events with the projectors (the tournament,
+    its entries and seats: ``entries`` and ``tournament`` are the rows held, kept
+    current); the batch is empty again. ``key``: the idempotency key (default:
+    the stream's version). Call with the tournament row locked (that serialises
+    the stream)."""
     if not batch.events:
         return
     stream = et.tournament_stream(tournament.pk)
     with connection.cursor() as cursor:
         version, head = stream_head(cursor, stream)
+    metadata = {"actor": actor}
     settle_batch(
-        idempotency_key=key,
+        idempotency_key=key or f"poker:tournament:{tournament.pk}:at:{version}",
         currency=batch.unit,
-        appends=[StreamAppend(stream, version, batch.events, {"actor": actor}, head_hash=head if version else None)],
+        appends=[StreamAppend(stream, version, batch.events, metadata, head_hash=head if version else None)],
         transfers=[
             TransferSpec(debit, credit, amount, EventRef(stream, version + 1 + index), kind)
             for debit, credit, amount, kind, index in batch.legs
         ],
     )
+    recorded = events_of(stream_id=stream, first_version=version + 1, events=batch.events, metadata=metadata, at=now)
+    batch.events, batch.legs = [], []
+    project_tournament(recorded, tournament=tournament, entries=entries)
 
 
 # --- the level clock --------------------------------------------------------------------------------
@@ -255,36 +273,18 @@ def start_tournament(tournament: Tournament, *, now: datetime, rng: RandomSource
     bank = chip_bank(tournament_id=tournament.pk)
     batch = _Batch(CHIPS)
     tables: dict[int, PokerTable] = {}
-    seats: list[PokerSeat] = []
-    for number, seated in seating.items():
-        table = tables[number] = _open_table(tournament, number, level)
-        for seat_number, player in seated.items():
-            seats.append(
-                PokerSeat(
-                    table=table,
-                    player_id=int(player),
-                    seat_number=seat_number,
-                    stack=tournament.starting_chips,
-                    time_bank_left=float(tournament.time_bank_seconds),
-                    joined_at=now,
-                )
-            )
+    for number in seating:
+        tables[number] = _open_table(tournament, number, level)
     started = batch.event(et.TOURNAMENT_STARTED, {
         "at": iso(now), "entrants": len(entries), "starting_chips": tournament.starting_chips, "level": 1,
         "tables": {str(tables[n].pk): {str(s): int(p) for s, p in seated.items()} for n, seated in seating.items()},
     })  # fmt: skip
-    for seat in seats:
-        account = seat_account(table_id=seat.table_id, player_id=seat.player_id, currency=CHIPS)
-        batch.leg(bank, account, seat.stack, "tourney_chips", started)
-    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:start", actor=SYSTEM)
-    PokerSeat.objects.bulk_create(seats)
-    TournamentEntry.objects.filter(pk__in=[e.pk for e in entries]).update(state=EntryState.PLAYING)
-    tournament.state = TournamentState.RUNNING
-    tournament.started_at = tournament.clock_started_at = now
-    tournament.clock_elapsed = 0.0
-    tournament.current_level = 1
-    tournament.entrants = tournament.players_left = len(entries)
-    tournament.save()
+    for number, seated in seating.items():
+        for player in seated.values():
+            account = seat_account(table_id=tables[number].pk, player_id=int(player), currency=CHIPS)
+            batch.leg(bank, account, tournament.starting_chips, "tourney_chips", started)
+    # The seats, the entries playing, the tournament running and its clock: the projectors'.
+    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:start", actor=SYSTEM, now=now, entries=entries)
     for table in tables.values():
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=tournament.between_hands_seconds))
     at = next_level_at(tournament, now)
@@ -310,20 +310,14 @@ def seat_late_entry(tournament: Tournament, entry: TournamentEntry, *, now: date
     batch = _Batch(CHIPS)
     seated = batch.event(et.TOURNAMENT_LATE_SEATED, {
         "entry_id": entry.pk, "player_id": entry.player_id, "table_id": table.pk, "seat": seat_number,
-        "chips": tournament.starting_chips, "at": iso(now),
+        "chips": tournament.starting_chips, "entrants": tournament.entrants + 1,
+        "players_left": tournament.players_left + 1, "at": iso(now),
     })  # fmt: skip
     account = seat_account(table_id=table.pk, player_id=entry.player_id, currency=CHIPS)
     batch.leg(chip_bank(tournament_id=tournament.pk), account, tournament.starting_chips, "tourney_chips", seated)
-    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:late:{entry.pk}", actor=f"user:{entry.player_id}")
-    PokerSeat.objects.create(
-        table=table, player_id=entry.player_id, seat_number=seat_number, stack=tournament.starting_chips,
-        time_bank_left=float(tournament.time_bank_seconds), joined_at=now,
-    )  # fmt: skip
-    entry.state = EntryState.PLAYING
-    entry.save(update_fields=["state"])
-    tournament.entrants += 1
-    tournament.players_left += 1
-    tournament.save(update_fields=["entrants", "players_left", "updated_at"])
+    # The seat, the entry playing and the counts: the projectors'.
+    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:late:{entry.pk}", actor=f"user:{entry.player_id}",
+            now=now, entries=[entry])  # fmt: skip
     if table.phase == IDLE and table.seats.count() >= 2:
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=tournament.between_hands_seconds))
     return table.pk
@@ -363,10 +357,11 @@ def _from_button(seat_number: int, button: int | None, max_seats: int) -> int:
 
 
 def _bust_group(tournament: Tournament, entries: Sequence[TournamentEntry], players_left_before: int,
-                now: datetime, batch: _Batch) -> None:  # fmt: skip
-    """Close one elimination group: its number, and its places when the field is
-    known (registration closed; otherwise ``standings`` places them at the finish)."""
-    tournament.bust_groups += 1
+                now: datetime) -> None:  # fmt: skip
+    """Close one elimination group (``poker_tournament.eliminated``): its number,
+    and its places and prizes when the field is known (registration closed;
+    otherwise ``standings`` places them at the finish), ranked from the
+    entries' projected busts (``bust_stack``)."""
     group = [Bust(str(entry.pk), int(entry.bust_stack or 0)) for entry in entries]
     places = {}
     if not registration_open(tournament):
@@ -374,22 +369,23 @@ def _bust_group(tournament: Tournament, entries: Sequence[TournamentEntry], play
         places = {int(f.player): f for f in rank_bust(group, players_left_before, by_place)}
     rows = []
     for entry in entries:
-        entry.bust_group = tournament.bust_groups
         finish = places.get(entry.pk)
-        if finish is not None:  # the field is known: the place and its prize (paid at the finish)
-            entry.place, entry.tied, entry.prize = finish.place, finish.tied, finish.prize
-        entry.save(update_fields=["bust_group", "place", "tied", "prize"])
+        place, tied, prize = (finish.place, finish.tied, finish.prize) if finish else (entry.place, entry.tied, None)
         rows.append({"entry_id": entry.pk, "player_id": entry.player_id, "stack_at_start": entry.bust_stack,
-                     "hand_id": entry.bust_hand_id, "place": entry.place, "tied": entry.tied})  # fmt: skip
+                     "hand_id": entry.bust_hand_id, "place": place, "tied": tied, "prize": prize})  # fmt: skip
     left = players_left_before - len(entries)
-    data = {"group": tournament.bust_groups, "players": rows, "players_left": left, "at": iso(now)}
+    data = {"group": tournament.bust_groups + 1, "players": rows, "players_left": left, "at": iso(now)}
+    batch = _Batch(CHIPS)
     batch.event(et.TOURNAMENT_ELIMINATED, data)
+    _commit(tournament, batch, actor=SYSTEM, now=now, entries=entries)
 
 
 def _record_busts(tournament: Tournament, ready: Sequence[PokerTable], now: datetime) -> list[TournamentEntry]:
-    """The players of the ready tables' last hands left with no chips: eliminated
-    (their seat freed), in seat order from the button. Returns them by table."""
+    """The players of the ready tables' last hands left with no chips: eliminated,
+    their seats freed (``poker_tournament.busted``, applied by the projectors),
+    in seat order from the button. Returns them by table."""
     busted: list[TournamentEntry] = []
+    rows: list[dict[str, Any]] = []
     for table in ready:
         empty = list(table.seats.filter(stack=0))
         if not empty:
@@ -406,18 +402,22 @@ def _record_busts(tournament: Tournament, ready: Sequence[PokerTable], now: date
         }
         for seat in empty:
             entry = entries[seat.player_id]
-            entry.state = EntryState.ELIMINATED
-            entry.bust_stack = starts.get(seat.player_id, 0)
-            entry.bust_hand_id = table.current_hand_id
-            entry.eliminated_at = now
-            entry.save(update_fields=["state", "bust_stack", "bust_hand_id", "eliminated_at"])
             busted.append(entry)
-            seat.delete()
+            rows.append({"entry_id": entry.pk, "player_id": seat.player_id, "table_id": table.pk,
+                         "seat": seat.seat_number, "hand_id": table.current_hand_id,
+                         "stack_at_start": starts.get(seat.player_id, 0)})  # fmt: skip
+    if rows:
+        batch = _Batch(CHIPS)
+        batch.event(et.TOURNAMENT_BUSTED, {"players": rows, "players_left": tournament.players_left - len(rows),
+                                           "at": iso(now)})  # fmt: skip
+        _commit(tournament, batch, actor=SYSTEM, now=now, entries=busted)
     return busted
 
 
 def _move(tournament: Tournament, src: PokerTable, dst: PokerTable, player: int, to_seat: int, reason: str,
           now: datetime, batch: _Batch) -> None:  # fmt: skip
+    """Move the player's seat (``poker_tournament.player_moved``, the projectors
+    move the row) with their chips."""
     seat = PokerSeat.objects.get(table=src, player_id=player)
     moved = batch.event(et.TOURNAMENT_MOVED, {
         "player_id": player, "from_table": src.pk, "from_seat": seat.seat_number, "to_table": dst.pk,
@@ -428,12 +428,7 @@ def _move(tournament: Tournament, src: PokerTable, dst: PokerTable, player: int,
         seat_account(table_id=dst.pk, player_id=player, currency=CHIPS),
         seat.stack, "tourney_move", moved,
     )  # fmt: skip
-    PokerSeat.objects.create(
-        table=dst, player_id=player, seat_number=to_seat, stack=seat.stack, sitting_out=seat.sitting_out,
-        sat_out_reason=seat.sat_out_reason, reserved_until=seat.reserved_until, time_bank_left=seat.time_bank_left,
-        joined_at=now,
-    )  # fmt: skip
-    seat.delete()
+    _commit(tournament, batch, actor=SYSTEM, now=now)
 
 
 def _rebalance(tournament: Tournament, tables: list[PokerTable], ready_ids: set[int], now: datetime,
@@ -462,9 +457,9 @@ def _rebalance(tournament: Tournament, tables: list[PokerTable], ready_ids: set[
             batch.event(et.TOURNAMENT_TABLE_BROKEN, {"table_id": table_id, "at": iso(now)})
     open_tables = [t for t in tables if t.is_open]
     if len(open_tables) == 1 and tournament.final_table_id is None and tournament.players_left > 1:
-        tournament.final_table = open_tables[0]
         batch.event(et.TOURNAMENT_FINAL_TABLE, {"table_id": open_tables[0].pk, "players": tournament.players_left,
                                                 "at": iso(now)})  # fmt: skip
+    _commit(tournament, batch, actor=SYSTEM, now=now)  # the final table: the projector's
     return applied
 
 
@@ -479,13 +474,11 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
         tables = list(PokerTable.objects.select_for_update().filter(tournament=tournament, is_open=True).order_by("pk"))
         ready = [table for table in tables if table.phase in (WAITING, IDLE)]
         batch = _Batch(CHIPS)
-        busted = _record_busts(tournament, ready, now)
         left_before = tournament.players_left
-        tournament.players_left -= len(busted)
+        busted = _record_busts(tournament, ready, now)  # the players left: the projector's
         all_ready = len(ready) == len(tables)
         if tournament.hand_for_hand and not all_ready:
             # Mid-round: the busts wait for the round's end (one group); nothing else moves.
-            tournament.save()
             return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), 0, 0,
                               tournament.current_level)  # fmt: skip
         if tournament.hand_for_hand:
@@ -496,26 +489,24 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
                 .order_by("eliminated_at", "id")
             )
             if pending:
-                _bust_group(tournament, pending, tournament.players_left + len(pending), now, batch)
+                _bust_group(tournament, pending, tournament.players_left + len(pending), now)
         else:
             by_hand: dict[str, list[TournamentEntry]] = {}
             for entry in busted:
                 by_hand.setdefault(entry.bust_hand_id, []).append(entry)
             left = left_before
             for group in by_hand.values():
-                _bust_group(tournament, group, left, now, batch)
+                _bust_group(tournament, group, left, now)
                 left -= len(group)
         if tournament.players_left <= 1:
-            _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:step:{tournament.bust_groups}",
-                    actor=SYSTEM)  # fmt: skip
             _finish(tournament, tables, now)
             return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), 0, 0, None)
         number, _ = level_now(tournament, now)
         if number != tournament.current_level:
-            tournament.current_level = number
             level = tournament.schedule().level(number)
             blinds = {"small_blind": level.small_blind, "big_blind": level.big_blind, "ante": level.ante}
             batch.event(et.TOURNAMENT_LEVEL, {"level": number, **blinds, "at": iso(now)})
+            _commit(tournament, batch, actor=SYSTEM, now=now)  # the level in force: the projector's
             at = next_level_at(tournament, now)
             if at is not None:
                 schedule_tournament(tournament.pk, at=at)
@@ -527,27 +518,19 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
             h4h = hand_for_hand(tournament.players_left, paid_places(tournament), len(open_tables),
                                 tournament.hand_for_hand_margin)  # fmt: skip
         if h4h != tournament.hand_for_hand:
-            tournament.hand_for_hand = h4h
             batch.event(et.TOURNAMENT_HAND_FOR_HAND, {"on": h4h, "players_left": tournament.players_left,
                                                       "at": iso(now)})  # fmt: skip
+            _commit(tournament, batch, actor=SYSTEM, now=now)  # the flag: the projector's
         released = 0
         if not h4h or all_ready:  # hand-for-hand: the next round starts at every table together
-            if h4h:
+            if h4h:  # pacing state, not a projection: written here
                 tournament.hand_for_hand_round += 1
+                tournament.save(update_fields=["hand_for_hand_round", "updated_at"])
             for table in open_tables:
                 if table.pk in ready_ids:
                     released += _release(table, tournament, now)
-        _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:step:{_step_key(tournament, now)}",
-                actor=SYSTEM)  # fmt: skip
-        tournament.save()
         return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), moves, released,
                           tournament.current_level)  # fmt: skip
-
-
-def _step_key(tournament: Tournament, now: datetime) -> str:
-    with connection.cursor() as cursor:
-        version, _ = stream_head(cursor, et.tournament_stream(tournament.pk))
-    return f"{version}"
 
 
 def _release(table: PokerTable, tournament: Tournament, now: datetime) -> int:
@@ -600,18 +583,19 @@ def _prizes_of_the_busted(tournament: Tournament, payouts: Payouts) -> dict[int,
 
 
 def _close_tables(tables: Iterable[PokerTable], bank: int, batch: _Batch, cause: int) -> None:
-    """Every chip left on the tables back to the bank; the tables closed."""
+    """Every chip left on the tables back to the bank, caused by ``cause`` (whose
+    projector frees the seats); the tables closed."""
     for table in tables:
         for seat in table.seats.all():
             batch.leg(seat_account(table_id=table.pk, player_id=seat.player_id, currency=CHIPS), bank, seat.stack,
                       "tourney_chips", cause)  # fmt: skip
-            seat.delete()
         table.is_open = False
         set_table(table, phase=IDLE, deadline=None, is_open=False)
 
 
 def _finish(tournament: Tournament, tables: list[PokerTable], now: datetime) -> None:
-    """One player holds every chip: places and prizes by ``standings``, the
+    """One player holds every chip: places and prizes by ``standings`` (over the
+    entries' projected bust groups and stacks), the
     winner's chips back to the bank (which ends at zero), the prize pool (with
     the house's overlay for a guarantee) paid to the wallets; the pool ends at zero."""
     winner = TournamentEntry.objects.select_for_update().get(tournament=tournament, state=EntryState.PLAYING)
@@ -622,7 +606,9 @@ def _finish(tournament: Tournament, tables: list[PokerTable], now: datetime) -> 
     done = chips.event(et.TOURNAMENT_FINISHED, {"winner": winner.player_id, "entry_id": winner.pk, "at": iso(now),
                                                 "entrants": tournament.entrants})  # fmt: skip
     _close_tables(tables, bank, chips, done)
-    _commit(tournament, chips, key=f"poker:tournament:{tournament.pk}:finish:chips", actor=SYSTEM)
+    # The winner, the tournament finished, the seats freed: the projectors'.
+    _commit(tournament, chips, key=f"poker:tournament:{tournament.pk}:finish:chips", actor=SYSTEM, now=now,
+            entries=[winner])  # fmt: skip
     if balance_of(account_id=bank) != 0:
         raise AssertionError(f"tournament {tournament.pk}: the chip bank is not zero at the finish")
     money = _Batch(tournament.currency)
@@ -639,23 +625,11 @@ def _finish(tournament: Tournament, tables: list[PokerTable], now: datetime) -> 
     for row in results:
         wallet = player_accounts(player_id=row["player_id"], currency=tournament.currency).wallet
         money.leg(pool, wallet, row["prize"], "tourney_prize", paid)
-    _commit(tournament, money, key=f"poker:tournament:{tournament.pk}:finish:prizes", actor=SYSTEM)
+    # The places and prizes: the projector's.
+    _commit(tournament, money, key=f"poker:tournament:{tournament.pk}:finish:prizes", actor=SYSTEM, now=now,
+            entries=entries.values())  # fmt: skip
     if balance_of(account_id=pool) != 0:
         raise AssertionError(f"tournament {tournament.pk}: the prize pool is not zero after the payouts")
-    for pk, finish in finishes.items():
-        entry = entries[pk]
-        entry.place, entry.tied, entry.prize = finish.place, finish.tied, finish.prize
-        if pk == winner.pk:
-            entry.state = EntryState.WINNER
-        entry.save(update_fields=["place", "tied", "prize", "state"])
-    tournament.state = TournamentState.FINISHED
-    tournament.finished_at = now
-    tournament.players_left = 1
-    tournament.hand_for_hand = False
-    if tournament.clock_started_at is not None:
-        tournament.clock_elapsed = float(clock_seconds(tournament, now))
-        tournament.clock_started_at = None
-    tournament.save()
 
 
 # --- pause, resume, cancel while running ------------------------------------------------------------
@@ -669,14 +643,15 @@ class TournamentControlResult:
 
 
 def _recorded_control(tournament: Tournament, event_type: str, data: dict[str, Any], *, action: str,
-                      operator: Any, tables: int) -> TournamentControlResult:  # fmt: skip
+                      operator: Any, tables: int, now: datetime) -> TournamentControlResult:  # fmt: skip
     """Record a pause or resume: the tournament's event (with the level clock's
-    seconds), the tournament row, and the ``operator.action`` (``tournament.pause``
-    or ``tournament.resume``) with the actor and the reason."""
+    seconds, ``clock_seconds``), the tournament row (its projector's), and the
+    ``operator.action`` (``tournament.pause`` or ``tournament.resume``) with
+    the actor and the reason."""
     batch = _Batch(CHIPS)
-    batch.event(event_type, {**data, "clock_seconds": int(tournament.clock_elapsed)})
-    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:{action}:{data['at']}", actor=data["actor"])
-    tournament.save()
+    batch.event(event_type, data)
+    _commit(tournament, batch, key=f"poker:tournament:{tournament.pk}:{action}:{data['at']}", actor=data["actor"],
+            now=now)  # fmt: skip
     record_operator_action(
         operator=operator, action=f"tournament.{action}", target=f"poker-tournament:{tournament.pk}",
         reason=data["reason"], details={"tournament": tournament.name, "tables": tables},
@@ -698,9 +673,7 @@ def pause_tournament(*, tournament_id: int, operator: Any, reason: str, now: dat
         tournament = lock_tournament(tournament_id)
         if tournament.state != TournamentState.RUNNING:
             raise TournamentNotRunning(tournament_id=tournament_id, state=tournament.state)
-        tournament.clock_elapsed = float(clock_seconds(tournament, now))
-        tournament.clock_started_at = None
-        tournament.state = TournamentState.PAUSED
+        seconds = clock_seconds(tournament, now)  # the clock stops there (the projector)
         tables = list(PokerTable.objects.select_for_update().filter(tournament=tournament, is_open=True).order_by("pk"))
         paused = 0
         for table in tables:
@@ -710,9 +683,10 @@ def pause_tournament(*, tournament_id: int, operator: Any, reason: str, now: dat
             elif table.phase == BETWEEN:
                 set_table(table, phase=PAUSED, deadline=None)
                 paused += 1
-        data = {"reason": reason, "actor": actor, "at": iso(now), "level": tournament.current_level}
+        data = {"reason": reason, "actor": actor, "at": iso(now), "level": tournament.current_level,
+                "clock_seconds": seconds}  # fmt: skip
         return _recorded_control(tournament, et.TOURNAMENT_PAUSED, data, action="pause", operator=operator,
-                                 tables=paused)  # fmt: skip
+                                 tables=paused, now=now)  # fmt: skip
 
 
 def resume_tournament(*, tournament_id: int, operator: Any, reason: str = "", now: datetime) -> TournamentControlResult:
@@ -725,8 +699,6 @@ def resume_tournament(*, tournament_id: int, operator: Any, reason: str = "", no
         tournament = lock_tournament(tournament_id)
         if tournament.state != TournamentState.PAUSED:
             raise TournamentNotPaused(tournament_id=tournament_id, state=tournament.state)
-        tournament.state = TournamentState.RUNNING
-        tournament.clock_started_at = now
         tables = list(PokerTable.objects.select_for_update().filter(tournament=tournament, is_open=True).order_by("pk"))
         resumed = 0
         for table in tables:
@@ -737,9 +709,10 @@ def resume_tournament(*, tournament_id: int, operator: Any, reason: str = "", no
             else:
                 set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=tournament.between_hands_seconds))
             resumed += 1
-        data = {"actor": actor, "reason": reason, "at": iso(now)}
+        data = {"actor": actor, "reason": reason, "at": iso(now), "clock_seconds": int(tournament.clock_elapsed)}
+        # Running again, the clock from now: the projector's.
         result = _recorded_control(tournament, et.TOURNAMENT_RESUMED, data, action="resume", operator=operator,
-                                   tables=resumed)  # fmt: skip
+                                   tables=resumed, now=now)  # fmt: skip
         schedule_tournament(tournament.pk)
         at = next_level_at(tournament, now)
         if at is not None:
@@ -776,7 +749,7 @@ def cancel_running(tournament: Tournament, *, actor: str, reason: str, now: date
     data = {"reason": reason, "actor": actor, "at": iso(now), "stacks": {str(p): s for p, s in stacks.items()}}
     closed = chips.event(et.TOURNAMENT_TABLES_CLOSED, data)
     _close_tables(tables, bank, chips, closed)
-    _commit(tournament, chips, key=f"poker:tournament:{tournament.pk}:cancel:chips", actor=actor)
+    _commit(tournament, chips, key=f"poker:tournament:{tournament.pk}:cancel:chips", actor=actor, now=now)
     currency = tournament.currency
     pool = pool_account(tournament_id=tournament.pk, currency=currency)
     fees = fee_account(tournament_id=tournament.pk, currency=currency)
@@ -796,9 +769,6 @@ def cancel_running(tournament: Tournament, *, actor: str, reason: str, now: date
             wallet = player_accounts(player_id=entry.player_id, currency=currency).wallet
             money.leg(pool, wallet, entry.buy_in, "tourney_refund", cancelled)
             money.leg(fees, wallet, entry.fee, "tourney_refund", cancelled)
-            entry.state = EntryState.UNREGISTERED
-            entry.unregistered_at = now
-            entry.save(update_fields=["state", "unregistered_at"])
         result = RunningCancel(policy, len(entries), sum(e.buy_in for e in entries), sum(e.fee for e in entries), [])
     else:
         payouts = _payouts(tournament)
@@ -823,18 +793,10 @@ def cancel_running(tournament: Tournament, *, actor: str, reason: str, now: date
         for row in paid:
             wallet = player_accounts(player_id=row["player_id"], currency=currency).wallet
             money.leg(pool, wallet, row["prize"], "tourney_prize", cancelled)
-        for entry in entries:
-            entry.prize = prizes.get(entry.pk, 0)
-            if entry.state == EntryState.PLAYING:
-                entry.state = EntryState.ELIMINATED
-                entry.eliminated_at = now
-            entry.save(update_fields=["prize", "state", "eliminated_at"])
         result = RunningCancel(policy, 0, 0, 0, paid)
-    _commit(tournament, money, key=f"poker:tournament:{tournament.pk}:cancel:money", actor=actor)
+    # The entries refunded or paid, the tournament cancelled: the projectors'.
+    _commit(tournament, money, key=f"poker:tournament:{tournament.pk}:cancel:money", actor=actor, now=now,
+            entries=entries)  # fmt: skip
     if balance_of(account_id=pool) != 0 or balance_of(account_id=bank) != 0:
         raise AssertionError(f"tournament {tournament.pk}: the pool or the chip bank is not zero after the cancel")
-    tournament.state = TournamentState.CANCELLED
-    tournament.finished_at = now
-    tournament.clock_started_at = None
-    tournament.save()
     return result

@@ -18,11 +18,12 @@ house's account), the pool ends at zero, and the ``operator.action``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import required_reason
@@ -37,6 +38,7 @@ from games.poker.errors import (
     TournamentRegistrationClosed,
 )
 from games.poker.models import PokerTable
+from games.poker.projectors import project_tournament
 from games.poker.services.tables import IDLE, WAITING, iso, once
 from games.poker.services.tournament_core import (
     ACTIVE,
@@ -56,8 +58,9 @@ from games.poker.services.tournament_play import (
     seat_late_entry,
     start_tournament,
 )
-from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
+from games.poker.tournament_models import Tournament, TournamentEntry, TournamentKind, TournamentState
 from ledger.services import NewEvent, StreamAppend, append_events, balance_of, player_accounts, transfer
+from ledger.services.projectors import events_of
 
 __all__ = [
     "ACTIVE",
@@ -78,6 +81,28 @@ __all__ = [
 ]
 
 
+def _project(tournament: Tournament, append: StreamAppend, *, now: datetime,
+             entries: Sequence[TournamentEntry] = ()) -> None:  # fmt: skip
+    """Apply the events just appended (through a transfer's cause: their versions
+    are not known here, and the tournament's projectors do not read them)."""
+    project_tournament(
+        events_of(stream_id=append.stream_id, first_version=0, events=append.events, metadata=append.metadata,
+                  at=now),
+        tournament=tournament, entries=entries,
+    )  # fmt: skip
+
+
+def _new_entry_id() -> int:
+    """The next ``TournamentEntry`` id, drawn before its ``registered`` event."""
+    table = TournamentEntry._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [table])
+        else:  # the transaction holds the tournament's lock; ids only need to be new
+            cursor.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {connection.ops.quote_name(table)}")
+        return int(cursor.fetchone()[0])
+
+
 @dataclass(frozen=True)
 class RegistrationResult:
     tournament_id: int
@@ -89,16 +114,16 @@ class RegistrationResult:
 
 
 def _move(tournament: Tournament, *, to_pool: bool, player_id: int, event_type: str, data: dict[str, Any],
-          key: str) -> None:  # fmt: skip
+          key: str, now: datetime, entries: Sequence[TournamentEntry] = ()) -> None:  # fmt: skip
     """The buy-in and the fee between the wallet and the tournament's accounts,
-    both caused by the one tournament event."""
+    both caused by the one tournament event, which the projectors then apply
+    (``entries``: the rows held, kept current)."""
     currency = tournament.currency
     wallet = player_accounts(player_id=player_id, currency=currency).wallet
     pool = pool_account(tournament_id=tournament.pk, currency=currency)
     fees = fee_account(tournament_id=tournament.pk, currency=currency)
-    cause = StreamAppend(
-        et.tournament_stream(tournament.pk), None, [NewEvent(event_type, data)], {"actor": f"user:{player_id}"}
-    )
+    stream, metadata = et.tournament_stream(tournament.pk), {"actor": f"user:{player_id}"}
+    cause = StreamAppend(stream, None, [NewEvent(event_type, data)], metadata)
     kind = "tourney_buy_in" if to_pool else "tourney_refund"
     buy_in, fee = data["buy_in"], data["fee"]
     first = transfer(
@@ -111,6 +136,7 @@ def _move(tournament: Tournament, *, to_pool: bool, player_id: int, event_type: 
             currency=currency, idempotency_key=f"{key}:fee", kind="tourney_fee" if to_pool else "tourney_refund",
             cause=first.event_id,
         )  # fmt: skip
+    _project(tournament, cause, now=now, entries=entries)
 
 
 def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: datetime) -> RegistrationResult:
@@ -133,12 +159,12 @@ def register(*, tournament_id: int, player_id: int, idempotency_key: str, now: d
             raise TournamentFull(tournament_id=tournament_id, max_players=tournament.max_players)
         buy_in, fee = tournament.buy_in, tournament.fee
         assert_may_wager(player_id=player_id, amount=buy_in + fee, currency=tournament.currency, now=now)
-        entry = TournamentEntry.objects.create(
-            tournament=tournament, player_id=player_id, buy_in=buy_in, fee=fee, registered_at=now
-        )
-        data = {"entry_id": entry.pk, "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
+        # The entry's id is drawn first: the event names it, its projector creates the row.
+        entry_id = _new_entry_id()
+        data = {"entry_id": entry_id, "player_id": player_id, "buy_in": buy_in, "fee": fee, "at": iso(now)}
         _move(tournament, to_pool=True, player_id=player_id, event_type=et.TOURNAMENT_REGISTERED, data=data,
-              key=f"{idempotency_key}:ledger")  # fmt: skip
+              key=f"{idempotency_key}:ledger", now=now)  # fmt: skip
+        entry = TournamentEntry.objects.get(pk=entry_id)
         if tournament.state == TournamentState.RUNNING:  # late registration: seated at once
             seat_late_entry(tournament, entry, now=now)
         elif tournament.kind == TournamentKind.SIT_AND_GO and count + 1 == tournament.max_players:
@@ -163,13 +189,10 @@ def unregister(*, tournament_id: int, player_id: int, idempotency_key: str, now:
             raise TournamentNotRegistered(tournament_id=tournament_id)
         if tournament.state != TournamentState.REGISTERING:
             raise TournamentAlreadyStarted(tournament_id=tournament_id, state=tournament.state)
-        entry.state = EntryState.UNREGISTERED
-        entry.unregistered_at = now
-        entry.save(update_fields=["state", "unregistered_at"])
         data = {"entry_id": entry.pk, "player_id": player_id, "buy_in": entry.buy_in, "fee": entry.fee,
                 "at": iso(now)}  # fmt: skip
         _move(tournament, to_pool=False, player_id=player_id, event_type=et.TOURNAMENT_UNREGISTERED, data=data,
-              key=f"{idempotency_key}:ledger")  # fmt: skip
+              key=f"{idempotency_key}:ledger", now=now, entries=[entry])  # fmt: skip
         return RegistrationResult(tournament.pk, entry.pk, entry.state, entry.buy_in, entry.fee,
                                   registered_count(tournament))  # fmt: skip
 
@@ -252,13 +275,8 @@ def _cancel_registering(tournament: Tournament, *, actor: str, reason: str, now:
                       metadata=append.metadata)  # fmt: skip
     if balance_of(account_id=pool) != 0:
         raise AssertionError(f"tournament {tournament.pk}: the prize pool is not zero after the refunds")
-    for entry in entries:
-        entry.state = EntryState.UNREGISTERED
-        entry.unregistered_at = now
-        entry.save(update_fields=["state", "unregistered_at"])
-    tournament.state = TournamentState.CANCELLED
-    tournament.finished_at = now
-    tournament.save(update_fields=["state", "finished_at", "updated_at"])
+    # The entries unregistered, the tournament cancelled: the projectors'.
+    _project(tournament, append, now=now, entries=entries)
     return CancelResult(tournament.pk, tournament.state, len(entries), buy_ins, fees_back)
 
 
