@@ -149,12 +149,11 @@ class HouseRoundProjector(Projector):
             state = apply_round(self._state_before(round_id, event.version), event)
             self._apply(row, state, event)
             changed[round_id] = row
-            if state.closed:
-                self._states.pop(round_id, None)  # nothing follows a close (a replay keeps memory flat)
-            else:
-                self._states[round_id] = state
-        for row in changed.values():
+            self._states[round_id] = state
+        for round_id, row in changed.items():
             row.save()
+            if self._states[round_id].closed:  # nothing follows a close: a replay keeps memory flat
+                del self._states[round_id], self._rows[round_id]
 
     def _opened(self, round_id: str, event: RecordedEvent, row: HouseRound | None) -> HouseRound:
         data = event.data

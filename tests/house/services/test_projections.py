@@ -117,11 +117,12 @@ def test_a_voided_round_refunds_every_stake_and_equals_its_rebuild() -> None:
     a, b = make_player(table, funds=FUNDS), make_player(table, funds=FUNDS)
     tick = open_round(table)
     place_chip(table_id=table.pk, player_id=a, spot="ante", amount=ANTE, idempotency_key=key(), now=later(tick))
+    place_chip(table_id=table.pk, player_id=b, spot="ante", amount=ANTE, idempotency_key=key(), now=later(tick))
     place_chip(table_id=table.pk, player_id=b, spot="best_five", amount=300, idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=a, option="call3x", idempotency_key=key(), now=later(tick))
     void_round(table_id=table.pk, actor="user:1", reason="malfunction", now=later(tick))
-    for player, staked in ((a, 2 * ANTE + 3 * ANTE), (b, 300)):
+    for player, staked in ((a, 2 * ANTE + 3 * ANTE), (b, 2 * ANTE + 300)):
         row = PlayerRound.objects.get(round__round_id=tick.round_id, player_id=player)
         # RULES.md: a void returns every wager, calls included.
         assert (row.staked, row.returned, row.net, row.status) == (staked, staked, 0, "voided")
@@ -183,9 +184,9 @@ def test_applying_the_events_again_changes_nothing() -> None:
     events = list(iter_log(prefixes))
     apply_events(events, projectors)
     assert house_rows() == before
-    for event in events:  # one by one, each again, in log order
+    for event in events:  # one by one, each again, in log order: none changes a row
         apply_events([event], [cls() for cls in HOUSE_PROJECTORS])
-    assert house_rows() == before
+        assert house_rows() == before, (event.stream_id, event.version, event.type)
     assert check_projections() == []
 
 
