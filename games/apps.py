@@ -7,6 +7,7 @@ class GamesConfig(AppConfig):
 
     def ready(self) -> None:
         from games.house import event_types  # noqa: F401  (registers the round event types)
+        from games.house.projectors import HOUSE_PROJECTORS
         from games.house.services.verify import check_round_holds
         from games.poker.projectors import POKER_PROJECTORS
         from games.poker.services.verify import check_seat_stacks
@@ -18,4 +19,6 @@ class GamesConfig(AppConfig):
         register_check("house_hold", check_round_holds)
         # The read models written from events (rebuild_projections, verify_ledger), in dependency order.
         for projector in POKER_PROJECTORS:
+            register_projector(projector)
+        for projector in HOUSE_PROJECTORS:  # rounds before their players' rows (which refer to them)
             register_projector(projector)

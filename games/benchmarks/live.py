@@ -49,8 +49,8 @@ from casino.processes import database_url_of, free_port, uvicorn_command
 from games.benchmarks import http_clients, ws_bets
 from games.benchmarks.http_clients import LoadResult
 from games.cards.evaluator import warm_up
-from games.house.models import HouseTable, TableSeat
-from games.house.services import advance_table, make_decision, place_chip, start_table
+from games.house.models import HouseTable
+from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
 from ledger.benchmarks import scratch_database
 from ledger.models import Account, AccountKind
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, cashier_account, settle_batch
@@ -88,7 +88,9 @@ def _players(table: HouseTable, count: int, funds: int = 10_000_000) -> list[int
     ids = [int(u.pk) for u in users]
     if funds:
         _fund(ids, funds)
-    TableSeat.objects.bulk_create([TableSeat(table=table, player_id=pid) for pid in ids])
+    with transaction.atomic():
+        for pid in ids:  # seats are taken by events (their rows are projections)
+            assign_seat(table_id=table.pk, player_id=pid)
     return ids
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 
 from casino.bench import BenchResult, Writer, benchmark
 from ledger.benchmarks import scratch_database
@@ -22,8 +22,8 @@ def bench_rounds(*, out: Writer, players: int = 2000, **options: Any) -> BenchRe
     """A round of ``players`` players: bets, decisions, deal and settlement timed."""
     if connection.vendor != "postgresql":
         raise RuntimeError("bench rounds needs PostgreSQL (set DATABASE_URL)")
-    from games.house.models import HouseTable, TableSeat
-    from games.house.services import advance_table, make_decision, place_chip, start_table
+    from games.house.models import HouseTable
+    from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
     from ledger.services import deposit, player_accounts
 
     with scratch_database():
@@ -37,7 +37,9 @@ def bench_rounds(*, out: Writer, players: int = 2000, **options: Any) -> BenchRe
             accounts = player_accounts(player_id=user.pk, currency="EUR")
             deposit(wallet=accounts.wallet, amount=1_000_000, currency="EUR", external_reference=f"b{user.pk}",
                     idempotency_key=f"bench-dep-{user.pk}", actor="bench")  # fmt: skip
-        TableSeat.objects.bulk_create([TableSeat(table=table, player=u) for u in users])
+        with transaction.atomic():
+            for user in users:  # seats are taken by events (their rows are projections)
+                assign_seat(table_id=table.pk, player_id=user.pk)
         now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
         tick = start_table(table_id=table.pk, now=now)
         bet_at = now + timedelta(seconds=1)

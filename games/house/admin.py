@@ -296,8 +296,19 @@ class TableConfigVersionAdmin(ReadOnlyAdmin):
 
 @admin.register(TableSeat)
 class TableSeatAdmin(admin.ModelAdmin):
+    """Seats are projections of the seat events (``house_seat.taken``/``left``): read-only here."""
+
     list_display = ["table", "player", "seat_number", "joined_at"]
     search_fields = ["player__username", "table__code"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
 
 
 @admin.register(HouseRound)

@@ -1,4 +1,4 @@
-"""House-banked round event types (catalogue: docs/events.md, "House-banked round")."""
+"""House-banked round and seat event types (catalogue: docs/events.md, "House-banked round")."""
 
 from __future__ import annotations
 
@@ -14,8 +14,21 @@ from ledger.confidential import register_confidential
 from ledger.upcasting import Data, register_event_type, upcaster
 
 POOL_SEEDED = "house_pool.seeded"
+# A player's seat at a table: ``taken`` (``seat_number``: per-seat tables, else
+# None; ``at``: when), ``left``. One stream per (table, player), so joins of
+# different players at one table never contend on a stream version.
+SEAT_TAKEN = "house_seat.taken"
+SEAT_LEFT = "house_seat.left"
+SEAT_EVENT_TYPES = (SEAT_TAKEN, SEAT_LEFT)
+SEAT_STREAM_PREFIX = "house-seat-"
 
-for _type in (*ROUND_EVENT_TYPES, *PLAYER_EVENT_TYPES, POOL_SEEDED):
+
+def seat_stream(table_id: int, player_id: int) -> str:
+    """The stream of one player's seat at one table (``house-seat-{table}-{player}``)."""
+    return f"{SEAT_STREAM_PREFIX}{table_id}-{player_id}"
+
+
+for _type in (*ROUND_EVENT_TYPES, *PLAYER_EVENT_TYPES, POOL_SEEDED, *SEAT_EVENT_TYPES):
     register_event_type(_type, 1)
 register_event_type(PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA)
 register_confidential(SHUFFLED, SEALED_FIELD)

@@ -1,8 +1,9 @@
-"""Tables and the players seated at them (configuration and inline projections).
+"""Tables and the players seated at them (configuration and projections).
 
-Rounds themselves live in the event store (``ledger``); the fields marked
-*projection* here are updated by the round services in the same transaction as
-the events, and can be rebuilt from them.
+Rounds and seats themselves live in the event store (``ledger``); ``HouseRound``,
+``PlayerRound`` and ``TableSeat`` are projections of their events, written by
+their projectors (``games.house.projectors``) in the same transaction as the
+events, and rebuilt from them by ``manage.py rebuild_projections``.
 """
 
 from __future__ import annotations
@@ -108,12 +109,13 @@ class TableConfigVersion(models.Model):
 
 class TableSeat(models.Model):
     """A player's presence at a table: at most one per table (RULES.md), and at
-    most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once (enforced by the join service)."""
+    most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once (enforced by the join service).
+    Projection of the seat events (``house_seat.taken``/``left``, ``games.house.projectors``)."""
 
     table = models.ForeignKey(HouseTable, on_delete=models.PROTECT, related_name="seats")
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="table_seats")
     seat_number = models.PositiveSmallIntegerField(null=True, blank=True)
-    joined_at = models.DateTimeField(auto_now_add=True)
+    joined_at = models.DateTimeField(help_text="The house_seat.taken event's time.")
 
     class Meta:
         constraints = [

@@ -4,9 +4,12 @@ Shared by the dealer-side (``games.house.services.rounds``) and player-side
 (``games.house.services.bets``) services. Streams: ``round-{round_id}`` and
 ``round-{round_id}-player-{player_id}``. The only module with SQL or
 ``connection.vendor`` branches for house rounds: the player commands' read side
-(``read_command``) and last write (``save_player``) are here too. A player's
-projection is derived in one place, ``project_player``, and written here only
-(``save_rows`` for the dealer's steps, ``save_player`` for a player command).
+(``read_command``) and last write (``save_player``) are here too. The round
+and player rows are projections of the events (``games.house.projectors``):
+``commit`` applies the events it appends with the projectors, whose player
+rows are derived in one place, ``project_player``, and written here only
+(``save_rows`` for the dealer's steps and the rebuild, ``save_player`` and
+``saving_commands`` for player commands, with the command's result).
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from typing import Any
 from uuid import UUID
 
 from django.db import connection, transaction
+from django.db.models import F
 
 from casino.errors import DomainError
 from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
 from casino.responsible_gaming import ROW_TABLE as RG_TABLE
 from casino.responsible_gaming import UNREAD_SETTINGS, settings_row
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
-from games.house.round.events import PAUSED, ROUND_CLOSED, ROUND_EVENT_TYPES, SETTLED, VOIDED_EVENT, Event, RoundSettled
-from games.house.round.state import Chip, PlayerState, RoundState, apply_player, apply_round, replay_round
+from games.house.projectors import HouseRoundProjector, PlayerRoundProjector
+from games.house.round.events import ROUND_EVENT_TYPES, Event
+from games.house.round.state import Chip, PlayerState, RoundState, apply_round, replay_round
 from games.house.rules.definitions import DecisionTaken
 from games.house.rules.registry import game as game_definition
 from ledger.errors import IdempotencyKeyReused
@@ -48,9 +53,11 @@ from ledger.services import (
     read_stream,
     settle_prepared,
 )
+from ledger.services.events import RecordedEvent
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
 from ledger.services.postings import MAX_KEY, bulk_cursor, claim, pipelined, record_result, request_hash
+from ledger.services.projectors import events_of
 from ledger.upcasting import CURRENT_VERSIONS
 
 
@@ -233,7 +240,23 @@ def load_players(round_row: HouseRound) -> dict[int, PlayerRow]:
     """Every player row of the round, by player id, in one query."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {_ROW_COLUMNS} FROM games_playerround WHERE round_id = %s", [round_row.pk])
-        fetched = cursor.fetchall()
+        return _player_rows(cursor.fetchall())
+
+
+def load_player_rows(round_row: HouseRound, player_ids: Sequence[int]) -> dict[int, PlayerRow]:
+    """The rows of ``player_ids`` in the round (those that exist), by player id, in one query."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"SELECT {_ROW_COLUMNS} FROM games_playerround WHERE round_id = %s AND player_id = ANY(%s)",
+                           [round_row.pk, list(player_ids)])  # fmt: skip
+        else:
+            marks = ", ".join(["%s"] * len(player_ids))
+            cursor.execute(f"SELECT {_ROW_COLUMNS} FROM games_playerround WHERE round_id = %s "
+                           f"AND player_id IN ({marks})", [round_row.pk, *player_ids])  # fmt: skip
+        return _player_rows(cursor.fetchall())
+
+
+def _player_rows(fetched: Sequence[Sequence[Any]]) -> dict[int, PlayerRow]:
     rows = {}
     for pk, player, game, version, state, *scalars in fetched:
         # PostgreSQL's jsonb arrives decoded; SQLite's JSON as text.
@@ -313,27 +336,31 @@ def commit(
         else:
             by_player.setdefault(int(event.stream), []).append(event)
     refs: dict[int, EventRef] = {}
-    metadata = {"actor": actor, "correlation_id": round_row.round_id, "idempotency_key": idempotency_key}
+    metadata = {"actor": actor, "correlation_id": round_row.round_id, "idempotency_key": idempotency_key,
+                "at": iso(now)}  # fmt: skip
     appends: list[StreamAppend] = []
     if round_events:
         stream = round_stream(round_row.round_id)
         appends.append(StreamAppend(stream, state.version, [_new_event(e) for e in round_events], metadata))
         for i, event in enumerate(round_events):
             refs[id(event)] = EventRef(stream, state.version + 1 + i)
-    new_players: dict[int, PlayerState] = {}
+    recorded: list[RecordedEvent] = []
     for pid, player_events in by_player.items():
         row = players[pid]
         stream = player_stream(round_row.round_id, pid)
         head_hash = head_hashes.get(pid) if head_hashes is not None else None
-        appends.append(
-            StreamAppend(stream, row.stream_version, [_new_event(e) for e in player_events], metadata, head_hash)
-        )
-        known = states.get(pid) if states is not None else None
-        player = known if known is not None else state_from_json(pid, row.state)
+        append = StreamAppend(stream, row.stream_version, [_new_event(e) for e in player_events], metadata, head_hash)
+        appends.append(append)
+        recorded += events_of(stream_id=stream, first_version=row.stream_version + 1, events=append.events,
+                              metadata=metadata, at=now)  # fmt: skip
         for i, event in enumerate(player_events):
             refs[id(event)] = EventRef(stream, row.stream_version + 1 + i)
-            player = apply_player(player, event)
-        new_players[pid] = player
+    # The player rows are projected here (the projector's fold, in memory) and
+    # written with the append: below, or by the caller (``project_players`` false).
+    projector = PlayerRoundProjector(round_row=round_row, rows=players, states=states)
+    folded = projector.fold(recorded) if recorded else {}
+    new_players = {player.player_id: player for _, player in folded.values()}
+    rows = [row for row, _ in folded.values()]
     if not appends and money.empty():
         return new_state, new_players
     single = len(appends) == 1 and not (money.settle_holds or money.transfers)
@@ -347,20 +374,26 @@ def commit(
         append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
                       events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
     elif project_players:
-        rows = [project_player(players[pid], player, now) for pid, player in new_players.items()]
         # The projection's UPDATE runs on the server while Python encodes the
         # batch (same transaction: a refused batch rolls both back).
         with pipelined():
-            save_rows(rows)
+            projector.write(rows)
             batch = _prepare(round_row, appends, money, refs, idempotency_key)
         settle_prepared(batch)
         project_players = False  # the rows are written
     else:
         settle_prepared(_prepare(round_row, appends, money, refs, idempotency_key))
     if project_players:
-        save_rows([project_player(players[pid], player, now) for pid, player in new_players.items()])
+        projector.write(rows)
     if round_events:
-        _project_round(round_row, new_state, round_events, now)
+        stream = round_stream(round_row.round_id)
+        HouseRoundProjector(row=round_row, state=state).apply_many(
+            events_of(stream_id=stream, first_version=state.version + 1, events=appends[0].events,
+                      metadata=metadata, at=now)
+        )  # fmt: skip
+        # Realtime ordering (not a projection): the table's count of public round events.
+        public = sum(1 for e in round_events if e.type in ROUND_EVENT_TYPES)
+        HouseTable.objects.filter(pk=round_row.table_id).update(public_seq=F("public_seq") + public)
     return new_state, new_players
 
 
@@ -524,39 +557,6 @@ def wallets(player_ids: Sequence[int], currency: str) -> dict[int, tuple[int, in
                 list(keys),
             )
         return {keys[key]: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
-
-
-def _project_round(row: HouseRound, state: RoundState, events: Sequence[Event], now: datetime) -> None:
-    row.phase = state.phase
-    row.phase_seq = state.phase_seq
-    row.deadline = datetime.fromisoformat(state.deadline) if state.deadline else None
-    row.stream_version = state.version
-    row.participants = len(state.participants)
-    for event in events:
-        if event.type == SETTLED:
-            settled = RoundSettled.from_data(event.data)
-            row.staked = settled.staked
-            row.returned = settled.returned
-            row.status = "settled"
-            row.summary = {**row.summary, "dealer": settled.dealer, "board": list(settled.board)}
-        elif event.type == VOIDED_EVENT:
-            row.status = "voided"
-            row.summary = {**row.summary, "void": dict(event.data)}
-        elif event.type == ROUND_CLOSED:
-            row.closed_at = now
-            if row.status == "open":
-                row.status = "empty"
-        elif event.type == PAUSED:
-            row.phase = "paused"
-    row.save()
-    public = sum(1 for e in events if e.type in ROUND_EVENT_TYPES)
-    HouseTable.objects.filter(pk=row.table_id).update(public_seq=models_f("public_seq") + public)
-
-
-def models_f(name: str) -> Any:
-    from django.db.models import F
-
-    return F(name)
 
 
 # --- player commands: the read side and the last write of the bet and decision paths -----------
@@ -781,18 +781,17 @@ UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::te
 
 
 def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: dict[str, Any], now: datetime) -> None:
-    """A player command's last write: the player's projection (``project_player``,
-    when ``player`` changed) and ``result`` under the idempotency key; one
-    statement on PostgreSQL."""
+    """A player command's last write: the player's row (when ``player``, its new
+    state, changed: the row ``commit`` projected with ``PlayerRoundProjector.fold``)
+    and ``result`` under the idempotency key; one statement on PostgreSQL."""
     if player is None or connection.vendor != "postgresql":
         if player is not None:
             if row.pk is None:
                 row.save()
-            save_rows([project_player(row, player, now)])
+            save_rows([row])
         with connection.cursor() as cursor:
             record_result(cursor, key=key, result=result)
         return
-    project_player(row, player, now)
     params: dict[str, Any] = {
         "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
         "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
@@ -1167,7 +1166,7 @@ def saving_commands(
     now: datetime,
 ) -> Iterator[None]:
     """A batch's last write (``save_player`` for many): each ``(row, new state)``
-    projected and saved, each ``(key, result)`` stored, and the claims of
+    saved (the row as ``PlayerRoundProjector.fold`` projected it), each ``(key, result)`` stored, and the claims of
     ``released`` keys (refused commands) removed. One statement on PostgreSQL,
     sent in pipeline mode when the block starts: the server runs it while the
     block runs (which must not query), and its counts are checked when the
@@ -1175,10 +1174,10 @@ def saving_commands(
     single path's statements, before the block (a refused command there rolled
     back its own savepoint, claim included)."""
     if connection.vendor != "postgresql":
-        for row, player in rows:
+        for row, _ in rows:
             if row.pk is None:
                 row.save()
-            save_rows([project_player(row, player, now)])
+            save_rows([row])
         with connection.cursor() as cursor:
             for key, result in results:
                 record_result(cursor, key=key, result=result)
@@ -1187,8 +1186,7 @@ def saving_commands(
         yield
         return
     document = []
-    for row, player in rows:
-        project_player(row, player, now)
+    for row, _ in rows:
         document.append({
             "round": row.round_id, "table_id": row.table_id, "player": row.player_id, "number": row.game_number,
             "game": row.game, "currency": row.currency, "version": row.stream_version, "state": row.state,

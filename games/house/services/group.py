@@ -45,6 +45,7 @@ from django.db import DatabaseError, connection, transaction
 from casino.errors import DomainError
 from casino.responsible_gaming import assert_may_wager, note_wager
 from games.house.models import HouseRound, PlayerRound
+from games.house.projectors import PlayerRoundProjector
 from games.house.round.commands import (
     BetOutcome,
     check_room,
@@ -96,6 +97,7 @@ from ledger.services import (
     prepare_batch,
     settle_prepared,
 )
+from ledger.services.projectors import events_of
 from ledger.upcasting import CURRENT_VERSIONS
 
 # --- the commands ---------------------------------------------------------------------------------
@@ -377,9 +379,14 @@ class _Run:
         stream = player_stream(round_row.round_id, c.player_id)
         version = context.row.stream_version
         metadata = {"actor": f"user:{c.player_id}", "correlation_id": round_row.round_id,
-                    "idempotency_key": c.idempotency_key}  # fmt: skip
+                    "idempotency_key": c.idempotency_key, "at": iso(self.now)}  # fmt: skip
         new_events = [NewEvent(e.type, e.data, CURRENT_VERSIONS.get(e.type, 1)) for e in decided.events]
         self.appends.append(StreamAppend(stream, version, new_events, metadata, context.head_hash))
+        # The player's row, projected by its projector from these events (written by ``saving_commands``).
+        PlayerRoundProjector(round_row=round_row, rows={c.player_id: context.row},
+                             states={c.player_id: decided.before}).fold(
+            events_of(stream_id=stream, first_version=version + 1, events=new_events, metadata=metadata, at=self.now)
+        )  # fmt: skip
         refs = {id(e): EventRef(stream, version + 1 + n) for n, e in enumerate(decided.events)}
         for hold, amount, event in decided.opened:
             self.opens.append(

@@ -168,18 +168,8 @@ def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Seque
     game_number = pacing.game_number(table_code=table.code, now=now)
     config = _config(table, game_number)
     _ensure_pools(table, config, now)
-    round_row = HouseRound.objects.create(
-        round_id=game_number,
-        table=table,
-        game_number=game_number,
-        game=table.game,
-        hand_mode=table.hand_mode,
-        currency=table.currency,
-        rules_version=config.definition.rules_version,
-        config_version=table.config_version,
-        pay_tables=dict(config.pay_tables),
-        opened_at=now,
-    )
+    # Created by its projector from the round's opening event (``store.commit``).
+    round_row = HouseRound(round_id=game_number, table=table, currency=table.currency)
     deck = shuffle_and_commit(rng=rng, deck=None if shoe is None else [str(card) for card in shoe])
     events = decide_open(config, now=iso(now), commitment=deck.commitment, sealed_deck=deck.sealed_deck)
     state, _ = commit(

@@ -8,24 +8,32 @@ player's joins on their user row so the table count cannot race; ``assign_seat``
 harness) is idempotent; ``one_seat_per_table`` is the database's last guard.
 ``leave_table`` returns the player's bets of a round whose betting has not
 closed (seed 000), so a per-seat round never deals more hands than its seats.
+A seat is taken and given up by events (``house_seat.taken``, ``house_seat.left``
+in the stream ``house-seat-{table}-{player}``); its row is their projection
+(``games.house.projectors.TableSeatProjector``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from casino.errors import Conflict, NotFound
+from games.house.event_types import SEAT_LEFT, SEAT_TAKEN, seat_stream
 from games.house.models import HouseTable, PlayerRound, TableSeat
+from games.house.projectors import TableSeatProjector
 from games.house.round.commands import decide_leave
 from games.house.round.errors import NotInRound, NotSeated, TableFull
 from games.house.round.events import BetRemoved
 from games.house.round.state import PER_SEAT_MAX
 from games.house.store import Money, commit, iso, load_round, lock_leaving_player, state_from_json
 from games.pacing import lock_table
+from ledger.services import NewEvent, append_events
+from ledger.services.events import now as ledger_now
 
 
 class TableNotFound(NotFound, code="table_not_found"):
@@ -78,13 +86,15 @@ def leave_table(*, table_id: int, player_id: int, now: datetime) -> None:
     Locks as the bet path does (the player's round row, then the round shared),
     then deletes the seat, which waits for a chip in flight on a per-seat table
     (it holds the seat row: ``store.seat_and_bettors``); the round and the
-    player's bets are read after that, so the chip is returned too."""
+    player's bets are read after that, so the chip is returned too. The seat
+    row is deleted by its projector from ``house_seat.left``."""
     with transaction.atomic():
         get_table(table_id=table_id)
         lock_leaving_player(table_id=table_id, player_id=player_id)
-        deleted, _ = TableSeat.objects.filter(table_id=table_id, player_id=player_id).delete()
-        if not deleted:
+        seat = TableSeat.objects.select_for_update().filter(table_id=table_id, player_id=player_id).first()
+        if seat is None:
             raise NotSeated(table_id=table_id)
+        _record_seat(SEAT_LEFT, table_id=table_id, player_id=player_id, data={}, at=now)
         leaving = lock_leaving_player(table_id=table_id, player_id=player_id)
         if leaving is None:
             return
@@ -146,4 +156,18 @@ def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
             if not free:
                 raise TableFull(seats=limit)
             number = free[0]
-        return TableSeat.objects.create(table=table, player_id=player_id, seat_number=number)
+        _record_seat(SEAT_TAKEN, table_id=table.pk, player_id=player_id, data={"seat_number": number},
+                     at=ledger_now())  # fmt: skip
+        return TableSeat.objects.get(table=table, player_id=player_id)
+
+
+def _record_seat(kind: str, *, table_id: int, player_id: int, data: dict[str, Any], at: datetime) -> None:
+    """Append a seat event to the (table, player) seat stream and apply it with
+    the seat's projector (which writes the ``TableSeat`` row), in the caller's transaction."""
+    recorded = append_events(
+        stream_id=seat_stream(table_id, player_id),
+        expected_version=None,  # the stream's own: one player's joins are serialised on their user row
+        events=[NewEvent(kind, {"table_id": table_id, "player_id": player_id, **data, "at": iso(at)})],
+        metadata={"actor": f"user:{player_id}", "at": iso(at)},
+    )
+    TableSeatProjector(heads={recorded[-1].stream_id: recorded[-1].version}).apply_many(recorded)

@@ -25,6 +25,7 @@ from games.house.models import HouseTable, PlayerRound, TableSeat
 from games.house.rules.definitions import WagerKind, resolve_decisions
 from games.house.rules.registry import game, games, table_numbers
 from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
+from games.house.services.seats import leave_table
 from ledger.services import balance_of, deposit, player_accounts
 
 ALIASES = {name: g.code for g in games() for name in (g.code, *g.aliases)}
@@ -192,7 +193,8 @@ class Command(BaseCommand):
                     idempotency_key=f"cert-fund:{user.pk}:{stamp}",
                     actor="certify_round",
                 )
-            TableSeat.objects.filter(player=user).exclude(table=table).delete()
+            for other in TableSeat.objects.filter(player=user).exclude(table=table).values_list("table_id", flat=True):
+                leave_table(table_id=other, player_id=user.pk, now=datetime.now(UTC))
             assign_seat(table_id=table.pk, player_id=user.pk)
             players.append(int(user.pk))
         return players

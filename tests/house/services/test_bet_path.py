@@ -13,6 +13,7 @@ from games.house.round.dealer import all_decided
 from games.house.services import make_decision, place_chip
 from games.house.services.rounds import _players
 from games.house.store import load_round, load_round_at
+from ledger.services.projectors import check_projections, rebuild
 from tests.db import ledger_sums
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step
 
@@ -189,3 +190,13 @@ def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() 
     stand_in(version=current.version, incarnation=current.incarnation - timedelta(seconds=1))  # type: ignore[operator]
     assert chip(100) == 400
     assert ledger_sums() == {"EUR": 0}
+    # The stand-in used at the current version wrote a row without the first
+    # chip: the rebuild from the log names it (the events hold every chip) and repairs it.
+    named = check_projections()
+    assert {(d.projector, d.column) for d in named} == {
+        ("house_player_round", column) for column in ("state", "totals", "staked")
+    }
+    staked = next(d for d in named if d.column == "staked")
+    assert (staked.live, staked.rebuilt) == (2 * 400, 2 * 500)  # ante and its ante plus
+    rebuild(check=False)
+    assert check_projections() == []

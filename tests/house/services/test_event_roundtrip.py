@@ -102,7 +102,8 @@ def _legacy_player_stream() -> list[Any]:
             "progressive": None, "wheel": None}  # fmt: skip
     result = {"result": "win", "staked": 100, "returned": 200, "net": 100,
               "player": {"category": "pair", "best_five": []}, "at": "2026-11-23T00:00:00+00:00"}  # fmt: skip
-    stream = "round-LEGACY-20261123-000001-player-1"
+    # Not under ``round-``: no round opened in this log (a player stream's row needs its round's).
+    stream = "legacy-round-LEGACY-20261123-000001-player-1"
     append_events(stream_id=stream, expected_version=0, events=[
         NewEvent(WAGER_SETTLED, ante), NewEvent("house_player.settled", result, schema_version=1),
     ])  # fmt: skip

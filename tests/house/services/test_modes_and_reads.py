@@ -179,7 +179,8 @@ def test_a_round_stored_with_per_wager_settlement_events_still_recalls_its_wager
     blind = {**ante, "wager": "blind", "outcome": "push", "returned": 100}
     result = {"result": "win", "staked": 200, "returned": 300, "net": 100,
               "player": {"category": "pair", "best_five": []}, "at": "2026-11-23T00:00:00+00:00"}  # fmt: skip
-    stream = "round-LEGACY-20261123-000000-player-1"
+    # Not under ``round-``: no round opened in this log (a player stream's row needs its round's).
+    stream = "legacy-round-LEGACY-20261123-000000-player-1"
     append_events(stream_id=stream, expected_version=0, events=[
         NewEvent("house_wager.settled", ante), NewEvent("house_wager.settled", blind),
         NewEvent("house_player.settled", result, schema_version=1),
@@ -188,6 +189,6 @@ def test_a_round_stored_with_per_wager_settlement_events_still_recalls_its_wager
     assert events[-1].data["wagers"] is None  # upcast to schema 2: "look in the stream"
     assert [(w["wager"], w["returned"]) for w in settled_wagers(events)] == [("ante", 200), ("blind", 100)]
     current = NewEvent("house_player.settled", {**result, "wagers": [ante]}, schema_version=2)
-    append_events(stream_id="round-NEW-20261123-000000-player-1", expected_version=0, events=[current])
-    recorded = read_stream(stream_id="round-NEW-20261123-000000-player-1")
+    append_events(stream_id="legacy-round-NEW-20261123-000000-player-1", expected_version=0, events=[current])
+    recorded = read_stream(stream_id="legacy-round-NEW-20261123-000000-player-1")
     assert [(w["wager"], w["outcome"]) for w in settled_wagers(recorded)] == [("ante", "win")]

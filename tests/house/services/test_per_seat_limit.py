@@ -27,6 +27,7 @@ from games.house.services.seats import leave_table, take_seat
 from games.house.store import player_stream, round_stream
 from ledger.models import Hold
 from ledger.services import house_account, player_accounts, read_stream
+from ledger.services.projectors import check_projections, rebuild
 from tests.db import ledger_sums
 from tests.house.services.conftest import (
     T0,
@@ -142,7 +143,7 @@ def test_a_first_chip_beyond_the_rounds_hands_is_refused_and_changes_nothing() -
     HouseTable.objects.filter(pk=table.pk).update(max_seats=3)
     late = make_player(table, funds=FUNDS)  # the table has a third seat now; this round has two hands
     forged = make_player(funds=FUNDS)
-    TableSeat.objects.create(table=table, player_id=forged, seat_number=9)
+    TableSeat.objects.create(table=table, player_id=forged, seat_number=9, joined_at=later(tick))  # no event
     for player in (late, forged):
         refused("round_full", place_chip, table_id=table.pk, player_id=player, spot="ante", amount=ANTE,
                 idempotency_key=key(), now=later(tick))  # fmt: skip
@@ -159,6 +160,13 @@ def test_a_first_chip_beyond_the_rounds_hands_is_refused_and_changes_nothing() -
     assert ledger_sums() == {"EUR": 0}
     assert wallet(b) == FUNDS
     assert wallet(forged) == FUNDS
+    # No seat event made the forged row: the rebuild from the log names it, and removes it.
+    named = check_projections()
+    assert [(d.projector, d.key, d.column, d.rebuilt) for d in named] == [
+        ("house_table_seat", {"table_id": table.pk, "player_id": forged}, None, None)
+    ]
+    rebuild(check=False)
+    assert not TableSeat.objects.filter(player_id=forged).exists()
 
 
 def test_leaving_after_betting_closed_keeps_the_wagers_in_play() -> None:

@@ -12,6 +12,7 @@ from games.house.models import HouseTable, PlayerRound
 from games.house.services import TableTick, make_decision, place_chip, undo_bet
 from games.house.services.seats import leave_table
 from ledger.models import Hold
+from ledger.services.projectors import check_projections, rebuild
 from ledger.services.verify import Problem, registered_checks, verify_ledger
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, step
 
@@ -86,6 +87,12 @@ def test_a_wager_missing_from_the_projection_is_reported() -> None:
     PlayerRound.objects.filter(pk=caller.pk).update(state=forged)
     event = Hold.objects.get(pk=call_hold).opened_event_id
     assert_reported(caller, tick.round_id, f"hold {call_hold} (400, opened by event {event}) is pending for no wager")
+    # The forged row is no projection of its events either: the rebuild names it, and repairs it.
+    named = check_projections()
+    assert {(d.projector, d.key["player_id"], d.column) for d in named} == {("house_player_round", caller.player_id,
+                                                                            "state")}  # fmt: skip
+    rebuild(check=False)
+    assert house_problems() == []
 
 
 def test_a_wager_whose_hold_was_resolved_behind_its_back_is_reported() -> None:
