@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("games", "0013_tournament_play"),
+        ("games", "0014_poker_seat_hand"),
     ]
 
     operations = [
