@@ -104,7 +104,8 @@ class HouseFamily:
             ("games.house.store", "open_hold"),
             ("games.house.store", "append_events"),
             ("games.house.store", "save_rows"),
-            ("games.house.store", "_project_round"),
+            # Made after the step's events and money are written, before the round row is.
+            ("games.house.store", "HouseRoundProjector"),
             ("games.house.services.rounds", "_set_table"),
             ("games.house.services.bets", "save_player"),
             ("games.house.services.seats", "commit"),
