@@ -25,7 +25,7 @@ import logging
 import random
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -46,6 +46,22 @@ SWEEP = "sweep"
 
 class SimulationRefused(RuntimeError):
     """The simulator does not run with production settings."""
+
+
+def task_label(task: Task, table_name: Callable[[int], str]) -> str:
+    """A dealer task as the trace shows it: ``sweep`` or ``advance <table> seq <n>``."""
+    if task.name == SWEEP:
+        return "sweep"
+    table, seq = task.args
+    return f"advance {table_name(table)} seq {seq}"
+
+
+def sweep_outcome(sim: Simulator, done: Mapping[str, int], family: str) -> str:
+    """The sweep's counts for the trace; a table step that failed with no fault
+    injected is a violation (the sweep logs and swallows it)."""
+    if done["failed"] and not sim.injector.fired:
+        sim.violate("unexpected_exception", f"the {family} sweep failed at {done['failed']} table(s)")
+    return ",".join(f"{k}={v}" for k, v in done.items() if v) or "nothing"
 
 
 def assert_allowed() -> None:

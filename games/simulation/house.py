@@ -43,7 +43,7 @@ from games.house.services import bets, dealer, group
 from games.house.services import seats as seating
 from games.house.services.tables import configure_table
 from games.house.store import player_stream, round_stream, state_from_json
-from games.simulation.core import SWEEP, Simulator, Task, Violation
+from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
 from ledger.services import deposit, player_accounts, read_stream
 
 FUNDS = 200_000
@@ -377,17 +377,11 @@ class HouseFamily:
     # --- the dealer's tasks -------------------------------------------------------------------
 
     def task_label(self, task: Task) -> str:
-        if task.name == SWEEP:
-            return "sweep"
-        table, seq = task.args
-        return f"advance {self.t(table)} seq {seq}"
+        return task_label(task, self.t)
 
     def run_task(self, sim: Simulator, task: Task) -> Any:
         if task.name == SWEEP:
-            done = dealer.sweep(now=sim.now)
-            if done["failed"] and not sim.injector.fired:  # a table's step failed, and no fault was injected
-                sim.violate("unexpected_exception", f"the house sweep failed at {done['failed']} table(s)")
-            return ",".join(f"{k}={v}" for k, v in done.items() if v) or "nothing"
+            return sweep_outcome(sim, dealer.sweep(now=sim.now), "house")
         if task.name != pacing.HOUSE_ADVANCE:
             raise ValueError(f"unknown task {task.name}")
         table, seq = task.args

@@ -36,7 +36,7 @@ from games.poker.engine.hand import legal_actions
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services import tables as table_services
 from games.poker.tournament_driver import bot_action
-from games.simulation.core import SWEEP, Simulator, Task, Violation
+from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
 from ledger.services import deposit, player_accounts, read_stream
 
 FUNDS = 50_000
@@ -247,17 +247,11 @@ class PokerFamily:
     # --- the dealer's tasks -------------------------------------------------------------------
 
     def task_label(self, task: Task) -> str:
-        if task.name == SWEEP:
-            return "sweep"
-        table, seq = task.args
-        return f"advance {self.t(table)} seq {seq}"
+        return task_label(task, self.t)
 
     def run_task(self, sim: Simulator, task: Task) -> Any:
         if task.name == SWEEP:
-            done = services.sweep(now=sim.now)
-            if done["failed"] and not sim.injector.fired:  # a table's step failed, and no fault was injected
-                sim.violate("unexpected_exception", f"the sweep failed at {done['failed']} table(s) (see the log)")
-            return ",".join(f"{k}={v}" for k, v in done.items() if v) or "nothing"
+            return sweep_outcome(sim, services.sweep(now=sim.now), "poker")
         if task.name != pacing.POKER_ADVANCE:
             raise ValueError(f"unknown task {task.name}")
         table, seq = task.args
