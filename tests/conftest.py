@@ -71,8 +71,10 @@ def uvicorn_process(*, log_name: str, ready_path: str, env: dict[str, str] | Non
     full.update(env or {})
     log = open(ROOT / "var" / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
-        uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT
-    )
+        # A bounded shutdown: open sockets and the feed's tasks are cancelled after 2 s, not waited for.
+        uvicorn_command(host="127.0.0.1", port=port, extra=["--timeout-graceful-shutdown", "2"]),
+        cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -238,8 +238,10 @@ def asgi_server(
     )
     env |= extra_env or {}
     command = uvicorn_command(
-        host="127.0.0.1", port=port, extra=["--log-level", "warning", "--workers", str(workers), *args]
-    )
+        host="127.0.0.1", port=port,
+        # A bounded shutdown: open sockets and the feed's tasks are cancelled after 2 s, not waited for.
+        extra=["--log-level", "warning", "--workers", str(workers), "--timeout-graceful-shutdown", "2", *args],
+    )  # fmt: skip
     output = log.open("ab") if log is not None else None
     process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=output, stderr=output)
     base = f"http://127.0.0.1:{port}"
