@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import ReadOnlyAdmin, ServiceSavedAdmin
+from casino.admin_base import NoWrites, ReadOnlyAdmin, ServiceSavedAdmin
 from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
@@ -295,38 +295,20 @@ class TableConfigVersionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TableSeat)
-class TableSeatAdmin(admin.ModelAdmin):
+class TableSeatAdmin(NoWrites, admin.ModelAdmin):
     """Seats are projections of the seat events (``house_seat.taken``/``left``): read-only here."""
 
     list_display = ["table", "player", "seat_number", "joined_at"]
     search_fields = ["player__username", "table__code"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
 
 @admin.register(HouseRound)
-class HouseRoundAdmin(admin.ModelAdmin):
+class HouseRoundAdmin(NoWrites, admin.ModelAdmin):
     """Round summaries are projections of the event store: read-only here."""
 
     list_display = ["game_number", "table", "phase", "status", "participants", "staked", "returned", "opened_at"]
     list_filter = ["game", "status"]
     search_fields = ["game_number"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(PlayerRound)

@@ -265,3 +265,27 @@ def test_every_house_read_table_has_its_registered_projector() -> None:
     }  # fmt: skip
     order = list(registered_projectors())
     assert order.index("house_round") < order.index("house_player_round")  # rows refer to their round's
+
+
+def test_not_even_a_superuser_writes_a_house_projection_through_the_admin() -> None:
+    """The admin shows the projections and refuses every add, change and delete
+    (the log is the only way in): nothing differs from the rebuild afterwards."""
+    from tests.compliance.staff import staff
+
+    table, round_id, a, _ = settled_round()
+    before = house_rows()
+    _, client = staff("boss", superuser=True)
+    pages = {
+        "tableseat": TableSeat.objects.get(table=table, player_id=a).pk,
+        "houseround": HouseRound.objects.get(round_id=round_id).pk,
+        "playerround": PlayerRound.objects.get(round__round_id=round_id, player_id=a).pk,
+    }
+    for name, pk in pages.items():
+        base = f"/admin/games/{name}/"
+        assert client.get(base).status_code == 200, name
+        assert client.get(f"{base}{pk}/change/").status_code == 200, name  # viewed
+        assert client.get(f"{base}add/").status_code == 403, name
+        assert client.post(f"{base}{pk}/change/", {"seat_number": 7, "staked": 1}).status_code == 403, name
+        assert client.post(f"{base}{pk}/delete/", {"post": "yes"}).status_code == 403, name
+    assert house_rows() == before
+    assert check_projections() == []
