@@ -237,3 +237,23 @@ class Seal(models.Model):
 
     def __str__(self) -> str:
         return f"seal {self.id} [{self.from_txid}, {self.to_txid}) {self.event_count} events"
+
+
+class IntegrityEpoch(models.Model):
+    """Where a ledger guarantee starts: every event with ``id >= first_event_id``
+    is written under ``feature`` (``legs``: its money movements are legs in its
+    data; ``mac``: it carries a MAC under the application's event key). Events
+    below predate the feature and are checked as before. Written once, by the
+    migration that introduced the feature (it rewrites no event); if a feature
+    has several rows the smallest bound counts, so an added row can only make
+    the checks stricter."""
+
+    feature = models.CharField(max_length=32)
+    first_event_id = models.BigIntegerField()
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "ledger_integrity_epoch"
+
+    def __str__(self) -> str:
+        return f"{self.feature} from event {self.first_event_id}"
