@@ -15,6 +15,7 @@ from django.core.checks import Error, Tags, Warning, register
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from casino.db_roles import audit_role
+from games.cards.vault import keyring_from_config
 
 # Finding kinds of casino.db_roles.RoleAudit and their check ids.
 ROLE_FINDING_IDS = {"elevated": "casino.W001", "owner": "casino.W002", "create": "casino.W003", "grants": "casino.W004"}
@@ -64,6 +65,16 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
         errors.append(Error("CASINO_SEAL_KEY must be set to at least 32 characters.", id="casino.E005"))
     if len(settings.CASINO_EXPORT_SIGNING_KEY) != 64:
         errors.append(Error("CASINO_EXPORT_SIGNING_KEY must be an Ed25519 seed of 64 hex digits.", id="casino.E006"))
+    try:
+        keyring_from_config(settings.CASINO_CARD_KEY, settings.CASINO_CARD_KEYS_RETIRED)
+    except ValueError as exc:
+        errors.append(
+            Error(
+                f"CASINO_CARD_KEY / CASINO_CARD_KEYS_RETIRED: {exc}.",
+                hint="Set CASINO_CARD_KEY to 64 hex digits (e.g. `openssl rand -hex 32`); docs/fairness.md.",
+                id="casino.E011",
+            )
+        )
     if len(settings.CASINO_PSP_CALLBACK_KEY) < 32:
         errors.append(Error("CASINO_PSP_CALLBACK_KEY must be set to at least 32 characters.", id="casino.E007"))
     return errors

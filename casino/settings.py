@@ -488,6 +488,13 @@ CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"
 CASINO_EXPORT_SIGNING_KEY = os.environ.get("CASINO_EXPORT_SIGNING_KEY") or (
     "" if PRODUCTION else hashlib.sha256(f"export-dev-only:{SECRET_KEY}".encode()).hexdigest()
 )
+# Card key (64 hex digits): wraps each deal's data key and derives the players' keys that
+# seal face-down cards at rest (games.cards.vault, docs/fairness.md). Never stored in the
+# database. Retired keys (comma-separated) are still opened, never used for new seals.
+CASINO_CARD_KEY = os.environ.get("CASINO_CARD_KEY") or (
+    "" if PRODUCTION else hashlib.sha256(f"card-dev-only:{SECRET_KEY}".encode()).hexdigest()
+)
+CASINO_CARD_KEYS_RETIRED = [k.strip() for k in os.environ.get("CASINO_CARD_KEYS_RETIRED", "").split(",") if k.strip()]
 # Shared secret of the payment provider's HMAC-signed cashier callbacks.
 CASINO_PSP_CALLBACK_KEY = os.environ.get("CASINO_PSP_CALLBACK_KEY") or ("" if PRODUCTION else f"psp-dev:{SECRET_KEY}")
 

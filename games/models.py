@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from games.dealkeys import DealKey
 from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
 from games.poker.tournament_models import (
@@ -17,6 +18,7 @@ from games.presence import TablePresence
 
 __all__ = [
     "CancelPolicy",
+    "DealKey",
     "EntryState",
     "HandMode",
     "HouseRound",

@@ -52,6 +52,86 @@ def commitment_of(salt: str, deck: Sequence[str]) -> str:
     return hashlib.sha256(f"{salt}:{deck_text(deck)}".encode()).hexdigest()
 
 
+# --- per-position commitments (algorithm ``merkle-sha256``, docs/fairness.md) -----------------
+#
+# Each deck position i has its own salt ``salt_i`` and leaf ``SHA-256("<salt_i>:<i>:<card>")``;
+# the commitment is the Merkle root over the 52 leaves in position order, RFC 6962 style:
+# leaf node SHA-256(0x00 || leaf), inner node SHA-256(0x01 || left || right), an odd node
+# promoted unchanged to the next level (the ledger's seals use the same tree). One leaf can be
+# revealed with its proof (the sibling hashes from the leaf up) without giving away any other card.
+
+MERKLE_ALGORITHM = "merkle-sha256"
+DECK_SIZE = 52
+
+
+def leaf_of(salt: str, position: int, card: str) -> str:
+    """The leaf (lowercase hex) of ``card`` at deck ``position`` under its own ``salt``."""
+    return hashlib.sha256(f"{salt}:{position}:{card}".encode()).hexdigest()
+
+
+def _leaf_node(leaf: str) -> bytes:
+    return hashlib.sha256(b"\x00" + bytes.fromhex(leaf)).digest()
+
+
+def _inner_node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def _levels(leaves: Sequence[str]) -> list[list[bytes]]:
+    level = [_leaf_node(leaf) for leaf in leaves]
+    levels = [level]
+    while len(level) > 1:
+        nxt = [_inner_node(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+        levels.append(level)
+    return levels
+
+
+def merkle_root_of(leaves: Sequence[str]) -> str:
+    """The root (lowercase hex) over ``leaves`` in order (at least one)."""
+    if not leaves:
+        raise ValueError("a Merkle tree needs at least one leaf")
+    return _levels(leaves)[-1][0].hex()
+
+
+def proof_of(leaves: Sequence[str], index: int) -> list[str]:
+    """The sibling hashes (hex) from leaf ``index`` up to the root; a level where
+    the node is promoted has no sibling and adds nothing."""
+    proof: list[str] = []
+    for level in _levels(leaves)[:-1]:
+        sibling = index ^ 1
+        if sibling < len(level):
+            proof.append(level[sibling].hex())
+        index //= 2
+    return proof
+
+
+def root_from_proof(leaf: str, index: int, size: int, proof: Sequence[str]) -> str | None:
+    """The root that ``proof`` leads to from ``leaf`` at ``index`` of a tree of
+    ``size`` leaves; ``None`` when the proof does not have the length that
+    position's path needs. The sides come from the index, never from the proof,
+    so a leaf can only be proven at its own position."""
+    if not 0 <= index < size:
+        return None
+    node, steps = _leaf_node(leaf), list(proof)
+    width = size
+    while width > 1:
+        sibling = index ^ 1
+        if sibling < width:
+            if not steps:
+                return None
+            try:
+                other = bytes.fromhex(steps.pop(0))
+            except (TypeError, ValueError):
+                return None
+            node = _inner_node(other, node) if index % 2 else _inner_node(node, other)
+        index //= 2
+        width = (width + 1) // 2
+    return node.hex() if not steps else None
+
+
 def check_answer(answer: Any) -> list[str]:
     """What is wrong with a fairness answer on its own (empty: nothing)."""
     if not isinstance(answer, Mapping):

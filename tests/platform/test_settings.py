@@ -71,6 +71,7 @@ PRODUCTION_ENV = {
     "CASINO_SEAL_KEY": secrets.token_hex(32),
     "CASINO_EXPORT_SIGNING_KEY": secrets.token_hex(32),
     "CASINO_PSP_CALLBACK_KEY": secrets.token_hex(32),
+    "CASINO_CARD_KEY": secrets.token_hex(32),
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/casino",
     "REDIS_URL": "redis://127.0.0.1:6379/1",
     "ALLOWED_HOSTS": "casino.example.com",
@@ -174,6 +175,26 @@ def test_check_deploy_refuses_the_demo_bots_in_production():
     assert result.returncode != 0
     assert "casino.E010" in result.stderr + result.stdout
     assert "casino.E010" not in _check_deploy(**PRODUCTION_ENV).stdout
+
+
+@pytest.mark.parametrize(
+    ("card_key", "retired", "why"),
+    [
+        ("", "", "the card key is not set"),
+        ("abc", "", "64 hexadecimal digits"),
+        ("zz" * 32, "", "64 hexadecimal digits"),
+        (PRODUCTION_ENV["CASINO_CARD_KEY"], "12", "64 hexadecimal digits"),
+        (PRODUCTION_ENV["CASINO_CARD_KEY"], PRODUCTION_ENV["CASINO_CARD_KEY"], "also listed as retired"),
+    ],
+)
+def test_check_deploy_refuses_a_missing_or_malformed_card_key_in_production(card_key, retired, why):
+    """Face-down cards are sealed under keys the card key wraps (docs/fairness.md):
+    production must set it, as 64 hex digits; a retired key must be a key too."""
+    result = _check_deploy(**PRODUCTION_ENV | {"CASINO_CARD_KEY": card_key, "CASINO_CARD_KEYS_RETIRED": retired})
+    output = result.stderr + result.stdout
+    assert result.returncode != 0
+    assert "casino.E011" in output
+    assert why in output
 
 
 def test_check_deploy_refuses_sqlite_and_missing_redis_in_production():
