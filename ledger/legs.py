@@ -28,14 +28,11 @@ the holds before it hashes the events).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 LEGS_KEY = "legs"
 HOLD_KINDS = frozenset({"hold", "post", "release", "void"})
-
-_STRING = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class ReservedKey(ValueError):
@@ -82,14 +79,6 @@ def without_legs(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return {key: value for key, value in data.items() if key != LEGS_KEY}
 
 
-def legs_json(legs: Sequence[Sequence[Any]]) -> str:
-    """The canonical JSON of a list of legs (ints and plain strings only)."""
-    out = []
-    for leg in legs:
-        out.append("[" + ",".join(_STRING(v) if isinstance(v, str) else str(int(v)) for v in leg) + "]")
-    return "[" + ",".join(out) + "]"
-
-
 def split_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``data``'s keys sorting before and after ``"legs"`` (canonical JSON sorts
     keys by code point), so the two halves can be encoded once and the legs
@@ -101,12 +90,13 @@ def split_data(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     return before, after
 
 
-def splice(before_json: str, after_json: str, legs: str) -> str:
+def splice(before_json: str, after_json: str, legs_json: str) -> str:
     """The canonical JSON of ``{**before, "legs": …, **after}`` from the halves'
-    canonical JSON (``split_data``) and ``legs_json(legs)``."""
+    canonical JSON (``split_data``) and the legs' canonical JSON (a list).
+    ``settle_batch`` writes each leg's text directly."""
     head = before_json[:-1] + ("," if before_json != "{}" else "")
     tail = ("," + after_json[1:]) if after_json != "{}" else "}"
-    return f'{head}"{LEGS_KEY}":{legs}{tail}'
+    return f'{head}"{LEGS_KEY}":{legs_json}{tail}'
 
 
 class Opening(NamedTuple):

@@ -22,7 +22,7 @@ from casino.collector import collector_paused
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_text
 from ledger.currencies import check_unit
 from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
-from ledger.legs import ReservedKey, hold_open_leg, legs_json, resolution_leg, splice, split_data, transfer_leg
+from ledger.legs import ReservedKey, splice, split_data
 from ledger.services.events import (
     NewEvent,
     PreparedEvent,
@@ -288,25 +288,30 @@ def _legs_by_event(
     hold_texts: list[str],
     open_holds: Sequence[HoldOpening],
     transfers: Sequence[TransferSpec],
-) -> dict[tuple[str, int], list[list[Any]]]:
-    """The batch's money legs by the (stream, version) of the event that causes them."""
-    legs: dict[tuple[str, int], list[list[Any]]] = {}
+) -> dict[tuple[str, int], list[str]]:
+    """The batch's money legs (``ledger.legs``), each as its canonical JSON text,
+    by the (stream, version) of the event that causes them. Written as text
+    directly: a round has tens of thousands (ints, hold ids as UUID text, a
+    checked ISO currency code, kinds through ``string_json``)."""
+    legs: dict[tuple[str, int], list[str]] = {}
+    cur = string_json(currency)
     for hold, text in zip(holds, hold_texts, strict=True):
         ref = hold.cause
-        legs.setdefault((ref.stream_id, ref.version), []).append(resolution_leg(text, hold.post_amount))
+        leg = f'["post","{text}",{int(hold.post_amount)}]' if hold.post_amount else f'["void","{text}"]'
+        legs.setdefault((ref.stream_id, ref.version), []).append(leg)
     for opening in open_holds:
         ref = opening.cause
-        leg = hold_open_leg(opening.source, opening.escrow, opening.destination, opening.amount, currency,
-                            str(opening.hold_id))  # fmt: skip
+        leg = (f'["hold",{int(opening.source)},{int(opening.escrow)},{int(opening.amount)},{cur},'
+               f'"{opening.hold_id}",{int(opening.destination)}]')  # fmt: skip
         legs.setdefault((ref.stream_id, ref.version), []).append(leg)
     for spec in transfers:
         ref = spec.cause
-        leg = transfer_leg(spec.kind, spec.debit, spec.credit, spec.amount, currency)
+        leg = f"[{string_json(spec.kind)},{int(spec.debit)},{int(spec.credit)},{int(spec.amount)},{cur}]"
         legs.setdefault((ref.stream_id, ref.version), []).append(leg)
     return legs
 
 
-def _data_encoder() -> Callable[[NewEvent, list[list[Any]] | None], tuple[str, str]]:
+def _data_encoder() -> Callable[[NewEvent, list[str] | None], tuple[str, str]]:
     """(data as given, data with ``legs``) as canonical JSON, remembering each
     data mapping by identity: a round's settlement events share one mapping
     among the players with the same result. With legs, the mapping's keys
@@ -316,7 +321,7 @@ def _data_encoder() -> Callable[[NewEvent, list[list[Any]] | None], tuple[str, s
     known: dict[int, str] = {}
     halves: dict[int, tuple[str, str, str]] = {}
 
-    def encode(event: NewEvent, legs: list[list[Any]] | None) -> tuple[str, str]:
+    def encode(event: NewEvent, legs: list[str] | None) -> tuple[str, str]:
         if legs is None:
             text = known.get(id(event.data))
             if text is None:
@@ -339,7 +344,7 @@ def _data_encoder() -> Callable[[NewEvent, list[list[Any]] | None], tuple[str, s
             found = halves[id(event.data)] = (before_json, after_json, plain)
         else:
             validate_event(event)
-        return found[2], splice(found[0], found[1], legs_json(legs))
+        return found[2], splice(found[0], found[1], "[" + ",".join(legs) + "]")
 
     return encode
 
