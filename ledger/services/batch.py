@@ -335,13 +335,19 @@ def _data_encoder() -> Callable[[NewEvent, list[str] | None], tuple[str, str]]:
         found = halves.get(id(event.data))
         if found is None:
             validate_event(event)
+            data = event.data
             try:
-                before, after = split_data(event.data)
-                before_json, after_json = canonical_text(before), canonical_text(after)
-            except (ReservedKey, NotCanonical) as exc:
+                if not data or min(data) > "legs" or max(data) < "legs":
+                    # Every key on one side of "legs" (the common case): one encoding.
+                    text = canonical_text(data)
+                    found = ("{}", text, text) if not data or min(data) > "legs" else (text, "{}", text)
+                else:
+                    before, after = split_data(data)
+                    before_json, after_json = canonical_text(before), canonical_text(after)
+                    found = (before_json, after_json, before_json[:-1] + "," + after_json[1:])
+            except (ReservedKey, NotCanonical, TypeError) as exc:  # TypeError: keys that are not all strings
                 raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
-            plain = before_json[:-1] + ("," if before and after else "") + after_json[1:]
-            found = halves[id(event.data)] = (before_json, after_json, plain)
+            halves[id(event.data)] = found
         else:
             validate_event(event)
         return found[2], splice(found[0], found[1], "[" + ",".join(legs) + "]")
