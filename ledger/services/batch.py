@@ -177,12 +177,22 @@ def prepare_batch(
         encode = _data_encoder()
         plain: list[list[str]] = []
         encoded: list[list[str]] = []
+        pop = legs.pop
         for append in appends:
-            base = append.expected_version
-            texts = [encode(e, None if base is None else legs.pop((append.stream_id, base + 1 + i), None))
-                     for i, e in enumerate(append.events)]  # fmt: skip
-            plain.append([t[0] for t in texts])
-            encoded.append([t[1] for t in texts])
+            stream, version = append.stream_id, append.expected_version
+            if version is None or not legs:
+                texts = [encode(e, None)[0] for e in append.events]
+                plain.append(texts)
+                encoded.append(texts)
+                continue
+            given, hashed = [], []
+            for event in append.events:
+                version += 1
+                text, with_legs = encode(event, pop((stream, version), None))
+                given.append(text)
+                hashed.append(with_legs)
+            plain.append(given)
+            encoded.append(hashed)
         if legs:
             (stream_id, version), _ = next(iter(legs.items()))
             raise InvalidEvent(
@@ -335,24 +345,33 @@ def _data_encoder() -> Callable[[NewEvent, list[str] | None], tuple[str, str]]:
         found = halves.get(id(event.data))
         if found is None:
             validate_event(event)
-            data = event.data
-            try:
-                if not data or min(data) > "legs" or max(data) < "legs":
-                    # Every key on one side of "legs" (the common case): one encoding.
-                    text = canonical_text(data)
-                    found = ("{}", text, text) if not data or min(data) > "legs" else (text, "{}", text)
-                else:
-                    before, after = split_data(data)
-                    before_json, after_json = canonical_text(before), canonical_text(after)
-                    found = (before_json, after_json, before_json[:-1] + "," + after_json[1:])
-            except (ReservedKey, NotCanonical, TypeError) as exc:  # TypeError: keys that are not all strings
-                raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
-            halves[id(event.data)] = found
+            found = halves[id(event.data)] = _around_legs(event)
         else:
             validate_event(event)
-        return found[2], splice(found[0], found[1], "[" + ",".join(legs) + "]")
+        return found[2], found[0] + ",".join(legs) + found[1]
 
     return encode
+
+
+def _around_legs(event: NewEvent) -> tuple[str, str, str]:
+    """(text before the legs' items, text after them, the data as given) of
+    ``event``'s canonical JSON with a ``legs`` list spliced in."""
+    data = event.data
+    try:
+        if not data:
+            return '{"legs":[', "]}", "{}"
+        first, last = min(data), max(data)
+        if first > "legs" or last < "legs":  # every key on one side (the common case): one encoding
+            text = canonical_text(data)
+            if first > "legs":
+                return '{"legs":[', "]," + text[1:], text
+            return text[:-1] + ',"legs":[', "]}", text
+        before, after = split_data(data)
+        before_json, after_json = canonical_text(before), canonical_text(after)
+    except (ReservedKey, NotCanonical, TypeError) as exc:  # TypeError: keys that are not all strings
+        raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
+    head, tail = splice(before_json, after_json, "\0").split("\0")
+    return head + "[", "]" + tail, before_json[:-1] + "," + after_json[1:]
 
 
 def _metadata_encoder() -> Callable[[Mapping[str, Any]], str]:
