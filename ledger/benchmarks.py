@@ -78,7 +78,10 @@ def _ledger_writer(index: int, go: Any, stop_at: Any, out: Any) -> None:
     go.wait()
     count = 0
     while time.perf_counter() < stop_at.value:
-        stream = f"round-1-player-{prefix}-{count}"
+        # The bench's own stream namespace: ``round-…-player-…`` belongs to the
+        # house game, whose registered check (house_hold) rightly names a
+        # pending hold in such a stream with no player round in play.
+        stream = f"bench-bet-{prefix}-{count}"
         # A single-command transaction: called outside any transaction,
         # open_hold runs as one autocommitted statement.
         open_hold(

@@ -54,6 +54,7 @@ from games.realtime import (
     authenticate_scope,
     refuse,
 )
+from ledger.legs import without_legs
 from ledger.models import Event
 from ledger.services.events import RecordedEvent
 
@@ -143,7 +144,7 @@ def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = Non
             table_id = int(event.stream_id[len(TABLE_PREFIX) :])
             if tables is not None and table_id not in tables:
                 continue
-            told = {"type": event.type, **event.data}
+            told = {"type": event.type, **without_legs(event.data)}  # the money legs: the ledger's record
             public = presenters.public_table_event(told)
             private: dict[int, str] = {}
             if public != told:  # told to the player concerned only (a responsible-gaming stop)

@@ -33,6 +33,7 @@ from games.poker.services.tournament_play import clock_seconds, level_now
 from games.poker.services.tournaments import get_tournament, registered_count, registration_open
 from games.poker.tournament.levels import seconds_to_next_level
 from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentState
+from ledger.legs import without_legs
 from ledger.services import count_stream_filtered, read_stream_filtered
 
 
@@ -204,7 +205,7 @@ def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> d
         # The commitment only: the sealed deck would give every card away. A
         # hand dealt before commitments has none, and the event is not shown.
         return None if data["commitment"] is None else {"type": type_, **redacted_shuffle(data)}
-    data = dict(data)
+    data = dict(without_legs(data))  # the money legs: the ledger's record, not the table's news
     if type_ == HoleCardsDealt.type and data.get("seat") != viewer_seat:
         data["cards"] = [None for _ in data.get("cards", [])]
     return {"type": type_, **data}

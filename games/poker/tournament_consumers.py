@@ -29,6 +29,7 @@ from games.poker import event_types as et
 from games.poker import presenters
 from games.poker.tournament_models import Tournament
 from games.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
+from ledger.legs import LEGS_KEY
 from ledger.models import Event
 from ledger.services.events import RecordedEvent
 
@@ -62,7 +63,8 @@ def concerned(event: RecordedEvent) -> set[int]:
 
 
 def public_event(event: RecordedEvent) -> dict[str, Any]:
-    return {"type": event.type, **{k: v for k, v in event.data.items() if k not in PRIVATE_FIELDS}}
+    hidden = (*PRIVATE_FIELDS, LEGS_KEY)  # the money legs: the ledger's record, not the lobby's news
+    return {"type": event.type, **{k: v for k, v in event.data.items() if k not in hidden}}
 
 
 def deltas(events: Sequence[RecordedEvent], tables: Collection[int] | None = None) -> list[tuple[str, int, Delta]]:

@@ -34,8 +34,10 @@ from ledger.services.events import (
 from ledger.services.money import (
     CashierResult,
     HoldResult,
+    Move,
     PlayerAccounts,
     TransferResult,
+    TransfersResult,
     balance_of,
     cashier_account,
     deposit,
@@ -47,6 +49,7 @@ from ledger.services.money import (
     post_hold,
     suspense_account,
     transfer,
+    transfer_many,
     void_hold,
     withdraw,
 )
@@ -59,6 +62,7 @@ __all__ = [
     "HoldOpening",
     "HoldResult",
     "HoldSettlement",
+    "Move",
     "NewEvent",
     "PlayerAccounts",
     "PreparedBatch",
@@ -66,6 +70,7 @@ __all__ = [
     "StreamAppend",
     "TransferResult",
     "TransferSpec",
+    "TransfersResult",
     "append_events",
     "balance_of",
     "cashier_account",
@@ -88,6 +93,7 @@ __all__ = [
     "settle_prepared",
     "suspense_account",
     "transfer",
+    "transfer_many",
     "void_hold",
     "withdraw",
 ]

@@ -19,9 +19,10 @@ from uuid import UUID
 from django.db import IntegrityError, connection, transaction
 
 from casino.collector import collector_paused
-from ledger.canonical import GENESIS_HASH, canonical_text
+from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_text
 from ledger.currencies import check_unit
 from ledger.errors import CurrencyMismatch, HoldAlreadyResolved, InvalidEvent, SameAccount, StaleStreamVersion
+from ledger.legs import ReservedKey, splice, split_data
 from ledger.services.events import (
     NewEvent,
     PreparedEvent,
@@ -110,7 +111,7 @@ class PreparedBatch:
     open_holds: Sequence[HoldOpening]
     transfers: Sequence[TransferSpec]
     at: datetime
-    encoded: list[list[str]]  # each append's events' data, canonical JSON
+    encoded: list[list[str]]  # each append's events' data with their money legs, canonical JSON
     metadata_jsons: list[str]  # each append's metadata, canonical JSON
     digest: str  # of the whole request, for the idempotency key
     hold_texts: list[str]  # each hold id as text, in order (made once: 30,000 in a big round)
@@ -169,13 +170,39 @@ def prepare_batch(
             check_amount(opening.amount)
             if opening.escrow in (opening.source, opening.destination):
                 raise SameAccount("a hold needs an escrow account distinct from source and destination")
-        # Each event's data is encoded once: for the request's digest and for its hash.
+        hold_texts = [str(h.hold_id) for h in holds]
+        legs = _legs_by_event(currency, holds, hold_texts, open_holds, transfers)
+        # Each event's data is encoded once: for the request's digest and, with
+        # its money legs spliced in, for its hash.
         encode = _data_encoder()
-        encoded = [[encode(e) for e in a.events] for a in appends]
+        plain: list[list[str]] = []
+        encoded: list[list[str]] = []
+        pop = legs.pop
+        for append in appends:
+            stream, version = append.stream_id, append.expected_version
+            if version is None or not legs:
+                texts = [encode(e, None)[0] for e in append.events]
+                plain.append(texts)
+                encoded.append(texts)
+                continue
+            given, hashed = [], []
+            for event in append.events:
+                version += 1
+                text, with_legs = encode(event, pop((stream, version), None))
+                given.append(text)
+                hashed.append(with_legs)
+            plain.append(given)
+            encoded.append(hashed)
+        if legs:
+            (stream_id, version), _ = next(iter(legs.items()))
+            raise InvalidEvent(
+                f"{EventRef(stream_id, version)} is not appended by this batch (or its append has no expected "
+                "version: the money legs go into the data of the event they name)",
+                stream_id=stream_id,
+            )
         metadata = _metadata_encoder()
         metadata_jsons = [metadata(a.metadata) for a in appends]
-        hold_texts = [str(h.hold_id) for h in holds]
-        digest = _batch_digest(currency, appends, encoded, metadata_jsons, hold_texts, holds, open_holds, transfers)
+        digest = _batch_digest(currency, appends, plain, metadata_jsons, hold_texts, holds, open_holds, transfers)
         return PreparedBatch(idempotency_key, currency, appends, holds, open_holds, transfers, now(), encoded,
                              metadata_jsons, digest, hold_texts)  # fmt: skip
 
@@ -201,7 +228,7 @@ def _settle_prepared(batch: PreparedBatch, heads: Mapping[str, tuple[int, str]])
         event_ids = _reserve_ids(cursor, "ledger_event", len(refs)) if refs else []
         by_ref = dict(zip(refs, event_ids, strict=True))
 
-        def event_of(ref: EventRef) -> int:
+        def event_of(ref: EventRef) -> int:  # (prepare_batch found every ref's event)
             try:
                 return by_ref[(ref.stream_id, ref.version)]
             except KeyError:
@@ -265,22 +292,86 @@ def _plan_appends(
     return planned
 
 
-def _data_encoder() -> Callable[[NewEvent], str]:
-    """``encode_data`` remembering each data mapping by identity: a round's
-    settlement events share one mapping among the players with the same result.
-    (Sound while the batch lasts: its events keep every mapping alive, so no
-    identity is reused.)"""
-    known: dict[int, str] = {}
+def _legs_by_event(
+    currency: str,
+    holds: Sequence[HoldSettlement],
+    hold_texts: list[str],
+    open_holds: Sequence[HoldOpening],
+    transfers: Sequence[TransferSpec],
+) -> dict[tuple[str, int], list[str]]:
+    """The batch's money legs (``ledger.legs``), each as its canonical JSON text,
+    by the (stream, version) of the event that causes them. Written as text
+    directly: a round has tens of thousands (ints, hold ids as UUID text, a
+    checked ISO currency code, kinds through ``string_json``)."""
+    legs: dict[tuple[str, int], list[str]] = {}
+    cur = string_json(currency)
+    for hold, text in zip(holds, hold_texts, strict=True):
+        ref = hold.cause
+        leg = f'["post","{text}",{int(hold.post_amount)}]' if hold.post_amount else f'["void","{text}"]'
+        legs.setdefault((ref.stream_id, ref.version), []).append(leg)
+    for opening in open_holds:
+        ref = opening.cause
+        leg = (f'["hold",{int(opening.source)},{int(opening.escrow)},{int(opening.amount)},{cur},'
+               f'"{opening.hold_id}",{int(opening.destination)}]')  # fmt: skip
+        legs.setdefault((ref.stream_id, ref.version), []).append(leg)
+    for spec in transfers:
+        ref = spec.cause
+        leg = f"[{string_json(spec.kind)},{int(spec.debit)},{int(spec.credit)},{int(spec.amount)},{cur}]"
+        legs.setdefault((ref.stream_id, ref.version), []).append(leg)
+    return legs
 
-    def encode(event: NewEvent) -> str:
-        text = known.get(id(event.data))
-        if text is None:
-            text = known[id(event.data)] = encode_data(event)
+
+def _data_encoder() -> Callable[[NewEvent, list[str] | None], tuple[str, str]]:
+    """(data as given, data with ``legs``) as canonical JSON, remembering each
+    data mapping by identity: a round's settlement events share one mapping
+    among the players with the same result. With legs, the mapping's keys
+    before and after ``"legs"`` are encoded once and each event's legs spliced
+    between them (``ledger.legs.splice``). (Sound while the batch lasts: its
+    events keep every mapping alive, so no identity is reused.)"""
+    known: dict[int, str] = {}
+    halves: dict[int, tuple[str, str, str]] = {}
+
+    def encode(event: NewEvent, legs: list[str] | None) -> tuple[str, str]:
+        if legs is None:
+            text = known.get(id(event.data))
+            if text is None:
+                text = known[id(event.data)] = encode_data(event)
+                if '"legs":' in text and isinstance(event.data, Mapping) and "legs" in event.data:
+                    raise InvalidEvent(f"{event.type}: the key 'legs' is reserved for money legs",
+                                       event_type=event.type)  # fmt: skip
+            else:
+                validate_event(event)
+            return text, text
+        found = halves.get(id(event.data))
+        if found is None:
+            validate_event(event)
+            found = halves[id(event.data)] = _around_legs(event)
         else:
             validate_event(event)
-        return text
+        return found[2], found[0] + ",".join(legs) + found[1]
 
     return encode
+
+
+def _around_legs(event: NewEvent) -> tuple[str, str, str]:
+    """(text before the legs' items, text after them, the data as given) of
+    ``event``'s canonical JSON with a ``legs`` list spliced in."""
+    data = event.data
+    try:
+        if not data:
+            return '{"legs":[', "]}", "{}"
+        first, last = min(data), max(data)
+        if first > "legs" or last < "legs":  # every key on one side (the common case): one encoding
+            text = canonical_text(data)
+            if first > "legs":
+                return '{"legs":[', "]," + text[1:], text
+            return text[:-1] + ',"legs":[', "]}", text
+        before, after = split_data(data)
+        before_json, after_json = canonical_text(before), canonical_text(after)
+    except (ReservedKey, NotCanonical, TypeError) as exc:  # TypeError: keys that are not all strings
+        raise InvalidEvent(f"{event.type} data: {exc}", event_type=event.type) from exc
+    head, tail = splice(before_json, after_json, "\0").split("\0")
+    return head + "[", "]" + tail, before_json[:-1] + "," + after_json[1:]
 
 
 def _metadata_encoder() -> Callable[[Mapping[str, Any]], str]:

@@ -23,6 +23,7 @@ from psycopg.pq import Format
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text
 from ledger.errors import InvalidEvent, StaleStreamVersion
+from ledger.legs import LEGS_KEY
 from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
 
 MAX_STREAM_ID = 200
@@ -313,6 +314,10 @@ def append_events(
     there first, ``InvalidEvent`` for a bad type, schema version or data.
     Metadata: actor, idempotency_key, causation_id, correlation_id (free-form).
     """
+    for event in events:
+        if isinstance(event.data, Mapping) and LEGS_KEY in event.data:
+            # Legs are the money services' to write, with the rows they describe.
+            raise InvalidEvent(f"{event.type}: the key {LEGS_KEY!r} is reserved for money legs", event_type=event.type)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         return _append(cursor, StreamAppend(stream_id, expected_version, events, metadata or {}), now())
 

@@ -2,17 +2,19 @@
 withdrawals. Keyword-only, typed, run inside the caller's transaction.
 
 Every command carries an idempotency key (same key + same request: the first
-result; another request: ``IdempotencyKeyReused``) and names its causing
-event: either the position of an event the caller already appended, or a
-``StreamAppend`` the command appends first. A ``DomainError`` from a command
-marks the transaction for rollback, so nothing of it can commit.
+result; another request: ``IdempotencyKeyReused``) and its causing event as a
+``StreamAppend`` the command appends first: the command writes its money legs
+into the data of that append's last event (``ledger.legs``), so the event's
+hash covers them, and its transfer rows name that event. A ``DomainError``
+from a command marks the transaction for rollback, so nothing of it can commit.
 """
 
 from __future__ import annotations
 
 import functools
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -28,14 +30,15 @@ from ledger.errors import (
     HoldAlreadyResolved,
     InsufficientFunds,
     InvalidAmount,
+    InvalidEvent,
     PostExceedsHold,
     SameAccount,
     StaleStreamVersion,
     UnknownAccount,
     UnknownCurrency,
-    UnknownEvent,
     UnknownHold,
 )
+from ledger.legs import ReservedKey, hold_open_leg, resolution_leg, transfer_leg, with_legs
 from ledger.models import CHIP_ACCOUNT_KINDS, MAY_GO_NEGATIVE, AccountKind
 from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
@@ -57,7 +60,23 @@ from ledger.services.postings import (
 from ledger.triggers import BET_REFUSED_SQLSTATE
 from ledger.upcasting import CURRENT_VERSIONS
 
-Cause = int | StreamAppend
+Cause = StreamAppend
+
+
+def with_cause_legs(cause: Cause, legs: list[list[Any]]) -> StreamAppend:
+    """``cause`` with ``legs`` written into its last event's data (the event the
+    transfer rows name). A position of an event appended earlier cannot be
+    given: its data, and so its hash, can no longer take the legs."""
+    if not isinstance(cause, StreamAppend):
+        raise TypeError("cause is a StreamAppend: the money legs are written into its last event")
+    if not cause.events:
+        raise InvalidEvent("nothing to append", stream_id=cause.stream_id)
+    *rest, last = cause.events
+    try:
+        data = with_legs(last.data, legs)
+    except ReservedKey as exc:
+        raise InvalidEvent(f"{last.type}: {exc}", event_type=last.type) from exc
+    return replace(cause, events=[*rest, NewEvent(last.type, data, last.schema_version)])
 
 
 # --- accounts -------------------------------------------------------------------
@@ -188,16 +207,64 @@ def transfer(
         raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
     request: dict[str, Any] = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
     request |= {"kind": kind, "cause": _cause_request(cause)}
+    append = with_cause_legs(cause, [transfer_leg(kind, debit_account, credit_account, amount, currency)])
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         first = claim(cursor, key=idempotency_key, command="transfer", digest=request_hash("transfer", request), at=at)
         if first is not None:
             return TransferResult(**first)
-        event_id, _ = cause_event(cursor, cause)
+        event_id, _ = cause_event(cursor, append)
         leg = Leg(debit_account, credit_account, amount, currency, kind, event_id)
         balances = apply_deltas(cursor, net_deltas([leg]), currency)
         [transfer_id] = insert_legs(cursor, [leg], balances, at)
         result = TransferResult(transfer_id, event_id, balances[debit_account], balances[credit_account])
+        record_result(cursor, key=idempotency_key, result=asdict(result))
+        return result
+
+
+@dataclass(frozen=True)
+class Move:
+    """One transfer of ``transfer_many``."""
+
+    debit: int
+    credit: int
+    amount: int
+    kind: str = "transfer"
+
+
+@dataclass(frozen=True)
+class TransfersResult:
+    transfer_ids: list[int]
+    event_id: int
+    balances: dict[str, int]  # account id (as text: the result is stored as JSON) -> balance after
+
+
+def transfer_many(*, moves: Sequence[Move], currency: str, idempotency_key: str, cause: Cause) -> TransfersResult:
+    """Several transfers caused by one event (a tournament registration's buy-in
+    and fee, a cancellation's refunds): all their legs in that event's data, all
+    or nothing. Same refusals as ``transfer``."""
+    if not moves:
+        raise InvalidAmount("nothing to transfer", amount="[]")
+    check_unit(currency)
+    for move in moves:
+        check_amount(move.amount)
+        check_kind(move.kind)
+        if move.debit == move.credit:
+            raise SameAccount("a transfer needs two different accounts", account_id=move.debit)
+    request: dict[str, Any] = {"moves": [[m.debit, m.credit, m.amount, m.kind] for m in moves], "currency": currency}
+    request["cause"] = _cause_request(cause)
+    append = with_cause_legs(cause, [transfer_leg(m.kind, m.debit, m.credit, m.amount, currency) for m in moves])
+    at = now()
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        digest = request_hash("transfer_many", request)
+        first = claim(cursor, key=idempotency_key, command="transfer_many", digest=digest, at=at)
+        if first is not None:
+            return TransfersResult(**first)
+        event_id, _ = cause_event(cursor, append)
+        legs = [Leg(m.debit, m.credit, m.amount, currency, m.kind, event_id) for m in moves]
+        balances = apply_deltas(cursor, net_deltas(legs), currency)
+        transfer_ids = insert_legs(cursor, legs, balances, at)
+        result = TransfersResult(transfer_ids, event_id, {str(k): v for k, v in balances.items()})
         record_result(cursor, key=idempotency_key, result=asdict(result))
         return result
 
@@ -243,6 +310,7 @@ def open_hold(
     at = now()
     digest = request_hash("open_hold", request)
     leg = Leg(source, escrow, amount, currency, "hold", 0, hold_id)
+    cause = with_cause_legs(cause, [hold_open_leg(source, escrow, destination, amount, currency, hold_text)])
     # The thread's connection once: each ``connection.x`` goes through Django's
     # thread-local proxy, a measurable share of a bet's client CPU.
     db = connections[DEFAULT_DB_ALIAS]
@@ -306,8 +374,7 @@ WITH idem AS (
     SELECT e.* FROM ({events}) e WHERE EXISTS (SELECT 1 FROM idem)
     RETURNING id, version
 ), cause AS (
-    (SELECT id FROM ev ORDER BY version DESC LIMIT 1)
-    UNION ALL (SELECT id FROM ledger_event WHERE id = %(cause_id)s::bigint AND EXISTS (SELECT 1 FROM idem))
+    SELECT id FROM ev ORDER BY version DESC LIMIT 1
 ), bal AS (
     UPDATE ledger_account a SET balance = a.balance + v.delta
     FROM (VALUES (%(source)s::bigint, -%(amount)s::bigint), (%(escrow)s::bigint, %(amount)s::bigint)) v(id, delta)
@@ -344,15 +411,13 @@ _EVENT_ROW = (
 
 @functools.lru_cache(maxsize=16)
 def open_hold_sql(events: int, strict: bool = False) -> str:
-    """The bet-path statement for a cause of ``events`` events (0: an existing
-    event). Scalar parameters: array parameters cost more to send than the
-    statement costs to run. Each variant is prepared once per connection.
+    """The bet-path statement for a cause of ``events`` events. Scalar
+    parameters: array parameters cost more to send than the statement costs to
+    run. Each variant is prepared once per connection.
     ``strict``: a refusal raises (``BET_REFUSED_SQLSTATE``) instead of
     returning counts, for the autocommit path."""
     rows = " UNION ALL ".join(_EVENT_ROW.format(i=i) for i in range(events))
-    return _OPEN_HOLD_TEMPLATE.format(
-        events=rows or _EVENT_ROW.format(i="x") + " WHERE false", strict=_STRICT if strict else ""
-    )
+    return _OPEN_HOLD_TEMPLATE.format(events=rows, strict=_STRICT if strict else "")
 
 
 def _open_hold_params(
@@ -361,21 +426,15 @@ def _open_hold_params(
 ) -> tuple[int, dict[str, Any]]:  # fmt: skip
     """(number of events appended, parameters) of the bet-path statement."""
     hold_text = hold_text or str(leg.hold_id)
-    if isinstance(cause, StreamAppend):
-        prepared = prepare_append(cursor, cause, at)
-        cause_id = None
-    else:
-        prepared, cause_id = [], cause
+    prepared = prepare_append(cursor, cause, at)
     params: dict[str, Any] = {
-        "key": key, "digest": digest, "result": f'{{"hold_id": "{hold_text}"}}', "at": at,
-        "cause_id": cause_id, "source": leg.debit, "escrow": leg.credit, "amount": leg.amount,
-        "currency": leg.currency, "hold_id": hold_text, "destination": destination,
+        "key": key, "digest": digest, "result": f'{{"hold_id": "{hold_text}"}}', "at": at, "source": leg.debit,
+        "escrow": leg.credit, "amount": leg.amount, "currency": leg.currency, "hold_id": hold_text,
+        "destination": destination,
     }  # fmt: skip
     for i, p in enumerate(prepared):
         params |= {f"s{i}": p.stream_id, f"v{i}": p.version, f"t{i}": p.type, f"sv{i}": p.schema_version,
                    f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash}  # fmt: skip
-    if not prepared:
-        params |= {"sx": None, "vx": None, "tx": None, "svx": None, "dx": None, "mx": None, "px": None, "hx": None}
     return len(prepared), params
 
 
@@ -384,9 +443,7 @@ def _open_hold_integrity(exc: BaseException | None, leg: Leg, cause: Cause) -> D
     constraint = getattr(getattr(exc, "diag", None), "constraint_name", "") or ""
     if "hold" in constraint and "pkey" in constraint:
         return HoldAlreadyResolved(f"hold {leg.hold_id} exists", code="hold_exists", hold_id=str(leg.hold_id))
-    if isinstance(cause, StreamAppend):
-        return StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id)
-    return None
+    return StaleStreamVersion(f"stream {cause.stream_id!r} moved on", stream_id=cause.stream_id)
 
 
 def _open_hold_autocommit(
@@ -435,10 +492,6 @@ def _explain_refused_hold(cursor: Any, leg: Leg, destination: int, cause: Cause)
             raise CurrencyMismatch(f"account {account_id} is in {found[account_id][0]}, not {leg.currency}",
                                    account_id=account_id)  # fmt: skip
     check_account(cursor, destination, leg.currency)
-    if isinstance(cause, int):
-        cursor.execute("SELECT 1 FROM ledger_event WHERE id = %s", [cause])
-        if cursor.fetchone() is None:
-            raise UnknownEvent(f"no event at position {cause}", event_id=cause)
     balance = int(found[leg.debit][1])
     raise InsufficientFunds(
         f"account {leg.debit} holds {balance}, needs {leg.amount}", account_id=leg.debit, balance=balance,
@@ -469,7 +522,7 @@ def _open_hold_postgres(
         diagnose_refusal(cursor, [leg.debit, leg.credit], net_deltas([leg]), leg.currency)
     if not held:
         check_account(cursor, destination, leg.currency)  # raises the reason
-        raise UnknownEvent(f"no event at position {cause}", event_id=cause)
+        raise AssertionError("the bet statement wrote no hold for a known destination")
     return HoldResult(str(leg.hold_id), "pending", leg.amount, 0, int(event_id), [int(transfer_id)])
 
 
@@ -525,12 +578,13 @@ def resolve_hold(cursor: Any, *, hold_id: UUID, post_amount: int, event_id: int)
 
 def _resolve(*, command: str, hold_id: UUID, post_amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
     request: dict[str, Any] = {"hold_id": str(hold_id), "amount": post_amount, "cause": _cause_request(cause)}
+    append = with_cause_legs(cause, [resolution_leg(str(hold_id), post_amount)])
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
         if first is not None:
             return HoldResult(**first)
-        event_id, _ = cause_event(cursor, cause)
+        event_id, _ = cause_event(cursor, append)
         legs = resolve_hold(cursor, hold_id=hold_id, post_amount=post_amount, event_id=event_id)
         balances = apply_deltas(cursor, net_deltas(legs), legs[0].currency)
         transfer_ids = insert_legs(cursor, legs, balances, at)
@@ -601,6 +655,7 @@ def _cashier(
         balances = apply_deltas(cursor, legs_deltas, currency)
         data = {"account_id": wallet, "amount": amount, "currency": currency}
         data |= {"external_reference": external_reference, "actor": actor}
+        data["legs"] = [transfer_leg(command, debit, credit, amount, currency)]
         append = StreamAppend(
             f"account-{wallet}",
             None,

@@ -27,7 +27,6 @@ from ledger.errors import (
     InvalidAmount,
     InvalidTransferKind,
     UnknownAccount,
-    UnknownEvent,
 )
 from ledger.services.events import StreamAppend, append_in_cursor
 
@@ -147,18 +146,13 @@ def record_result(cursor: Any, *, key: str, result: Mapping[str, Any]) -> None:
     cursor.execute(f"UPDATE ledger_idempotency SET result = %s{cast} WHERE key = %s", [json.dumps(result), key])
 
 
-def cause_event(cursor: Any, cause: int | StreamAppend) -> tuple[int, list[int]]:
-    """The causing event's position, appending it first when given as events.
-    Returns (cause position, positions appended here)."""
-    if isinstance(cause, StreamAppend):
-        recorded = append_in_cursor(cursor, cause)
-        return recorded[-1].position, [event.position for event in recorded]
-    if isinstance(cause, bool) or not isinstance(cause, int):
-        raise TypeError("cause is an event position or a StreamAppend")
-    cursor.execute("SELECT 1 FROM ledger_event WHERE id = %s", [cause])
-    if cursor.fetchone() is None:
-        raise UnknownEvent(f"no event at position {cause}", event_id=cause)
-    return cause, []
+def cause_event(cursor: Any, cause: StreamAppend) -> tuple[int, list[int]]:
+    """Append the causing events (their last one carrying the money legs);
+    returns (cause position, positions appended here)."""
+    if not isinstance(cause, StreamAppend):
+        raise TypeError("cause is a StreamAppend")
+    recorded = append_in_cursor(cursor, cause)
+    return recorded[-1].position, [event.position for event in recorded]
 
 
 def check_kind(kind: str) -> str:

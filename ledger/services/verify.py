@@ -21,6 +21,7 @@ from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_h
 from ledger.services.events import read_cursor, timestamp
 from ledger.services.projections import expected_projections
 from ledger.services.seals import sealed_hashes, sign, signed_message
+from ledger.services.verify_legs import check_legs
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,7 @@ def verify_ledger(*, key: bytes, projections: bool = True) -> list[Problem]:
         problems.sort(key=lambda p: p.event_id or 0)
         problems += check_seals(cursor, key)
         problems += check_money(cursor)
+        problems += check_legs(cursor)
     for check in _extra_checks.values():
         problems += check()
     if projections:

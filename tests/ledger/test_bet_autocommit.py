@@ -19,7 +19,6 @@ from ledger.errors import (
     InsufficientFunds,
     StaleStreamVersion,
     UnknownAccount,
-    UnknownEvent,
 )
 from ledger.services import HoldResult, StreamAppend, append_events, open_hold, read_stream
 from ledger.services.seals import seal_key
@@ -79,7 +78,6 @@ REFUSALS: list[tuple[str, Callable[[Any, int, Any], dict[str, Any]], type[Domain
     ("unknown destination", lambda alice, house, other: {"destination": 10**9}, UnknownAccount),
     ("unknown escrow", lambda alice, house, other: {"escrow": 10**9}, UnknownAccount),
     ("destination in another currency", lambda alice, house, other: {"destination": other}, CurrencyMismatch),
-    ("unknown cause event", lambda alice, house, other: {"cause": 10**9}, UnknownEvent),
     ("stale stream", lambda alice, house, other: {"cause": bet_event("taken", 300)}, StaleStreamVersion),
 ]
 

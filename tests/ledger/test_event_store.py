@@ -56,10 +56,12 @@ def test_event_data_and_metadata_are_stored_as_their_canonical_text_through_ever
             "WHERE stream_id IN ('canon-1', 'canon-2') ORDER BY id"
         )
         rows = cursor.fetchall()
-    expected = ("json", canonical_json(data).decode(), canonical_json(metadata).decode())
-    assert len(rows) == 3
-    assert all(row == expected for row in rows), rows
-    assert [e.data for e in read_stream(stream_id="canon-2")] == [data, data]
+    # The bet and the settlement carry their money legs (docs/ledger.md, "Money legs in the events").
+    opened = [["hold", accounts.wallet, accounts.held, 100, CURRENCY, held.hold_id, house]]
+    written = [data, {**data, "legs": opened}, {**data, "legs": [["post", held.hold_id, 100]]}]
+    expected = [("json", canonical_json(d).decode(), canonical_json(metadata).decode()) for d in written]
+    assert rows == expected
+    assert [e.data for e in read_stream(stream_id="canon-2")] == written[1:]
     assert verify_ledger(key=settings.CASINO_SEAL_KEY.encode()) == []
 
 

@@ -107,11 +107,11 @@ def test_the_ledgers_writes_work_as_the_runtime_role(runtime_role: RuntimeRole):
     with connected_as(runtime_role):
         assert current_user() == runtime_role.name
         alice, house = funded_alice(1_000)
-        [opened] = append_events(stream_id="table-t1", expected_version=0, events=[NewEvent("test.opened", {})])
+        append_events(stream_id="table-t1", expected_version=0, events=[NewEvent("test.opened", {})])
 
         def pay_fee() -> TransferResult:
             return transfer(debit_account=alice.wallet, credit_account=house, amount=100, currency=CURRENCY,
-                            idempotency_key="fee-1", cause=opened.position)  # fmt: skip
+                            idempotency_key="fee-1", cause=settled("table-t1", 1))  # fmt: skip
 
         paid = pay_fee()
         # A retry returns the recorded first result (the idempotency row's one updatable column).

@@ -45,6 +45,7 @@ from games.house.round.events import (
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
+from ledger.legs import LEGS_KEY, without_legs
 from ledger.services import player_balances, read_stream
 
 
@@ -219,7 +220,7 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
     elif kind == SHUFFLED:
         payload = {"commitment": data["commitment"]}  # the sealed salt and deck: round_fairness, once it is over
     else:
-        payload = dict(data)
+        payload = dict(without_legs(data))  # the money legs are the ledger's record, not the table's news
     return {"type": kind, "stream_version": getattr(event, "version", None), "data": payload}
 
 
@@ -227,7 +228,7 @@ def private_delta(event: Any) -> dict[str, Any] | None:
     """What a player-stream event tells its own player (None for round events)."""
     if event.type not in PLAYER_EVENT_TYPES:
         return None
-    data = {k: v for k, v in event.data.items() if k not in ("hold_id", "hold_ids")}
+    data = {k: v for k, v in event.data.items() if k not in ("hold_id", "hold_ids", LEGS_KEY)}
     return {"type": event.type, "stream_version": getattr(event, "version", None), "data": data}
 
 

@@ -59,7 +59,7 @@ from games.poker.services.tournament_play import (
     start_tournament,
 )
 from games.poker.tournament_models import Tournament, TournamentEntry, TournamentKind, TournamentState
-from ledger.services import NewEvent, StreamAppend, append_events, balance_of, player_accounts, transfer
+from ledger.services import Move, NewEvent, StreamAppend, append_events, balance_of, player_accounts, transfer_many
 from ledger.services.projectors import events_of
 
 __all__ = [
@@ -126,16 +126,12 @@ def _move(tournament: Tournament, *, to_pool: bool, player_id: int, event_type: 
     cause = StreamAppend(stream, None, [NewEvent(event_type, data)], metadata)
     kind = "tourney_buy_in" if to_pool else "tourney_refund"
     buy_in, fee = data["buy_in"], data["fee"]
-    first = transfer(
-        debit_account=wallet if to_pool else pool, credit_account=pool if to_pool else wallet, amount=buy_in,
-        currency=currency, idempotency_key=f"{key}:buy_in", kind=kind, cause=cause,
-    )  # fmt: skip
+    moves = [Move(wallet if to_pool else pool, pool if to_pool else wallet, buy_in, kind)]
     if fee > 0:
-        transfer(
-            debit_account=wallet if to_pool else fees, credit_account=fees if to_pool else wallet, amount=fee,
-            currency=currency, idempotency_key=f"{key}:fee", kind="tourney_fee" if to_pool else "tourney_refund",
-            cause=first.event_id,
-        )  # fmt: skip
+        moves.append(Move(wallet if to_pool else fees, fees if to_pool else wallet, fee,
+                          "tourney_fee" if to_pool else "tourney_refund"))  # fmt: skip
+    # Both legs in the one event's data (its hash covers them).
+    transfer_many(moves=moves, currency=currency, idempotency_key=f"{key}:money", cause=cause)
     _project(tournament, cause, now=now, entries=entries)
 
 
@@ -259,18 +255,16 @@ def _cancel_registering(tournament: Tournament, *, actor: str, reason: str, now:
             "buy_ins": buy_ins, "fees": fees_back}  # fmt: skip
     append = StreamAppend(et.tournament_stream(tournament.pk), None, [NewEvent(et.TOURNAMENT_CANCELLED, data)],
                           {"actor": actor})  # fmt: skip
-    cause: StreamAppend | int = append
     key = f"poker:tournament:{tournament.pk}:cancel"
+    moves = []
     for entry in entries:
         wallet = player_accounts(player_id=entry.player_id, currency=currency).wallet
-        for source, amount, leg in ((pool, entry.buy_in, "buy_in"), (fees, entry.fee, "fee")):
+        for source, amount in ((pool, entry.buy_in), (fees, entry.fee)):
             if amount > 0:
-                result = transfer(
-                    debit_account=source, credit_account=wallet, amount=amount, currency=currency,
-                    idempotency_key=f"{key}:{entry.pk}:{leg}", kind="tourney_refund", cause=cause,
-                )  # fmt: skip
-                cause = result.event_id
-    if cause is append:  # nobody to refund: the event alone
+                moves.append(Move(source, wallet, amount, "tourney_refund"))
+    if moves:  # every refund a leg of the one cancellation event
+        transfer_many(moves=moves, currency=currency, idempotency_key=f"{key}:refunds", cause=append)
+    else:  # nobody to refund: the event alone
         append_events(stream_id=append.stream_id, expected_version=None, events=append.events,
                       metadata=append.metadata)  # fmt: skip
     if balance_of(account_id=pool) != 0:
