@@ -69,6 +69,7 @@ PRODUCTION_ENV = {
     "CASINO_PRODUCTION": "true",
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
     "CASINO_SEAL_KEY": secrets.token_hex(32),
+    "CASINO_EVENT_MAC_KEY": secrets.token_hex(32),
     "CASINO_EXPORT_SIGNING_KEY": secrets.token_hex(32),
     "CASINO_PSP_CALLBACK_KEY": secrets.token_hex(32),
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/casino",
@@ -174,6 +175,17 @@ def test_check_deploy_refuses_the_demo_bots_in_production():
     assert result.returncode != 0
     assert "casino.E010" in result.stderr + result.stdout
     assert "casino.E010" not in _check_deploy(**PRODUCTION_ENV).stdout
+
+
+@pytest.mark.parametrize(
+    "mac_key", ["", "short-key", "same-as-the-seal-key"], ids=["missing", "under-32-characters", "the-seal-key"]
+)
+def test_check_deploy_refuses_a_missing_weak_or_reused_event_mac_key(mac_key: str):
+    if mac_key == "same-as-the-seal-key":
+        mac_key = PRODUCTION_ENV["CASINO_SEAL_KEY"]
+    result = _check_deploy(**PRODUCTION_ENV | {"CASINO_EVENT_MAC_KEY": mac_key})
+    assert result.returncode != 0
+    assert "casino.E011" in result.stderr + result.stdout  # clean with a good key: test_check_deploy_is_clean_...
 
 
 def test_check_deploy_refuses_sqlite_and_missing_redis_in_production():
