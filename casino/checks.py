@@ -52,7 +52,10 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
         errors.append(
             Error(
                 "CASINO_PRODUCTION is not set: the embedded default's settings are in force.",
-                hint="Set CASINO_PRODUCTION=true with DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY and CASINO_SEAL_KEY.",
+                hint=(
+                    "Set CASINO_PRODUCTION=true with DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY, CASINO_SEAL_KEY "
+                    "and CASINO_EVENT_MAC_KEY."
+                ),
                 id="casino.E002",
             )
         )
@@ -63,6 +66,15 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
         errors.append(Error("Production needs Redis for Celery and Channels (REDIS_URL).", id="casino.E004"))
     if not settings.CASINO_SEAL_KEY or len(settings.CASINO_SEAL_KEY) < 32:
         errors.append(Error("CASINO_SEAL_KEY must be set to at least 32 characters.", id="casino.E005"))
+    mac_key = settings.CASINO_EVENT_MAC_KEY
+    if not mac_key or len(mac_key) < 32 or mac_key == settings.CASINO_SEAL_KEY:
+        errors.append(
+            Error(
+                "CASINO_EVENT_MAC_KEY must be set to at least 32 characters, distinct from CASINO_SEAL_KEY.",
+                hint='The key of the events\' MACs (docs/ledger.md, "Event MACs"); keep it out of the database.',
+                id="casino.E011",
+            )
+        )
     if len(settings.CASINO_EXPORT_SIGNING_KEY) != 64:
         errors.append(Error("CASINO_EXPORT_SIGNING_KEY must be an Ed25519 seed of 64 hex digits.", id="casino.E006"))
     try:
@@ -72,7 +84,7 @@ def check_production_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
             Error(
                 f"CASINO_CARD_KEY / CASINO_CARD_KEYS_RETIRED: {exc}.",
                 hint="Set CASINO_CARD_KEY to 64 hex digits (e.g. `openssl rand -hex 32`); docs/fairness.md.",
-                id="casino.E011",
+                id="casino.E012",
             )
         )
     if len(settings.CASINO_PSP_CALLBACK_KEY) < 32:

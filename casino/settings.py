@@ -483,6 +483,17 @@ CASINO_PRESENCE_GRACE_SECONDS = float(os.environ.get("CASINO_PRESENCE_GRACE_SECO
 CASINO_PRESENCE_LEASE_SECONDS = float(os.environ.get("CASINO_PRESENCE_LEASE_SECONDS", "15"))
 # Key for ledger seals and export manifests (HMAC-SHA256). Production must set it.
 CASINO_SEAL_KEY = os.environ.get("CASINO_SEAL_KEY") or ("" if PRODUCTION else f"dev-only:{SECRET_KEY}")
+# Key of the events' MACs (HMAC-SHA256 over each event's hash, docs/ledger.md,
+# "Event MACs"): the database never holds it, so no database insider can write
+# an event that verifies. Production must set it (>= 32 characters, not the seal
+# key). Retired keys (comma-separated) still verify the events written under
+# them, never sign new ones (rotation: docs/ledger.md).
+CASINO_EVENT_MAC_KEY = os.environ.get("CASINO_EVENT_MAC_KEY") or (
+    "" if PRODUCTION else hashlib.sha256(f"event-mac-dev-only:{SECRET_KEY}".encode()).hexdigest()
+)
+CASINO_EVENT_MAC_RETIRED_KEYS = [
+    key.strip() for key in os.environ.get("CASINO_EVENT_MAC_RETIRED_KEYS", "").split(",") if key.strip()
+]
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators
 # pin its public key (docs/compliance.md). Production must set it.
 CASINO_EXPORT_SIGNING_KEY = os.environ.get("CASINO_EXPORT_SIGNING_KEY") or (

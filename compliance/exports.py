@@ -8,6 +8,7 @@ exporter writes exactly the bytes the verifier reads.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 
 from casino.errors import DomainError
+from ledger.errors import SealRefused
 from ledger.services.events import now, read_cursor, timestamp
 from ledger.services.seals import seal
 from tools.verify_export import (
@@ -161,7 +163,11 @@ def collect(*, start: datetime, end: datetime, filters: ExportFilters) -> dict[s
     """Rows of every export file and the manifest's unsigned facts, read in one snapshot."""
     if end <= start:
         raise ExportRefused("the period's end must be after its start", start=str(start), end=str(end))
-    seal()  # seal what has committed, so a past period is fully covered
+    # Seal what has committed, so a past period is fully covered. A refused seal
+    # (an event without a valid MAC, a moved integrity epoch: logged) sealed at
+    # most what came before the problem; a period past it is refused below as not sealed.
+    with contextlib.suppress(SealRefused):
+        seal()
     with read_cursor() as cursor:
         cursor.execute(
             "SELECT MIN(txid), MAX(txid), COUNT(*) FROM ledger_event WHERE recorded_at >= %s AND recorded_at < %s",
@@ -172,7 +178,7 @@ def collect(*, start: datetime, end: datetime, filters: ExportFilters) -> dict[s
         if count:
             cursor.execute(
                 "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, algorithm, "
-                "signature, created_at FROM ledger_seal WHERE to_txid > %s AND from_txid <= %s ORDER BY id",
+                "signature, created_at, epochs FROM ledger_seal WHERE to_txid > %s AND from_txid <= %s ORDER BY id",
                 [min_txid, max_txid],
             )
             seals = [
@@ -187,6 +193,7 @@ def collect(*, start: datetime, end: datetime, filters: ExportFilters) -> dict[s
                     "algorithm": r[7],
                     "signature": r[8],
                     "created_at": timestamp(r[9] if isinstance(r[9], datetime) else datetime.fromisoformat(r[9])),
+                    "epochs": None if r[10] is None else json.loads(r[10]),  # signed with the seal
                 }
                 for r in cursor.fetchall()
             ]

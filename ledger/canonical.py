@@ -11,6 +11,7 @@ checked with any JCS implementation plus SHA-256.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import json.encoder as json_encoder
 import re
@@ -159,17 +160,35 @@ SEAL_ALGORITHM = "HMAC-SHA256"
 
 
 def seal_message(
-    *, from_txid: int, to_txid: int, event_count: int, last_event_id: int | None, merkle_root: str, prev_root: str
+    *,
+    from_txid: int,
+    to_txid: int,
+    event_count: int,
+    last_event_id: int | None,
+    merkle_root: str,
+    prev_root: str,
+    epochs: Mapping[str, int] | None = None,
 ) -> bytes:
-    """The bytes a seal's HMAC signs (shared by the ledger and the offline export verifier)."""
-    return canonical_json(
-        {
-            "algorithm": SEAL_ALGORITHM,
-            "from_txid": from_txid,
-            "to_txid": to_txid,
-            "event_count": event_count,
-            "last_event_id": last_event_id,
-            "merkle_root": merkle_root,
-            "prev_root": prev_root,
-        }
-    )
+    """The bytes a seal's HMAC signs (shared by the ledger and the offline export verifier).
+    ``epochs``: feature -> first event id of the ledger's integrity epochs when the
+    seal was taken; ``None`` for a seal from before seals signed them (its message
+    has no ``epochs`` key, so it verifies as it was signed)."""
+    message: dict[str, Any] = {
+        "algorithm": SEAL_ALGORITHM,
+        "from_txid": from_txid,
+        "to_txid": to_txid,
+        "event_count": event_count,
+        "last_event_id": last_event_id,
+        "merkle_root": merkle_root,
+        "prev_root": prev_root,
+    }
+    if epochs is not None:
+        message["epochs"] = dict(epochs)
+    return canonical_json(message)
+
+
+def event_mac(key: bytes, event_hash: str) -> str:
+    """An event's MAC: HMAC-SHA256 under the application's event key over the
+    32 bytes of its chain hash (hex). The hash covers the event's body and its
+    predecessor, so the MAC binds both."""
+    return hmac.digest(key, bytes.fromhex(event_hash), "sha256").hex()

@@ -68,3 +68,20 @@ class PostExceedsHold(LedgerError, code="post_exceeds_hold"):
 
 class IdempotencyKeyReused(Conflict, code="idempotency_key_reused"):
     """This idempotency key was used for a different request."""
+
+
+class SealRefused(LedgerError, code="seal_refused"):
+    """The seal found the ledger tampered with and signed nothing past it
+    (docs/ledger.md, "Event MACs"); ``details["sealed"]``: the seal it wrote
+    before the problem, or ``None``."""
+
+
+class EventNotAuthentic(SealRefused, code="event_not_authentic"):
+    """An event at or after the ``mac`` integrity epoch has no valid MAC under the
+    application's event keys (written by someone without them): the seal stops
+    before it."""
+
+
+class IntegrityEpochMoved(SealRefused, code="integrity_epoch_moved"):
+    """An integrity epoch differs from the one the last seal signed (a row
+    changed, deleted or added below it): the seal signs nothing."""

@@ -48,6 +48,9 @@ class Event(models.Model):
     recorded_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # HMAC-SHA256 of ``hash`` under CASINO_EVENT_MAC_KEY (docs/ledger.md, "Event
+    # MACs"); null on events from before the ``mac`` integrity epoch.
+    mac = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001 (NULL: written before MACs)
 
     class Meta:
         db_table = "ledger_event"
@@ -230,6 +233,9 @@ class Seal(models.Model):
     algorithm = models.CharField(max_length=20, default="HMAC-SHA256")
     signature = models.CharField(max_length=128)
     created_at = models.DateTimeField()
+    # The integrity epochs when the seal was taken (canonical JSON, feature ->
+    # first event id), signed with the rest; null on seals from before seals signed them.
+    epochs = models.TextField(null=True, blank=True)  # noqa: DJ001 (NULL: signed before epochs were)
 
     class Meta:
         db_table = "ledger_seal"

@@ -1,4 +1,5 @@
-"""Append-only guards installed by migration 0002 on PostgreSQL and SQLite.
+"""Append-only guards installed by migration 0002 (and, for the integrity
+epochs, 0011) on PostgreSQL and SQLite.
 
 UPDATE, DELETE and TRUNCATE on the events, the transfers (ledger entries) and
 the seals are rejected by the database itself, and so are DELETE and TRUNCATE
@@ -91,6 +92,54 @@ SQLITE_INSTALL = [
 SQLITE_UNINSTALL = [
     f"DROP TRIGGER IF EXISTS {table}_{op}" for table in APPEND_ONLY_TABLES for op in ("no_update", "no_delete")
 ] + [f"DROP TRIGGER IF EXISTS {table}_no_delete" for table in UNDELETABLE_TABLES]
+
+
+# Added by migration 0011 (the table is younger than migration 0002): the
+# integrity epochs, append-only like the events. Same trigger function and names.
+EPOCH_TABLES = ("ledger_integrity_epoch",)
+
+POSTGRES_EPOCH_INSTALL = [
+    sql
+    for table in EPOCH_TABLES
+    for sql in (
+        f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+        "FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()",
+        f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+        "FOR EACH STATEMENT EXECUTE FUNCTION ledger_reject_change()",
+    )
+]
+POSTGRES_EPOCH_UNINSTALL = [
+    f"DROP TRIGGER IF EXISTS {table}_{name} ON {table}"
+    for table in EPOCH_TABLES
+    for name in ("append_only", "no_truncate")
+]
+SQLITE_EPOCH_INSTALL = [
+    sql
+    for table in EPOCH_TABLES
+    for sql in (
+        f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, 'ledger: UPDATE on {table} is forbidden (append-only)'); END",
+        f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, 'ledger: DELETE on {table} is forbidden (append-only)'); END",
+    )
+]
+SQLITE_EPOCH_UNINSTALL = [
+    f"DROP TRIGGER IF EXISTS {table}_{op}" for table in EPOCH_TABLES for op in ("no_update", "no_delete")
+]
+
+
+def epoch_statements(vendor: str, *, install: bool) -> list[str]:
+    """The SQL that installs (or removes) the integrity epochs' guards (migration 0011)."""
+    if vendor == "postgresql":
+        return POSTGRES_EPOCH_INSTALL if install else POSTGRES_EPOCH_UNINSTALL
+    if vendor == "sqlite":
+        return SQLITE_EPOCH_INSTALL if install else SQLITE_EPOCH_UNINSTALL
+    raise NotImplementedError(f"no append-only triggers for {vendor}")
+
+
+def run_epoch_guards(cursor: Any, vendor: str, *, install: bool) -> None:
+    for sql in epoch_statements(vendor, install=install):
+        cursor.execute(sql)
 
 
 def statements(vendor: str, *, install: bool) -> list[str]:

@@ -39,6 +39,7 @@ def _flush_past_ledger_triggers() -> None:
                 cursor.execute("SET session_replication_role = replica")
             elif vendor == "sqlite":
                 triggers.run(cursor, vendor, install=False)
+                triggers.run_epoch_guards(cursor, vendor, install=False)
         try:
             original(self, sql_list)
         finally:
@@ -47,6 +48,7 @@ def _flush_past_ledger_triggers() -> None:
                     cursor.execute("SET session_replication_role = origin")
                 elif vendor == "sqlite":
                     triggers.run(cursor, vendor, install=True)
+                    triggers.run_epoch_guards(cursor, vendor, install=True)
 
     BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
 

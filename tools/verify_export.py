@@ -53,7 +53,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "seals": (
         "id", "from_txid", "to_txid", "event_count", "last_event_id", "merkle_root", "prev_root", "algorithm",
-        "signature", "created_at",
+        "signature", "created_at", "epochs",
     ),
     "seal_leaves": ("seal_id", "index", "position", "hash"),
 }  # fmt: skip
@@ -61,7 +61,7 @@ INT_COLUMNS = frozenset(
     {"position", "txid", "version", "schema_version", "id", "event_position", "debit_account", "credit_account",
      "amount", "from_txid", "to_txid", "event_count", "last_event_id", "seal_id", "index"}
 )  # fmt: skip
-JSON_COLUMNS = frozenset({"data", "metadata"})
+JSON_COLUMNS = frozenset({"data", "metadata", "epochs"})
 
 
 def manifest_message(manifest: dict[str, Any]) -> bytes:
@@ -252,6 +252,7 @@ def _check_seals(
         message = seal_message(
             from_txid=seal["from_txid"], to_txid=seal["to_txid"], event_count=seal["event_count"],
             last_event_id=seal["last_event_id"], merkle_root=seal["merkle_root"], prev_root=seal["prev_root"],
+            epochs=seal["epochs"],
         )  # fmt: skip
         if seal_key is not None and not hmac.compare_digest(
             hmac.new(seal_key, message, hashlib.sha256).hexdigest(), seal["signature"]

@@ -575,7 +575,7 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -
     another writer took one of their versions meanwhile)."""
     if not prepared:
         return
-    columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
+    columns = "id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash, mac"
     rows = [
         (
             i,
@@ -588,6 +588,7 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -
             p.recorded_at,
             p.prev_hash,
             p.hash,
+            p.mac,
         )
         for i, p in zip(ids, prepared, strict=True)
     ]
@@ -596,14 +597,14 @@ def _insert_events(cursor: Any, prepared: list[PreparedEvent], ids: list[int]) -
             esc = _copy_escape
             lines = (
                 f"{i}\t{esc(stream)}\t{version}\t{esc(kind)}\t{schema}\t{esc(data)}\t{esc(meta)}\t"
-                f"{recorded.isoformat()}\t{prev}\t{digest}\n"
-                for i, stream, version, kind, schema, data, meta, recorded, prev, digest in rows
+                f"{recorded.isoformat()}\t{prev}\t{digest}\t{mac}\n"
+                for i, stream, version, kind, schema, data, meta, recorded, prev, digest, mac in rows
             )
             _copy_text(cursor, "ledger_event", columns, lines)
         else:
             txid, adapt = sqlite_txid(cursor), connection.ops.adapt_datetimefield_value
             cursor.executemany(
-                f"INSERT INTO ledger_event ({columns}, txid) VALUES ({', '.join(['%s'] * 11)})",
+                f"INSERT INTO ledger_event ({columns}, txid) VALUES ({', '.join(['%s'] * 12)})",
                 [(*row[:7], adapt(row[7]), *row[8:], txid) for row in rows],
             )
     except IntegrityError as exc:

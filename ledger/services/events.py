@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from psycopg.pq import Format
 from ledger.canonical import GENESIS_HASH, NotCanonical, body_from_parts, canonical_text
 from ledger.errors import InvalidEvent, StaleStreamVersion
 from ledger.legs import LEGS_KEY
+from ledger.services.macs import event_mac_key
 from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
 
 MAX_STREAM_ID = 200
@@ -78,8 +80,9 @@ class RecordedEvent(NamedTuple):
 
 
 class PreparedEvent(NamedTuple):
-    """An event with its version, time and hashes computed, ready to insert
-    (a named tuple: a round's settlement prepares thousands)."""
+    """An event with its version, time, hashes and MAC computed, ready to insert
+    (a named tuple: a round's settlement prepares thousands). ``mac``:
+    ``ledger.canonical.event_mac`` of ``hash`` under the application's event key."""
 
     stream_id: str
     version: int
@@ -90,6 +93,7 @@ class PreparedEvent(NamedTuple):
     recorded_at: datetime
     prev_hash: str
     hash: str
+    mac: str
 
 
 def timestamp(moment: datetime) -> str:
@@ -128,10 +132,12 @@ def prepare(
     recorded_json: str | None = None,
     data_jsons: Sequence[str] | None = None,
 ) -> list[PreparedEvent]:
-    """Version, validate and hash-chain ``events`` (pure computation).
-    ``recorded_json``: ``at`` already encoded (a batch encodes it once);
-    ``data_jsons``: the events' data already through ``encode_data``."""
+    """Version, validate, hash-chain and MAC ``events`` (pure computation, with
+    the event key from the settings). ``recorded_json``: ``at`` already encoded
+    (a batch encodes it once); ``data_jsons``: the events' data already through
+    ``encode_data``."""
     recorded = recorded_json or recorded_json_of(at)
+    key = event_mac_key()
     stream_json = _STRING_JSON(stream_id)
     prepared: list[PreparedEvent] = []
     for offset, event in enumerate(events):
@@ -146,10 +152,21 @@ def prepare(
             metadata_json=metadata_json,
             recorded_json=recorded,
         )
-        digest = hashlib.sha256(bytes.fromhex(prev_hash) + body).hexdigest()  # = chain_hash(prev_hash, body)
+        raw = hashlib.sha256(bytes.fromhex(prev_hash) + body).digest()  # = chain_hash(prev_hash, body)
+        digest = raw.hex()
+        mac = _hmac_digest(key, raw, "sha256").hex()  # = event_mac(key, digest)
         prepared.append(
             PreparedEvent(
-                stream_id, version, event.type, event.schema_version, data_json, metadata_json, at, prev_hash, digest
+                stream_id,
+                version,
+                event.type,
+                event.schema_version,
+                data_json,
+                metadata_json,
+                at,
+                prev_hash,
+                digest,
+                mac,
             )
         )
         prev_hash = digest
@@ -159,6 +176,7 @@ def prepare(
 # A JSON string's canonical form is plain ``json`` output (no keys, no floats);
 # event types and the append time repeat, so they are cached.
 _STRING_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_hmac_digest = hmac.digest
 _string_json = functools.lru_cache(maxsize=1024)(_STRING_JSON)
 
 
@@ -211,7 +229,7 @@ def sqlite_txid(cursor: Any) -> int:
     return int(cursor.fetchone()[0])
 
 
-_INSERT_COLUMNS = "stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
+_INSERT_COLUMNS = "stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash, mac"
 
 
 def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tuple[int, int]]:
@@ -221,17 +239,18 @@ def insert_prepared(cursor: Any, prepared: Sequence[PreparedEvent]) -> list[tupl
         return []
     ops = connection.ops
     if connection.vendor == "postgresql":
-        columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s)"
+        columns, extra, placeholder = _INSERT_COLUMNS, [], "(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"
     else:
         columns, extra, placeholder = (
             _INSERT_COLUMNS + ", txid",
             [sqlite_txid(cursor)],
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         )
     params: list[Any] = []
     for event in prepared:
         params += [event.stream_id, event.version, event.type, event.schema_version, event.data_json]
         params += [event.metadata_json, ops.adapt_datetimefield_value(event.recorded_at), event.prev_hash, event.hash]
+        params.append(event.mac)
         params += extra
     sql = f"INSERT INTO ledger_event ({columns}) VALUES {', '.join([placeholder] * len(prepared))} RETURNING id, txid"
     try:

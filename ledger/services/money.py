@@ -370,7 +370,8 @@ WITH idem AS (
     VALUES (%(key)s, 'open_hold', %(digest)s, %(result)s::jsonb, %(at)s)
     ON CONFLICT (key) DO NOTHING RETURNING 1
 ), ev AS (
-    INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash)
+    INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash,
+                              mac)
     SELECT e.* FROM ({events}) e WHERE EXISTS (SELECT 1 FROM idem)
     RETURNING id, version
 ), cause AS (
@@ -405,7 +406,7 @@ SELECT (SELECT count(*) FROM idem), (SELECT count(*) FROM bal), (SELECT count(*)
 _STRICT = ", ledger_bet_refused((SELECT count(*) FROM idem), (SELECT count(*) FROM hold))"
 _EVENT_ROW = (
     "SELECT %(s{i})s::text, %(v{i})s::int, %(t{i})s::text, %(sv{i})s::smallint, %(d{i})s::json, %(m{i})s::json, "
-    "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text"
+    "%(at)s::timestamptz, %(p{i})s::text, %(h{i})s::text, %(mac{i})s::text"
 )
 
 
@@ -434,7 +435,8 @@ def _open_hold_params(
     }  # fmt: skip
     for i, p in enumerate(prepared):
         params |= {f"s{i}": p.stream_id, f"v{i}": p.version, f"t{i}": p.type, f"sv{i}": p.schema_version,
-                   f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash}  # fmt: skip
+                   f"d{i}": p.data_json, f"m{i}": p.metadata_json, f"p{i}": p.prev_hash, f"h{i}": p.hash,
+                   f"mac{i}": p.mac}  # fmt: skip
     return len(prepared), params
 
 

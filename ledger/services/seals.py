@@ -1,23 +1,31 @@
 """Seals: a signed Merkle root over every event from the previous seal's bound
 up to a safe bound of the global log (docs/ledger.md). Seals chain: each
 signs the previous root too, so dropping or reordering seals is detectable.
+A seal signs the integrity epochs too, and never an event without a valid MAC
+(``ledger.services.macs``): it stops before the first such event.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
+import json
+import logging
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from ledger.canonical import GENESIS_HASH, SEAL_ALGORITHM, merkle_root, seal_message
+from ledger.canonical import GENESIS_HASH, SEAL_ALGORITHM, canonical_text, merkle_root, seal_message
+from ledger.errors import EventNotAuthentic, IntegrityEpochMoved
 from ledger.services.events import now, safe_txid_bound
+from ledger.services.macs import describe, integrity_epochs, mac_epoch, mac_is_valid, verification_keys
 
 ALGORITHM = SEAL_ALGORITHM
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,7 @@ class SealRecord:
     prev_root: str
     algorithm: str
     signature: str
+    epochs: Mapping[str, int] | None = None  # None: a seal from before seals signed them
 
 
 def seal_key() -> bytes:
@@ -51,6 +60,7 @@ def record_message(record: SealRecord) -> bytes:
         last_event_id=record.last_event_id,
         merkle_root=record.merkle_root,
         prev_root=record.prev_root,
+        epochs=record.epochs,
     )
 
 
@@ -82,11 +92,64 @@ def last_seal(cursor: Any) -> tuple[int, str]:
     return (int(row[0]), row[1]) if row else (0, GENESIS_HASH)
 
 
+def moved_epochs(signed: Mapping[str, int] | None, current: Mapping[str, int]) -> list[str]:
+    """The integrity epochs a seal signed (``signed``) that differ now, described.
+    A feature the seal did not know (a later migration's) is no difference."""
+    moved = []
+    for feature, first in sorted((signed or {}).items()):
+        if current.get(feature) != first:
+            now_at = f"starts at event {current[feature]}" if feature in current else "has no row"
+            moved.append(f"integrity epoch {feature!r} {now_at}; the seal signed it starting at event {first}")
+    return moved
+
+
+def _last_signed_epochs(cursor: Any) -> tuple[int | None, dict[str, int] | None]:
+    """(id, epochs) of the latest seal that signed epochs; (None, None) if none did."""
+    cursor.execute("SELECT id, epochs FROM ledger_seal WHERE epochs IS NOT NULL ORDER BY id DESC LIMIT 1")
+    row = cursor.fetchone()
+    if row is None:
+        return None, None
+    try:
+        return int(row[0]), {str(k): int(v) for k, v in json.loads(row[1]).items()}
+    except (ValueError, TypeError, AttributeError):
+        return int(row[0]), {"<unreadable>": -1}  # differs from any epochs: refused
+
+
+def _first_unauthentic(cursor: Any, from_txid: int, to_txid: int, first_mac_event: int) -> tuple[int, str] | None:
+    """(txid, name) of the first event in ``(txid, id)`` order of the range that
+    is at or after the ``mac`` epoch and has no valid MAC; ``None`` if all do."""
+    keys = verification_keys()
+    after = (from_txid - 1, 0) if from_txid else (-1, 0)
+    while True:
+        cursor.execute(
+            "SELECT txid, id, hash, mac, stream_id, version, type FROM ledger_event "
+            "WHERE txid >= %s AND txid < %s AND (txid, id) > (%s, %s) AND id >= %s ORDER BY txid, id LIMIT 20000",
+            [from_txid, to_txid, after[0], after[1], first_mac_event],
+        )
+        rows = cursor.fetchall()
+        for txid, position, digest, mac, stream_id, version, type_ in rows:
+            if not mac_is_valid(keys, digest, mac):
+                why = "has no MAC" if not mac else "has a MAC that does not verify"
+                return int(txid), f"{describe(int(position), stream_id, int(version), type_)} {why}"
+        if len(rows) < 20000:
+            return None
+        after = (int(rows[-1][0]), int(rows[-1][1]))
+
+
 def seal() -> SealRecord | None:
     """Seal every event committed since the last seal; ``None`` if there is none.
 
     Runs in its own transaction; concurrent sealers queue on a lock (and the
     unique ``from_txid`` would refuse a second seal of the same range).
+
+    Signs the integrity epochs with the rest, and signs nothing
+    (``IntegrityEpochMoved``) while they differ from those the last seal signed
+    (``moved_epochs``). An event at or after the ``mac``
+    epoch without a valid MAC is never sealed: the seal covers only the
+    transactions before the first such event's (nothing, if it is in the first
+    one), commits that, logs the event and raises ``EventNotAuthentic`` naming
+    it (``details["sealed"]``: the seal written before it, or ``None``). Every
+    later seal stops at the same event until an operator deals with it.
     """
     key = seal_key()
     with transaction.atomic(), connection.cursor() as cursor:
@@ -96,39 +159,64 @@ def seal() -> SealRecord | None:
         from_txid, prev_root = last_seal(cursor)
         if bound <= from_txid:
             return None
-        positions: list[int] = []
-        hashes: list[str] = []
-        for position, digest in sealed_hashes(cursor, from_txid, bound):
-            positions.append(position)
-            hashes.append(digest)
-        if not hashes:
-            return None
-        record = SealRecord(
-            id=0,
-            from_txid=from_txid,
-            to_txid=bound,
-            event_count=len(hashes),
-            last_event_id=max(positions),
-            merkle_root=merkle_root(hashes),
-            prev_root=prev_root,
-            algorithm=ALGORITHM,
-            signature="",
-        )
-        signature = sign(record_message(record), key)
-        cursor.execute(
-            "INSERT INTO ledger_seal (from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, "
-            "algorithm, signature, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            [
-                record.from_txid,
-                record.to_txid,
-                record.event_count,
-                record.last_event_id,
-                record.merkle_root,
-                record.prev_root,
-                ALGORITHM,
-                signature,
-                connection.ops.adapt_datetimefield_value(now()),
-            ],
-        )
-        seal_id = int(cursor.fetchone()[0])
+        epochs = integrity_epochs(cursor)
+        signed_by, signed = _last_signed_epochs(cursor)
+        moved = moved_epochs(signed, epochs)
+        if moved:
+            message = f"{'; '.join(moved)} (seal {signed_by}); sealed nothing"
+            logger.error("ledger seal: %s", message)
+            raise IntegrityEpochMoved(message, sealed=None)
+        refused = _first_unauthentic(cursor, from_txid, bound, mac_epoch(epochs))
+        if refused is not None:
+            bound = refused[0]  # the bad event's whole transaction stays out
+        record = _write_seal(cursor, key, from_txid, bound, prev_root, epochs) if bound > from_txid else None
+    if refused is not None:
+        sealed = f"sealed up to txid {record.to_txid} (seal {record.id})" if record else "sealed nothing"
+        message = f"not sealing {refused[1]} (no valid MAC under the event keys); {sealed}"
+        logger.error("ledger seal: %s", message)
+        raise EventNotAuthentic(message, sealed=record)
+    return record
+
+
+def _write_seal(
+    cursor: Any, key: bytes, from_txid: int, bound: int, prev_root: str, epochs: Mapping[str, int]
+) -> SealRecord | None:
+    """Insert the seal of the events with ``from_txid <= txid < bound``; ``None`` if there is none."""
+    positions: list[int] = []
+    hashes: list[str] = []
+    for position, digest in sealed_hashes(cursor, from_txid, bound):
+        positions.append(position)
+        hashes.append(digest)
+    if not hashes:
+        return None
+    record = SealRecord(
+        id=0,
+        from_txid=from_txid,
+        to_txid=bound,
+        event_count=len(hashes),
+        last_event_id=max(positions),
+        merkle_root=merkle_root(hashes),
+        prev_root=prev_root,
+        algorithm=ALGORITHM,
+        signature="",
+        epochs=epochs,
+    )
+    signature = sign(record_message(record), key)
+    cursor.execute(
+        "INSERT INTO ledger_seal (from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, "
+        "algorithm, signature, created_at, epochs) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        [
+            record.from_txid,
+            record.to_txid,
+            record.event_count,
+            record.last_event_id,
+            record.merkle_root,
+            record.prev_root,
+            ALGORITHM,
+            signature,
+            connection.ops.adapt_datetimefield_value(now()),
+            canonical_text(dict(epochs)),
+        ],
+    )
+    seal_id = int(cursor.fetchone()[0])
     return replace(record, id=seal_id, signature=signature)

@@ -1,5 +1,5 @@
-"""``verify_ledger``: walk every stream's hash chain, every seal and the money
-invariants; report problems, the first bad event first.
+"""``verify_ledger``: walk every stream's hash chain and the events' MACs, every
+seal and the money invariants; report problems, the first bad event first.
 
 The ledger imports no app. An app whose rows mirror ledger money (the poker
 seats' stacks, the house rounds' wagers) registers a check of them with
@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +19,9 @@ from django.db import connection
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
 from ledger.services.events import read_cursor, timestamp
+from ledger.services.macs import integrity_epochs, mac_epoch, mac_is_valid, verification_keys
 from ledger.services.projections import expected_projections
-from ledger.services.seals import sealed_hashes, sign, signed_message
+from ledger.services.seals import moved_epochs, sealed_hashes, sign, signed_message
 from ledger.services.verify_legs import check_legs
 
 
@@ -58,7 +59,7 @@ def _events_by_stream(cursor: Any, batch: int = 20000) -> Iterator[tuple[Any, ..
     after: tuple[str, int] = ("", 0)
     while True:
         cursor.execute(
-            "SELECT id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash "
+            "SELECT id, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash, mac "
             "FROM ledger_event WHERE (stream_id, version) > (%s, %s) ORDER BY stream_id, version LIMIT %s",
             [after[0], after[1], batch],
         )
@@ -73,12 +74,13 @@ def _decode(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def check_chains(cursor: Any) -> list[Problem]:
+def check_chains(cursor: Any, *, mac_keys: Sequence[bytes], first_mac_event: int) -> list[Problem]:
+    """Each stream's versions, links and recomputed hashes, and the MAC of every
+    event from ``first_mac_event`` on (under one of ``mac_keys``)."""
     problems: list[Problem] = []
     stream, version, last_hash = None, 0, GENESIS_HASH
-    for event_id, stream_id, ver, type_, schema, data, metadata, recorded_at, prev_hash, digest in _events_by_stream(
-        cursor
-    ):
+    for row in _events_by_stream(cursor):
+        event_id, stream_id, ver, type_, schema, data, metadata, recorded_at, prev_hash, digest, mac = row
         if stream_id != stream:
             stream, version, last_hash = stream_id, 0, GENESIS_HASH
         if ver != version + 1:
@@ -103,18 +105,32 @@ def check_chains(cursor: Any) -> list[Problem]:
                 problems.append(Problem("chain", f"{stream_id}@{ver}: hash does not match the content", event_id))
         except (NotCanonical, ValueError) as exc:
             problems.append(Problem("chain", f"{stream_id}@{ver}: not canonical: {exc}", event_id))
+        if event_id >= first_mac_event and not mac_is_valid(mac_keys, digest, mac):
+            why = "has no MAC" if not mac else "MAC does not verify under the event keys"
+            problems.append(
+                Problem("mac", f"{stream_id}@{ver} {type_}: {why} (written without the application's key)", event_id)
+            )
         version, last_hash = ver, digest
     return problems
 
 
-def check_seals(cursor: Any, key: bytes) -> list[Problem]:
+def check_seals(cursor: Any, key: bytes, epochs: dict[str, int] | None = None) -> list[Problem]:
+    """Each seal's chain, signature and recomputed Merkle root, and the integrity
+    epochs (``epochs``, read if not given) against those each seal signed."""
     problems: list[Problem] = []
+    if epochs is None:
+        epochs = integrity_epochs(cursor)
     cursor.execute(
-        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, signature "
+        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, signature, epochs "
         "FROM ledger_seal ORDER BY id"
     )
     previous_to, previous_root = 0, GENESIS_HASH
-    for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature in cursor.fetchall():
+    for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature, signed in cursor.fetchall():
+        try:
+            sealed_epochs = None if signed is None else {str(k): int(v) for k, v in json.loads(signed).items()}
+        except (ValueError, TypeError, AttributeError):
+            problems.append(Problem("seal", f"seal {seal_id}: its epochs are not a JSON object of event ids"))
+            sealed_epochs = {}
         if from_txid != previous_to or prev_root != previous_root:
             problems.append(Problem("seal", f"seal {seal_id} does not follow the previous seal"))
         message = signed_message(
@@ -124,9 +140,11 @@ def check_seals(cursor: Any, key: bytes) -> list[Problem]:
             last_event_id=last_event_id,
             merkle_root=root,
             prev_root=prev_root,
+            epochs=sealed_epochs,
         )
         if not hmac.compare_digest(sign(message, key), signature):
             problems.append(Problem("seal", f"seal {seal_id}: signature does not verify"))
+        problems += [Problem("epoch", f"seal {seal_id}: {moved}") for moved in moved_epochs(sealed_epochs, epochs)]
         with connection.cursor() as events:
             covered = list(sealed_hashes(events, from_txid, to_txid))
         if len(covered) != count or merkle_root(h for _, h in covered) != root:
@@ -222,16 +240,19 @@ def check_projections() -> list[Problem]:
     return [Problem("projection", str(difference)) for difference in differences()]
 
 
-def verify_ledger(*, key: bytes, projections: bool = True) -> list[Problem]:
-    """Every problem found; events first, in event order (the first is the first
-    bad event), then seals, money, the registered checks (``register_check``)
-    and, unless ``projections`` is false, the read models against their
-    rebuild from the log (``check_projections``)."""
+def verify_ledger(*, key: bytes, projections: bool = True, mac_keys: Sequence[bytes] | None = None) -> list[Problem]:
+    """Every problem found; events first (chains and MACs), in event order (the
+    first is the first bad event), then seals and the integrity epochs they
+    signed, money, the registered checks (``register_check``) and, unless
+    ``projections`` is false, the read models against their rebuild from the
+    log (``check_projections``). ``key``: the seal key; ``mac_keys``: the event
+    keys (default: the settings' current and retired ones)."""
     with read_cursor() as events:
-        problems = check_chains(events)
+        epochs = integrity_epochs(events)
+        problems = check_chains(events, mac_keys=mac_keys or verification_keys(), first_mac_event=mac_epoch(epochs))
     with connection.cursor() as cursor:
         problems.sort(key=lambda p: p.event_id or 0)
-        problems += check_seals(cursor, key)
+        problems += check_seals(cursor, key, epochs)
         problems += check_money(cursor)
         problems += check_legs(cursor)
     for check in _extra_checks.values():

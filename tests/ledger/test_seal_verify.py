@@ -106,9 +106,13 @@ def test_seal_covers_committed_events_and_chains_to_the_previous_seal():
             last_event_id=first.last_event_id,
             merkle_root=first.merkle_root,
             prev_root=first.prev_root,
+            epochs=first.epochs,
         ),
         settings.CASINO_SEAL_KEY.encode(),
     )
+    with connection.cursor() as cursor:  # the seal signs the integrity epochs as they are
+        cursor.execute("SELECT feature, MIN(first_event_id) FROM ledger_integrity_epoch GROUP BY feature")
+        assert first.epochs == dict(cursor.fetchall())
     assert seal() is None  # nothing new
     append_events(stream_id="later", expected_version=0, events=[NewEvent("x.e", {})])
     wait_until_readable()

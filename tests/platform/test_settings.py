@@ -69,6 +69,7 @@ PRODUCTION_ENV = {
     "CASINO_PRODUCTION": "true",
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
     "CASINO_SEAL_KEY": secrets.token_hex(32),
+    "CASINO_EVENT_MAC_KEY": secrets.token_hex(32),
     "CASINO_EXPORT_SIGNING_KEY": secrets.token_hex(32),
     "CASINO_PSP_CALLBACK_KEY": secrets.token_hex(32),
     "CASINO_CARD_KEY": secrets.token_hex(32),
@@ -193,8 +194,19 @@ def test_check_deploy_refuses_a_missing_or_malformed_card_key_in_production(card
     result = _check_deploy(**PRODUCTION_ENV | {"CASINO_CARD_KEY": card_key, "CASINO_CARD_KEYS_RETIRED": retired})
     output = result.stderr + result.stdout
     assert result.returncode != 0
-    assert "casino.E011" in output
+    assert "casino.E012" in output
     assert why in output
+
+
+@pytest.mark.parametrize(
+    "mac_key", ["", "short-key", "same-as-the-seal-key"], ids=["missing", "under-32-characters", "the-seal-key"]
+)
+def test_check_deploy_refuses_a_missing_weak_or_reused_event_mac_key(mac_key: str):
+    if mac_key == "same-as-the-seal-key":
+        mac_key = PRODUCTION_ENV["CASINO_SEAL_KEY"]
+    result = _check_deploy(**PRODUCTION_ENV | {"CASINO_EVENT_MAC_KEY": mac_key})
+    assert result.returncode != 0
+    assert "casino.E011" in result.stderr + result.stdout  # clean with a good key: test_check_deploy_is_clean_...
 
 
 def test_check_deploy_refuses_sqlite_and_missing_redis_in_production():

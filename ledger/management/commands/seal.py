@@ -1,11 +1,13 @@
-"""``manage.py seal``: seal the events committed since the last seal."""
+"""``manage.py seal``: seal the events committed since the last seal; exit
+non-zero naming the first event without a valid MAC, if the seal stopped at one."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from ledger.errors import SealRefused
 from ledger.services.seals import seal
 
 
@@ -13,7 +15,10 @@ class Command(BaseCommand):
     help = "Record a signed Merkle root over the events committed since the last seal."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        record = seal()
+        try:
+            record = seal()
+        except SealRefused as refused:
+            raise CommandError(f"seal refused: {refused.message}") from refused
         if record is None:
             self.stdout.write("nothing to seal")
             return
