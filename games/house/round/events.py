@@ -251,8 +251,10 @@ class RoundOpened(HouseEvent):
 class DeckShuffled(HouseEvent):
     """The deck the round is dealt from, shuffled when it opens, before any bet
     (docs/fairness.md): ``commitment`` is public from now on; ``sealed_deck``
-    holds the salt and the deck as ``games.fairness.seal_deck`` sealed them
-    (opaque here), never shown before the round is over."""
+    holds the master salt and the deck as ``games.fairness.shuffle_and_commit``
+    sealed them under the round's deal key (opaque here; legacy rounds: the
+    ``plain`` scheme). Only the dealer service opens it; the round's end
+    reveals the deck in ``house_round.deck_revealed``."""
 
     type: ClassVar[str] = SHUFFLED
     commitment: str
