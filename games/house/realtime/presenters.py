@@ -8,6 +8,8 @@
 - ``account_history(player_id=)``: the per-player-round rows.
 - ``round_fairness(game_number=)``: the deal's commitment, and once the round
   is over every leaf (card and salt) and the deal order (docs/fairness.md).
+- ``deal_in_log(events)``: the deal with each card as the events hold it in
+  the clear so far (for staff readers such as game recall).
 
 Face-down cards (the dealer's hole cards, board cards not yet revealed) are
 never in any output before their ``house_round.cards_revealed`` event: since
@@ -36,6 +38,7 @@ from games.house.round.dealer import deal_order
 from games.house.round.errors import RoundNotFound
 from games.house.round.events import (
     CARDS_DEALT,
+    CARDS_REVEALED,
     DECISION_MADE,
     DECK_REVEALED,
     OPENED,
@@ -45,6 +48,7 @@ from games.house.round.events import (
     SHUFFLED,
     WAGER_SETTLED,
     CardsDealt,
+    DealtAt,
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
@@ -310,6 +314,29 @@ def round_fairness(*, game_number: str) -> dict[str, Any]:
         deal_order=lambda deck: deal_order(dealt, deck) if dealt is not None else [],
         revealed_deck=revealed,
     )
+
+
+def deal_in_log(events: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each card of the round's deal (``{position, card, to, slot}``, deck order,
+    as ``deal_order``) with the card as the round's events hold it in the clear
+    so far, from the events alone: the players' face-up cards; a dealer or board
+    card once its ``cards_revealed`` showed it; every card once the round's end
+    revealed the deck (``deck_revealed``); else ``None``. (A schema 1 deal's
+    face-down cards, stored in the clear then, count as shown only once
+    revealed.) No redaction per viewer: a per-seat round's hands are all here;
+    for staff readers that show the deal (game recall)."""
+    dealt = next((CardsDealt.from_data(e.data) for e in events if e.type == CARDS_DEALT), None)
+    if dealt is None:
+        return []
+    shown = {(c["to"], c["position"]): c["card"] for e in events if e.type == CARDS_REVEALED for c in e.data["cards"]}
+    deck = next((e.data["deck"] for e in events if e.type == DECK_REVEALED), None)
+
+    def card(c: DealtAt) -> str | None:
+        if deck is not None:
+            return str(deck[c.deck_position])
+        return c.card if c.face_up else shown.get((c.to, c.position))
+
+    return [{"position": c.deck_position, "card": card(c), "to": c.to, "slot": c.position} for c in dealt.cards]
 
 
 WAGER_FIELDS = ("wager", "stake", "outcome", "returned", "rounding_kept", "hand")

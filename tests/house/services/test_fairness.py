@@ -30,7 +30,7 @@ from games.cards.vault import is_sealed, new_data_key, open_json, seal_json, wra
 from games.dealkeys import DealKey, card_keyring, deal_key
 from games.fairness import open_committed_deck
 from games.house.projectors import HouseRoundProjector
-from games.house.realtime.presenters import game_history, round_fairness, table_view
+from games.house.realtime.presenters import deal_in_log, game_history, round_fairness, table_view
 from games.house.round import dealer as house_dealer
 from games.house.round.events import CARDS_DEALT, CARDS_REVEALED, DECK_REVEALED, OPENED, ROUND_CLOSED, SHUFFLED
 from games.house.round.state import replay_round
@@ -162,6 +162,8 @@ def test_mid_round_no_event_holds_a_face_down_card_and_the_round_end_reveals_eve
     ]
     assert round_fairness(game_number=tick.game_number).keys() == {"game_number", "algorithm", "commitment",
                                                                      "deck_size"}  # fmt: skip
+    logged = deal_in_log(read_stream(stream_id=round_stream(round_id)))
+    assert [d["card"] for d in logged] == [*deck[:2], *[None] * 7]
     # The flop is shown to the table: its three cards, and nothing else face down.
     make_decision(table_id=table.pk, player_id=alice, option="check", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
@@ -171,6 +173,8 @@ def test_mid_round_no_event_holds_a_face_down_card_and_the_round_end_reveals_eve
     assert events_holding(dealer + board[3:]) == []
     state = load_round(round_id)
     assert (state.board, state.dealer) == ((*board[:3], None, None), (None, None))
+    logged = deal_in_log(read_stream(stream_id=round_stream(round_id)))
+    assert [d["card"] for d in logged] == [*deck[:2], None, None, *board[:3], None, None]
     assert has_key(round_id)
     tick = play_out(table, tick)
     # Over: the whole deck revealed in the round's stream, the key destroyed.
@@ -178,6 +182,8 @@ def test_mid_round_no_event_holds_a_face_down_card_and_the_round_end_reveals_eve
     assert [e.type for e in events][-2:] == [DECK_REVEALED, ROUND_CLOSED]
     assert events[-2].data == {"salt": events[-2].data["salt"], "deck": deck}
     assert not has_key(round_id)
+    assert deal_in_log(events) == [{k: d[k] for k in ("position", "card", "to", "slot")} for d in
+                                   round_fairness(game_number=tick.game_number)["deal_order"]]  # fmt: skip
     answer = round_fairness(game_number=tick.game_number)
     assert answer.keys() == {"game_number", "algorithm", "commitment", "deck_size", "leaves", "deal_order"}
     assert [leaf["card"] for leaf in answer["leaves"]] == deck
@@ -452,6 +458,7 @@ def test_a_schema_1_deal_still_replays_with_its_cards_as_stored() -> None:
     assert (state.dealer, state.board_positions) == (("2c", "3c"), (4, 5, 6, 7, 8))
     view = table_view(table_id=table.pk, viewer_id=alice)["round"]["cards"]
     assert (view["dealer"], view["board"]) == ([None, None], [None] * 5)
+    assert [d["card"] for d in deal_in_log(read_stream(stream_id=stream))] == ["As", "Kd", *[None] * 7]
 
 
 def test_a_round_that_does_not_exist_is_not_found() -> None:
