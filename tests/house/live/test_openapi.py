@@ -142,7 +142,7 @@ def test_real_answers_of_a_played_round_match_the_schema(schema) -> None:
     check("/api/history/games/{game_number}/", "get", client.get(f"/api/history/games/{game}/"), 200)
     check("/api/history/", "get", client.get("/api/history/", {"limit": "x"}), 400)
     check("/api/history/games/{game_number}/", "get", client.get("/api/history/games/NOPE-1/"), 404)
-    check("/api/rounds/{game_number}/fairness/", "get", client.get(fairness), 200)  # over: salt, deck, deal order
+    check("/api/rounds/{game_number}/fairness/", "get", client.get(fairness), 200)  # over: leaves, deal order
     check("/api/rounds/{game_number}/fairness/", "get", client.get("/api/rounds/NOPE-1/fairness/"), 404)
     codes = [a[3]["error"]["code"] for a in answers if a[2] >= 400]
     assert codes == [
