@@ -189,9 +189,9 @@ def _leaf_problems(entry: Any, where: str) -> tuple[list[str], str | None]:
         problems.append(f"{where}: {card!r} is not a card")
     if not isinstance(salt, str) or not SALT.fullmatch(salt):
         problems.append(f"{where}: the salt is not 64 lowercase hex digits")
-    if problems:
+    if problems or not isinstance(position, int):
         return problems, None
-    return [], leaf_of(salt, position, card)
+    return [], leaf_of(str(salt), position, str(card))
 
 
 def _check_merkle(answer: Mapping[str, Any]) -> list[str]:

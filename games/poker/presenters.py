@@ -25,12 +25,11 @@ from games.fairness import SEALED_FIELD, DealNotCommitted, fairness_answer, is_p
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
-from tools.verify_deal import DECK_SIZE, MERKLE_ALGORITHM
 from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services import cards as hand_cards
+from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
 from games.poker.services.tournament_core import ACTIVE
 from games.poker.services.tournament_play import clock_seconds, level_now
@@ -38,6 +37,7 @@ from games.poker.services.tournaments import get_tournament, registered_count, r
 from games.poker.tournament.levels import seconds_to_next_level
 from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentState
 from ledger.services import count_stream_filtered, read_stream_filtered
+from tools.verify_deal import DECK_SIZE, MERKLE_ALGORITHM
 
 
 def iso(value: Any) -> str | None:

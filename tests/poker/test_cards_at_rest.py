@@ -158,7 +158,8 @@ def test_the_database_holds_no_readable_undealt_deck_burn_or_other_players_folde
     from games.poker.services.tables import load_hand
 
     state, deck, _ = load_hand(hand_id, dealer=True)
-    assert state is not None and deck == []
+    assert state is not None
+    assert deck == []
     assert {p.seat: p.hole for p in state.players} == {2: (None, None), 3: SHOWN, 1: (None, None)}
 
 
@@ -190,10 +191,13 @@ def test_mid_hand_no_event_and_no_other_players_view_holds_your_hole_cards() -> 
     assert info is not None
     for event in dealt:
         delta = frames_for(event, info)
-        assert delta is not None and delta.instead
+        assert delta is not None
+        assert delta.instead
         public = delta.public.decode() if isinstance(delta.public, bytes) else str(delta.public)
-        assert not re.findall(r'"([2-9TJQKA][shdc])"', public) and '"sealed"' not in public
+        assert not re.findall(r'"([2-9TJQKA][shdc])"', public)
+        assert '"sealed"' not in public
         [(owner, frame)] = delta.private.items()
         text = frame.decode() if isinstance(frame, bytes) else str(frame)
-        assert set(re.findall(r'"([2-9TJQKA][shdc])"', text)) == set(own[owner]) and '"sealed"' not in text
+        assert set(re.findall(r'"([2-9TJQKA][shdc])"', text)) == set(own[owner])
+        assert '"sealed"' not in text
     assert PokerTable.objects.get(pk=table.pk).phase == "hand"

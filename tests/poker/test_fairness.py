@@ -67,7 +67,7 @@ def play_script(table: PokerTable, players: list[int]) -> None:
 def cards_in(value: Any) -> set[str]:
     """Every card code a JSON answer holds as a value."""
     text = json.dumps(value)
-    return {token for token in re.findall(r'"([2-9TJQKA][shdc])"', text)}
+    return set(re.findall(r'"([2-9TJQKA][shdc])"', text))
 
 
 def test_a_hand_with_a_fold_and_a_muck_proves_what_the_table_saw_and_each_player_their_own() -> None:
@@ -160,7 +160,8 @@ def test_a_voided_hand_reveals_the_board_dealt_and_each_player_their_own_and_shr
     assert not DealKey.objects.filter(deal_id=deal_id(hand_id)).exists()
     stranger = get(make_player(), f"hands/{hand_id}/fairness/").json()
     assert [(e["position"], e["card"]) for e in stranger["revealed"]] == [(7, "3h"), (8, "8s"), (9, "9d")]
-    assert "yours" not in stranger and verify(stranger) == []
+    assert "yours" not in stranger
+    assert verify(stranger) == []
     mine = get(players[0], f"hands/{hand_id}/fairness/").json()
     assert [e["card"] for e in mine["yours"]] == list(MUCKED)
     assert verify(mine, get(players[0], f"hands/{hand_id}/").json()) == []
@@ -230,7 +231,7 @@ def test_a_hand_recorded_before_commitments_loads_replays_and_says_there_is_noth
 def test_a_sealed_copy_moved_to_another_hand_or_seat_opens_for_nobody() -> None:
     """A forged row: a player's sealed hole cards copied into another seat's event
     (or another hand's) do not open there; the views show nothing for it."""
-    table, players, real = _played()
+    _table, players, real = _played()
     recorded = read_stream(stream_id=et.hand_stream(real.hand_id))
     dealt = [e for e in recorded if e.type == "poker.hole_cards_dealt"]
     # Seat 2's sealed copy put into seat 1's place (the attacker holds seat 1).

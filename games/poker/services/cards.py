@@ -111,7 +111,7 @@ def own_copy(*, hand_id: str, seat: int, player_id: int | str, data: Mapping[str
     """The player's own sealed copy of a seat's hole cards (``{"cards", "leaves"}``),
     opened with their key; ``None`` when it is not theirs or there is none."""
     sealed = data.get(SEALED_HOLE)
-    if not is_sealed(sealed):
+    if sealed is None or not is_sealed(sealed):
         return None
     try:
         value: dict[str, Any] = open_for_player(card_keyring(), player_id, sealed, aad=hole_aad(hand_id, seat))

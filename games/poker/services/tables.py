@@ -174,7 +174,9 @@ def load_hand(
     return state, list(opened.deck) if opened is not None else [], recorded
 
 
-def _load(hand_id: str, *, viewer_id: int | None, dealer: bool) -> tuple[HandState | None, OpenedDeck | None, list[Any]]:
+def _load(
+    hand_id: str, *, viewer_id: int | None, dealer: bool
+) -> tuple[HandState | None, OpenedDeck | None, list[Any]]:
     recorded = read_stream(stream_id=et.hand_stream(hand_id))
     state: HandState | None = None
     opened: OpenedDeck | None = None
