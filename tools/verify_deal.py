@@ -313,11 +313,13 @@ def check_history(answer: Mapping[str, Any], history: Any) -> list[str]:
     if number != answer.get("game_number"):
         return [f"the history is of game {number!r}, the answer of {answer.get('game_number')!r}"]
     proven = proven_places(answer)
+    by_leaves = answer.get("algorithm") == MERKLE_ALGORITHM and "leaves" not in answer
+    unproven = "a place the answer proves nothing of" if by_leaves else "a place deal_order never deals to"
     problems = []
     for to, slot, card in shown_cards(history):
         committed = proven.get((to, slot))
         if committed is None:
-            problems.append(f"the history shows {card} at {to} slot {slot}, a place the answer proves nothing of")
+            problems.append(f"the history shows {card} at {to} slot {slot}, {unproven}")
         elif committed[1] != card:
             problems.append(
                 f"the history shows {card} at {to} slot {slot}, but the committed deck dealt "
