@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from games.cards.shuffle import SeededRandomSource
+from games.cards.vault import position_salts
 from games.fairness import new_salt, open_deck, shuffle_and_commit
 from tests.conftest import ROOT
-from games.cards.vault import position_salts
 from tools.verify_deal import FULL_DECK, commitment_of, leaf_of, merkle_root_of, proof_of, verify
 
 VERIFY = ROOT / "tools" / "verify_deal.py"

@@ -118,7 +118,8 @@ def test_a_sit_and_go_plays_to_the_end_and_pays_the_payout_table(seed: int, seed
     assert not PokerTable.objects.filter(tournament=tournament, is_open=True).exists()
     # Seed 001: every hand ended with the table's leaves revealed and its deal key shredded.
     hands = list(PokerHand.objects.filter(table__tournament=tournament).values_list("hand_id", flat=True))
-    assert hands and not DealKey.objects.filter(deal_id__in=[f"poker-hand:{h}" for h in hands]).exists()
+    assert hands
+    assert not DealKey.objects.filter(deal_id__in=[f"poker-hand:{h}" for h in hands]).exists()
     for hand_id in hands:
         assert [e.type for e in read_stream(stream_id=et.hand_stream(hand_id))][-1] == et.CARDS_REVEALED
 
