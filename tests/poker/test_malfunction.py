@@ -260,7 +260,9 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     history = presenters.hand_history(hand_id=hand_id, viewer_id=p2)
     assert (history["status"], history["voided"], history["reason"]) == ("voided", True, "shuffler broken")
     assert {r["player_id"]: r["amount"] for r in history["refunds"]}[p1] == 30
-    assert [e["type"] for e in history["events"]][-2:] == [et.PAUSED, et.VOIDED]
+    # The void, then the leaves the table saw (none: voided preflop) as the deal key was shredded.
+    assert [e["type"] for e in history["events"]][-3:] == [et.PAUSED, et.VOIDED, et.CARDS_REVEALED]
+    assert history["events"][-1]["revealed"] == []
     replay = presenters.hand_replay(hand_id=hand_id, viewer_id=p2)
     assert (replay["voided"], replay["reason"]) == (True, "shuffler broken")
     assert replay["steps"][-1]["event"]["type"] == "poker.action_taken"
