@@ -252,8 +252,9 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     assert message["event"]["reason"] == "shuffler jammed"
 
     void(table, "shuffler broken")
-    [message] = _new_messages(hand_id, p2, cursor)
+    message, revealed = _new_messages(hand_id, p2, cursor)
     assert (message["event"]["type"], message["event"]["reason"]) == (et.VOIDED, "shuffler broken")
+    assert (revealed["event"]["type"], revealed["event"]["revealed"]) == (et.CARDS_REVEALED, [])
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert (view["hand"]["status"], view["hand"]["voided"], view["hand"]["paused"]) == ("voided", True, False)
     assert view["hand"]["reason"] == "shuffler broken"
