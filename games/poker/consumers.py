@@ -110,7 +110,9 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     owner = info.seats.get(int(event.data.get("seat") or 0)) if event.type == HoleCardsDealt.type else None
     if owner is None:
         return Delta(public=encode({"type": "delta", **base, "event": public}), lane="hand", position=position)
-    own = presenters.redact_event(dict(event.data), event.type, event.data.get("seat"))
+    own = presenters.redact_event(
+        dict(event.data), event.type, event.data.get("seat"), hand_id=str(base["hand_id"]), viewer_id=owner
+    )  # the owner's own cards, opened with their key
     return Delta(
         public=encode({"type": "delta", **base, "event": public}),
         private={owner: encode({"type": "private", **base, "event": own})},

@@ -33,9 +33,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def secret(stream_id: str, event_type: str) -> tuple[Event, str, str]:
-    """The shuffle event row, its salt and its commitment."""
+    """The shuffle event row, what of its sealed deck must stay unseen (a plain
+    deck's salt; a deck sealed under its deal key: the ciphertext) and its commitment."""
     recorded = next(e for e in read_stream(stream_id=stream_id) if e.type == event_type)
-    salt, _ = open_deck(recorded.data["sealed_deck"])
+    sealed = recorded.data["sealed_deck"]
+    salt = open_deck(sealed)[0] if sealed.get("scheme") == "plain" else sealed["ct"]
     assert salt is not None
     return Event.objects.get(pk=recorded.position), salt, recorded.data["commitment"]
 

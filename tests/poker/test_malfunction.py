@@ -181,7 +181,10 @@ def test_void_of_a_paused_hand_refunds_a_player_who_folded_and_left_to_the_walle
     assert wallet(p2) == 100_000 - 5
     pause(table)
     void(table, "malfunction while paused")
-    assert [e.type for e in read_stream(stream_id=et.hand_stream(hand_id))][-2:] == [et.PAUSED, et.VOIDED]
+    # Voided, then the board's leaves revealed (none: voided preflop) as the deal key is shredded.
+    assert [e.type for e in read_stream(stream_id=et.hand_stream(hand_id))][-3:] == [
+        et.PAUSED, et.VOIDED, et.CARDS_REVEALED
+    ]  # fmt: skip
     assert wallet(p2) == 100_000
     assert PokerSeat.objects.get(table=table, player_id=p1).stack == BUY_IN
     assert PokerSeat.objects.get(table=table, player_id=p3).stack == BUY_IN
@@ -249,15 +252,18 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     assert message["event"]["reason"] == "shuffler jammed"
 
     void(table, "shuffler broken")
-    [message] = _new_messages(hand_id, p2, cursor)
+    message, revealed = _new_messages(hand_id, p2, cursor)
     assert (message["event"]["type"], message["event"]["reason"]) == (et.VOIDED, "shuffler broken")
+    assert (revealed["event"]["type"], revealed["event"]["revealed"]) == (et.CARDS_REVEALED, [])
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert (view["hand"]["status"], view["hand"]["voided"], view["hand"]["paused"]) == ("voided", True, False)
     assert view["hand"]["reason"] == "shuffler broken"
     history = presenters.hand_history(hand_id=hand_id, viewer_id=p2)
     assert (history["status"], history["voided"], history["reason"]) == ("voided", True, "shuffler broken")
     assert {r["player_id"]: r["amount"] for r in history["refunds"]}[p1] == 30
-    assert [e["type"] for e in history["events"]][-2:] == [et.PAUSED, et.VOIDED]
+    # The void, then the leaves the table saw (none: voided preflop) as the deal key was shredded.
+    assert [e["type"] for e in history["events"]][-3:] == [et.PAUSED, et.VOIDED, et.CARDS_REVEALED]
+    assert history["events"][-1]["revealed"] == []
     replay = presenters.hand_replay(hand_id=hand_id, viewer_id=p2)
     assert (replay["voided"], replay["reason"]) == (True, "shuffler broken")
     assert replay["steps"][-1]["event"]["type"] == "poker.action_taken"
