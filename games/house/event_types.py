@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from games.fairness import SEALED_FIELD
 from games.house.round.events import (
+    CARDS_DEALT,
+    CARDS_DEALT_SCHEMA,
     PLAYER_EVENT_TYPES,
     PLAYER_SETTLED,
     PLAYER_SETTLED_SCHEMA,
@@ -31,6 +33,7 @@ def seat_stream(table_id: int, player_id: int) -> str:
 for _type in (*ROUND_EVENT_TYPES, *PLAYER_EVENT_TYPES, POOL_SEEDED, *SEAT_EVENT_TYPES):
     register_event_type(_type, 1)
 register_event_type(PLAYER_SETTLED, PLAYER_SETTLED_SCHEMA)
+register_event_type(CARDS_DEALT, CARDS_DEALT_SCHEMA)
 register_confidential(SHUFFLED, SEALED_FIELD)
 
 
@@ -41,3 +44,12 @@ def _player_settled_v1_to_v2(data: Data) -> Data:
     carries them inside; an upcast v1 says ``"wagers": None`` (look in the
     stream), since an upcaster sees one event, not its neighbours."""
     return {**data, "wagers": None}
+
+
+@upcaster(CARDS_DEALT, 1)
+def _cards_dealt_v1_to_v2(data: Data) -> Data:
+    """v1 listed every card in the clear, in the order it left the deck (its
+    i-th card is deck position i). v2 names each card's ``deck_position`` and
+    leaves the face-down cards out; an upcast v1 keeps the cards it stored (the
+    stored event is never rewritten), so its face-down ones still carry ``card``."""
+    return {**data, "cards": [{**card, "deck_position": i} for i, card in enumerate(data["cards"])]}

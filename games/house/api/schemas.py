@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from games.api import DealtCardSchema
 from games.house.rules.registry import games
 
 
@@ -126,3 +127,31 @@ class ChatLine(serializers.Serializer):
     player = serializers.CharField(help_text="The poster's username.")
     text = serializers.CharField()
     sent_at = serializers.DateTimeField()
+
+
+class RevealedLeaf(serializers.Serializer):
+    position = serializers.IntegerField(min_value=0, max_value=51, help_text="Deck position, 0 = the top card.")
+    card = serializers.CharField(help_text="Two-character code, e.g. As, Td, 2c.")
+    salt = serializers.CharField(help_text="This position's own salt (64 lowercase hex digits).")
+
+
+class HouseFairnessAnswer(serializers.Serializer):
+    """A house round's fairness answer (docs/fairness.md). ``merkle-sha256``
+    (every round since issue 33): the commitment (the Merkle root of the 52
+    leaves) and deck size always; once the round has ended (settled, closed
+    without bets, voided) every leaf and the deal order. Legacy ``sha256``
+    rounds: the commitment, and once ended the salt, the deck and the deal order."""
+
+    game_number = serializers.CharField()
+    algorithm = serializers.ChoiceField(choices=["merkle-sha256", "sha256"])
+    commitment = serializers.CharField(
+        help_text='merkle-sha256: the Merkle root (hex) of the leaves SHA-256("<salt_i>:<i>:<card>"); '
+        'sha256: SHA-256 hex of "<salt>:<deck>".'
+    )
+    deck_size = serializers.IntegerField(required=False, help_text="52 (merkle-sha256).")
+    leaves = RevealedLeaf(many=True, required=False, help_text="The 52 leaves, top first (merkle-sha256, once ended).")
+    salt = serializers.CharField(required=False, help_text="sha256 only: 64 lowercase hex digits (once ended).")
+    deck = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="sha256 only: the 52 cards, top first (once ended)."
+    )
+    deal_order = DealtCardSchema(many=True, required=False, help_text="Each deck position dealt (once ended).")

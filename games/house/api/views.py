@@ -26,7 +26,6 @@ from casino.errors import NotFound
 from games.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
-    FairnessAnswer,
     PlayThrottle,
     body,
     errors,
@@ -319,13 +318,13 @@ class GameNotFound(NotFound, code="game_not_found"):
 class RoundFairnessView(APIView):
     """A round's provably-fair deal (docs/fairness.md), for any player: the
     commitment published when it opened; once it has ended (or was voided) also
-    the salt, the deck and which deck position went to whom."""
+    every leaf of the deck (card and salt) and which deck position went to whom."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
         responses={
-            200: FairnessAnswer,
+            200: schemas.HouseFairnessAnswer,
             **errors(r404="round_not_found", r409="deal_not_committed (dealt before commitments)"),
         }
     )

@@ -7,13 +7,15 @@
 - ``game_history(game_number=, player_id=)``: the full recall of a finished round.
 - ``account_history(player_id=)``: the per-player-round rows.
 - ``round_fairness(game_number=)``: the deal's commitment, and once the round
-  is over its salt, deck and deal order (docs/fairness.md).
+  is over every leaf (card and salt) and the deal order (docs/fairness.md).
 
 Face-down cards (the dealer's hole cards, board cards not yet revealed) are
-never in any output before their ``house_round.cards_revealed`` event; the
-round's sealed salt and deck (``house_round.shuffled``) never before the round
-is over, and then only in ``round_fairness``: everything else shows its
-commitment alone.
+never in any output before their ``house_round.cards_revealed`` event: since
+``cards_dealt`` schema 2 the round's events do not hold them before then, and
+everything here is built from the events alone (no deal key is opened). The
+round's deck (sealed in ``house_round.shuffled``, revealed in clear by
+``house_round.deck_revealed`` at the round's end) is shown only by
+``round_fairness``: everything else shows its commitment alone.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from django.db.models import Q
 
 from casino.responsible_gaming import wager_allowance
 from games.cards.cards import parse_card
-from games.fairness import fairness_answer
+from games.fairness import OpenedDeck, fairness_answer, opened_from_reveal
 from games.house.math.exact_strategy import optimal_choice
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
@@ -35,6 +37,7 @@ from games.house.round.errors import RoundNotFound
 from games.house.round.events import (
     CARDS_DEALT,
     DECISION_MADE,
+    DECK_REVEALED,
     OPENED,
     PLAYER_EVENT_TYPES,
     PLAYER_SETTLED,
@@ -180,7 +183,7 @@ def decision_hint(*, table_id: int, viewer_id: int, now: datetime) -> dict[str, 
         return answer
     owner = "shared" if state.config.hand_mode == "shared" else f"player:{viewer_id}"
     hole = [parse_card(card).index for card in state.hands.get(owner, ())]
-    board = [parse_card(card).index for card in state.board[: state.board_revealed]]
+    board = [parse_card(card).index for card in state.board[: state.board_revealed] if card is not None]
     multiplier, folds = optimal_choice(table.game, point.street, hole, board)
     optimal = next(o.name for o in point.options if o.multiplier == multiplier and o.folds == folds)
     return answer | {"street": point.street, "options": offered, "optimal": optimal,
@@ -194,11 +197,15 @@ def _warning_at(state: RoundState) -> str | None:
 
 
 def _redact_dealt(data: Mapping[str, Any], viewer_id: int | None, shared: bool) -> dict[str, Any]:
+    """Each dealt card as players have always seen it (``to``, ``position``,
+    ``card`` or ``None``, ``face_up``): a face-down card has no card in the
+    event (schema 2) and an upcast schema 1 one is hidden here as before."""
     cards = []
     for card in data["cards"]:
         own = card["to"] == "shared" or (viewer_id is not None and card["to"] == f"player:{viewer_id}")
         visible = card["face_up"] and (own or (shared and card["to"] != "dealer" and card["to"] != "board"))
-        cards.append({**card, "card": card["card"] if visible else None})
+        shown = card.get("card") if visible else None
+        cards.append({"to": card["to"], "position": card["position"], "card": shown, "face_up": card["face_up"]})
     return {"cards": cards}
 
 
@@ -218,6 +225,8 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
         payload = _redact_dealt(data, viewer_id, shared)
     elif kind == SHUFFLED:
         payload = {"commitment": data["commitment"]}  # the sealed salt and deck: round_fairness, once it is over
+    elif kind == DECK_REVEALED:
+        payload = {}  # the round is over and its deck verifiable: round_fairness shows it
     else:
         payload = dict(data)
     return {"type": kind, "stream_version": getattr(event, "version", None), "data": payload}
@@ -277,21 +286,29 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
 
 
 def round_fairness(*, game_number: str) -> dict[str, Any]:
-    """The round's deal as anyone may know it (``games.fairness.fairness_answer``):
-    the commitment; once the round is closed (settled, voided, or no bets) the
-    salt, the deck and the deal order. ``round_not_found``, ``deal_not_committed``."""
+    """The round's deal as anyone may know it (``games.fairness.fairness_answer``),
+    from its events alone: the commitment; once the round is closed (settled,
+    voided, or no bets) every leaf of the deck its ``house_round.deck_revealed``
+    revealed (checked against the commitment, ``deck_mismatch`` otherwise) and
+    the deal order. A legacy ``plain`` round answers its old shape (salt, deck).
+    ``round_not_found``, ``deal_not_committed``."""
     round_id = HouseRound.objects.filter(game_number=game_number).values_list("round_id", flat=True).first()
     if round_id is None:
         raise RoundNotFound(game_number=game_number)
     events = read_stream(stream_id=round_stream(round_id))
     state = replay_round(events)
     dealt = next((CardsDealt.from_data(e.data) for e in events if e.type == CARDS_DEALT), None)
+    revealed: OpenedDeck | None = None
+    shown = next((e.data for e in events if e.type == DECK_REVEALED), None)
+    if shown is not None and state.commitment is not None and state.closed:
+        revealed = opened_from_reveal(commitment=state.commitment, salt=shown["salt"], deck=shown["deck"])
     return fairness_answer(
         game_number=game_number,
         commitment=state.commitment,
         sealed_deck=state.sealed_deck,
         ended=state.closed,
-        deal_order=lambda deck: deal_order(dealt) if dealt is not None else [],
+        deal_order=lambda deck: deal_order(dealt, deck) if dealt is not None else [],
+        revealed_deck=revealed,
     )
 
 

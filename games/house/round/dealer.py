@@ -10,8 +10,14 @@ The deck is shuffled when the round opens, before any bet, and recorded in
 sealed (docs/fairness.md; the sealing is the services', opaque here). All cards
 of a round are dealt from that deck when betting closes (player hands face up,
 dealer and board face down), in deck order, and board/dealer cards are
-*revealed* street by street; redaction (``games.house.realtime.presenters``)
-never shows a face-down card before its ``cards_revealed`` event.
+*revealed* street by street. ``cards_dealt`` records a face-down card by its
+deck position only: the events never hold a card before its
+``cards_revealed``, so a state folded from them has none either. The steps
+that show face-down cards (the deal, a street's reveal, the showdown) take the
+round's opened ``deck`` from the dealer service, the only code that opens it;
+the steps that end the round take the ``DeckRevealed`` event to record, just
+before ``house_round.closed`` (every card of a house round is public once it
+is over).
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from games.house.round.events import (
     CardAt,
     CardsDealt,
     CardsRevealed,
+    DealtAt,
     DecisionMade,
     DecisionWindowOpened,
+    DeckRevealed,
     DeckShuffled,
     Event,
     Paused,
@@ -105,19 +113,24 @@ def decide_close_betting(
     now: str,
     deck: Sequence[Card],
     seats: Mapping[int, int | None] | None = None,
+    reveal: DeckRevealed | None = None,
+    face_down_in_clear: bool = False,
 ) -> list[Event]:
     """Betting window over: record the participants (players with bets), deal every
     card of the round from the top of ``deck`` (the round's committed deck), and
-    open the first decision window (or close an empty round). ``cards_dealt``
-    lists the cards in the order they leave the deck: its i-th card is deck
-    position i (``deal_order``)."""
+    open the first decision window (or close an empty round, recording
+    ``reveal`` before its close). ``cards_dealt`` lists the cards in the order
+    they leave the deck (each with its ``deck_position``, ``deal_order``): the
+    players' cards face up, the dealer's and the board's as positions only.
+    ``face_down_in_clear``: a round opened before deals were committed has no
+    deck to open later, so its face-down cards are recorded as they always were."""
     _require(state, BETTING)
     config = config_of(state)
     participants = sorted(pid for pid, p in players.items() if p.chips)
     seat_numbers = {str(pid): (seats or {}).get(pid) for pid in participants}
     events = [BettingWindowClosed(now, tuple(participants), seat_numbers).event()]
     if not participants:
-        return [*events, RoundClosed(now, "no_bets").event()]
+        return [*events, *_revealed(reveal), RoundClosed(now, "no_bets").event()]
     if config.hand_mode == "per_seat" and len(participants) > PER_SEAT_MAX:
         # Unreachable through the services: a first chip beyond the round's hands is
         # refused (``commands.check_room``) and a seat given up before betting closes
@@ -125,27 +138,44 @@ def decide_close_betting(
         raise TableFull(participants=len(participants))
     if len({c.index for c in deck}) != len(deck):
         raise InvalidCards("the deck has duplicate cards")
-    draw = iter(deck)
-    dealt: list[CardAt] = []
+    cards = [str(card) for card in deck]
+    dealt: list[DealtAt] = []
     owners = ["shared"] if config.hand_mode == "shared" else [f"player:{pid}" for pid in participants]
     for owner in owners:
         for position in range(2):
-            dealt.append(CardAt(owner, position, str(next(draw)), face_up=True))
-    for position in range(2):
-        dealt.append(CardAt("dealer", position, str(next(draw)), face_up=False))
-    for position in range(5):
-        dealt.append(CardAt("board", position, str(next(draw)), face_up=False))
+            dealt.append(DealtAt(owner, position, len(dealt), True, cards[len(dealt)]))
+    for owner, count in (("dealer", 2), ("board", 5)):
+        for position in range(count):
+            clear = cards[len(dealt)] if face_down_in_clear else None
+            dealt.append(DealtAt(owner, position, len(dealt), False, clear))
     events.append(CardsDealt(tuple(dealt)).event())
     interim = state
     for event in events:
         interim = apply_round(interim, event)
-    return events + _next_street(interim, players, now=now, after=None, pause=config.deal_pause_seconds)
+    return events + _next_street(interim, players, now=now, after=None, pause=config.deal_pause_seconds, deck=cards)
 
 
-def deal_order(dealt: CardsDealt) -> list[DealtCard]:
-    """Which deck position went to whom: ``decide_close_betting`` deals the deck
-    from the top in the order ``cards_dealt`` lists the cards."""
-    return [DealtCard(position, card.card, card.to, card.position) for position, card in enumerate(dealt.cards)]
+def deal_order(dealt: CardsDealt, deck: Sequence[str]) -> list[DealtCard]:
+    """Which deck position went to whom, with the card the (revealed) ``deck``
+    holds there: ``decide_close_betting`` deals the deck from the top in the
+    order ``cards_dealt`` lists its positions."""
+    return [DealtCard(c.deck_position, deck[c.deck_position], c.to, c.position) for c in dealt.cards]
+
+
+def face_down_card(shown: str | None, position: int, deck: Sequence[str] | None) -> str:
+    """A dealer or board card: from the round's opened ``deck`` at its deck
+    ``position``, or as the events already show it (``shown``: revealed, or a
+    round dealt before commitments). ``ValueError`` when neither has it (a
+    step that shows a face-down card needs the deck)."""
+    if deck is not None:
+        return str(deck[position])
+    if shown is None:
+        raise ValueError("a face-down card is shown from the round's deck: the dealer service passes it")
+    return shown
+
+
+def _revealed(reveal: DeckRevealed | None) -> list[Event]:
+    return [] if reveal is None else [reveal.event()]
 
 
 # Board cards visible when a street's decision is taken (all three games).
@@ -153,10 +183,17 @@ STREET_REVEALS = {"preflop": 0, "flop": 3, "river": 5}
 
 
 def _next_street(
-    state: RoundState, players: Mapping[int, PlayerState], *, now: str, after: str | None, pause: int
+    state: RoundState,
+    players: Mapping[int, PlayerState],
+    *,
+    now: str,
+    after: str | None,
+    pause: int,
+    deck: Sequence[str] | None,
 ) -> list[Event]:
     """Open the next decision window someone still needs, revealing its board
-    cards; with none left, reveal everything (showdown follows in ``decide_showdown``)."""
+    cards (from ``deck``); with none left, reveal everything (showdown follows in
+    ``decide_showdown``)."""
     config = config_of(state)
     definition = config.definition
     streets = [p.street for p in definition.decision_points]
@@ -169,18 +206,20 @@ def _next_street(
             break
         show = STREET_REVEALS[street]
         if show > revealed:
-            events.append(_reveal_board(state, revealed, show, street))
+            events.append(_reveal_board(state, revealed, show, street, deck))
             revealed = show
         deadline = plus_seconds(now, pause + config.decision_seconds)
         events.append(DecisionWindowOpened(street, now, deadline).event())
         return events
     if revealed < 5:
-        events.append(_reveal_board(state, revealed, 5, "showdown"))
+        events.append(_reveal_board(state, revealed, 5, "showdown", deck))
     return events
 
 
-def _reveal_board(state: RoundState, start: int, end: int, street: str) -> Event:
-    cards = tuple(CardAt("board", i, state.board[i]) for i in range(start, end))
+def _reveal_board(state: RoundState, start: int, end: int, street: str, deck: Sequence[str] | None) -> Event:
+    cards = tuple(
+        CardAt("board", i, face_down_card(state.board[i], state.board_positions[i], deck)) for i in range(start, end)
+    )
     return CardsRevealed(street, cards).event()
 
 
@@ -200,9 +239,12 @@ def auto_decisions(state: RoundState, players: Mapping[int, PlayerState], *, now
     ]
 
 
-def decide_advance(state: RoundState, players: Mapping[int, PlayerState], *, now: str) -> list[Event]:
+def decide_advance(
+    state: RoundState, players: Mapping[int, PlayerState], *, now: str, deck: Sequence[str] | None = None
+) -> list[Event]:
     """The open decision window is over (deadline passed, or everyone decided):
-    timeout defaults for the rest, then the next window or the showdown reveal."""
+    timeout defaults for the rest, then the next window or the showdown reveal
+    (board cards from the round's opened ``deck``)."""
     if state.closed or state.voided:
         raise WrongPhase(phase=state.phase)
     if state.paused:
@@ -215,7 +257,7 @@ def decide_advance(state: RoundState, players: Mapping[int, PlayerState], *, now
     for event in events:
         pid = int(event.stream)
         after[pid] = apply_player(after[pid], event)
-    return events + _next_street(state, after, now=now, after=state.phase, pause=0)
+    return events + _next_street(state, after, now=now, after=state.phase, pause=0, deck=deck)
 
 
 def needs_showdown(state: RoundState, players: Mapping[int, PlayerState]) -> bool:
@@ -254,19 +296,25 @@ def decide_showdown(
     now: str,
     pool_balances: Mapping[str, int],
     wheel_segment: WheelSegment | None,
+    deck: Sequence[str] | None = None,
+    reveal: DeckRevealed | None = None,
 ) -> Showdown:
-    """Reveal the dealer, settle every participant's wagers, contribute to and pay
-    the STAX pools. ``pool_balances`` are the pools before this round's
-    contributions; ``wheel_segment`` the secure draw when the board triggers
-    Bonus Spin Xtreme (one spin per round: the board is common to everyone)."""
+    """Reveal the dealer (from the round's opened ``deck``), settle every
+    participant's wagers, contribute to and pay the STAX pools, record
+    ``reveal`` (the whole deck) and close. ``pool_balances`` are the pools
+    before this round's contributions; ``wheel_segment`` the secure draw when
+    the board triggers Bonus Spin Xtreme (one spin per round: the board is
+    common to everyone)."""
     config = config_of(state)
     if state.settled or state.voided or state.board_revealed < 5:
         raise WrongPhase(phase=state.phase)
     definition = config.definition
-    dealer = [parse_card(c) for c in state.dealer]
-    board = [parse_card(c) for c in state.board]
+    dealer_cards = [face_down_card(c, p, deck) for c, p in zip(state.dealer, state.dealer_positions, strict=True)]
+    board_cards = tuple(face_down_card(c, p, deck) for c, p in zip(state.board, state.board_positions, strict=True))
+    dealer = [parse_card(c) for c in dealer_cards]
+    board = [parse_card(c) for c in board_cards]
     events: list[Event] = [
-        CardsRevealed("showdown", tuple(CardAt("dealer", i, c) for i, c in enumerate(state.dealer))).event()
+        CardsRevealed("showdown", tuple(CardAt("dealer", i, c) for i, c in enumerate(dealer_cards))).event()
     ]
     any_spin = any(players[pid].totals().get("bonus_spin") for pid in state.participants)
     if any_spin and bonus_spin_triggered(board):
@@ -325,13 +373,14 @@ def decide_showdown(
     first = next(iter(settlements.values()))
     settled = RoundSettled(
         dealer={**_hand(first.dealer), "qualifies": first.dealer_qualifies},
-        board=state.board,
+        board=board_cards,
         players=len(settlements),
         staked=sum(s.staked for s in settlements.values()),
         returned=sum(s.returned for s in settlements.values()),
         at=now,
     )
     events.append(settled.event())
+    events += _revealed(reveal)
     events.append(RoundClosed(now, "settled").event())
     return Showdown(events, settlements, contributions, hits, resets)
 
@@ -410,15 +459,24 @@ def decide_resume(state: RoundState, *, actor: str, now: str) -> list[Event]:
 
 
 def decide_void(
-    state: RoundState, players: Mapping[int, PlayerState], *, actor: str, reason: str, now: str, automatic: bool
+    state: RoundState,
+    players: Mapping[int, PlayerState],
+    *,
+    actor: str,
+    reason: str,
+    now: str,
+    automatic: bool,
+    reveal: DeckRevealed | None = None,
 ) -> list[Event]:
-    """Void: every wager of the round (calls/plays included) goes back, nothing is paid."""
+    """Void: every wager of the round (calls/plays included) goes back, nothing
+    is paid; ``reveal`` (the whole deck) is recorded before the close."""
     if state.closed or state.voided or state.settled:
         raise WrongPhase(phase=state.phase)
     events = [RoundVoided(actor, reason, automatic, now).event()]
     for pid, player in sorted(players.items()):
         if player.staked:
             events.append(PlayerVoided(player.staked, reason, now).event(pid))
+    events += _revealed(reveal)
     events.append(RoundClosed(now, "voided").event())
     return events
 

@@ -28,6 +28,9 @@ OPENED = "house_round.opened"
 SHUFFLED = "house_round.shuffled"
 BETTING_CLOSED = "house_round.betting_closed"
 CARDS_DEALT = "house_round.cards_dealt"
+# Schema 2 (issue 33): the dealer's and the board's cards only as deck positions
+# (no card); schema 1 recorded them in the clear (upcast: ``games.house.event_types``).
+CARDS_DEALT_SCHEMA = 2
 WINDOW_OPENED = "house_round.decision_window_opened"
 CARDS_REVEALED = "house_round.cards_revealed"
 WHEEL_SPUN = "house_round.wheel_spun"
@@ -38,6 +41,9 @@ PAUSED = "house_round.paused"
 RESUMED = "house_round.resumed"
 VOIDED_EVENT = "house_round.voided"
 ROUND_CLOSED = "house_round.closed"
+# The whole deck (master salt and cards) at the round's end: every card of a
+# house round is public once it is over (docs/fairness.md).
+DECK_REVEALED = "house_round.deck_revealed"
 BET_PLACED = "house_bet.placed"
 BET_REMOVED = "house_bet.removed"
 DECISION_MADE = "house_decision.made"
@@ -64,6 +70,7 @@ ROUND_EVENT_TYPES = (
     PAUSED,
     RESUMED,
     VOIDED_EVENT,
+    DECK_REVEALED,
     ROUND_CLOSED,
 )
 PLAYER_EVENT_TYPES = (
@@ -179,6 +186,22 @@ class CardAt(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class DealtAt(Record):
+    """One card of ``cards_dealt`` (schema 2): deck position ``deck_position``
+    went to ``to`` (``shared``, ``player:{id}``, ``dealer``, ``board``) as its
+    ``position``-th card. ``card`` only for a card dealt face up (the players'
+    hands); a face-down card (dealer, board) is ``None`` here and shown by its
+    ``cards_revealed``. (A round opened before deals were committed has no deck
+    to open later: its face-down cards carry ``card``, as schema 1 did.)"""
+
+    to: str
+    position: int
+    deck_position: int
+    face_up: bool
+    card: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SettledWager(Record):
     """One wager's settlement (``rounding_kept``: a fraction as text, e.g. ``"1/2"``)."""
 
@@ -228,8 +251,10 @@ class RoundOpened(HouseEvent):
 class DeckShuffled(HouseEvent):
     """The deck the round is dealt from, shuffled when it opens, before any bet
     (docs/fairness.md): ``commitment`` is public from now on; ``sealed_deck``
-    holds the salt and the deck as ``games.fairness.seal_deck`` sealed them
-    (opaque here), never shown before the round is over."""
+    holds the master salt and the deck as ``games.fairness.shuffle_and_commit``
+    sealed them under the round's deal key (opaque here; legacy rounds: the
+    ``plain`` scheme). Only the dealer service opens it; the round's end
+    reveals the deck in ``house_round.deck_revealed``."""
 
     type: ClassVar[str] = SHUFFLED
     commitment: str
@@ -248,10 +273,13 @@ class BettingWindowClosed(HouseEvent):
 
 @dataclass(frozen=True, slots=True)
 class CardsDealt(HouseEvent):
-    """Every card of the round: player hands face up, dealer and board face down."""
+    """Every card of the round in the order it leaves the deck: player hands
+    face up (with their cards), dealer and board face down (deck positions
+    only: schema 2)."""
 
     type: ClassVar[str] = CARDS_DEALT
-    cards: tuple[CardAt, ...]
+    schema: ClassVar[int] = CARDS_DEALT_SCHEMA
+    cards: tuple[DealtAt, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +381,20 @@ class RoundVoided(HouseEvent):
     reason: str
     automatic: bool
     at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeckRevealed(HouseEvent):
+    """The round is over (settled, closed without bets, voided): its master
+    ``salt`` and ``deck`` (top first), which rebuild the commitment
+    (``games.fairness.opened_from_reveal``). Appended in the transaction that
+    ends the round, just before ``house_round.closed``, as the round's deal key
+    is shredded; rounds of the legacy ``plain`` scheme and rounds without a
+    commitment have none."""
+
+    type: ClassVar[str] = DECK_REVEALED
+    salt: str
+    deck: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,6 +528,7 @@ EVENT_CLASSES: dict[str, type[HouseEvent]] = {
         Paused,
         Resumed,
         RoundVoided,
+        DeckRevealed,
         RoundClosed,
         BetPlaced,
         BetRemoved,

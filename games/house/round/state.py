@@ -224,8 +224,16 @@ class RoundState:
     participants: tuple[int, ...] = ()
     seats: Mapping[int, int] = field(default_factory=dict)
     hands: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # "shared" or "player:{id}"
-    dealer: tuple[str, ...] = ()
-    board: tuple[str, ...] = ()
+    # The dealer's and the board's cards as the events have shown them so far:
+    # ``None`` for a card still face down (``cards_dealt`` schema 2 records only
+    # its deck position; ``cards_revealed`` shows it). The round's events never
+    # hold a face-down card, so neither does a state replayed from them.
+    dealer: tuple[str | None, ...] = ()
+    board: tuple[str | None, ...] = ()
+    # Deck positions of the dealer's and the board's cards (for the dealer
+    # service, which opens the committed deck to reveal them).
+    dealer_positions: tuple[int, ...] = ()
+    board_positions: tuple[int, ...] = ()
     board_revealed: int = 0
     dealer_revealed: bool = False
     paused: bool = False
@@ -264,23 +272,43 @@ def apply_round(state: RoundState, event: Event | Any) -> RoundState:
         seats = {int(k): v for k, v in data.get("seats", {}).items() if v is not None}
         return replace(state, participants=tuple(data["participants"]), seats=seats, deadline=None)
     if kind == CARDS_DEALT:
+        # Schema 2 (an upcast schema 1 event has ``deck_position`` too, and its
+        # face-down cards in the clear: they are kept as stored).
         hands = dict(state.hands)
         dealer, board = list(state.dealer), list(state.board)
+        dealer_at, board_at = list(state.dealer_positions), list(state.board_positions)
         for card in data["cards"]:
             to = card["to"]
             if to == "dealer":
-                dealer.append(card["card"])
+                dealer.append(card.get("card"))
+                dealer_at.append(card["deck_position"])
             elif to == "board":
-                board.append(card["card"])
+                board.append(card.get("card"))
+                board_at.append(card["deck_position"])
             else:
                 hands[to] = (*hands.get(to, ()), card["card"])
-        return replace(state, hands=hands, dealer=tuple(dealer), board=tuple(board))
+        return replace(
+            state,
+            hands=hands,
+            dealer=tuple(dealer),
+            board=tuple(board),
+            dealer_positions=tuple(dealer_at),
+            board_positions=tuple(board_at),
+        )
     if kind == WINDOW_OPENED:
         return replace(state, phase=data["street"], phase_seq=state.phase_seq + 1, deadline=data["deadline"])
     if kind == CARDS_REVEALED:
+        board, dealer = list(state.board), list(state.dealer)
+        for card in data["cards"]:
+            shown = board if card["to"] == "board" else dealer if card["to"] == "dealer" else None
+            if shown is not None and card["position"] < len(shown):
+                shown[card["position"]] = card["card"]
         board_revealed = state.board_revealed + sum(1 for c in data["cards"] if c["to"] == "board")
         dealer_revealed = state.dealer_revealed or any(c["to"] == "dealer" for c in data["cards"])
-        return replace(state, board_revealed=board_revealed, dealer_revealed=dealer_revealed)
+        return replace(
+            state, board=tuple(board), dealer=tuple(dealer), board_revealed=board_revealed,
+            dealer_revealed=dealer_revealed,
+        )  # fmt: skip
     if kind == WHEEL_SPUN:
         return replace(state, wheel_spin=dict(data))
     if kind == SETTLED:

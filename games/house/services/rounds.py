@@ -5,10 +5,21 @@ row (then the round row) so two dealer tasks never interleave. ``advance_table``
 is idempotent by ``expected_seq``: a stale or duplicated task changes nothing
 and returns ``None``. The dealer loop (issue 6) schedules the next call at
 ``TableTick.deadline``.
+
+Cards at rest (issue 33, docs/fairness.md): a round gets its deal key
+(``games.dealkeys``, ``house-round:<round id>``) when it opens, and its deck is
+committed per position (``merkle-sha256``) and sealed under that key. This
+module is the only code that opens a house deck (``_opened_deck``), once per
+step that shows cards (the deal, a street's reveal, the showdown) or ends the
+round, and hands the cards to the pure decisions. Every step that ends a round
+(settled, closed without bets, voided by an operator or by the sweeper)
+records the whole deck (``house_round.deck_revealed``) and shreds the deal key
+in the same transaction.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,7 +31,9 @@ from casino.errors import DomainError
 from games import pacing, presence
 from games.cards.cards import Card, parse_card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
-from games.fairness import committed_deck, shuffle_and_commit
+from games.cards.vault import CardKeyError
+from games.dealkeys import DealKeyMissing, deal_key, new_deal_key, shred_deal_key
+from games.fairness import DeckMismatch, OpenedDeck, is_plain, open_committed_deck, shuffle_and_commit
 from games.house.event_types import POOL_SEEDED
 from games.house.models import HouseRound, HouseTable, TableSeat
 from games.house.round.dealer import (
@@ -35,7 +48,7 @@ from games.house.round.dealer import (
     decide_void,
     needs_showdown,
 )
-from games.house.round.events import Event
+from games.house.round.events import DeckRevealed, Event
 from games.house.round.state import BETTING, PER_SEAT_MAX, PlayerState, RoundConfig, RoundState, apply_player
 from games.house.rules.bonus_spin import Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
@@ -54,6 +67,9 @@ from games.house.store import (
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
 from ledger.services import balance_of, ensure_account, house_account
+from tools.verify_deal import MERKLE_ALGORITHM
+
+log = logging.getLogger(__name__)
 
 IDLE = "idle"
 BETWEEN = "between"
@@ -170,7 +186,10 @@ def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Seque
     _ensure_pools(table, config, now)
     # Created by its projector from the round's opening event (``store.commit``).
     round_row = HouseRound(round_id=game_number, table=table, currency=table.currency)
-    deck = shuffle_and_commit(rng=rng, deck=None if shoe is None else [str(card) for card in shoe])
+    deal_id = deal_id_of(game_number)
+    key = new_deal_key(deal_id=deal_id)
+    scripted = None if shoe is None else [str(card) for card in shoe]
+    deck = shuffle_and_commit(rng=rng, key=key, deal_id=deal_id, deck=scripted)
     events = decide_open(config, now=iso(now), commitment=deck.commitment, sealed_deck=deck.sealed_deck)
     state, _ = commit(
         round_row=round_row, state=RoundState(), players={}, events=events, money=Money(),
@@ -275,19 +294,25 @@ def advance_table(
             for event in declined:
                 pid = int(event.stream)
                 playing[pid] = apply_player(playing[pid], event)
-            deck = _deck(state, rng)
+            opened = _opened_deck(state)
+            deck = shuffled_deck(rng) if opened is None else [parse_card(card) for card in opened.deck]
             seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
-            events = declined + decide_close_betting(state, playing, now=iso(now), deck=deck, seats=seats)
+            events = declined + decide_close_betting(
+                state, playing, now=iso(now), deck=deck, seats=seats, reveal=_deck_revealed(opened),
+                face_down_in_clear=opened is None,
+            )  # fmt: skip
         else:
-            events = decide_advance(state, players, now=iso(now))
+            opened = _opened_deck(state)
+            events = decide_advance(state, players, now=iso(now), deck=_cards(opened))
         state, changed = commit(
             round_row=round_row, state=state, players=rows, events=events, money=money,
             idempotency_key=key, actor="dealer", now=now, states=players,
         )  # fmt: skip
         players |= changed
         if needs_showdown(state, players):
-            state = _showdown(table, round_row, state, rows, players, now, rng)
+            state = _showdown(table, round_row, state, rows, players, now, rng, opened)
         if state.closed:
+            shred_deal_key(deal_id=deal_id_of(round_row.round_id))
             _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
         else:
             _set_table(table, phase=state.phase, deadline=_dt(state.deadline))
@@ -312,13 +337,46 @@ def _decline_absent(
     return events
 
 
-def _deck(state: RoundState, rng: RandomSource) -> list[Card]:
-    """The round's committed deck (``deck_mismatch`` if it is not the one
-    committed); a round opened before deals were committed is shuffled now, as
-    it always was."""
+def deal_id_of(round_id: str) -> str:
+    """The deal id of a house round's deal key (``games.dealkeys``)."""
+    return f"house-round:{round_id}"
+
+
+def _opened_deck(state: RoundState) -> OpenedDeck | None:
+    """The round's committed deck, opened with its deal key and checked against
+    the commitment: ``deck_mismatch`` (and nothing dealt, the step rolled back)
+    for a sealed deck that does not open with the round's key (a wrong key, a
+    tampered seal, a key already shredded) or is not the deck committed. A
+    legacy ``plain`` deck opens without a key. ``None``: a round opened before
+    deals were committed (it is shuffled at the deal, as it always was).
+
+    The only place a house round's deck is decrypted; each step opens it once
+    (no cache: the plaintext deck lives only as long as the step)."""
     if state.sealed_deck is None:
-        return shuffled_deck(rng)
-    return [parse_card(card) for card in committed_deck(commitment=state.commitment, sealed_deck=state.sealed_deck)]
+        return None
+    assert state.config is not None
+    deal_id = deal_id_of(state.config.round_id)
+    try:
+        key = None if is_plain(state.sealed_deck) else deal_key(deal_id=deal_id)
+        return open_committed_deck(commitment=state.commitment, sealed_deck=state.sealed_deck, key=key, deal_id=deal_id)
+    except DealKeyMissing as exc:
+        gone = "the round's deal key is gone: its deck cannot be opened"
+        raise DeckMismatch(gone, commitment=state.commitment) from exc
+    except CardKeyError as exc:
+        wrong = "the round's sealed deck does not open with its deal key"
+        raise DeckMismatch(wrong, commitment=state.commitment) from exc
+
+
+def _cards(opened: OpenedDeck | None) -> list[str] | None:
+    return None if opened is None else opened.deck
+
+
+def _deck_revealed(opened: OpenedDeck | None) -> DeckRevealed | None:
+    """The event revealing the whole deck at the round's end (``merkle-sha256``
+    decks; a legacy ``plain`` deck is answered from its own event)."""
+    if opened is None or opened.scheme != MERKLE_ALGORITHM or opened.salt is None:
+        return None
+    return DeckRevealed(opened.salt, tuple(opened.deck))
 
 
 def _showdown(
@@ -329,6 +387,7 @@ def _showdown(
     players: dict[int, PlayerState],
     now: datetime,
     rng: RandomSource,
+    opened: OpenedDeck | None,
 ) -> RoundState:
     assert state.config is not None
     config = state.config
@@ -348,7 +407,8 @@ def _showdown(
         )
         wheel_segment = wheel.spin(rng)
     with player_heads_read_meanwhile(round_row) as heads:
-        showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment)
+        showdown = decide_showdown(state, players, now=iso(now), pool_balances=balances, wheel_segment=wheel_segment,
+                                   deck=_cards(opened), reveal=_deck_revealed(opened))  # fmt: skip
     # The heads are read after the step's first commit, whose appends the rows'
     # versions include. A head at another version (a command that committed
     # since the rows were read) is left out: read again when appending, it is
@@ -423,13 +483,23 @@ def resume_round(*, table_id: int, actor: str, now: datetime) -> TableTick:
 
 
 def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automatic: bool = False) -> TableTick:
-    """Void the current round: every hold (bets, calls, plays) goes back to its wallet."""
+    """Void the current round: every hold (bets, calls, plays) goes back to its
+    wallet, the whole deck is revealed and the deal key shredded. A deck that no
+    longer opens (``deck_mismatch``) does not stop the void: the round is voided
+    without the reveal (its answer then shows the commitment alone)."""
     with transaction.atomic(), collector_paused():
         table = _lock_table(table_id)
         round_row = HouseRound.objects.select_for_update().get(round_id=table.current_round_id)
         state = load_round(round_row.round_id)
         rows, players = _players(round_row)
-        events = decide_void(state, players, actor=actor, reason=reason, now=iso(now), automatic=automatic)
+        try:
+            reveal = _deck_revealed(_opened_deck(state))
+        except DeckMismatch:
+            log.warning("round %s: voided without revealing its deck: it does not open", round_row.round_id)
+            reveal = None
+        events = decide_void(
+            state, players, actor=actor, reason=reason, now=iso(now), automatic=automatic, reveal=reveal
+        )
         money = Money()
         for event in events:
             if event.type == "house_player.voided":
@@ -442,6 +512,7 @@ def void_round(*, table_id: int, actor: str, reason: str, now: datetime, automat
             round_row=round_row, state=state, players=rows, events=events, money=money,
             idempotency_key=f"round:{round_row.round_id}:void", actor=actor, now=now,
         )  # fmt: skip
+        shred_deal_key(deal_id=deal_id_of(round_row.round_id))
         _set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_rounds_seconds))
         return tick_of(table)
 

@@ -2,35 +2,37 @@
 20, "Provably-fair deals"; docs/fairness.md): a round in play answers its
 commitment alone, the same the table snapshot shows from the round's opening;
 any player may ask; an unknown round is ``round_not_found``; once the round is
-over the saved answer passes ``tools/verify_deal.py`` with the player's game
-history, and fails it with one card changed. Before the end no player-facing
-read (REST views, websocket snapshot, public and private deltas) shows the
-round's salt or deck."""
+over the answer's 52 leaves rebuild the commitment and agree with the player's
+game history (``tools/verify_deal.py``'s primitives), and fail with one card
+changed. Before the end no player-facing read (REST views, websocket snapshot,
+public and private deltas) shows the round's salt, its deck or a face-down card
+(issue 33: the deck is sealed under the round's deal key)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from games.fairness import open_deck
+from games.cards.vault import position_salts
+from games.dealkeys import deal_key
+from games.fairness import open_committed_deck
 from games.house.models import HouseTable
 from games.house.realtime.consumers import _snapshot
 from games.house.realtime.relay import messages_for
 from games.house.round.events import SHUFFLED
 from games.house.services import advance_table, start_table
+from games.house.services.rounds import deal_id_of
 from games.house.store import player_stream, round_stream
 from ledger.services import read_stream
-from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_bad_input import client_for, post
 from tests.house.services.conftest import make_player
+from tests.house.services.test_fairness import check_house_answer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -43,16 +45,20 @@ def advance(table: HouseTable) -> None:
 
 
 def secret_of(round_id: str) -> tuple[str, list[str]]:
-    """The round's salt and deck as sealed (what must not show before the end)."""
+    """The round's master salt and deck, opened with its deal key as the dealer
+    service opens them (what must not show before the end)."""
     [shuffled] = [e.data for e in read_stream(stream_id=round_stream(round_id)) if e.type == SHUFFLED]
-    salt, deck = open_deck(shuffled["sealed_deck"])
-    assert salt is not None
-    return salt, deck
+    deal_id = deal_id_of(round_id)
+    opened = open_committed_deck(commitment=shuffled["commitment"], sealed_deck=shuffled["sealed_deck"],
+                                 key=deal_key(deal_id=deal_id), deal_id=deal_id)  # fmt: skip
+    assert opened.salt is not None
+    return opened.salt, opened.deck
 
 
-def leaks(payload: Any, salt: str, deck: list[str]) -> list[str]:
-    """What of the sealed salt and deck ``payload`` shows: the salt, the field,
-    or the deck beyond its first nine cards (those a round deals) in order."""
+def leaks(payload: Any, salt: str, deck: list[str], face_down: Sequence[str] = ()) -> list[str]:
+    """What of the sealed salt and deck ``payload`` shows: the salt, a
+    position's salt, the field, the deck beyond its first nine cards (those a
+    round deals) in order, or one of the ``face_down`` cards."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
     undealt = deck[9:]
     forms = {
@@ -61,11 +67,13 @@ def leaks(payload: Any, salt: str, deck: list[str]) -> list[str]:
         "deck text": " ".join(undealt),
         "deck list": json.dumps(undealt)[1:-1],
         "compact deck list": json.dumps(undealt, separators=(",", ":"))[1:-1],
+        **{f"salt of position {i}": salt_i for i, salt_i in enumerate(position_salts(salt, len(deck)))},
+        **{f"face-down {card}": json.dumps(card) for card in face_down},
     }
     return [name for name, form in forms.items() if form in text]
 
 
-def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(tmp_path: Path) -> None:
+def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies() -> None:
     table = fast_table("uth", betting_seconds=60)
     player = make_player(table)
     client = client_for(player)
@@ -74,7 +82,7 @@ def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(
     number = table.current_round_id
     path = f"/api/rounds/{number}/fairness/"
     commitment = client.get(f"/api/tables/{table.pk}/").json()["round"]["commitment"]
-    in_play = {"game_number": number, "algorithm": "sha256", "commitment": commitment}
+    in_play = {"game_number": number, "algorithm": "merkle-sha256", "commitment": commitment, "deck_size": 52}
     assert client.get(path).json() == in_play
     # Any player may ask, not only those who play the round.
     assert client_for(make_player()).get(path).json() == in_play
@@ -89,26 +97,17 @@ def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(
         advance(table)
     answer = client.get(path).json()
     assert answer["commitment"] == commitment
-    assert answer.keys() == {"game_number", "algorithm", "commitment", "salt", "deck", "deal_order"}
+    assert answer.keys() == {"game_number", "algorithm", "commitment", "deck_size", "leaves", "deal_order"}
     history = client.get(f"/api/history/games/{number}/").json()
-    (tmp_path / "answer.json").write_text(json.dumps(answer))
-    (tmp_path / "history.json").write_text(json.dumps(history))
-    checked = verify_deal(tmp_path, "answer.json", "history.json")
-    assert checked.returncode == 0, checked.stdout
-    assert "9 cards dealt from their committed positions and the 9 cards the history shows" in checked.stdout
+    assert len(answer["deal_order"]) == 9
+    assert check_house_answer(answer, history) == []
     # One card changed: the river card traded with an undealt one.
-    forged = dict(answer, deck=list(answer["deck"]))
-    forged["deck"][8], forged["deck"][40] = forged["deck"][40], forged["deck"][8]
-    (tmp_path / "forged.json").write_text(json.dumps(forged))
-    failed = verify_deal(tmp_path, "forged.json", "history.json")
-    assert failed.returncode == 1
-    assert failed.stdout.startswith("FAILED: the commitment is not SHA-256 of salt:deck")
-
-
-def verify_deal(directory: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    """``tools/verify_deal.py`` as a player runs it: its own interpreter, no project on the path."""
-    return subprocess.run([sys.executable, "-I", str(ROOT / "tools" / "verify_deal.py"), *files], cwd=directory,
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    forged = json.loads(json.dumps(answer))
+    forged["leaves"][8]["card"], forged["leaves"][40]["card"] = (
+        answer["leaves"][40]["card"],
+        answer["leaves"][8]["card"],
+    )
+    assert "the root of the leaves is not the commitment" in check_house_answer(forged, history)
 
 
 def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
@@ -120,6 +119,7 @@ def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
     table.refresh_from_db()
     round_id = table.current_round_id
     salt, deck = secret_of(round_id)
+    face_down = deck[4:11]  # two seats, then the dealer's two and the board's five
     for player in (alice, bob):
         chip = post(client_for(player), f"/api/tables/{table.pk}/bets/chip/", {"spot": "ante", "amount": 100})
         assert chip.status_code == 200
@@ -134,7 +134,8 @@ def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
             "fairness": client.get(f"/api/rounds/{round_id}/fairness/").json(),
             "websocket snapshot": _snapshot(table.pk, player),
         }
-        assert {name: leaks(read, salt, deck) for name, read in reads.items()} == {name: [] for name in reads}
+        found = {name: leaks(read, salt, deck, face_down) for name, read in reads.items()}
+        assert found == {name: [] for name in reads}
     recorded = [*read_stream(stream_id=round_stream(round_id))]
     for player in (alice, bob):
         recorded += read_stream(stream_id=player_stream(round_id, player))
@@ -143,8 +144,10 @@ def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
     assert [m["delta"]["data"] for _, m in messages if m["delta"]["type"] == SHUFFLED] == [
         {"commitment": client_for(alice).get(f"/api/tables/{table.pk}/").json()["round"]["commitment"]}
     ]
-    assert [message for _, message in messages if leaks(message, salt, deck)] == []
+    assert [message for _, message in messages if leaks(message, salt, deck, face_down)] == []
     while table.phase not in ("between", "idle"):
         advance(table)
     revealed = client_for(alice).get(f"/api/rounds/{round_id}/fairness/").json()
-    assert (revealed["salt"], revealed["deck"]) == (salt, deck)
+    assert [(leaf["salt"], leaf["card"]) for leaf in revealed["leaves"]] == list(
+        zip(position_salts(salt, 52), deck, strict=True)
+    )

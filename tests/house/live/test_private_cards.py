@@ -15,7 +15,7 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from games.fairness import open_deck
+from games.fairness import opened_from_reveal
 from games.house.models import HouseTable
 from games.house.services import make_decision, place_chip
 from ledger.services import read_stream
@@ -119,8 +119,11 @@ def test_hole_cards_reach_only_their_owner_and_dealer_cards_nobody_before_the_re
         assert len(early) < len(frames[pid]), "the dealer's reveal was delivered"
         assert [t for t in early if any(c in t for c in quoted(DEALER_CARDS))] == [], pid
     # The deal's commitment is in every snapshot from the round's opening; its salt and deck in no frame.
-    shuffled = next(e.data for e in read_stream(stream_id=f"round-{tick.round_id}") if e.type == "house_round.shuffled")
-    salt, _ = open_deck(shuffled["sealed_deck"])
+    round_events = read_stream(stream_id=f"round-{tick.round_id}")
+    shuffled = next(e.data for e in round_events if e.type == "house_round.shuffled")
+    # The round is over (its key shredded): the master salt is in its deck reveal, checked against the commitment.
+    revealed = next(e.data for e in round_events if e.type == "house_round.deck_revealed")
+    salt = opened_from_reveal(commitment=shuffled["commitment"], salt=revealed["salt"], deck=revealed["deck"]).salt
     for pid in tokens:
         assert json.loads(frames[pid][0])["table"]["round"]["commitment"] == shuffled["commitment"]
         assert [t for t in frames[pid] if str(salt) in t or "sealed_deck" in t] == [], pid

@@ -111,7 +111,7 @@ def test_an_option_is_offered_exactly_when_the_decision_would_be_accepted(code: 
     assert assert_offered_iff_accepted(paused, players[1], balance=10**9, now=inside) == []
 
     # The next street (if the game has one): its options, by the same checks.
-    advanced = fold_round(state, players, decide_advance(state, players, now=past))
+    advanced = fold_round(state, players, decide_advance(state, players, now=past, deck=[str(c) for c in DECK]))
     if advanced.phase != state.phase and advanced.deadline is not None:
         assert advanced.config is not None
         later = at((datetime.fromisoformat(advanced.deadline) - T0).total_seconds() - 1)
