@@ -5,18 +5,33 @@ Usage: ``python tools/verify_deal.py FAIRNESS.json [HISTORY.json]``
 
 ``FAIRNESS.json`` is a saved answer of ``GET /api/rounds/<game number>/fairness/``
 (house rounds) or ``GET /api/poker/hands/<hand id>/fairness/`` (poker hands),
-fetched once the round has ended. The check (docs/fairness.md):
+fetched once the round has ended. Three shapes (docs/fairness.md):
 
-- the commitment is the SHA-256 (hex) of the UTF-8 text ``"<salt>:<deck>"``,
-  the deck's 52 two-character codes top first, joined by single spaces;
-- the salt is 64 lowercase hex digits and the deck is 52 distinct cards;
-- every entry of ``deal_order`` names a deck position (0 = top) once, and its
-  card is the deck's card at that position.
+- **merkle-sha256, house round** (``leaves``): each of the 52 leaves is
+  ``SHA-256("<salt_i>:<i>:<card>")``; the Merkle root over them (RFC 6962
+  domain separation, an odd node promoted) must equal the commitment; the
+  cards are the 52 cards, each once (a full permutation), positions 0 to 51
+  once each; every ``deal_order`` entry names a position and its card is that
+  leaf's card.
+- **merkle-sha256, poker hand** (``revealed`` and, for a player of the hand,
+  ``yours``): each entry's leaf, with its ``proof`` (the sibling hashes from
+  the leaf up), leads to the commitment (``root_from_proof``, the sides taken
+  from the position, never from the proof); positions and cards are distinct
+  across all entries. Folded and mucked hands, burn cards and the undealt
+  rest are never revealed: they are simply not in the answer.
+- **sha256, legacy** (hands and rounds recorded before per-position
+  commitments): the commitment is the SHA-256 (hex) of the UTF-8 text
+  ``"<salt>:<deck>"``, the deck's 52 two-character codes top first, joined by
+  single spaces; the salt is 64 lowercase hex digits and the deck is 52
+  distinct cards; every entry of ``deal_order`` names a deck position (0 =
+  top) once, and its card is the deck's card at that position.
 
 ``HISTORY.json`` (optional) is the same round as the player saw it: the game
 history (``GET /api/history/games/<game number>/``) or the poker hand history
 (``GET /api/poker/hands/<hand id>/``). Every card it shows must then be the card
-``deal_order`` puts in that place, so each came from its committed position.
+the answer proves in that place (``deal_order``, ``revealed`` or ``yours``), so
+each came from its committed position; a poker history's card that the answer
+does not prove (another player's, never shown) is a problem too.
 
 Exits 0 when everything checks, 1 naming what does not (every problem is printed).
 The server computes commitments with ``commitment_of`` from this file (the
@@ -136,8 +151,10 @@ def check_answer(answer: Any) -> list[str]:
     """What is wrong with a fairness answer on its own (empty: nothing)."""
     if not isinstance(answer, Mapping):
         return ["the fairness answer is not a JSON object"]
+    if answer.get("algorithm") == MERKLE_ALGORITHM:
+        return _check_merkle(answer)
     if answer.get("algorithm") != ALGORITHM:
-        return [f"unknown algorithm {answer.get('algorithm')!r} (expected {ALGORITHM!r})"]
+        return [f"unknown algorithm {answer.get('algorithm')!r} (expected {MERKLE_ALGORITHM!r} or {ALGORITHM!r})"]
     salt, deck, commitment = answer.get("salt"), answer.get("deck"), answer.get("commitment")
     if salt is None and deck is None:
         return ["the answer reveals no salt and deck: the round was still in play; fetch it again once it has ended"]
@@ -154,6 +171,95 @@ def check_answer(answer: Any) -> list[str]:
     if not isinstance(commitment, str) or commitment_of(str(salt), deck) != commitment:
         problems.append("the commitment is not SHA-256 of salt:deck: the deck or salt is not the one committed")
     return problems + _check_deal_order(answer.get("deal_order"), deck)
+
+
+def _is_position(value: Any, size: int = DECK_SIZE) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < size
+
+
+def _leaf_problems(entry: Any, where: str) -> tuple[list[str], str | None]:
+    """An entry's own problems and its leaf (``None`` when it has none)."""
+    if not isinstance(entry, Mapping):
+        return [f"{where}: {entry!r} is not a leaf"], None
+    position, card, salt = entry.get("position"), entry.get("card"), entry.get("salt")
+    problems = []
+    if not _is_position(position):
+        problems.append(f"{where}: {position!r} is not a deck position (0 to {DECK_SIZE - 1})")
+    if card not in FULL_DECK:
+        problems.append(f"{where}: {card!r} is not a card")
+    if not isinstance(salt, str) or not SALT.fullmatch(salt):
+        problems.append(f"{where}: the salt is not 64 lowercase hex digits")
+    if problems or not isinstance(position, int):
+        return problems, None
+    return [], leaf_of(str(salt), position, str(card))
+
+
+def _check_merkle(answer: Mapping[str, Any]) -> list[str]:
+    commitment = answer.get("commitment")
+    if not isinstance(commitment, str) or not SALT.fullmatch(commitment):
+        return ["the commitment is not a SHA-256 Merkle root (64 lowercase hex digits)"]
+    if answer.get("deck_size", DECK_SIZE) != DECK_SIZE:
+        return [f"the deck size is {answer.get('deck_size')!r}, not {DECK_SIZE}"]
+    if "leaves" in answer:
+        return _check_full_reveal(answer, commitment)
+    if "revealed" in answer:
+        return _check_poker_reveal(answer, commitment)
+    return ["the answer reveals no leaves: the deal was still in play; fetch it again once it has ended"]
+
+
+def _check_full_reveal(answer: Mapping[str, Any], commitment: str) -> list[str]:
+    """A house round: all 52 leaves, top first, a full permutation whose root is the commitment."""
+    entries = answer.get("leaves")
+    if not isinstance(entries, list):
+        return ["leaves is not a list"]
+    problems: list[str] = []
+    leaves: list[str] = []
+    for index, entry in enumerate(entries):
+        found, leaf = _leaf_problems(entry, f"leaf {index}")
+        problems += found
+        if leaf is not None and entry.get("position") != index:
+            problems.append(f"leaf {index} names position {entry.get('position')!r}: the leaves go top first")
+        if leaf is not None:
+            leaves.append(leaf)
+    if problems:
+        return problems
+    deck = [str(entry["card"]) for entry in entries]
+    if len(deck) != DECK_SIZE or set(deck) != FULL_DECK:
+        problems.append(f"the leaves hold {len(deck)} cards, {len(set(deck))} of them distinct "
+                        f"(expected the 52 cards, each once)")  # fmt: skip
+    if not leaves or merkle_root_of(leaves) != commitment:
+        problems.append("the Merkle root of the leaves is not the commitment: the deck is not the one committed")
+    return problems + _check_deal_order(answer.get("deal_order"), deck)
+
+
+def _check_poker_reveal(answer: Mapping[str, Any], commitment: str) -> list[str]:
+    """A poker hand: every revealed (and own) leaf proven against the commitment; distinct positions and cards."""
+    problems: list[str] = []
+    card_at: dict[int, str] = {}  # position -> card, across both lists (a shown own hand is in both)
+    position_of: dict[str, int] = {}
+    for field in ("revealed", "yours"):
+        entries = answer.get(field, [])
+        if not isinstance(entries, list):
+            problems.append(f"{field} is not a list")
+            continue
+        in_field: set[int] = set()
+        for index, entry in enumerate(entries):
+            where = f"{field} {index}"
+            found, leaf = _leaf_problems(entry, where)
+            problems += found
+            if leaf is None:
+                continue
+            position, card = int(entry["position"]), str(entry["card"])
+            if root_from_proof(leaf, position, DECK_SIZE, entry.get("proof") or []) != commitment:
+                problems.append(f"{where}: {card} at position {position} is not proven against the commitment")
+            if position in in_field:
+                problems.append(f"{where}: position {position} is in {field} twice")
+            in_field.add(position)
+            if card_at.setdefault(position, card) != card:
+                problems.append(f"{where}: position {position} holds {card_at[position]} and {card}")
+            if position_of.setdefault(card, position) != position:
+                problems.append(f"{where}: {card} is at positions {position_of[card]} and {position}")
+    return problems
 
 
 def _check_deal_order(order: Any, deck: list[str]) -> list[str]:
@@ -206,23 +312,39 @@ def check_history(answer: Mapping[str, Any], history: Any) -> list[str]:
     number = history.get("game_number") or history.get("hand_id")
     if number != answer.get("game_number"):
         return [f"the history is of game {number!r}, the answer of {answer.get('game_number')!r}"]
-    dealt = {
-        (entry.get("to"), entry.get("slot")): entry
-        for entry in answer.get("deal_order") or []
-        if isinstance(entry, Mapping)
-    }
-    deck = answer.get("deck") or []
+    proven = proven_places(answer)
+    by_leaves = answer.get("algorithm") == MERKLE_ALGORITHM and "leaves" not in answer
+    unproven = "a place the answer proves nothing of" if by_leaves else "a place deal_order never deals to"
     problems = []
     for to, slot, card in shown_cards(history):
-        entry = dealt.get((to, slot))
-        if entry is None:
-            problems.append(f"the history shows {card} at {to} slot {slot}, a place deal_order never deals to")
-        elif deck[entry["position"]] != card:
+        committed = proven.get((to, slot))
+        if committed is None:
+            problems.append(f"the history shows {card} at {to} slot {slot}, {unproven}")
+        elif committed[1] != card:
             problems.append(
                 f"the history shows {card} at {to} slot {slot}, but the committed deck dealt "
-                f"{deck[entry['position']]} there (position {entry['position']})"
+                f"{committed[1]} there (position {committed[0]})"
             )
     return problems
+
+
+def proven_places(answer: Mapping[str, Any]) -> dict[tuple[Any, Any], tuple[int, str]]:
+    """(to, slot) -> (deck position, card) for every place a checked answer
+    proves: its ``deal_order`` (with the deck's or the leaves' cards), or a
+    poker hand's ``revealed`` and ``yours`` leaves."""
+    places: dict[tuple[Any, Any], tuple[int, str]] = {}
+    if answer.get("algorithm") == MERKLE_ALGORITHM and "leaves" not in answer:
+        for entry in [*(answer.get("revealed") or []), *(answer.get("yours") or [])]:
+            places[(entry.get("to"), entry.get("slot"))] = (int(entry["position"]), str(entry["card"]))
+        return places
+    if answer.get("algorithm") == MERKLE_ALGORITHM:
+        deck = [str(entry["card"]) for entry in answer.get("leaves") or []]
+    else:
+        deck = [str(card) for card in answer.get("deck") or []]
+    for entry in answer.get("deal_order") or []:
+        if isinstance(entry, Mapping):
+            places[(entry.get("to"), entry.get("slot"))] = (int(entry["position"]), deck[int(entry["position"])])
+    return places
 
 
 def verify(answer: Any, history: Any = None) -> list[str]:
@@ -255,8 +377,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  also: {problem}")
         return 1
     checked = f" and the {sum(1 for _ in shown_cards(history))} cards the history shows" if history else ""
-    print(f"deal verified: game {answer.get('game_number')}, commitment {answer['commitment']}, "
-          f"{len(answer['deal_order'])} cards dealt from their committed positions{checked}")  # fmt: skip
+    if answer.get("algorithm") == MERKLE_ALGORITHM and "leaves" not in answer:
+        what = (f"{len(answer.get('revealed') or [])} cards the table saw and {len(answer.get('yours') or [])} of "
+                f"your own proven at their committed positions")  # fmt: skip
+    else:
+        what = f"{len(answer['deal_order'])} cards dealt from their committed positions"
+    print(f"deal verified: game {answer.get('game_number')}, commitment {answer['commitment']}, {what}{checked}")
     return 0
 
 

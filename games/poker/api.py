@@ -22,7 +22,6 @@ from casino.api import request_user
 from games.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
-    FairnessAnswer,
     MalformedAmount,
     PlayThrottle,
     body,
@@ -313,19 +312,47 @@ class HandReplayView(PokerView):
         return Response(presenters.hand_replay(hand_id=hand_id, viewer_id=player_id))
 
 
+class RevealedLeaf(serializers.Serializer):
+    """One deck position proven against the commitment (docs/fairness.md)."""
+
+    position = serializers.IntegerField(min_value=0, max_value=51, help_text="The deck position (0 = top).")
+    card = serializers.CharField(help_text="The card at that position.")
+    salt = serializers.CharField(help_text="That position's own salt (64 hex digits).")
+    proof = serializers.ListField(child=serializers.CharField(), help_text="Sibling hashes from the leaf to the root.")
+    to = serializers.CharField(help_text="Where it went: board, or seat:<n>.")
+    slot = serializers.IntegerField(min_value=0, help_text="Its place on the board or in that hand.")
+
+
+class PokerFairnessAnswer(serializers.Serializer):
+    """A poker hand's fairness answer (docs/fairness.md, "Poker hands"): the
+    commitment always; once the hand has ended ``revealed`` (board, shown
+    hands) and, for a player dealt into it, ``yours`` (their own hole cards).
+    Hands recorded before sealed decks answer in the legacy shape (algorithm
+    ``sha256``: salt, deck, deal order)."""
+
+    game_number = serializers.CharField()
+    algorithm = serializers.ChoiceField(choices=["merkle-sha256", "sha256"])
+    commitment = serializers.CharField(help_text="The Merkle root over the 52 leaves (legacy: SHA-256 of salt:deck).")
+    deck_size = serializers.IntegerField(required=False, help_text="52.")
+    revealed = RevealedLeaf(many=True, required=False, help_text="What the table saw (once ended).")
+    yours = RevealedLeaf(many=True, required=False, help_text="Your own hole cards (once ended; dealt-in players).")
+
+
 class HandFairnessView(PokerView):
     """A hand's provably-fair deal (docs/fairness.md), for any player: the
     commitment published before the blinds; once the hand is over (or voided)
-    also the salt, the deck and which deck position went to whom."""
+    the leaves the table saw (board, shown hands) with their proofs, and to a
+    player dealt into it their own hole cards' leaves. Folded and mucked hands,
+    burn cards and the undealt rest are never revealed (seed 001)."""
 
     @extend_schema(
         responses={
-            200: FairnessAnswer,
+            200: PokerFairnessAnswer,
             **errors(r404="poker_hand_not_found", r409="deal_not_committed (dealt before commitments)"),
         }
     )
     def get(self, request: Request, hand_id: str) -> Response:
-        return Response(presenters.hand_fairness(hand_id=hand_id))
+        return Response(presenters.hand_fairness(hand_id=hand_id, viewer_id=int(request_user(request).pk)))
 
 
 class TournamentListView(PokerView):

@@ -101,6 +101,8 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     """A hand event as the feed's ``Delta``: the frame every watcher gets and,
     for a player's own hole cards, that player's frame instead (``None``: the
     event is shown to nobody, e.g. a hand shuffled before commitments)."""
+    if event.type == et.CARDS_REVEALED:
+        return None  # the proofs of a hand over: the fairness answer and the hand's history carry them
     public = presenters.redact_event(dict(event.data), event.type, None)
     if public is None:
         return None
@@ -109,7 +111,9 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     owner = info.seats.get(int(event.data.get("seat") or 0)) if event.type == HoleCardsDealt.type else None
     if owner is None:
         return Delta(public=encode({"type": "delta", **base, "event": public}), lane="hand", position=position)
-    own = presenters.redact_event(dict(event.data), event.type, event.data.get("seat"))
+    own = presenters.redact_event(
+        dict(event.data), event.type, event.data.get("seat"), hand_id=str(base["hand_id"]), viewer_id=owner
+    )  # the owner's own cards, opened with their key
     return Delta(
         public=encode({"type": "delta", **base, "event": public}),
         private={owner: encode({"type": "private", **base, "event": own})},

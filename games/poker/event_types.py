@@ -27,6 +27,8 @@ SHUFFLED = "poker_hand.shuffled"
 TURN = "poker_hand.turn"
 TIMED_OUT = "poker_hand.timed_out"
 BUTTON_DRAWN = "poker_hand.button_drawn"
+# The leaves of every card the table saw, recorded when the hand ends, just before its deal key is shredded.
+CARDS_REVEALED = "poker_hand.cards_revealed"
 
 PAUSED = "poker_hand.paused"
 RESUMED = "poker_hand.resumed"
@@ -53,7 +55,7 @@ TOURNAMENT_PAID = "poker_tournament.paid"
 TOURNAMENT_TABLES_CLOSED = "poker_tournament.tables_closed"
 
 TABLE_EVENT_TYPES = (SAT_DOWN, TOPPED_UP, STOOD_UP, SAT_OUT, SAT_IN)
-DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT)
+DEALER_EVENT_TYPES = (SHUFFLED, BUTTON_DRAWN, TURN, TIMED_OUT, CARDS_REVEALED)
 OPERATOR_EVENT_TYPES = (PAUSED, RESUMED, VOIDED)
 TOURNAMENT_EVENT_TYPES = (
     TOURNAMENT_REGISTERED,
@@ -87,6 +89,18 @@ for _type in (
 SHUFFLED_SCHEMA = 2
 register_event_type(SHUFFLED, SHUFFLED_SCHEMA)
 register_confidential(SHUFFLED, SEALED_FIELD)
+# Schema 2: the hole cards sealed for the seat's player (``sealed``), ``cards`` unknown
+# (games.poker.services.cards). Schema 1 (legacy hands) had the cards in the clear: read as recorded.
+HOLE_CARDS = "poker.hole_cards_dealt"
+HOLE_CARDS_SCHEMA = 2
+register_event_type(HOLE_CARDS, HOLE_CARDS_SCHEMA)
+register_confidential(HOLE_CARDS, "sealed")
+
+
+@upcaster(HOLE_CARDS, 1)
+def _hole_cards_v1_to_v2(data: Data) -> Data:
+    """v1 recorded the cards in the clear (hands dealt before issue #33): kept as they are."""
+    return dict(data)
 
 
 @upcaster(SHUFFLED, 1)

@@ -1,12 +1,14 @@
 """What a player may see of a poker table and its hands (REST and websocket).
 
-Redaction (RULES.md; issue 7): a viewer sees their own hole cards, and
-another player's only once that hand is shown at showdown (``HandShown``);
-mucked and folded hands stay hidden in these views. Of the shuffled deck
-only its commitment is shown; the sealed salt and deck only in
-``hand_fairness``, once the hand is over, and that answer reveals every card
-the deck dealt, folded and mucked hands too (docs/fairness.md). One function
-per view, used by every interface.
+Redaction (RULES.md; issue 7): a viewer sees their own hole cards (opened
+from the copy sealed for them: ``games.poker.services.cards``), and another
+player's only once that hand is shown at showdown (``HandShown``); mucked and
+folded hands stay hidden in these views. Of the shuffled deck only its
+commitment is shown. ``hand_fairness``, once the hand is over: the leaves the
+table saw (board, shown hands) to everyone, and the requester's own hole cards'
+leaves to them (docs/fairness.md); never a burn card, a folded or mucked hand
+of anyone else, or the undealt rest. One function per view, used by every
+interface.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from games.fairness import SEALED_FIELD, fairness_answer
+from games.fairness import SEALED_FIELD, DealNotCommitted, fairness_answer, is_plain
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
 from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
 from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.services import cards as hand_cards
 from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
 from games.poker.services.tournament_core import ACTIVE
@@ -34,6 +37,7 @@ from games.poker.services.tournaments import get_tournament, registered_count, r
 from games.poker.tournament.levels import seconds_to_next_level
 from games.poker.tournament_models import EntryState, Tournament, TournamentEntry, TournamentState
 from ledger.services import count_stream_filtered, read_stream_filtered
+from tools.verify_deal import DECK_SIZE, MERKLE_ALGORITHM
 
 
 def iso(value: Any) -> str | None:
@@ -171,6 +175,7 @@ def table_view(
         hand = PokerHand.objects.get(hand_id=table.current_hand_id)
         state, _, recorded = hand_loader(hand) if hand_loader is not None else load_hand(hand.hand_id)
         if state is not None:
+            state = with_own_cards(state, recorded, hand.hand_id, viewer_id)
             hand_view = {
                 **hand_state_view(state, viewer_id),
                 "commitment": commitment(recorded),
@@ -198,15 +203,46 @@ def public_table_event(event: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in event.items() if k != "code"}, "reason": None}
 
 
-def redact_event(data: dict[str, Any], type_: str, viewer_seat: int | None) -> dict[str, Any] | None:
-    """One stored event of a hand stream for a viewer (``None``: not shown at all)."""
+def with_own_cards(state: HandState, recorded: Sequence[Any], hand_id: str, viewer_id: int) -> HandState:
+    """``state`` (hole cards unknown unless shown) with ``viewer_id``'s own hole
+    cards, opened from the copy sealed for them (no other player's)."""
+    seat = _viewer_seat(state, viewer_id)
+    if seat is None:
+        return state
+    index = state.positions[seat]
+    player = state.players[index]
+    if None not in player.hole and player.hole:
+        return state
+    dealt = next((e.data for e in recorded if e.type == HoleCardsDealt.type and e.data.get("seat") == seat), None)
+    own = hand_cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=dealt) if dealt else None
+    if own is None:
+        return state
+    players = (*state.players[:index], player._replace(hole=tuple(own["cards"])), *state.players[index + 1 :])
+    return state._replace(players=players)
+
+
+def redact_event(
+    data: dict[str, Any], type_: str, viewer_seat: int | None, *, hand_id: str = "", viewer_id: int | None = None
+) -> dict[str, Any] | None:
+    """One stored event of a hand stream for a viewer (``None``: not shown at all).
+    Hole cards: the viewer's own (``viewer_seat``; sealed ones opened with
+    ``viewer_id``'s key, ``hand_id`` naming the hand), anyone else's ``null``;
+    the sealed copy itself is never shown."""
     if type_ == et.SHUFFLED:
         # The commitment only: the sealed deck would give every card away. A
         # hand dealt before commitments has none, and the event is not shown.
         return None if data["commitment"] is None else {"type": type_, **redacted_shuffle(data)}
     data = dict(data)
-    if type_ == HoleCardsDealt.type and data.get("seat") != viewer_seat:
-        data["cards"] = [None for _ in data.get("cards", [])]
+    if type_ == HoleCardsDealt.type:
+        sealed = data.pop(hand_cards.SEALED_HOLE, None)
+        if data.get("seat") != viewer_seat:
+            data["cards"] = [None for _ in data.get("cards", [])]
+        elif sealed is not None:
+            own = None
+            if viewer_id is not None:
+                own = hand_cards.own_copy(hand_id=hand_id, seat=int(data["seat"]), player_id=viewer_id,
+                                          data={hand_cards.SEALED_HOLE: sealed})  # fmt: skip
+            data["cards"] = list(own["cards"]) if own is not None else [None for _ in data.get("cards", [])]
     return {"type": type_, **data}
 
 
@@ -221,22 +257,44 @@ def commitment(recorded: Any) -> str | None:
     return shuffled.data["commitment"] if shuffled is not None else None
 
 
-def hand_fairness(*, hand_id: str) -> dict[str, Any]:
-    """The hand's deal as anyone may know it (``games.fairness.fairness_answer``):
-    the commitment; once the hand is complete or voided also the salt, the deck
-    and the deal order. ``poker_hand_not_found``, ``deal_not_committed``."""
+def hand_fairness(*, hand_id: str, viewer_id: int | None = None) -> dict[str, Any]:
+    """The hand's deal as ``viewer_id`` may know it (docs/fairness.md): the
+    commitment; once the hand is complete or voided also ``revealed``, the
+    leaves the table saw (board, shown hands: position, card, salt, proof, to,
+    slot), and for a viewer who was dealt into the hand ``yours``, the leaves
+    of their own hole cards (from the copy sealed for them). A hand recorded
+    before sealed decks (scheme ``plain``) answers in its old shape
+    (``games.fairness.fairness_answer``). ``poker_hand_not_found``, ``deal_not_committed``."""
     if not PokerHand.objects.filter(hand_id=hand_id).exists():
         raise HandNotFound(hand_id=hand_id)
     state, _, recorded = load_hand(hand_id)
     shuffled: Mapping[str, Any] = next((e.data for e in recorded if e.type == et.SHUFFLED), {})
     ended = any(e.type == et.VOIDED for e in recorded) or (state is not None and state.phase is Phase.COMPLETE)
-    return fairness_answer(
-        game_number=hand_id,
-        commitment=shuffled.get("commitment"),
-        sealed_deck=shuffled.get(SEALED_FIELD),
-        ended=ended,
-        deal_order=lambda deck: deal_order(state, deck) if state is not None else [],
-    )
+    sealed_deck = shuffled.get(SEALED_FIELD)
+    commitment_ = shuffled.get("commitment")
+    if commitment_ is None or sealed_deck is None:
+        raise DealNotCommitted(game_number=hand_id)
+    if is_plain(sealed_deck):
+        return fairness_answer(
+            game_number=hand_id,
+            commitment=commitment_,
+            sealed_deck=sealed_deck,
+            ended=ended,
+            deal_order=lambda deck: deal_order(state, deck) if state is not None else [],
+        )
+    answer: dict[str, Any] = {"game_number": hand_id, "algorithm": MERKLE_ALGORITHM, "commitment": commitment_,
+                              "deck_size": DECK_SIZE}  # fmt: skip
+    revealed = next((e.data for e in recorded if e.type == et.CARDS_REVEALED), None)
+    if not ended or revealed is None:
+        return answer
+    answer["revealed"] = list(revealed["revealed"])
+    seat = _viewer_seat(state, viewer_id) if state is not None and viewer_id is not None else None
+    if seat is not None and viewer_id is not None:
+        dealt = next((e.data for e in recorded if e.type == HoleCardsDealt.type and e.data.get("seat") == seat), None)
+        own = hand_cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=dealt) if dealt else None
+        if own is not None:
+            answer["yours"] = sorted(own["leaves"], key=lambda leaf: leaf["position"])
+    return answer
 
 
 # The fields of each seat event in a player's seat history, by type (docs/events.md, "Poker table").
@@ -344,11 +402,11 @@ def hand_history(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     """A played hand for one of its players: summary and every event, redacted;
     ``at_the_deal``: the seats dealt in and those sitting out (``seats_at_deal``)."""
     hand = PokerHand.objects.select_related("table").get(hand_id=hand_id)
-    state, _, recorded = load_hand(hand_id)
+    state, _, recorded = load_hand(hand_id, viewer_id=viewer_id)
     seat = _viewer_seat(state, viewer_id) if state is not None else None
     events = []
     for event in recorded:
-        shown = redact_event(dict(event.data), event.type, seat)
+        shown = redact_event(dict(event.data), event.type, seat, hand_id=hand_id, viewer_id=viewer_id)
         if shown is not None:
             events.append({"version": event.version, "recorded_at": iso(event.recorded_at), **shown})
     return {
@@ -378,7 +436,7 @@ def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     (``seats_at_deal``): why a seated player is not in the hand."""
     table_id = PokerHand.objects.values_list("table_id", flat=True).get(hand_id=hand_id)
     _, _, recorded = load_hand(hand_id)
-    events: list[Event] = engine_events(recorded)
+    events: list[Event] = engine_events(recorded, hand_id=hand_id, viewer_id=viewer_id)
     states = replay(events)
     seat = _viewer_seat(states[-1], viewer_id) if states else None
     # The dealer's events before each engine event (turns and their time banks,

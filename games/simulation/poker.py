@@ -343,7 +343,8 @@ class PokerFamily:
                 found.append(("no_wager_paid_twice", f"hand {hand.hand_id}: voided {voided}x, pots awarded {awarded}"))
             if hand.status != "playing":
                 continue
-            replayed, _, _ = table_services.load_hand(hand.hand_id)
+            # The dealer's replay (the hole cards opened with the deal key, while the hand runs).
+            replayed, _, _ = table_services.load_hand(hand.hand_id, dealer=True)
             used, _ = services.hand_state(hand)
             if replayed != used:
                 found.append(("replay_equals_state", f"hand {hand.hand_id}: the services' state differs from replay"))

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from games.cards.shuffle import SeededRandomSource
+from games.cards.vault import position_salts
 from games.fairness import new_salt, open_deck, shuffle_and_commit
 from tests.conftest import ROOT
-from tools.verify_deal import FULL_DECK, commitment_of, verify
+from tools.verify_deal import FULL_DECK, commitment_of, leaf_of, merkle_root_of, proof_of, verify
 
 VERIFY = ROOT / "tools" / "verify_deal.py"
 DECK = [rank + suit for suit in "shdc" for rank in "AKQJT98765432"]
@@ -73,7 +74,7 @@ def test_a_sound_answer_passes_and_each_forgery_fails_with_what_is_wrong() -> No
     dealt_twice = answer_of(DECK, [{"position": 0, "card": "As", "to": "seat:1", "slot": 0},
                                    {"position": 0, "card": "As", "to": "seat:2", "slot": 0}])  # fmt: skip
     assert verify(dealt_twice) == ["deck position 0 is dealt twice"]
-    assert verify(dict(sound, algorithm="md5")) == ["unknown algorithm 'md5' (expected 'sha256')"]
+    assert verify(dict(sound, algorithm="md5")) == ["unknown algorithm 'md5' (expected 'merkle-sha256' or 'sha256')"]
     in_play = {k: sound[k] for k in ("game_number", "algorithm", "commitment")}
     assert verify(in_play) == [
         "the answer reveals no salt and deck: the round was still in play; fetch it again once it has ended"
@@ -94,6 +95,90 @@ def test_shown_cards_are_checked_against_their_committed_positions() -> None:
     assert verify(sound, other) == [
         "the history is of game 'UTH1-20261122-134501', the answer of 'NL1-20261122-134501'"
     ]
+
+
+def merkle_deal(deck: list[str]) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """(commitment, the 52 leaves' entries, the leaves) of ``deck`` under fresh per-position salts."""
+    salts = position_salts(new_salt(), len(deck))
+    leaves = [leaf_of(salt, i, card) for i, (salt, card) in enumerate(zip(salts, deck, strict=True))]
+    entries = [{"position": i, "card": card, "salt": salts[i]} for i, card in enumerate(deck)]
+    return merkle_root_of(leaves), entries, leaves
+
+
+def test_a_house_round_shows_all_52_leaves_a_full_permutation_under_the_root() -> None:
+    commitment, entries, _ = merkle_deal(DECK)
+    order = [{"position": 0, "card": "As", "to": "dealer", "slot": 0}, {"position": 1, "card": "Ks", "to": "board",
+                                                                         "slot": 0}]  # fmt: skip
+    sound = {"game_number": "UTH1-20261122-134501", "algorithm": "merkle-sha256", "commitment": commitment,
+             "deck_size": 52, "leaves": entries, "deal_order": order}  # fmt: skip
+    assert verify(sound) == []
+    history = {"game_number": sound["game_number"], "cards": {"dealer": ["As"], "board": ["Ks"], "player": []}}
+    assert verify(sound, history) == []
+    assert verify(sound, {**history, "cards": {"dealer": ["Qs"], "board": [], "player": []}}) == [
+        "the history shows Qs at dealer slot 0, but the committed deck dealt As there (position 0)"
+    ]
+    swapped = json.loads(json.dumps(sound))  # two cards traded: the root no longer matches
+    swapped["leaves"][0]["card"], swapped["leaves"][1]["card"] = "Ks", "As"
+    assert "the Merkle root of the leaves is not the commitment: the deck is not the one committed" in verify(swapped)
+    twice = json.loads(json.dumps(sound))  # not a permutation (and not the root)
+    twice["leaves"][1]["card"] = "As"
+    assert "the leaves hold 52 cards, 51 of them distinct (expected the 52 cards, each once)" in verify(twice)
+    assert verify({**sound, "leaves": entries[:51]})[0].startswith("the leaves hold 51 cards")
+    assert verify({**sound, "deal_order": [{**order[0], "card": "Qs"}]}) == [
+        "deck position 0 holds As, but deal_order gives 'Qs' to dealer (slot 0)"
+    ]
+    in_play = {key: sound[key] for key in ("game_number", "algorithm", "commitment", "deck_size")}
+    assert verify(in_play)[0].startswith("the answer reveals no leaves")
+
+
+def test_a_poker_hand_proves_each_revealed_leaf_and_nothing_else_is_needed() -> None:
+    commitment, entries, leaves = merkle_deal(DECK)
+
+    def leaf(position: int, to: str, slot: int) -> dict[str, Any]:
+        return {**entries[position], "proof": proof_of(leaves, position), "to": to, "slot": slot}
+
+    revealed = [leaf(7, "board", 0), leaf(8, "board", 1), leaf(9, "board", 2), leaf(1, "seat:3", 0)]
+    yours = [leaf(0, "seat:2", 0), leaf(3, "seat:2", 1)]
+    sound = {"game_number": "NL1-20261122-134501", "algorithm": "merkle-sha256", "commitment": commitment,
+             "deck_size": 52, "revealed": revealed, "yours": yours}  # fmt: skip
+    assert verify(sound) == []
+    assert verify({**sound, "yours": [*yours, revealed[3]]}) == []  # a shown own hand is in both lists
+    history = {
+        "hand_id": sound["game_number"],
+        "final": {
+            "board": [DECK[7], DECK[8], DECK[9]],
+            "players": [
+                {"seat": 2, "cards": [DECK[0], DECK[3]]},
+                {"seat": 3, "cards": [DECK[1], None]},
+                {"seat": 1, "cards": None},
+            ],
+        },
+    }
+    assert verify(sound, history) == []
+    hidden = {**sound, "yours": []}  # without the player's own leaves, their hole cards are unproven
+    assert verify(hidden, history) == [
+        f"the history shows {DECK[0]} at seat:2 slot 0, a place the answer proves nothing of",
+        f"the history shows {DECK[3]} at seat:2 slot 1, a place the answer proves nothing of",
+    ]
+    forged = json.loads(json.dumps(sound))  # another card at a revealed position
+    forged["revealed"][0]["card"] = DECK[40]
+    assert verify(forged) == [f"revealed 0: {DECK[40]} at position 7 is not proven against the commitment"]
+    moved = json.loads(json.dumps(sound))  # a true leaf claimed at another position
+    moved["revealed"][0]["position"] = 6
+    assert verify(moved)[0] == f"revealed 0: {DECK[7]} at position 6 is not proven against the commitment"
+    short = json.loads(json.dumps(sound))
+    short["yours"][0]["proof"] = short["yours"][0]["proof"][:-1]
+    assert verify(short) == [f"yours 0: {DECK[0]} at position 0 is not proven against the commitment"]
+    again = {**sound, "revealed": [*revealed, revealed[0]]}
+    assert verify(again) == ["revealed 4: position 7 is in revealed twice"]
+    clash = json.loads(json.dumps(sound))  # the same card claimed at two positions (proofs fail too)
+    clash["yours"][0]["card"] = DECK[7]
+    assert f"yours 0: {DECK[7]} is at positions 7 and 0" in verify(clash)
+    assert verify({**sound, "revealed": "x"}) == ["revealed is not a list"]
+    assert verify({**sound, "commitment": "zz"}) == [
+        "the commitment is not a SHA-256 Merkle root (64 lowercase hex digits)"
+    ]
+    assert verify({**sound, "deck_size": 32}) == ["the deck size is 32, not 52"]
 
 
 def run(*files: Path) -> subprocess.CompletedProcess[str]:

@@ -10,11 +10,11 @@ import pytest
 from django.conf import settings
 
 from casino.errors import DomainError
-from games.fairness import open_deck
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.engine.rules import Variant, seed_rake_rule
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.services.cards import open_deck
 from ledger.services import balance_of, read_stream
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums
@@ -33,7 +33,7 @@ from tests.poker.tables import (
     snapshot,
     wallet,
 )
-from tools.verify_deal import commitment_of
+from tools.verify_deal import merkle_root_of
 
 pytestmark = pytest.mark.django_db
 
@@ -140,9 +140,13 @@ def test_first_button_by_high_card_draw() -> None:
     assert drawn.data["button"] == int(best_seat) == table.button_seat
     # The deck was shuffled for the hand and recorded first.
     assert events[0].type == et.SHUFFLED
-    salt, dealt_from = open_deck(events[0].data["sealed_deck"])
-    assert sorted(dealt_from) == sorted(deck())
-    assert events[0].data["commitment"] == commitment_of(str(salt), dealt_from)
+    # Sealed under the hand's deal key (only the dealer opens it), checked against the Merkle commitment.
+    assert events[0].data["sealed_deck"]["scheme"] == "aes-256-gcm"
+    opened = open_deck(hand_id=table.current_hand_id, commitment=events[0].data["commitment"],
+                       sealed_deck=events[0].data["sealed_deck"])  # fmt: skip
+    assert opened is not None
+    assert sorted(opened.deck) == sorted(deck())
+    assert events[0].data["commitment"] == merkle_root_of(opened.leaves())
 
 
 def test_button_moves_each_hand() -> None:

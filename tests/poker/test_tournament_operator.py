@@ -29,6 +29,7 @@ from rest_framework.test import APIClient
 from compliance.roles import COMPLIANCE, OPERATOR
 from games import pacing
 from games.cards.shuffle import SeededRandomSource
+from games.dealkeys import DealKey
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -231,6 +232,11 @@ def test_cancel_while_running_refund_policy_returns_every_buy_in_and_fee() -> No
     assert not PokerSeat.objects.filter(table__tournament=tournament).exists()
     for table in in_play:
         assert PokerHand.objects.get(hand_id=table.current_hand_id).status == "voided"
+        # The voided hand's deal key is shredded too (seed 001), its board's leaves revealed.
+        assert not DealKey.objects.filter(deal_id=f"poker-hand:{table.current_hand_id}").exists()
+        stream = read_stream(stream_id=et.hand_stream(table.current_hand_id))
+        assert [e.type for e in stream][-2:] == [et.VOIDED, et.CARDS_REVEALED]
+    assert not DealKey.objects.exists()
     assert set(TournamentEntry.objects.filter(tournament=tournament).values_list("state", flat=True)) == {
         "unregistered"
     }

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from games import pacing, presence
 from games.cards.shuffle import SeededRandomSource
+from games.dealkeys import DealKey
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -115,6 +116,12 @@ def test_a_sit_and_go_plays_to_the_end_and_pays_the_payout_table(seed: int, seed
         assert wallet(entry.player_id) == before[entry.player_id] + entry.prize
     assert events(tournament)[-2:] == [et.TOURNAMENT_FINISHED, et.TOURNAMENT_PAID]
     assert not PokerTable.objects.filter(tournament=tournament, is_open=True).exists()
+    # Seed 001: every hand ended with the table's leaves revealed and its deal key shredded.
+    hands = list(PokerHand.objects.filter(table__tournament=tournament).values_list("hand_id", flat=True))
+    assert hands
+    assert not DealKey.objects.filter(deal_id__in=[f"poker-hand:{h}" for h in hands]).exists()
+    for hand_id in hands:
+        assert [e.type for e in read_stream(stream_id=et.hand_stream(hand_id))][-1] == et.CARDS_REVEALED
 
 
 def test_chips_are_tournament_chips_not_money() -> None:

@@ -27,7 +27,8 @@ from django.db import transaction
 from casino.responsible_gaming import note_wagers
 from games import pacing, presence
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
-from games.fairness import SEALED_FIELD, committed_deck, shuffle_and_commit
+from games.dealkeys import new_deal_key
+from games.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit
 from games.poker import event_types as et
 from games.poker.engine import errors as engine_errors
 from games.poker.engine.button import deal_draw, draw_for_button, next_button
@@ -36,6 +37,7 @@ from games.poker.engine.events import (
     AntePosted,
     BlindPosted,
     Event,
+    HoleCardsDealt,
     PotAwarded,
     RakeTaken,
     UncalledBetReturned,
@@ -56,6 +58,7 @@ from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, s
 from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable, RakeMode
 from games.poker.projectors import project_hand
+from games.poker.services import cards as hand_cards
 from games.poker.services.operator import void_hand
 from games.poker.services.seats import DISCONNECTED, free_expired_seats, sit_out_seat, sit_out_unready
 from games.poker.services.tables import (
@@ -156,7 +159,7 @@ def _play(
     table: PokerTable,
     hand: PokerHand,
     state: HandState | None,
-    deck: Sequence[str],
+    deck: OpenedDeck,
     commands: Sequence[Command],
     *,
     before: Sequence[NewEvent] = (),
@@ -167,28 +170,44 @@ def _play(
 ) -> tuple[HandState, list[Event]]:
     """Decide ``commands``, deal whatever the dealer deals next, record the
     events with their money, and update the projections and the table's
-    deadline. One ``settle_batch``: all or nothing."""
+    deadline. One ``settle_batch``: all or nothing. ``deck``: the hand's deck
+    as the dealer opened it. Hole cards are recorded sealed for their players
+    (``games.poker.services.cards``); when the hand is over, the leaves the
+    table saw are recorded (``poker_hand.cards_revealed``) and the deal key is
+    shredded, in the same transaction."""
     stream = et.hand_stream(hand.hand_id)
     known = (hand.stream_version, state)  # the engine state the projector starts from
     new: list[NewEvent] = list(before)
     decided: list[tuple[int, Event]] = []
 
-    def record(events: list[Event]) -> None:
+    sealed = hand_cards.is_sealed_deck(deck)
+
+    def record(events: list[Event], after: HandState) -> None:
+        hole = hand_cards.sealed_hole_cards(hand_id=hand.hand_id, state=after, opened=deck) if sealed and any(
+            isinstance(event, HoleCardsDealt) for event in events) else {}  # fmt: skip
         for event in events:
-            data = event.to_dict()
-            del data["type"]
-            new.append(NewEvent(event.type, data))
+            if isinstance(event, HoleCardsDealt) and sealed:
+                new.append(NewEvent(event.type, hole[event.seat], et.HOLE_CARDS_SCHEMA))
+            else:
+                data = event.to_dict()
+                del data["type"]
+                new.append(NewEvent(event.type, data))
             decided.append((hand.stream_version + len(new), event))
 
     for command in commands:
         state, events = step(state, command)
-        record(events)
+        record(events, state)
     assert state is not None
     while state.phase in (Phase.DEALING, Phase.BOARD):
-        deal = next_deal(state, deck)
+        deal = next_deal(state, deck.deck)
         assert deal is not None
         state, events = step(state, deal)
-        record(events)
+        record(events, state)
+    ended = state.phase is Phase.COMPLETE
+    if ended and sealed:
+        # What the table saw, provable against the commitment; then the key goes (below).
+        new.append(NewEvent(et.CARDS_REVEALED, {"revealed": hand_cards.revealed_leaves(state=state, opened=deck),
+                                                "at": iso(now)}))  # fmt: skip
     if seats is None:
         seats = dealt_in_seats(hand)
     deadline = None
@@ -210,6 +229,8 @@ def _play(
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
                          at=now)  # fmt: skip
     project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
+    if ended and sealed:
+        hand_cards.shred(hand.hand_id)  # seed 001: the shuffled deck is not kept
     remember_hand(hand, state, deck)
     _project(table, state, deadline, now, seats)
     return state, [event for _, event in decided]
@@ -253,10 +274,13 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
     if not table.is_open or len(seats) < 2:
         set_table(table, phase=IDLE, deadline=None)
         return None
-    # Shuffled and committed before the blinds (docs/fairness.md).
-    shuffle = shuffle_and_commit(rng=rng, deck=deck)
-    cards = committed_deck(commitment=shuffle.commitment, sealed_deck=shuffle.sealed_deck)
+    # Shuffled and committed before the blinds (docs/fairness.md), sealed under the hand's own deal key.
     hand_id = pacing.game_number(table_code=table.code, now=now)
+    deal_id = hand_cards.deal_id(hand_id)
+    key = new_deal_key(deal_id=deal_id)
+    shuffle = shuffle_and_commit(rng=rng, key=key, deal_id=deal_id, deck=deck)
+    cards = open_committed_deck(commitment=shuffle.commitment, sealed_deck=shuffle.sealed_deck, key=key,
+                                deal_id=deal_id)  # fmt: skip
     shuffled = {"commitment": shuffle.commitment, SEALED_FIELD: shuffle.sealed_deck, "table_id": table.pk,
                 "at": iso(now)}  # fmt: skip
     if level is not None:
@@ -331,6 +355,8 @@ def act(
         assert state is not None
         if state.phase is Phase.COMPLETE:
             raise engine_errors.HandComplete(hand_id=hand.hand_id)
+        if deck is None:  # the deal key is gone while the hand runs: nothing can be dealt from it
+            raise DeckMismatch(hand_id=hand.hand_id)
         if seats.get(seat.seat_number) is None or seats[seat.seat_number].pk != seat.pk:  # e.g. taken after the deal
             raise NotInHand(hand_id=hand.hand_id)
         position = state.positions[seat.seat_number]
@@ -383,6 +409,8 @@ def advance_table(
         hand = PokerHand.objects.get(hand_id=table.current_hand_id)
         state, cards = hand_state(hand)
         assert state is not None
+        if cards is None:
+            raise DeckMismatch(hand_id=hand.hand_id)
         legal = legal_actions(state)
         if legal is None:  # cannot happen after a complete step; recover by moving on
             set_table(table, phase=BETWEEN, deadline=now)

@@ -22,13 +22,15 @@ from games.poker.engine import errors as engine_errors
 from games.poker.errors import HandNotPaused, HandPaused, HandVoided, NoHand, PotMismatch
 from games.poker.models import PokerHand, PokerTable
 from games.poker.projectors import project_hand
+from games.poker.services import cards
 from games.poker.services.tables import (
     BETWEEN,
     HAND,
     PAUSED,
     dealt_in_seats,
+    forget_hand,
+    hand_state,
     iso,
-    load_hand,
     lock_table,
     pot_account,
     seat_account,
@@ -153,7 +155,7 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
     with transaction.atomic():
         table = lock_table(table_id)
         hand = _hand_in_play(table)
-        state, _, _ = load_hand(hand.hand_id)
+        state, deck = hand_state(hand)  # the dealer's: the board's leaves are revealed below
         assert state is not None
         rows = list(hand.participants.order_by("seat_number"))
         pot = pot_account(hand_id=hand.hand_id, currency=table.currency)
@@ -183,6 +185,10 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         data = {"reason": reason, "actor": actor, "at": iso(now), "street": state.street, "pot": in_pot,
                 "refunds": returned, "automatic": automatic}  # fmt: skip
         voided, metadata = [NewEvent(et.VOIDED, data)], {"actor": actor, "correlation_id": hand.hand_id}
+        sealed = cards.is_sealed_deck(deck)
+        if sealed and deck is not None:  # the board dealt so far; no hand was shown
+            voided.append(NewEvent(et.CARDS_REVEALED, {"revealed": cards.revealed_leaves(state=state, opened=deck),
+                                                       "at": iso(now)}))  # fmt: skip
         settle_batch(
             idempotency_key=f"poker:{hand.hand_id}:void",
             currency=table.currency,
@@ -192,6 +198,9 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         # The hand voided, its players' stacks after = before, the refunds to the seats (the projectors).
         project_hand(events_of(stream_id=stream, first_version=hand.stream_version + 1, events=voided,
                                metadata=metadata, at=now), hand=hand, seats=seats)  # fmt: skip
+        # Seed 001: the shuffled deck is not kept; the hands never shown stay unreadable.
+        cards.shred(hand.hand_id)
+        transaction.on_commit(lambda: forget_hand(hand.hand_id))
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
         return _control_result(table, hand)
 

@@ -17,13 +17,14 @@ from typing import Any, TypeVar
 from django.db import connection, transaction
 
 from games import pacing
-from games.fairness import SEALED_FIELD, committed_deck
+from games.fairness import SEALED_FIELD, OpenedDeck, is_plain, open_committed_deck
 from games.poker import event_types as et
-from games.poker.engine.events import Event, event_from_dict
-from games.poker.engine.hand import HandState, apply
+from games.poker.engine.events import Event, HandStarted, HoleCardsDealt, event_from_dict
+from games.poker.engine.hand import HandState, Phase, apply
 from games.poker.errors import NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.projectors import PokerSeatProjector
+from games.poker.services import cards
 from ledger.models import AccountKind
 from ledger.services import NewEvent, append_events, ensure_account, read_stream
 from ledger.services.events import now as ledger_now
@@ -158,17 +159,57 @@ def seat_of(table: PokerTable, player_id: int) -> PokerSeat:
     return seat
 
 
-def load_hand(hand_id: str) -> tuple[HandState | None, list[str], list[Any]]:
-    """(engine state, deck, every recorded event) of a hand, from its stream."""
+def load_hand(
+    hand_id: str, *, viewer_id: int | None = None, dealer: bool = False
+) -> tuple[HandState | None, list[str], list[Any]]:
+    """(engine state, deck, every recorded event) of a hand, from its stream.
+
+    Hole cards sealed at rest (``games.poker.services.cards``) are unknown
+    (``None``) in the state unless they were shown, except: ``viewer_id``'s own,
+    opened with that player's key (their views and history); with ``dealer``,
+    every seat's, read from the deck opened with the hand's deal key while the
+    hand runs (the dealer service only; ``deck`` is then the deck, else ``[]``
+    for a sealed deck). A legacy hand (deck and hole cards in the clear) reads as recorded."""
+    state, opened, recorded = _load(hand_id, viewer_id=viewer_id, dealer=dealer)
+    return state, list(opened.deck) if opened is not None else [], recorded
+
+
+def _load(
+    hand_id: str, *, viewer_id: int | None, dealer: bool
+) -> tuple[HandState | None, OpenedDeck | None, list[Any]]:
     recorded = read_stream(stream_id=et.hand_stream(hand_id))
     state: HandState | None = None
-    deck: list[str] = []
+    opened: OpenedDeck | None = None
     for event in recorded:
         if event.type in et.ENGINE_EVENT_TYPES:
-            state = apply(state, event_from_dict({"type": event.type, **event.data}))
+            data = event.data
+            if event.type == HoleCardsDealt.type and state is not None and cards.SEALED_HOLE in data:
+                data = _hole_cards_known(hand_id, state, data, opened if dealer else None, viewer_id)
+            state = apply(state, event_from_dict({"type": event.type, **data}))
         elif event.type == et.SHUFFLED:
-            deck = committed_deck(commitment=event.data["commitment"], sealed_deck=event.data[SEALED_FIELD])
-    return state, deck, recorded
+            sealed_deck = event.data[SEALED_FIELD]
+            if is_plain(sealed_deck):
+                opened = open_committed_deck(commitment=event.data["commitment"], sealed_deck=sealed_deck, key=None,
+                                             deal_id="")  # fmt: skip
+            elif dealer:
+                opened = cards.open_deck(hand_id=hand_id, commitment=event.data["commitment"], sealed_deck=sealed_deck)
+    return state, opened, recorded
+
+
+def _hole_cards_known(
+    hand_id: str, state: HandState, data: Mapping[str, Any], opened: OpenedDeck | None, viewer_id: int | None
+) -> Mapping[str, Any]:
+    """A sealed ``poker.hole_cards_dealt`` with the cards the reader may know:
+    the dealer's from the open deck, the viewer's own from their copy."""
+    seat = int(data["seat"])
+    if opened is not None:
+        return {**data, "cards": list(cards.dealer_hole_cards(state, seat, opened))}
+    player = state.players[state.positions[seat]].player_id
+    if viewer_id is not None and player == str(viewer_id):
+        own = cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
+        if own is not None:
+            return {**data, "cards": own["cards"]}
+    return data
 
 
 # The engine state of recent hands, by hand id, at the stream version it was read or
@@ -176,38 +217,66 @@ def load_hand(hand_id: str) -> tuple[HandState | None, list[str], list[Any]]:
 # versions are remembered (``remember_hand`` waits for the commit), and a hit
 # needs the hand row's version, read under the table lock, to match: any
 # other process's write moves the version on, and the hand is read again.
-_HAND_CACHE: OrderedDict[str, tuple[int, HandState, list[str]]] = OrderedDict()
+# These are the dealer's states (every seat's hole cards): a hand is forgotten
+# when it is over, as its deal key is shredded.
+_HAND_CACHE: OrderedDict[str, tuple[int, HandState, OpenedDeck | None]] = OrderedDict()
 HAND_CACHE_SIZE = 1024
 
 
-def _cache_put(hand_id: str, version: int, state: HandState, deck: list[str]) -> None:
+def _cache_put(hand_id: str, version: int, state: HandState, deck: OpenedDeck | None) -> None:
     _HAND_CACHE[hand_id] = (version, state, deck)
     _HAND_CACHE.move_to_end(hand_id)
     while len(_HAND_CACHE) > HAND_CACHE_SIZE:
         _HAND_CACHE.popitem(last=False)
 
 
-def hand_state(hand: PokerHand) -> tuple[HandState | None, list[str]]:
-    """(engine state, deck) of ``hand`` at its row's ``stream_version`` (call with the
-    table locked): from the cache when it holds that version, else from the stream."""
+def hand_state(hand: PokerHand) -> tuple[HandState | None, OpenedDeck | None]:
+    """(engine state, deck) of ``hand`` at its row's ``stream_version`` as the
+    dealer holds it (call with the table locked): from the cache when it holds
+    that version, else from the stream, the deck and every hole card opened
+    with the deal key (``None`` and unknown hole cards once the hand is over)."""
     cached = _HAND_CACHE.get(hand.hand_id)
     if cached is not None and cached[0] == hand.stream_version:
         return cached[1], cached[2]
-    state, deck, _ = load_hand(hand.hand_id)
-    if state is not None:
+    state, deck, _ = _load(hand.hand_id, viewer_id=None, dealer=True)
+    if state is not None and state.phase is not Phase.COMPLETE:
         _cache_put(hand.hand_id, hand.stream_version, state, deck)
     return state, deck
 
 
-def remember_hand(hand: PokerHand, state: HandState, deck: Sequence[str]) -> None:
-    """Remember ``state`` at the hand's new version once the transaction commits."""
-    hand_id, version, cards = hand.hand_id, hand.stream_version, list(deck)
-    transaction.on_commit(lambda: _cache_put(hand_id, version, state, cards))
+def remember_hand(hand: PokerHand, state: HandState, deck: OpenedDeck | None) -> None:
+    """Remember ``state`` at the hand's new version once the transaction commits
+    (a hand over is forgotten: the dealer holds its cards no longer)."""
+    hand_id, version = hand.hand_id, hand.stream_version
+    if state.phase is Phase.COMPLETE:
+        transaction.on_commit(lambda: forget_hand(hand_id))
+    else:
+        transaction.on_commit(lambda: _cache_put(hand_id, version, state, deck))
 
 
-def engine_events(recorded: Sequence[Any]) -> list[Event]:
-    """The engine's events of a hand stream (the hand history proper)."""
-    return [event_from_dict({"type": e.type, **e.data}) for e in recorded if e.type in et.ENGINE_EVENT_TYPES]
+def forget_hand(hand_id: str) -> None:
+    _HAND_CACHE.pop(hand_id, None)
+
+
+def engine_events(recorded: Sequence[Any], *, hand_id: str = "", viewer_id: int | None = None) -> list[Event]:
+    """The engine's events of a hand stream (the hand history proper). Hole
+    cards sealed at rest are unknown (``None``) except ``viewer_id``'s own,
+    opened with their key (``hand_id`` names the hand)."""
+    events: list[Event] = []
+    players: dict[int, str] = {}
+    for e in recorded:
+        if e.type not in et.ENGINE_EVENT_TYPES:
+            continue
+        data = e.data
+        if e.type == HandStarted.type:
+            players = {int(seat): str(player) for seat, player, _ in data["seats"]}
+        elif e.type == HoleCardsDealt.type and viewer_id is not None and cards.SEALED_HOLE in data:
+            seat = int(data["seat"])
+            if players.get(seat) == str(viewer_id):
+                own = cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
+                data = {**data, "cards": own["cards"]} if own is not None else data
+        events.append(event_from_dict({"type": e.type, **data}))
+    return events
 
 
 def dealt_in_seats(hand: PokerHand) -> dict[int, PokerSeat]:
