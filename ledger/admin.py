@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString
 from casino.admin_base import ReadOnlyAdmin
 from ledger.confidential import redacted, staff_data
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
+from ledger.upcasting import upcast
 
 STATEMENT_ROWS = 100
 
@@ -38,9 +39,10 @@ class EventAdmin(ReadOnlyAdmin):
     def actor(self, obj: Event) -> str:
         return str((obj.metadata or {}).get("actor", ""))
 
-    @admin.display(description="data (JSON)")
+    @admin.display(description="data (JSON, as its readers read it)")
     def pretty_data(self, obj: Event) -> SafeString:
-        shown = staff_data(stream_id=obj.stream_id, event_type=obj.type, data=obj.data)
+        _, data = upcast(obj.type, obj.schema_version, obj.data)  # as the stream's readers (and presenters) read it
+        shown = staff_data(stream_id=obj.stream_id, event_type=obj.type, data=data)
         return format_html("<pre>{}</pre>", json.dumps(shown, indent=2, sort_keys=True))
 
     @admin.display(description="metadata (JSON)")

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from django.conf import settings
@@ -174,7 +175,8 @@ def scan_mid_deal(
 
 def assert_logs_clean(caplog: pytest.LogCaptureFixture, hidden: set[str]) -> None:
     for record in caplog.records:
-        text = record.getMessage() + (record.exc_text or "")
+        # URL-decoded too: a logged request line with its query (?data__icontains=%222c%22) counts.
+        text = unquote(record.getMessage() + (record.exc_text or ""))
         assert not leaked(text, hidden), (record.name, text[:300])
 
 
