@@ -96,7 +96,7 @@ class RoundControlAdmin(SafeLookups, admin.ModelAdmin):
             state = apply_round(state, event)
             rows.append(
                 (event.version, event.type, event.recorded_at.isoformat(),
-                 json.dumps(shown(event.type, event.data), sort_keys=True)[:600],
+                 json.dumps(shown(event.type, event.data), sort_keys=True)[:2000],
                  json.dumps(state_summary(state)))
             )  # fmt: skip
         body = format_html_join(

@@ -204,7 +204,7 @@ def test_mid_round_no_staff_surface_shows_a_face_down_house_card(caplog: pytest.
     timeline = f"/admin/games/houseround/{round_row.pk}/change/"
     recall = f"/api/compliance/game-recall/{tick.game_number}/"
     pages = [timeline, recall, f"{recall}?player={alice}", f"/api/rounds/{tick.game_number}/fairness/",
-             f"/api/tables/{table.pk}/"]  # fmt: skip
+             f"/api/tables/{table.pk}/", f"/api/history/games/{tick.game_number}/"]  # fmt: skip
     seen = scan_mid_deal(clients, hidden, stream_id=round_stream(tick.round_id), shuffled_type=SHUFFLED, pages=pages)
     for who, answers in seen.items():
         # Each role reached the surfaces that matter, and sees the round as the table does.
