@@ -256,8 +256,11 @@ def test_mid_hand_no_staff_surface_shows_a_poker_card(caplog: pytest.LogCaptureF
     board = [c for e in Event.objects.filter(stream_id=et.hand_stream(hand_id), type="poker.board_dealt")
              for c in e.data["cards"]]  # fmt: skip
     assert len(board) == 5
+    shown = {c for e in Event.objects.filter(stream_id=et.hand_stream(hand_id), type="poker.hand_shown")
+             for c in e.data["cards"]}  # fmt: skip
+    assert shown, "called down: a hand is shown"
     for who, client in clients.items():
-        assert set(board) <= cards_in(client.get(hand_page).content.decode()), who
+        assert set(board) | shown <= cards_in(client.get(hand_page).content.decode()), who
 
 
 def poker_hidden(hand_id: str) -> set[str]:
