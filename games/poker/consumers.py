@@ -101,8 +101,6 @@ def frames_for(event: RecordedEvent, info: HandInfo) -> Delta | None:
     """A hand event as the feed's ``Delta``: the frame every watcher gets and,
     for a player's own hole cards, that player's frame instead (``None``: the
     event is shown to nobody, e.g. a hand shuffled before commitments)."""
-    if event.type == et.CARDS_REVEALED:
-        return None  # the proofs of a hand over: the fairness answer and the hand's history carry them
     public = presenters.redact_event(dict(event.data), event.type, None)
     if public is None:
         return None

@@ -252,15 +252,18 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     assert message["event"]["reason"] == "shuffler jammed"
 
     void(table, "shuffler broken")
-    [message] = _new_messages(hand_id, p2, cursor)
+    message, revealed = _new_messages(hand_id, p2, cursor)
     assert (message["event"]["type"], message["event"]["reason"]) == (et.VOIDED, "shuffler broken")
+    assert (revealed["event"]["type"], revealed["event"]["revealed"]) == (et.CARDS_REVEALED, [])
     view = presenters.table_view(table_id=table.pk, viewer_id=p2)
     assert (view["hand"]["status"], view["hand"]["voided"], view["hand"]["paused"]) == ("voided", True, False)
     assert view["hand"]["reason"] == "shuffler broken"
     history = presenters.hand_history(hand_id=hand_id, viewer_id=p2)
     assert (history["status"], history["voided"], history["reason"]) == ("voided", True, "shuffler broken")
     assert {r["player_id"]: r["amount"] for r in history["refunds"]}[p1] == 30
-    assert [e["type"] for e in history["events"]][-2:] == [et.PAUSED, et.VOIDED]
+    # The void, then the leaves the table saw (none: voided preflop) as the deal key was shredded.
+    assert [e["type"] for e in history["events"]][-3:] == [et.PAUSED, et.VOIDED, et.CARDS_REVEALED]
+    assert history["events"][-1]["revealed"] == []
     replay = presenters.hand_replay(hand_id=hand_id, viewer_id=p2)
     assert (replay["voided"], replay["reason"]) == (True, "shuffler broken")
     assert replay["steps"][-1]["event"]["type"] == "poker.action_taken"
