@@ -33,7 +33,8 @@ def test_no_poker_module_imports_the_house_wing() -> None:
 
 
 def test_the_poker_services_package_has_no_import_cycle() -> None:
-    """tables <- seats <- hands, operator <- hands, tables <- configure, tables <- verify,
+    """cards <- tables, operator, hands (the dealer's custody of the cards);
+    tables <- seats <- hands, operator <- hands, tables <- configure, tables <- verify,
     tables <- tournaments, tournament_core <- tournament_play <- hands and
     tournaments (registration starts play), operator <- tournament_play, tournament_templates alone: no cycle."""
     services = POKER / "services"
@@ -43,11 +44,12 @@ def test_the_poker_services_package_has_no_import_cycle() -> None:
         if path.stem != "__init__"
     }
     assert graph == {
-        "tables": set(),
+        "cards": set(),
+        "tables": {"cards"},
         "seats": {"tables"},
-        "operator": {"tables"},
+        "operator": {"tables", "cards"},
         "configure": {"tables"},
-        "hands": {"tables", "seats", "operator", "tournament_play"},
+        "hands": {"tables", "seats", "operator", "tournament_play", "cards"},
         "verify": {"tables"},
         "tournament_core": set(),
         "tournament_play": {"tables", "operator", "tournament_core"},

@@ -58,7 +58,8 @@ from games.poker.engine.rules import HandConfig, RakeRule, Reopening, Variant, s
 from games.poker.errors import HandPaused, HandVoided, InvalidAction, NoHand, NotInHand, NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable, RakeMode
 from games.poker.projectors import project_hand
-from games.poker.services import cards as hand_cards
+from games.poker.services.cards import deal_id as deal_id_of
+from games.poker.services.cards import is_sealed_deck, revealed_leaves, sealed_hole_cards, shred
 from games.poker.services.operator import void_hand
 from games.poker.services.seats import DISCONNECTED, free_expired_seats, sit_out_seat, sit_out_unready
 from games.poker.services.tables import (
@@ -180,10 +181,10 @@ def _play(
     new: list[NewEvent] = list(before)
     decided: list[tuple[int, Event]] = []
 
-    sealed = hand_cards.is_sealed_deck(deck)
+    sealed = is_sealed_deck(deck)
 
     def record(events: list[Event], after: HandState) -> None:
-        hole = hand_cards.sealed_hole_cards(hand_id=hand.hand_id, state=after, opened=deck) if sealed and any(
+        hole = sealed_hole_cards(hand_id=hand.hand_id, state=after, opened=deck) if sealed and any(
             isinstance(event, HoleCardsDealt) for event in events) else {}  # fmt: skip
         for event in events:
             if isinstance(event, HoleCardsDealt) and sealed:
@@ -206,7 +207,7 @@ def _play(
     ended = state.phase is Phase.COMPLETE
     if ended and sealed:
         # What the table saw, provable against the commitment; then the key goes (below).
-        new.append(NewEvent(et.CARDS_REVEALED, {"revealed": hand_cards.revealed_leaves(state=state, opened=deck),
+        new.append(NewEvent(et.CARDS_REVEALED, {"revealed": revealed_leaves(state=state, opened=deck),
                                                 "at": iso(now)}))  # fmt: skip
     if seats is None:
         seats = dealt_in_seats(hand)
@@ -230,7 +231,7 @@ def _play(
                          at=now)  # fmt: skip
     project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
     if ended and sealed:
-        hand_cards.shred(hand.hand_id)  # seed 001: the shuffled deck is not kept
+        shred(hand.hand_id)  # seed 001: the shuffled deck is not kept
     remember_hand(hand, state, deck)
     _project(table, state, deadline, now, seats)
     return state, [event for _, event in decided]
@@ -276,7 +277,7 @@ def _start_hand(table: PokerTable, now: datetime, rng: RandomSource, deck: Seque
         return None
     # Shuffled and committed before the blinds (docs/fairness.md), sealed under the hand's own deal key.
     hand_id = pacing.game_number(table_code=table.code, now=now)
-    deal_id = hand_cards.deal_id(hand_id)
+    deal_id = deal_id_of(hand_id)
     key = new_deal_key(deal_id=deal_id)
     shuffle = shuffle_and_commit(rng=rng, key=key, deal_id=deal_id, deck=deck)
     cards = open_committed_deck(commitment=shuffle.commitment, sealed_deck=shuffle.sealed_deck, key=key,

@@ -22,7 +22,7 @@ from games.poker.engine import errors as engine_errors
 from games.poker.errors import HandNotPaused, HandPaused, HandVoided, NoHand, PotMismatch
 from games.poker.models import PokerHand, PokerTable
 from games.poker.projectors import project_hand
-from games.poker.services import cards
+from games.poker.services.cards import is_sealed_deck, revealed_leaves, shred
 from games.poker.services.tables import (
     BETWEEN,
     HAND,
@@ -185,9 +185,9 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         data = {"reason": reason, "actor": actor, "at": iso(now), "street": state.street, "pot": in_pot,
                 "refunds": returned, "automatic": automatic}  # fmt: skip
         voided, metadata = [NewEvent(et.VOIDED, data)], {"actor": actor, "correlation_id": hand.hand_id}
-        sealed = cards.is_sealed_deck(deck)
+        sealed = is_sealed_deck(deck)
         if sealed and deck is not None:  # the board dealt so far; no hand was shown
-            voided.append(NewEvent(et.CARDS_REVEALED, {"revealed": cards.revealed_leaves(state=state, opened=deck),
+            voided.append(NewEvent(et.CARDS_REVEALED, {"revealed": revealed_leaves(state=state, opened=deck),
                                                        "at": iso(now)}))  # fmt: skip
         settle_batch(
             idempotency_key=f"poker:{hand.hand_id}:void",
@@ -199,7 +199,7 @@ def void_hand(*, table_id: int, actor: str, reason: str, now: datetime, automati
         project_hand(events_of(stream_id=stream, first_version=hand.stream_version + 1, events=voided,
                                metadata=metadata, at=now), hand=hand, seats=seats)  # fmt: skip
         # Seed 001: the shuffled deck is not kept; the hands never shown stay unreadable.
-        cards.shred(hand.hand_id)
+        shred(hand.hand_id)
         transaction.on_commit(lambda: forget_hand(hand.hand_id))
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
         return _control_result(table, hand)

@@ -24,7 +24,7 @@ from games.poker.engine.hand import HandState, Phase, apply
 from games.poker.errors import NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.projectors import PokerSeatProjector
-from games.poker.services import cards
+from games.poker.services.cards import SEALED_HOLE, dealer_hole_cards, open_deck, own_copy
 from ledger.models import AccountKind
 from ledger.services import NewEvent, append_events, ensure_account, read_stream
 from ledger.services.events import now as ledger_now
@@ -183,7 +183,7 @@ def _load(
     for event in recorded:
         if event.type in et.ENGINE_EVENT_TYPES:
             data = event.data
-            if event.type == HoleCardsDealt.type and state is not None and cards.SEALED_HOLE in data:
+            if event.type == HoleCardsDealt.type and state is not None and SEALED_HOLE in data:
                 data = _hole_cards_known(hand_id, state, data, opened if dealer else None, viewer_id)
             state = apply(state, event_from_dict({"type": event.type, **data}))
         elif event.type == et.SHUFFLED:
@@ -192,7 +192,7 @@ def _load(
                 opened = open_committed_deck(commitment=event.data["commitment"], sealed_deck=sealed_deck, key=None,
                                              deal_id="")  # fmt: skip
             elif dealer:
-                opened = cards.open_deck(hand_id=hand_id, commitment=event.data["commitment"], sealed_deck=sealed_deck)
+                opened = open_deck(hand_id=hand_id, commitment=event.data["commitment"], sealed_deck=sealed_deck)
     return state, opened, recorded
 
 
@@ -203,10 +203,10 @@ def _hole_cards_known(
     the dealer's from the open deck, the viewer's own from their copy."""
     seat = int(data["seat"])
     if opened is not None:
-        return {**data, "cards": list(cards.dealer_hole_cards(state, seat, opened))}
+        return {**data, "cards": list(dealer_hole_cards(state, seat, opened))}
     player = state.players[state.positions[seat]].player_id
     if viewer_id is not None and player == str(viewer_id):
-        own = cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
+        own = own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
         if own is not None:
             return {**data, "cards": own["cards"]}
     return data
@@ -270,10 +270,10 @@ def engine_events(recorded: Sequence[Any], *, hand_id: str = "", viewer_id: int 
         data = e.data
         if e.type == HandStarted.type:
             players = {int(seat): str(player) for seat, player, _ in data["seats"]}
-        elif e.type == HoleCardsDealt.type and viewer_id is not None and cards.SEALED_HOLE in data:
+        elif e.type == HoleCardsDealt.type and viewer_id is not None and SEALED_HOLE in data:
             seat = int(data["seat"])
             if players.get(seat) == str(viewer_id):
-                own = cards.own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
+                own = own_copy(hand_id=hand_id, seat=seat, player_id=viewer_id, data=data)
                 data = {**data, "cards": own["cards"]} if own is not None else data
         events.append(event_from_dict({"type": e.type, **data}))
     return events
