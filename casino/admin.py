@@ -13,14 +13,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from casino.admin_base import ReadOnlyAdmin
+from casino.admin_base import ReadOnlyAdmin, SafeLookups
 from casino.cashier import operator_decide, operator_refund
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
 
 
 @admin.register(PlayerProfile)
-class PlayerProfileAdmin(admin.ModelAdmin):
+class PlayerProfileAdmin(SafeLookups, admin.ModelAdmin):
     list_display = ["user", "hide_chat", "show_side_bets", "sound_on", "updated_at"]
     search_fields = ["user__username"]
     readonly_fields = ["created_at", "updated_at"]

@@ -6,9 +6,49 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from casino.errors import DomainError
+
+
+def reads_json(model: type[models.Model], lookup: str) -> bool:
+    """Whether the URL lookup ``lookup`` (``field__sub__...``) reads a JSON column of
+    ``model`` or of a model it reaches through relations."""
+    for part in lookup.split(LOOKUP_SEP):
+        try:
+            field = model._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False
+        if isinstance(field, models.JSONField):
+            return True
+        if not field.is_relation or field.related_model is None:
+            return False
+        model = field.related_model
+    return False
+
+
+class SafeLookups:
+    """The changelist's URL lookups (``?field__lookup=value``) on named, safe
+    fields only. A lookup that reads a JSON column (an event's data or metadata,
+    a round's state: they can hold cards, and ``?data__icontains="Jc"`` is an
+    oracle on them; ``?data__contains=`` is not even valid JSON) is refused for
+    everyone, as is, when ``lookup_fields`` names fields, a lookup on any other
+    field. Django answers a refused lookup with 400 (``DisallowedModelAdminLookup``,
+    a ``SuspiciousOperation``). ``search_fields`` must not name a JSON column
+    either (tests/compliance/test_admin_lookups.py checks every admin)."""
+
+    lookup_fields: tuple[str, ...] | None = None
+    model: type[models.Model]
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if reads_json(self.model, lookup):
+            return False
+        if self.lookup_fields is not None and lookup.split(LOOKUP_SEP)[0] not in self.lookup_fields:
+            return False
+        return bool(super().lookup_allowed(lookup, value, request))  # type: ignore[misc]
 
 
 class NoWrites:
@@ -24,7 +64,7 @@ class NoWrites:
         return False
 
 
-class ReadOnlyAdmin(NoWrites, admin.ModelAdmin):
+class ReadOnlyAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
     """View and search only, for everyone (superusers included); no bulk
     actions unless a subclass names its own (which then go through services)."""
 
@@ -34,7 +74,7 @@ class ReadOnlyAdmin(NoWrites, admin.ModelAdmin):
         return [f.name for f in self.model._meta.fields] + list(self.readonly_fields)
 
 
-class ServiceSavedAdmin(admin.ModelAdmin):
+class ServiceSavedAdmin(SafeLookups, admin.ModelAdmin):
     """A model page whose saves go through a service that locks the row and
     checks again: a refusal after the form validated (a change meanwhile) is
     shown as "code: message" and the page reloaded; nothing was written."""

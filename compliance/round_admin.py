@@ -1,6 +1,7 @@
 """Operator admin for house-banked rounds: search by game number, table,
 player and time; the event timeline with the replayed state beside each event
-(a round's sealed deck shows as sealed: ``ledger.confidential``);
+as staff may see it: a round in play as a spectator at its table sees it, the
+whole round once it is closed, sealed values as ``(sealed)`` (``ledger.confidential.staff_reader``);
 pause, resume and void with a reason (void asks for confirmation). Every
 action is recorded as an ``operator.action`` event with the operator's identity
 and runs the rounds' own services (``games.house.services.rounds``)."""
@@ -19,12 +20,13 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import MalfunctionControlForm as RoundControlForm
+from casino.admin_base import SafeLookups
 from casino.errors import DomainError
 from games.house.models import HouseRound
 from games.house.round.state import RoundState, apply_round
 from games.house.services import dealer
 from games.house.store import round_stream
-from ledger.confidential import redacted
+from ledger.confidential import staff_reader
 from ledger.services import read_stream
 
 ACTIONS = ("pause", "resume", "void")
@@ -40,7 +42,7 @@ def state_summary(state: RoundState) -> dict[str, Any]:
     }
 
 
-class RoundControlAdmin(admin.ModelAdmin):
+class RoundControlAdmin(SafeLookups, admin.ModelAdmin):
     list_display = ["game_number", "table", "game", "status", "phase", "participants", "staked", "returned",
                     "opened_at"]  # fmt: skip
     list_filter = ["status", "game", "table"]
@@ -85,14 +87,16 @@ class RoundControlAdmin(admin.ModelAdmin):
 
     @admin.display(description="event timeline (replayed state beside each event)")
     def timeline(self, obj: HouseRound) -> SafeString:
-        events = read_stream(stream_id=round_stream(obj.round_id))
+        stream = round_stream(obj.round_id)
+        events = read_stream(stream_id=stream)
+        shown = staff_reader(stream)
         state = RoundState()
         rows = []
         for event in events:
             state = apply_round(state, event)
             rows.append(
                 (event.version, event.type, event.recorded_at.isoformat(),
-                 json.dumps(redacted(event.type, event.data), sort_keys=True)[:600],
+                 json.dumps(shown(event.type, event.data), sort_keys=True)[:2000],
                  json.dumps(state_summary(state)))
             )  # fmt: skip
         body = format_html_join(

@@ -6,6 +6,7 @@ class GamesConfig(AppConfig):
     verbose_name = "Games and tables"
 
     def ready(self) -> None:
+        from games import staff_view
         from games.house import event_types  # noqa: F401  (registers the round event types)
         from games.house.projectors import HOUSE_PROJECTORS
         from games.house.services.verify import check_round_holds
@@ -17,6 +18,8 @@ class GamesConfig(AppConfig):
         # verify_ledger checks the games' money projections too; the ledger imports no game.
         register_check("poker_seat", check_seat_stacks)
         register_check("house_hold", check_round_holds)
+        # What staff see of a round or hand in play (ledger.confidential): the players' presenters.
+        staff_view.register()
         # The read models written from events (rebuild_projections, verify_ledger), in dependency order.
         for projector in POKER_PROJECTORS:
             register_projector(projector)

@@ -1,8 +1,10 @@
 """Read-only admin for the ledger: events, transfers (entries), holds,
 accounts with their statements, seals. Nobody, superusers included, can add,
 change or delete a ledger row here (the database's triggers refuse it too).
-An event's data is shown with its confidential fields (a round's sealed deck,
-``ledger.confidential``) as sealed."""
+An event's data is shown as staff may see it now (``ledger.confidential.staff_data``):
+an event of a round or hand in play as a spectator at its table sees it,
+confidential fields and sealed values as ``(sealed)``. URL lookups only on the
+event's named columns, never on its data or metadata (``SafeLookups``)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from casino.admin_base import ReadOnlyAdmin
-from ledger.confidential import redacted
+from ledger.confidential import redacted, staff_data
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
+from ledger.upcasting import upcast
 
 STATEMENT_ROWS = 100
 
@@ -26,6 +29,9 @@ class EventAdmin(ReadOnlyAdmin):
     list_display = ["id", "stream_id", "version", "type", "actor", "recorded_at"]
     list_filter = ["type"]
     search_fields = ["=id", "stream_id", "type", "hash"]
+    # ?stream_id=...&type=... yes; ?data__icontains=... (an oracle on cards) no.
+    lookup_fields = ("id", "txid", "stream_id", "version", "type", "schema_version", "recorded_at", "hash",
+                     "prev_hash")  # fmt: skip
     date_hierarchy = "recorded_at"
     show_full_result_count = False
 
@@ -33,15 +39,21 @@ class EventAdmin(ReadOnlyAdmin):
     def actor(self, obj: Event) -> str:
         return str((obj.metadata or {}).get("actor", ""))
 
-    @admin.display(description="data (JSON)")
+    @admin.display(description="data (JSON, as its readers read it)")
     def pretty_data(self, obj: Event) -> SafeString:
-        return format_html("<pre>{}</pre>", json.dumps(redacted(obj.type, obj.data), indent=2, sort_keys=True))
+        _, data = upcast(obj.type, obj.schema_version, obj.data)  # as the stream's readers (and presenters) read it
+        shown = staff_data(stream_id=obj.stream_id, event_type=obj.type, data=data)
+        return format_html("<pre>{}</pre>", json.dumps(shown, indent=2, sort_keys=True))
 
-    readonly_fields = ["pretty_data"]
-    exclude = ["data"]  # shown as pretty_data, confidential fields sealed
+    @admin.display(description="metadata (JSON)")
+    def pretty_metadata(self, obj: Event) -> SafeString:
+        return format_html("<pre>{}</pre>", json.dumps(redacted("", obj.metadata or {}), indent=2, sort_keys=True))
+
+    readonly_fields = ["pretty_data", "pretty_metadata"]
+    exclude = ["data", "metadata"]  # shown as pretty_data and pretty_metadata, sealed values sealed
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [name for name in super().get_readonly_fields(request, obj) if name != "data"]
+        return [name for name in super().get_readonly_fields(request, obj) if name not in ("data", "metadata")]
 
 
 @admin.register(Transfer)

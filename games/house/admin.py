@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import NoWrites, ReadOnlyAdmin, ServiceSavedAdmin
+from casino.admin_base import NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
 from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
@@ -295,7 +295,7 @@ class TableConfigVersionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(TableSeat)
-class TableSeatAdmin(NoWrites, admin.ModelAdmin):
+class TableSeatAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
     """Seats are projections of the seat events (``house_seat.taken``/``left``): read-only here."""
 
     list_display = ["table", "player", "seat_number", "joined_at"]
@@ -303,7 +303,7 @@ class TableSeatAdmin(NoWrites, admin.ModelAdmin):
 
 
 @admin.register(HouseRound)
-class HouseRoundAdmin(NoWrites, admin.ModelAdmin):
+class HouseRoundAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
     """Round summaries are projections of the event store: read-only here."""
 
     list_display = ["game_number", "table", "phase", "status", "participants", "staked", "returned", "opened_at"]

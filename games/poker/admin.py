@@ -26,6 +26,7 @@ from a template. The compliance role views everything and acts on nothing.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -41,14 +42,17 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import MalfunctionControlForm, NoWrites, ReadOnlyAdmin, ServiceSavedAdmin
+from casino.admin_base import MalfunctionControlForm, NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
 from casino.errors import MAX_REASON, DomainError
 from games.poker import services
+from games.poker.event_types import hand_stream
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
 from games.poker.services.tournaments import ACTIVE
 from games.poker.tournament_models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
+from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS
+from ledger.services import read_stream
 
 HAND_CONTROLS = ("pause", "resume", "void")
 VOID_CONFIRM = "I confirm: void this hand and give every player back the chips they put in"
@@ -146,9 +150,28 @@ class PokerSeatAdmin(ReadOnlyAdmin):
 
 @admin.register(PokerHand)
 class PokerHandAdmin(ReadOnlyAdmin):
+    """A hand's summary and its event timeline as staff may see it now
+    (``ledger.confidential.staff_reader``): a hand in play as a spectator at the
+    table sees it (no hole card before showdown), the stored events once it is
+    over, sealed values as ``(sealed)``."""
+
     list_display = ["hand_id", "table", "hand_number", "phase", "status", "pot", "rake", "started_at"]
     list_filter = ["status"]
     search_fields = ["hand_id"]
+    readonly_fields = ["timeline"]
+
+    @admin.display(description="event timeline")
+    def timeline(self, obj: PokerHand) -> SafeString:
+        stream = hand_stream(obj.hand_id)
+        shown = staff_reader(stream)
+        rows = format_html_join(
+            "", "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            ((e.version, e.type, e.recorded_at.isoformat(), json.dumps(shown(e.type, e.data), sort_keys=True))
+             for e in read_stream(stream_id=stream)),
+        )  # fmt: skip
+        return format_html(
+            '<table id="hand-timeline"><tr><th>#</th><th>event</th><th>at</th><th>data</th></tr>{}</table>', rows
+        )
 
 
 class TournamentReasonForm(forms.Form):
@@ -215,7 +238,7 @@ class TournamentEntryInline(NoWrites, admin.TabularInline):
 
 
 @admin.register(Tournament)
-class TournamentAdmin(admin.ModelAdmin):
+class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     """Create tournaments (validated by ``Tournament.clean``: levels and payouts
     through the domain), watch them (state, level, players, tables, entries),
     pause, resume and cancel them through the services."""
@@ -336,7 +359,7 @@ class CreateFromTemplateForm(forms.Form):
 
 
 @admin.register(TournamentTemplate)
-class TournamentTemplateAdmin(admin.ModelAdmin):
+class TournamentTemplateAdmin(SafeLookups, admin.ModelAdmin):
     """Reusable tournament definitions: list, create, edit (validated by
     ``TournamentTemplate.clean``: the levels and the payouts through the domain,
     e.g. ``tournament_payouts_not_100`` shown on the field); the action creates a

@@ -1,14 +1,9 @@
 """The admin void flow once in a real browser: Debian's chromium, headless,
-driven by Selenium through the system chromedriver (``make browser-deps``).
-
-Outside CI the test is skipped when chromium or chromedriver is absent; in CI
-(``CI=true``) it must run, so a missing browser fails it.
+driven by Selenium through the system chromedriver (``make browser-deps``;
+``tests.compliance.browser``: skipped outside CI without them, failing in CI).
 """
 
 from __future__ import annotations
-
-import os
-import shutil
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -18,38 +13,10 @@ from compliance.roles import OPERATOR, setup_roles
 from games.house.models import HouseRound
 from games.house.services import place_chip
 from ledger.models import Event
+from tests.compliance.browser import needs_browser
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, wallet
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.postgres,
-    pytest.mark.skipif(
-        not IN_CI and not (CHROMIUM and CHROMEDRIVER), reason="no chromium/chromedriver (make browser-deps)"
-    ),
-]
-
-
-@pytest.fixture
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    assert CHROMIUM, "CI needs Debian's chromium: make browser-deps"
-    assert CHROMEDRIVER, "CI needs Debian's chromium and chromedriver: make browser-deps"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.implicitly_wait(10)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
 
 def test_an_operator_voids_a_round_in_the_admin_in_a_real_browser(live_server, browser):

@@ -14,7 +14,7 @@ import pytest
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.cards.vault import position_salts
 from games.dealkeys import deal_key
-from games.fairness import open_committed_deck, open_deck
+from games.fairness import is_plain, open_committed_deck
 from games.house.models import HouseRound
 from games.house.round.events import SHUFFLED
 from games.house.services import place_chip
@@ -32,14 +32,14 @@ from tests.poker.tables import make_table as make_poker_table
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
-def secret(stream_id: str, event_type: str) -> tuple[Event, str, str]:
-    """The shuffle event row, what of its sealed deck must stay unseen (a plain
-    deck's salt; a deck sealed under its deal key: the ciphertext) and its commitment."""
+def secret(stream_id: str, event_type: str, deal_id: str) -> tuple[Event, str, str]:
+    """The shuffle event row, its salt (opened with the deal's key, as the dealer opens it) and its commitment."""
     recorded = next(e for e in read_stream(stream_id=stream_id) if e.type == event_type)
     sealed = recorded.data["sealed_deck"]
-    salt = open_deck(sealed)[0] if sealed.get("scheme") == "plain" else sealed["ct"]
-    assert salt is not None
-    return Event.objects.get(pk=recorded.position), salt, recorded.data["commitment"]
+    key = None if is_plain(sealed) else deal_key(deal_id=deal_id)
+    opened = open_committed_deck(commitment=recorded.data["commitment"], sealed_deck=sealed, key=key, deal_id=deal_id)
+    assert opened.salt is not None
+    return Event.objects.get(pk=recorded.position), opened.salt, recorded.data["commitment"]
 
 
 def house_secret(round_id: str) -> tuple[Event, str, str]:
@@ -97,11 +97,16 @@ def test_the_ledger_admin_never_shows_a_poker_hands_sealed_deck() -> None:
     for seat in (1, 2):
         sit(table, make_poker_player(), seat)
     table = advance(table)
-    row, salt, commitment = secret(et.hand_stream(table.current_hand_id), et.SHUFFLED)
+    hand_id = table.current_hand_id
+    row, salt, commitment = secret(et.hand_stream(hand_id), et.SHUFFLED, f"poker-hand:{hand_id}")
+    sealed = row.data["sealed_deck"]
+    # Neither its salt nor, for a deck sealed under its deal key, its ciphertext.
+    unseen = [salt] if is_plain(sealed) else [salt, sealed["ct"]]
     for role in (OPERATOR, COMPLIANCE):
         _, client = staff(f"poker-{role}", role)
         event_page = page(client, f"/admin/ledger/event/{row.pk}/change/")
         assert commitment in event_page
-        assert salt not in event_page
         listing = page(client, f"/admin/ledger/event/?q={et.SHUFFLED}")
-        assert salt not in listing
+        for secret_text in unseen:
+            assert secret_text not in event_page
+            assert secret_text not in listing
