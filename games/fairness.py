@@ -98,17 +98,15 @@ def _checked_cards(rng: RandomSource, deck: Sequence[str] | None) -> list[str]:
 
 
 def shuffle_and_commit(
-    *, rng: RandomSource, key: bytes | None = None, deal_id: str = "", deck: Sequence[str] | None = None
+    *, rng: RandomSource, key: bytes, deal_id: str, deck: Sequence[str] | None = None
 ) -> CommittedDeck:
     """A fresh shuffle of the 52 cards by ``rng`` (``deck`` instead: a scripted
     deck, for tests and certification only), a new master salt, the Merkle
     commitment, and the salt and deck sealed under the deal's data ``key``
-    (bound to ``deal_id``). Without a ``key``: the legacy ``plain`` scheme
-    (transitional, until every family seals its decks)."""
+    (bound to ``deal_id``). New deals are never written in the legacy
+    ``plain`` scheme."""
     cards = _checked_cards(rng, deck)
     salt = new_salt()
-    if key is None:
-        return CommittedDeck(commitment_of(salt, cards), _plain(salt, cards))
     opened = OpenedDeck(cards, salt, MERKLE_ALGORITHM)
     sealed = seal_json(key, {"salt": salt, "deck": cards}, aad=f"deck:{deal_id}")
     return CommittedDeck(merkle_root_of(opened.leaves()), sealed)

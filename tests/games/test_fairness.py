@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from games.cards.shuffle import SeededRandomSource
-from games.cards.vault import position_salts
-from games.fairness import new_salt, open_deck, shuffle_and_commit
+from games.cards.vault import new_data_key, position_salts
+from games.fairness import new_salt, open_committed_deck, shuffle_and_commit
 from tests.conftest import ROOT
 from tools.verify_deal import FULL_DECK, commitment_of, leaf_of, merkle_root_of, proof_of, verify
 
@@ -44,18 +44,22 @@ def test_the_commitment_is_sha256_hex_of_the_utf8_text_salt_colon_deck() -> None
 
 
 def test_every_shuffle_gets_a_fresh_secure_salt_and_its_commitment() -> None:
-    first = shuffle_and_commit(rng=SeededRandomSource(7))
-    second = shuffle_and_commit(rng=SeededRandomSource(7))  # the same order of cards ...
-    assert open_deck(first.sealed_deck)[1] == open_deck(second.sealed_deck)[1]
-    for committed in (first, second):
-        salt, deck = open_deck(committed.sealed_deck)
-        assert re.fullmatch(r"[0-9a-f]{64}", str(salt))
-        assert sorted(deck) == sorted(FULL_DECK)
-        assert committed.commitment == commitment_of(str(salt), deck)
+    key = new_data_key()
+    first = shuffle_and_commit(rng=SeededRandomSource(7), key=key, deal_id="t:1")
+    second = shuffle_and_commit(rng=SeededRandomSource(7), key=key, deal_id="t:1")  # the same order of cards ...
+    opened = [
+        open_committed_deck(commitment=c.commitment, sealed_deck=c.sealed_deck, key=key, deal_id="t:1")
+        for c in (first, second)
+    ]
+    assert opened[0].deck == opened[1].deck
+    for committed, deck in zip((first, second), opened, strict=True):
+        assert re.fullmatch(r"[0-9a-f]{64}", str(deck.salt))
+        assert sorted(deck.deck) == sorted(FULL_DECK)
+        assert committed.commitment == merkle_root_of(deck.leaves())
     # ... but not the same salt, so no commitment says which order it is.
     assert first.commitment != second.commitment
     with pytest.raises(ValueError, match="52 cards"):
-        shuffle_and_commit(rng=SeededRandomSource(7), deck=DECK[:51] + DECK[:1])
+        shuffle_and_commit(rng=SeededRandomSource(7), key=key, deal_id="t:1", deck=DECK[:51] + DECK[:1])
 
 
 def test_a_sound_answer_passes_and_each_forgery_fails_with_what_is_wrong() -> None:
