@@ -28,7 +28,7 @@ from django.db import connection
 from casino.errors import DomainError
 from games.cards.vault import is_sealed, new_data_key, open_json, seal_json, wrap_key
 from games.dealkeys import DealKey, card_keyring, deal_key
-from games.fairness import open_committed_deck
+from games.fairness import CommittedDeck, new_salt, open_committed_deck, seal_deck
 from games.house.projectors import HouseRoundProjector
 from games.house.realtime.presenters import deal_in_log, game_history, round_fairness, table_view
 from games.house.round import dealer as house_dealer
@@ -49,7 +49,7 @@ from tests.house.services.conftest import (
     snapshot,
     step,
 )
-from tools.verify_deal import FULL_DECK, MERKLE_ALGORITHM, leaf_of, merkle_root_of, shown_cards, verify
+from tools.verify_deal import FULL_DECK, MERKLE_ALGORITHM, commitment_of, leaf_of, merkle_root_of, shown_cards, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -392,8 +392,12 @@ def test_a_void_still_returns_every_wager_when_the_deck_no_longer_opens() -> Non
 def test_a_legacy_plain_round_plays_and_answers_its_old_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     """A round opened before this change (``plain`` scheme: salt and deck in the
     clear in its shuffle event) still plays to its end and answers in the old shape."""
-    real = rounds.shuffle_and_commit
-    monkeypatch.setattr(rounds, "shuffle_and_commit", lambda **kwargs: real(rng=kwargs["rng"], deck=kwargs["deck"]))
+
+    def plain_commit(**kwargs: Any) -> CommittedDeck:  # as the code before sealed decks committed
+        salt = new_salt()
+        return CommittedDeck(commitment_of(salt, kwargs["deck"]), seal_deck(salt=salt, deck=kwargs["deck"]))
+
+    monkeypatch.setattr(rounds, "shuffle_and_commit", plain_commit)
     table = make_table("uth")
     alice = make_player(table)
     tick = open_round(table, shoe_cards=SHOE)
