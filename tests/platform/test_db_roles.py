@@ -148,7 +148,7 @@ def test_the_ledgers_writes_work_as_the_runtime_role(runtime_role: RuntimeRole):
         problems = verify_ledger(key=seal_key())
     assert current_user() != runtime_role.name
     assert sealed is not None
-    assert sealed.event_count == 8
+    assert sealed.event_count == 9  # the deposit, the table's opening, the fee's event, three rounds' 2 each
     assert problems == []
     assert (balance(alice.wallet), balance(alice.held), balance(house)) == (750, 0, 250)
     assert ledger_sums() == {CURRENCY: 0}
