@@ -77,3 +77,17 @@ def test_the_migration_sqlite_sql_guards_a_bare_sqlite_database():
         assert db.execute(f"SELECT v FROM {table} ORDER BY id").fetchall() == [("original",), ("appending is fine",)]
     triggers.run(db.cursor(), "sqlite", install=False)
     db.execute("DELETE FROM ledger_event")  # removable only by dropping the guards
+
+
+def test_the_migration_0011_sqlite_sql_guards_the_integrity_epochs_on_a_bare_sqlite_database():
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE ledger_integrity_epoch (id INTEGER PRIMARY KEY, first_event_id INTEGER)")
+    db.execute("INSERT INTO ledger_integrity_epoch (first_event_id) VALUES (1)")
+    triggers.run_epoch_guards(db.cursor(), "sqlite", install=True)
+    for sql in ("UPDATE ledger_integrity_epoch SET first_event_id = 99", "DELETE FROM ledger_integrity_epoch"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(sql)
+    db.execute("INSERT INTO ledger_integrity_epoch (first_event_id) VALUES (5)")  # adding is fine
+    assert db.execute("SELECT first_event_id FROM ledger_integrity_epoch ORDER BY id").fetchall() == [(1,), (5,)]
+    triggers.run_epoch_guards(db.cursor(), "sqlite", install=False)
+    db.execute("DELETE FROM ledger_integrity_epoch")
