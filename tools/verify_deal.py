@@ -114,13 +114,22 @@ def merkle_root_of(leaves: Sequence[str]) -> str:
 def proof_of(leaves: Sequence[str], index: int) -> list[str]:
     """The sibling hashes (hex) from leaf ``index`` up to the root; a level where
     the node is promoted has no sibling and adds nothing."""
-    proof: list[str] = []
-    for level in _levels(leaves)[:-1]:
-        sibling = index ^ 1
-        if sibling < len(level):
-            proof.append(level[sibling].hex())
-        index //= 2
-    return proof
+    return proofs_of(leaves, [index])[index]
+
+
+def proofs_of(leaves: Sequence[str], indices: Sequence[int]) -> dict[int, list[str]]:
+    """``proof_of`` for each of ``indices``, the tree built once."""
+    levels = _levels(leaves)[:-1]
+    proofs: dict[int, list[str]] = {}
+    for start in indices:
+        index, proof = start, []
+        for level in levels:
+            sibling = index ^ 1
+            if sibling < len(level):
+                proof.append(level[sibling].hex())
+            index //= 2
+        proofs[start] = proof
+    return proofs
 
 
 def root_from_proof(leaf: str, index: int, size: int, proof: Sequence[str]) -> str | None:

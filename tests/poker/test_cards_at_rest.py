@@ -29,7 +29,7 @@ from games.poker import presenters
 from games.poker.consumers import frames_for, hand_info
 from games.poker.models import PokerHand, PokerTable
 from ledger.services import read_stream
-from tests.poker.tables import advance
+from tests.poker.tables import T0, advance
 from tests.poker.test_api import get, post
 from tests.poker.test_fairness import BOARD, BURNS, FOLDED, MUCKED, SHOWN, UNDEALT, play_script, three_seated
 from tests.poker.test_tables import AA_VS_KK
@@ -201,3 +201,32 @@ def test_mid_hand_no_event_and_no_other_players_view_holds_your_hole_cards() -> 
         assert set(re.findall(r'"([2-9TJQKA][shdc])"', text)) == set(own[owner])
         assert '"sealed"' not in text
     assert PokerTable.objects.get(pk=table.pk).phase == "hand"
+
+
+def test_live_play_after_a_restart_reopens_the_deck_with_the_deal_key_and_without_it_deals_nothing() -> None:
+    """A process that lost its memory of the hand (cache miss, restart) deals on
+    from the deck opened with the deal key; a deal key deleted mid-hand (a forged
+    delete by a database insider) stops the hand, refused with ``deck_mismatch``,
+    and nothing changes; the operator's void still returns every chip."""
+    from games.poker import services
+    from games.poker.services import tables
+
+    table, players = three_seated()
+    table = advance(table, cards=AA_VS_KK)
+    hand_id = table.current_hand_id
+    for index, action in ((0, "call"), (1, "call")):
+        tables._HAND_CACHE.clear()  # as after a restart
+        assert post(players[index], f"tables/{table.pk}/act/", {"action": action}).status_code == 200
+    tables._HAND_CACHE.clear()
+    assert post(players[2], f"tables/{table.pk}/act/", {"action": "check"}).status_code == 200
+    # The flop came from the committed deck: the board is the deck's positions 7 to 9.
+    assert get(players[0], f"tables/{table.pk}/").json()["hand"]["board"] == list(BOARD[:3])
+    before = len(read_stream(stream_id=et.hand_stream(hand_id)))
+    DealKey.objects.filter(deal_id=f"poker-hand:{hand_id}").delete()
+    tables._HAND_CACHE.clear()
+    refused = post(players[1], f"tables/{table.pk}/act/", {"action": "check"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "deck_mismatch")
+    assert len(read_stream(stream_id=et.hand_stream(hand_id))) == before
+    services.void_hand(table_id=table.pk, actor="operator:1", reason="deal key lost", now=T0)
+    assert PokerHand.objects.get(hand_id=hand_id).status == "voided"
+    assert [e.type for e in read_stream(stream_id=et.hand_stream(hand_id))][-1] == et.VOIDED  # nothing to prove

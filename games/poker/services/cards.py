@@ -31,8 +31,9 @@ from typing import Any
 
 from games.cards.vault import CardKeyError, is_sealed, open_for_player, seal_for_player
 from games.dealkeys import DealKeyMissing, card_keyring, deal_key, shred_deal_key
-from games.fairness import MERKLE_ALGORITHM, OpenedDeck, open_committed_deck, reveal
+from games.fairness import MERKLE_ALGORITHM, OpenedDeck, open_committed_deck
 from games.poker.engine.hand import HandState
+from tools.verify_deal import leaf_of, proofs_of
 
 # The field of ``poker.hole_cards_dealt`` holding the seat's cards sealed for its player.
 SEALED_HOLE = "sealed"
@@ -76,11 +77,28 @@ def is_sealed_deck(opened: OpenedDeck | None) -> bool:
     return opened is not None and opened.scheme == MERKLE_ALGORITHM
 
 
-def _entries(opened: OpenedDeck, places: Sequence[tuple[int, str, int]]) -> list[dict[str, Any]]:
-    """``reveal``'s leaves (position, card, salt, proof) with where each went (``to``, ``slot``)."""
-    where = {position: (to, slot) for position, to, slot in places}
-    return [{**leaf, "to": where[leaf["position"]][0], "slot": where[leaf["position"]][1]}
-            for leaf in reveal(opened, where)]  # fmt: skip
+class _Tree:
+    """A deck's salts, leaves and Merkle levels, computed once for all the proofs of one step
+    (``games.fairness.reveal`` computes them per call: 18 proofs of a nine-handed deal would
+    build the tree 18 times)."""
+
+    def __init__(self, opened: OpenedDeck) -> None:
+        self.opened, self.salts = opened, opened.salts()
+        self.leaves = [leaf_of(salt, i, card) for i, (salt, card) in enumerate(zip(self.salts, opened.deck,
+                                                                                   strict=True))]  # fmt: skip
+        self.proofs: dict[int, list[str]] | None = None
+
+    def entries(self, places: Sequence[tuple[int, str, int]]) -> list[dict[str, Any]]:
+        """The leaves of ``places`` (position, card, salt, proof) with where each went (``to``, ``slot``),
+        by position: ``reveal``'s entries."""
+        if self.proofs is None:
+            self.proofs = proofs_of(self.leaves, range(len(self.leaves)))
+        proofs = self.proofs
+        return sorted(
+            ({"position": position, "card": self.opened.deck[position], "salt": self.salts[position],
+              "proof": proofs[position], "to": to, "slot": slot} for position, to, slot in places),
+            key=lambda entry: entry["position"],
+        )  # fmt: skip
 
 
 def sealed_hole_cards(*, hand_id: str, state: HandState, opened: OpenedDeck) -> dict[int, dict[str, Any]]:
@@ -90,11 +108,12 @@ def sealed_hole_cards(*, hand_id: str, state: HandState, opened: OpenedDeck) -> 
     salt, proof, to, slot of each card: the player's proof of their own hand)."""
     ring = card_keyring()
     n = len(state.players)
+    tree = _Tree(opened)
     dealt: dict[int, dict[str, Any]] = {}
     for index, player in enumerate(state.players):
         places = [(position, f"seat:{player.seat}", slot)
                   for slot, position in enumerate(hole_positions(n, index))]  # fmt: skip
-        leaves = _entries(opened, places)
+        leaves = tree.entries(places)
         value = {"cards": [leaf["card"] for leaf in sorted(leaves, key=lambda e: e["slot"])], "leaves": leaves}
         sealed = seal_for_player(ring, player.player_id, value, aad=hole_aad(hand_id, player.seat))
         dealt[player.seat] = {"seat": player.seat, "cards": [None, None], SEALED_HOLE: sealed}
@@ -130,7 +149,7 @@ def revealed_leaves(*, state: HandState, opened: OpenedDeck) -> list[dict[str, A
         if player.shown:
             places += [(position, f"seat:{player.seat}", slot)
                        for slot, position in enumerate(hole_positions(n, index))]  # fmt: skip
-    entries = _entries(opened, places)
+    entries = _Tree(opened).entries(places)
     shown = {(p, c) for p, c in ((e["position"], e["card"]) for e in entries)}
     expected = {(position, card) for position, card in _seen_cards(state, n)}
     if shown != expected:  # the deck dealt is not what the events say the table saw
