@@ -11,7 +11,10 @@ public and private deltas) shows the round's salt, its deck or a face-down card
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,10 +32,13 @@ from games.house.services import advance_table, start_table
 from games.house.services.rounds import deal_id_of
 from games.house.store import player_stream, round_stream
 from ledger.services import read_stream
+from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_bad_input import client_for, post
 from tests.house.services.conftest import make_player
 from tests.house.services.test_fairness import check_house_answer
+
+VERIFY = ROOT / "tools" / "verify_deal.py"
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -73,7 +79,7 @@ def leaks(payload: Any, salt: str, deck: list[str], face_down: Sequence[str] = (
     return [name for name, form in forms.items() if form in text]
 
 
-def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies() -> None:
+def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(tmp_path: Path) -> None:
     table = fast_table("uth", betting_seconds=60)
     player = make_player(table)
     client = client_for(player)
@@ -108,6 +114,19 @@ def test_a_round_in_play_answers_its_commitment_alone_and_an_ended_one_verifies(
         answer["leaves"][8]["card"],
     )
     assert "the root of the leaves is not the commitment" in check_house_answer(forged, history)
+    # The standalone checker, run as a player runs it (its own process, standard library only).
+    answer_file, history_file = tmp_path / "answer.json", tmp_path / "history.json"
+    answer_file.write_text(json.dumps(answer))
+    history_file.write_text(json.dumps(history))
+    checked = subprocess.run([sys.executable, str(VERIFY), str(answer_file), str(history_file)],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (checked.returncode, checked.stdout.split(":")[0]) == (0, "deal verified"), checked.stdout
+    answer_file.write_text(json.dumps(forged))
+    refused = subprocess.run(
+        [sys.executable, str(VERIFY), str(answer_file)], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1
+    assert refused.stdout.startswith("FAILED:")
 
 
 def test_no_player_read_shows_the_salt_or_deck_before_the_round_ends() -> None:
