@@ -19,6 +19,7 @@ from ledger.services import (
     player_accounts,
 )
 from tests.db import rows
+from tests.platform.conftest import runtime_role  # noqa: F401 (the runtime role as setup_db_roles makes it)
 
 CURRENCY = "EUR"
 _keys = itertools.count()

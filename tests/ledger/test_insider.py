@@ -8,8 +8,6 @@ the way a DBA can (``ALTER TABLE ... DISABLE TRIGGER USER``)."""
 from __future__ import annotations
 
 import json
-import secrets
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -18,7 +16,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection
 
-from casino.db_roles import APPEND_ONLY, audit_role, setup_runtime_role
+from casino.db_roles import APPEND_ONLY, audit_role
 from ledger.canonical import GENESIS_HASH, canonical_json, chain_hash, event_body, event_mac
 from ledger.errors import EventNotAuthentic, IntegrityEpochMoved
 from ledger.event_types import DEPOSITED
@@ -28,22 +26,12 @@ from ledger.services.seals import seal, seal_key
 from ledger.services.verify import Problem, verify_ledger
 from ledger.upcasting import CURRENT_VERSIONS
 from tests.db import wait_until_readable
-from tests.platform.conftest import RuntimeRole, connected_as, drop_role, unique_role_name
+from tests.platform.conftest import RuntimeRole, connected_as
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, databases=["default", "owner"])]
 
 CURRENCY = "EUR"
 GUARDED = ("ledger_event", "ledger_transfer", "ledger_seal", "ledger_integrity_epoch")
-
-
-@pytest.fixture
-def runtime_role(transactional_db: Any) -> Iterator[RuntimeRole]:
-    role = RuntimeRole(unique_role_name("insider"), secrets.token_urlsafe(16))
-    try:
-        setup_runtime_role(role=role.name, password=role.password)
-        yield role
-    finally:
-        drop_role(role.name)
 
 
 def as_dba(*statements: str) -> None:

@@ -8,7 +8,6 @@ the append-only trigger disabled."""
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +19,6 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from casino.db_roles import setup_runtime_role
 from ledger import triggers
 from ledger.legs import parse_legs, resolution_rows
 from ledger.services import (
@@ -44,22 +42,11 @@ from ledger.services import (
 )
 from ledger.services.verify import Problem, verify_ledger
 from ledger.services.verify_legs import check_legs
-from tests.platform.conftest import RuntimeRole, connected_as, drop_role, unique_role_name
+from tests.platform.conftest import RuntimeRole, connected_as
 
 from .conftest import CURRENCY, bet_event, fund, house_account, key
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, databases=["default", "owner"])]
-
-
-@pytest.fixture
-def runtime_role(transactional_db: Any) -> Iterator[RuntimeRole]:
-    """A runtime role as ``setup_db_roles`` makes it (tests/platform/conftest.py)."""
-    role = RuntimeRole(unique_role_name("legs"), secrets.token_urlsafe(16))
-    try:
-        setup_runtime_role(role=role.name, password=role.password)
-        yield role
-    finally:
-        drop_role(role.name)
 
 
 def problems() -> list[Problem]:
