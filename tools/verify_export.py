@@ -62,6 +62,27 @@ INT_COLUMNS = frozenset(
      "amount", "from_txid", "to_txid", "event_count", "last_event_id", "seal_id", "index"}
 )  # fmt: skip
 JSON_COLUMNS = frozenset({"data", "metadata", "epochs"})
+# Columns added after the format's first exports: an export written before them
+# lacks them and still verifies (the seals then signed no epochs: ``None``).
+LATER_COLUMNS: dict[str, tuple[str, ...]] = {"seals": ("epochs",)}
+
+
+def _columns_of(kind: str, found: Sequence[str], *, ordered: bool) -> tuple[str, ...] | None:
+    """The columns ``found`` in a file of ``kind`` (in this order when ``ordered``:
+    a CSV header), if they are the format's: today's, or today's without the
+    later columns. ``None`` otherwise."""
+    columns = COLUMNS[kind]
+    older = tuple(c for c in columns if c not in LATER_COLUMNS.get(kind, ()))
+    for candidate in (columns, older):
+        if (tuple(found) == candidate) if ordered else (sorted(found) == sorted(candidate)):
+            return candidate
+    return None
+
+
+def _with_later_columns(kind: str, row: dict[str, Any]) -> dict[str, Any]:
+    for column in LATER_COLUMNS.get(kind, ()):
+        row.setdefault(column, None)
+    return row
 
 
 def manifest_message(manifest: dict[str, Any]) -> bytes:
@@ -109,14 +130,16 @@ def decode_rows(kind: str, raw: bytes, file_format: str) -> list[dict[str, Any]]
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{kind} line {number}: not JSON ({exc})") from None
-            if not isinstance(row, dict) or set(row) != set(columns):
+            if not isinstance(row, dict) or _columns_of(kind, list(row), ordered=False) is None:
                 raise ValueError(f"{kind} line {number}: expected the columns {', '.join(columns)}")
-            rows.append(row)
+            rows.append(_with_later_columns(kind, row))
         return rows
     reader = csv.reader(raw.decode().splitlines())
     header = next(reader, None)
-    if tuple(header or ()) != columns:
+    found = _columns_of(kind, header or (), ordered=True)
+    if found is None:
         raise ValueError(f"{kind}: the CSV header is not {','.join(columns)}")
+    columns = found
     for number, cells in enumerate(reader, 2):
         if len(cells) != len(columns):
             raise ValueError(f"{kind} line {number}: {len(cells)} cells, expected {len(columns)}")
@@ -133,7 +156,7 @@ def decode_rows(kind: str, raw: bytes, file_format: str) -> list[dict[str, Any]]
             except ValueError:
                 raise ValueError(f"{kind} line {number}: bad {column} {cell!r}") from None
             row[column] = value
-        rows.append(row)
+        rows.append(_with_later_columns(kind, row))
     return rows
 
 

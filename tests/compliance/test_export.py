@@ -16,7 +16,7 @@ from django.utils import timezone
 from compliance.exports import ExportFilters, export_audit, public_key_hex
 from ledger.services import NewEvent, StreamAppend, deposit, house_account, open_hold, player_accounts, post_hold
 from tests.conftest import ROOT
-from tools.verify_export import verify_export
+from tools.verify_export import decode_rows, verify_export
 
 pytestmark = pytest.mark.django_db(transaction=True)
 CURRENCY = "EUR"
@@ -199,3 +199,20 @@ def test_the_export_api_is_for_the_compliance_role_and_its_zip_verifies(tmp_path
     key = clients[COMPLIANCE].get("/api/compliance/export-key/").json()["public_key"]
     assert verify_export(out, public_key=key).problems == []
     assert json.loads((out / "manifest.json").read_text())["file_format"] == "csv"
+
+
+def test_a_seals_file_written_before_the_epochs_column_still_reads():
+    """Exports made before event MACs have no ``epochs`` column in their seals
+    file (their seals signed none): the verifier reads them as ``None``, in both
+    formats, and still refuses a file with other columns."""
+    seal = {"id": 1, "from_txid": 0, "to_txid": 9, "event_count": 2, "last_event_id": 2, "merkle_root": "ab" * 32,
+            "prev_root": "0" * 64, "algorithm": "HMAC-SHA256", "signature": "cd" * 32,
+            "created_at": "2026-11-01T00:00:00.000000Z"}  # fmt: skip
+    jsonl = (json.dumps(seal) + "\n").encode()
+    assert decode_rows("seals", jsonl, "jsonl") == [seal | {"epochs": None}]
+    csv_text = ",".join(seal) + "\r\n" + ",".join(str(v) for v in seal.values()) + "\r\n"
+    assert decode_rows("seals", csv_text.encode(), "csv")[0]["epochs"] is None
+    with pytest.raises(ValueError, match="expected the columns"):
+        decode_rows("seals", (json.dumps(seal | {"extra": 1}) + "\n").encode(), "jsonl")
+    with pytest.raises(ValueError, match="CSV header"):
+        decode_rows("seals", ("id," + csv_text).encode(), "csv")
