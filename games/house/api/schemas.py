@@ -129,7 +129,7 @@ class ChatLine(serializers.Serializer):
     sent_at = serializers.DateTimeField()
 
 
-class RevealedLeaf(serializers.Serializer):
+class HouseDeckLeaf(serializers.Serializer):
     position = serializers.IntegerField(min_value=0, max_value=51, help_text="Deck position, 0 = the top card.")
     card = serializers.CharField(help_text="Two-character code, e.g. As, Td, 2c.")
     salt = serializers.CharField(help_text="This position's own salt (64 lowercase hex digits).")
@@ -149,7 +149,7 @@ class HouseFairnessAnswer(serializers.Serializer):
         'sha256: SHA-256 hex of "<salt>:<deck>".'
     )
     deck_size = serializers.IntegerField(required=False, help_text="52 (merkle-sha256).")
-    leaves = RevealedLeaf(many=True, required=False, help_text="The 52 leaves, top first (merkle-sha256, once ended).")
+    leaves = HouseDeckLeaf(many=True, required=False, help_text="The 52 leaves, top first (merkle-sha256, once ended).")
     salt = serializers.CharField(required=False, help_text="sha256 only: 64 lowercase hex digits (once ended).")
     deck = serializers.ListField(
         child=serializers.CharField(), required=False, help_text="sha256 only: the 52 cards, top first (once ended)."
