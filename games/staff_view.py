@@ -7,7 +7,8 @@ surface reads events through ``ledger.confidential.staff_reader``.
 - House round streams (``round-{id}``): while the round is not closed,
   ``games.house.realtime.presenters.public_delta`` with no viewer (no dealer
   card before the reveal, no board card before it is dealt to the table, no
-  seat's hole cards in per-seat mode). "Closed" is the round's own stream
+  seat's hole cards in per-seat mode), except ``house_round.opened``, the
+  configuration in force, shown whole. "Closed" is the round's own stream
   (``house_round.closed``), as for its fairness answer.
 - A round's player streams (``round-{id}-player-{player}``): bets, decisions
   and settlements, which carry no card the table has not seen; shown as stored.
@@ -38,6 +39,7 @@ def _as_stored(event_type: str, data: Mapping[str, Any]) -> Mapping[str, Any]:
 def house_round_view(stream_id: str) -> EventView:
     """The view of one house round stream (``round-{id}``; player streams as stored)."""
     from games.house.realtime.presenters import public_delta
+    from games.house.round.events import OPENED
     from games.house.round.state import replay_round
     from ledger.services import read_stream
 
@@ -48,6 +50,11 @@ def house_round_view(stream_id: str) -> EventView:
         return _as_stored
 
     def in_play(event_type: str, data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        if event_type == OPENED:
+            # The configuration in force (limits, pay tables, durations): no card,
+            # and what a shift manager needs; the players' delta keeps only its
+            # table-facing part.
+            return data
         shown = public_delta(_Stored(event_type, data))
         return None if shown is None else shown["data"]
 

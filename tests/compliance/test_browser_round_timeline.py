@@ -59,6 +59,9 @@ def test_the_round_timeline_in_a_browser_hides_the_face_down_cards_until_the_rou
     assert "house_round.cards_dealt" in mid_round
     assert cards_in(mid_round) == set(PLAYER_HAND)  # the shared hand only: no dealer card, no board card
     assert "(sealed)" in mid_round  # the shuffle's sealed deck
+    # The configuration in force is a shift manager's to read in full, in play too.
+    assert '"durations": {"betting": ' in mid_round
+    assert "(not shown to the table yet)" not in mid_round
 
     play_out(table, tick)
     browser.refresh()
