@@ -167,7 +167,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "games.presence.PresenceMiddleware",
+    "games.tables.presence.PresenceMiddleware",
     # Last: turns a login refused by django-axes' lockout into its answer (casino.auth.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]
@@ -414,7 +414,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # games.api.DatabaseIdConverter: a table id the database's bigint can hold (larger: 404).
+    # games.tables.api.DatabaseIdConverter: a table id the database's bigint can hold (larger: 404).
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}},
 }
 
@@ -447,13 +447,13 @@ CASINO_GROUP_COMMIT_THREADS = int(os.environ.get("CASINO_GROUP_COMMIT_THREADS", 
 CASINO_GROUP_COMMIT_LINGER = float(os.environ.get("CASINO_GROUP_COMMIT_LINGER", "0"))
 # The websocket relay (one per ASGI process) polls the event store's safe global log this often.
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
-# Websocket backpressure (games/feed.py): a connection whose outbound queue holds more than this
+# Websocket backpressure (games/tables/feed.py): a connection whose outbound queue holds more than this
 # many frames, or whose current send has not completed within this many seconds, is closed with
 # 4408 ("too slow: reconnect with your last seq and take a snapshot").
 CASINO_WS_OUTBOX_FRAMES = int(os.environ.get("CASINO_WS_OUTBOX_FRAMES", "256"))
 CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SECONDS", "5"))
 # The 4408 close frame waits this long for the too-slow client to take it (it gets it once it
-# reads again); past that, the TCP connection is aborted (games/feed.py, Outbox).
+# reads again); past that, the TCP connection is aborted (games/tables/feed.py, Outbox).
 CASINO_WS_CLOSE_GRACE_SECONDS = float(os.environ.get("CASINO_WS_CLOSE_GRACE_SECONDS", "10"))
 # Threads per ASGI process running players' websocket commands (each holds one database connection).
 CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
@@ -475,7 +475,7 @@ CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = int(os.environ.get("CASINO_WS_MAX_CONNECT
 # A connection's entry in the Redis registry expires this long after its
 # process last refreshed it (a crashed process's connections are forgotten).
 CASINO_WS_CONNECTION_TTL_SECONDS = float(os.environ.get("CASINO_WS_CONNECTION_TTL_SECONDS", "30"))
-# Presence at a table (games.presence, docs/websocket.md "Presence"): a player is
+# Presence at a table (games.tables.presence, docs/websocket.md "Presence"): a player is
 # present while a websocket of theirs to the table holds its lease (refreshed every
 # third of the lease; a killed process's lease runs out), or for the grace after
 # their last REST call to the table.

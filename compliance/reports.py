@@ -493,7 +493,7 @@ def tournaments(*, start: datetime, end: datetime, currency: str | None = None) 
     pool's change over the period."""
     from games.poker import event_types as et
     from games.poker.models import PokerHand
-    from games.poker.tournament_models import Tournament
+    from games.poker.tournament.models import Tournament
 
     sql = (
         "SELECT id, kind, owner, currency FROM ledger_account WHERE owner LIKE %s AND currency <> %s AND kind = ANY(%s)"

@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from casino.errors import DomainError
 from compliance.exports import ExportFilters, export_audit, public_key_hex
 from compliance.reports import REPORTS, UnknownReport
-from games.api import errors
+from games.tables.api import errors
 
 
 def has_perm(perm: str) -> type[BasePermission]:

@@ -6,12 +6,12 @@ class GamesConfig(AppConfig):
     verbose_name = "Games and tables"
 
     def ready(self) -> None:
-        from games import staff_view
         from games.house import event_types  # noqa: F401  (registers the round event types)
         from games.house.projectors import HOUSE_PROJECTORS
         from games.house.services.verify import check_round_holds
         from games.poker.projectors import POKER_PROJECTORS
         from games.poker.services.verify import check_seat_stacks
+        from games.tables import staff_view
         from ledger.services.projectors import register_projector
         from ledger.services.verify import register_check
 

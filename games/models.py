@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from games.dealkeys import DealKey
 from games.house.models import HandMode, HouseRound, HouseTable, PlayerRound, TableConfigVersion, TableSeat
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
-from games.poker.tournament_models import (
+from games.poker.tournament.models import (
     CancelPolicy,
     EntryState,
     Tournament,
@@ -14,7 +13,8 @@ from games.poker.tournament_models import (
     TournamentState,
     TournamentTemplate,
 )
-from games.presence import TablePresence
+from games.tables.dealkeys import DealKey
+from games.tables.presence import TablePresence
 
 __all__ = [
     "CancelPolicy",

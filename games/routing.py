@@ -7,8 +7,8 @@ from typing import Any
 from django.urls import path
 
 from games.house.realtime.consumers import TableConsumer
-from games.poker.consumers import PokerTableConsumer
-from games.poker.tournament_consumers import TournamentConsumer
+from games.poker.realtime.consumers import PokerTableConsumer
+from games.poker.tournament.consumers import TournamentConsumer
 
 websocket_urlpatterns: list[Any] = [
     path("ws/tables/<int:table_id>/", TableConsumer.as_asgi()),

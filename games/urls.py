@@ -6,10 +6,10 @@ from typing import Any
 
 from django.urls import include, path
 
-import games.api  # noqa: F401 (registers the <id:...> route converter)
-from games.asyncapi import AsyncAPIView
+import games.tables.api  # noqa: F401 (registers the <id:...> route converter)
 from games.house.api import operator_views, views
-from games.poker import tournament_history
+from games.poker.tournament import history as tournament_history
+from games.tables.asyncapi import AsyncAPIView
 
 urlpatterns: list[Any] = [
     path("tables/", views.TableListView.as_view(), name="tables"),
@@ -31,5 +31,5 @@ urlpatterns: list[Any] = [
     *tournament_history.urlpatterns,
     path("rounds/<str:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
     path("asyncapi.json", AsyncAPIView.as_view(), name="asyncapi"),
-    path("", include("games.poker.api")),
+    path("", include("games.poker.api.views")),
 ]

@@ -35,7 +35,7 @@ PURE_PACKAGES = (
     "games.house.rules",
     "games.house.round",
     "games.poker.engine",
-    "games.poker.tournament",
+    "games.poker.tournament.rules",
     *sorted(
         ".".join(path.relative_to(ROOT).parts) for path in ROOT.glob("games/*/math") if (path / "__init__.py").exists()
     ),

@@ -66,7 +66,7 @@ def play_pokerkit(deck: tuple[str, ...]) -> tuple[int, ...]:
     """The same hand through pokerkit (its standard automations, our deck)."""
     from pokerkit import Automation
 
-    from games.poker.pokerkit_bridge import FULL_AUTOMATIONS, create_state, use_deck
+    from games.poker.tooling.pokerkit_bridge import FULL_AUTOMATIONS, create_state, use_deck
 
     automations = tuple(a for a in FULL_AUTOMATIONS if a is not Automation.HOLE_DEALING)
     pk = create_state(CONFIG, (STACK,) * PLAYERS, automations=automations)

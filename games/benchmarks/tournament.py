@@ -5,7 +5,7 @@ bots through the real services, on PostgreSQL (issue #23).
 tournament through ``register`` (buy-in and fee through the ledger); it starts
 through the scheduled start (``start_or_cancel_scheduled``: the random draw,
 every starting stack issued from the chip bank) and the deterministic driver
-(``games.poker.tournament_driver``) plays it: the dealer's steps, the bots'
+(``games.poker.tournament.driver``) plays it: the dealer's steps, the bots'
 actions (``act``, all-in with ``aggression``), and the tournament's step
 between hands (busts, the level clock, balancing moves, breaking tables,
 hand-for-hand, the final table, the payouts), with its own clock instead of
@@ -28,10 +28,10 @@ from django.db import connection
 
 from casino.bench import BenchResult, Writer, benchmark
 from games.cards.shuffle import SeededRandomSource
-from games.poker import services
 from games.poker.models import PokerHand
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.benchmarks import scratch_database
 from ledger.services import balance_of, deposit, player_accounts
 
@@ -70,12 +70,16 @@ def bench_tournament(
             wallet = player_accounts(player_id=user.pk, currency="EUR").wallet
             deposit(wallet=wallet, amount=10_000, currency="EUR", external_reference=f"b{user.pk}",
                     idempotency_key=f"bench-dep-{user.pk}", actor="bench")  # fmt: skip
-            services.register(tournament_id=tournament.pk, player_id=user.pk, idempotency_key=f"bench-reg-{user.pk}",
-                              now=start - timedelta(minutes=1))  # fmt: skip
+            tournament_services.register(
+                tournament_id=tournament.pk,
+                player_id=user.pk,
+                idempotency_key=f"bench-reg-{user.pk}",
+                now=start - timedelta(minutes=1),
+            )
         out.write(f"{players} players registered in {time.perf_counter() - setup:.1f} s\n")
         rng = SeededRandomSource(seed)
         started = time.perf_counter()
-        services.start_or_cancel_scheduled(tournament_id=tournament.pk, now=start)
+        tournament_services.start_or_cancel_scheduled(tournament_id=tournament.pk, now=start)
         driver = TournamentDriver(tournament.pk, start=start, seed=seed, aggression=aggression, rng_source=rng)
 
         def progress(report: Any) -> None:
@@ -87,8 +91,8 @@ def bench_tournament(
         report = driver.run(on_round=progress)
         seconds = time.perf_counter() - started
         tournament.refresh_from_db()
-        pool = balance_of(account_id=services.pool_account(tournament_id=tournament.pk, currency="EUR"))
-        bank = balance_of(account_id=services.chip_bank(tournament_id=tournament.pk))
+        pool = balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR"))
+        bank = balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk))
         prizes = sum(
             p or 0 for p in TournamentEntry.objects.filter(tournament=tournament).values_list("prize", flat=True)
         )

@@ -18,7 +18,7 @@ The associated data binds a ciphertext to its place (a deal id, a player and a
 hand), so one cannot be moved to another deal or another player unseen.
 
 Nothing here reads settings or the database: the keys are passed in
-(``games.dealkeys`` builds the key ring from the settings).
+(``games.tables.dealkeys`` builds the key ring from the settings).
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from games.fairness import SEALED_FIELD
 from games.house.round.events import (
     CARDS_DEALT,
     CARDS_DEALT_SCHEMA,
@@ -12,6 +11,7 @@ from games.house.round.events import (
     ROUND_EVENT_TYPES,
     SHUFFLED,
 )
+from games.tables.fairness import SEALED_FIELD
 from ledger.confidential import register_confidential
 from ledger.upcasting import Data, register_event_type, upcaster
 

@@ -12,7 +12,7 @@ transaction; only users who may change poker tables (the operator role,
 superusers) may use them.
 
 Tournaments: created here or from a template (``TournamentTemplateAdmin``'s
-action runs ``games.poker.services.create_from_template``; templates and
+action runs ``games.poker.tournament.services.create_from_template``; templates and
 tournaments are validated by the models' ``clean``, i.e. the pure domain); the
 state is the services'. The tournament's page shows its tables and entries
 read-only. The actions pause (asks for a reason), resume and cancel (asks for a
@@ -48,8 +48,9 @@ from games.poker import services
 from games.poker.event_types import hand_stream
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
-from games.poker.services.tournaments import ACTIVE
-from games.poker.tournament_models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
+from games.poker.tournament.services.registration import ACTIVE
 from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS
 from ledger.services import read_stream
@@ -307,7 +308,7 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     @admin.action(description="Pause (asks for a reason)", permissions=["change"])
     def pause_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
         def run(tournament_id: int, reason: str) -> str:
-            result = services.pause_tournament(
+            result = tournament_services.pause_tournament(
                 tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
             )
             return f"paused, {result.tables} tables"
@@ -317,7 +318,7 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     @admin.action(description="Resume", permissions=["change"])
     def resume_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
         def run(tournament_id: int, reason: str) -> str:
-            result = services.resume_tournament(
+            result = tournament_services.resume_tournament(
                 tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
             )
             return f"resumed, {result.tables} tables"
@@ -330,7 +331,7 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     )
     def cancel_and_refund(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
         def run(tournament_id: int, reason: str) -> str:
-            result = services.cancel_tournament(
+            result = tournament_services.cancel_tournament(
                 tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
             )
             started, policy = (
@@ -389,7 +390,7 @@ class TournamentTemplateAdmin(SafeLookups, admin.ModelAdmin):
         if form.is_valid():
             for template in queryset.order_by("pk"):
                 try:
-                    tournament = services.create_from_template(
+                    tournament = tournament_services.create_from_template(
                         template_id=template.pk, operator=request.user, name=form.cleaned_data["name"],
                         start_at=form.cleaned_data["start_at"], now=timezone.now(),
                     )  # fmt: skip

@@ -27,8 +27,9 @@ from casino.errors import DomainError
 from games.poker import services
 from games.poker.engine.hand import legal_actions
 from games.poker.models import PokerHand, PokerTable
-from games.poker.tournament_driver import bot_action
-from games.poker.tournament_models import Tournament, TournamentEntry, TournamentState, TournamentTemplate
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import bot_action
+from games.poker.tournament.models import Tournament, TournamentEntry, TournamentState, TournamentTemplate
 from ledger.services import deposit, player_accounts
 
 DEMO_TEMPLATE = "Demo Sit & Go"
@@ -110,14 +111,14 @@ def demo_bots_tick(*, now: datetime, join_seconds: float | None = None) -> dict[
     demo = Tournament.objects.filter(template=template)
     registering = demo.filter(state=TournamentState.REGISTERING).order_by("pk").first()
     if registering is None and demo.filter(state=TournamentState.RUNNING).count() < MAX_RUNNING:
-        registering = services.create_from_template(template_id=template.pk, operator=_operator(), now=now)
+        registering = tournament_services.create_from_template(template_id=template.pk, operator=_operator(), now=now)
         done["created"] = 1
     last = None
     if registering is not None:
         last = TournamentEntry.objects.filter(tournament=registering).aggregate(last=Max("registered_at"))["last"]
     if registering is not None and (last is None or now - last >= join):
         bot = _bot(registering)
-        services.register(tournament_id=registering.pk, player_id=bot,
+        tournament_services.register(tournament_id=registering.pk, player_id=bot,
                           idempotency_key=f"demo-bot:{registering.pk}:{bot}", now=now)  # fmt: skip
         done["registered"] = 1
     roll = random.Random(now.timestamp())

@@ -2,18 +2,18 @@
 
 Hand streams ``poker-hand-{hand_id}`` carry the engine's ``poker.*`` events
 (``games.poker.engine.events``) plus the dealer's own: the shuffled deck
-(its commitment, and the salt and deck sealed: ``games.fairness``), each
+(its commitment, and the salt and deck sealed: ``games.tables.fairness``), each
 turn with its deadline, and timeouts; and the operator's malfunction controls
 (paused, resumed, voided), which are not engine events either. Table streams ``poker-table-{id}`` carry
 the seat events; tournament streams ``poker-tournament-{id}`` the registrations,
 the play and the cancellations. Every poker read table is a projection of these
-streams (``games.poker.projectors``, ``games.poker.tournament_projectors``).
+streams (``games.poker.projectors``, ``games.poker.tournament.projectors``).
 """
 
 from __future__ import annotations
 
-from games.fairness import SEALED_FIELD, sealed_in_clear
 from games.poker.engine.events import EVENT_TYPES as ENGINE_EVENT_TYPES
+from games.tables.fairness import SEALED_FIELD, sealed_in_clear
 from ledger.confidential import register_confidential
 from ledger.upcasting import Data, register_event_type, upcaster
 
@@ -85,7 +85,7 @@ for _type in (
     *ENGINE_EVENT_TYPES,
 ):
     register_event_type(_type, 1)
-# Schema 2: the deck committed and sealed (games.fairness) instead of in the clear.
+# Schema 2: the deck committed and sealed (games.tables.fairness) instead of in the clear.
 SHUFFLED_SCHEMA = 2
 register_event_type(SHUFFLED, SHUFFLED_SCHEMA)
 register_confidential(SHUFFLED, SEALED_FIELD)

@@ -16,7 +16,7 @@ dealt, emptied when that seat row is freed; a rebuild keeps the live link).
 ``PokerSeatProjector`` (``PokerSeat``) consumes the table streams, the hand
 streams' chip moves and the tournament streams' seating; the seats' stacks are
 also checked against the ledger (``poker_seat`` check). The tournaments and
-their entries: ``games.poker.tournament_projectors``.
+their entries: ``games.poker.tournament.projectors``.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from games.poker.engine.events import (
 )
 from games.poker.engine.hand import HandState, apply
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from games.poker.tournament_models import Tournament, TournamentEntry
-from games.poker.tournament_projectors import TournamentEntryProjector, TournamentProjector
+from games.poker.tournament.models import Tournament, TournamentEntry
+from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
 from ledger.services.events import NewEvent, RecordedEvent, read_stream
 from ledger.services.projectors import Projector, apply_events, events_of
 

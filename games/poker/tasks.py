@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from casino.errors import DomainError
 from games.poker import services
+from games.poker.tournament import services as tournament_services
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def _sweep_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
 def advance_tournament_task(tournament_id: int) -> bool:
     """The tournament's step (busts, balancing, hand-for-hand, the finish); False when it is not running."""
     try:
-        return services.advance_tournament(tournament_id=tournament_id, now=timezone.now()) is not None
+        return tournament_services.advance_tournament(tournament_id=tournament_id, now=timezone.now()) is not None
     except DomainError as exc:
         log.info("tournament advance: %s: %s (%s)", tournament_id, exc.code, exc.message)
         return False
@@ -52,7 +53,7 @@ def advance_tournament_task(tournament_id: int) -> bool:
 @shared_task(name="games.poker.tournament_sweep", ignore_result=True, acks_late=False)
 def sweep_tournaments_task() -> dict[str, int]:
     """Beat backstop: scheduled starts, and steps for running tournaments with a table waiting or a level due."""
-    return services.sweep_tournaments(now=timezone.now())
+    return tournament_services.sweep_tournaments(now=timezone.now())
 
 
 @shared_task(name="games.poker.demo_bots", ignore_result=True, acks_late=False)

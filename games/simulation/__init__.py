@@ -5,7 +5,7 @@ refuses ``CASINO_ALLOW_SIMULATOR``.
 
 It runs the real services of the house and poker tables in one process and replaces only what
 is around them: the clock (``SimClock``), the task queue (``SimQueue``, fed by
-``games.pacing.redirect_scheduling``), the clients and the operator (a
+``games.tables.pacing.redirect_scheduling``), the clients and the operator (a
 family's ``actions``), and it injects faults (``FaultInjector``). After every
 step it checks the invariants (``games.simulation.invariants``).
 

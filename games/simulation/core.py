@@ -35,10 +35,10 @@ from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 
 from casino.errors import DomainError
-from games import pacing
 from games.cards.shuffle import SeededRandomSource
+from games.tables import pacing
 
-#: The simulated clock starts in the past: presence (``games.presence.absent``)
+#: The simulated clock starts in the past: presence (``games.tables.presence.absent``)
 #: reads no later than the wall clock, so the simulated time must stay behind it.
 START = datetime(2020, 1, 1, 12, 0, tzinfo=UTC)
 SWEEP = "sweep"
@@ -524,7 +524,7 @@ class Simulator:
         started = time.perf_counter()
         # The sweep logs every table step that failed, the dealer every round it voids: the
         # simulator counts and traces them itself (``Family.run_task``).
-        quiet = [logging.getLogger(name) for name in ("games.pacing", "games.house.services.dealer")]
+        quiet = [logging.getLogger(name) for name in ("games.tables.pacing", "games.house.services.dealer")]
         levels = [logger.level for logger in quiet]
         for logger in quiet:
             logger.setLevel(logging.CRITICAL)

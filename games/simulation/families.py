@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from games import pacing
 from games.simulation.core import SWEEP, Family, Simulator, Task, Violation
 from games.simulation.house import HouseFamily
 from games.simulation.poker import PokerFamily
+from games.tables import pacing
 
 
 @dataclass

@@ -34,7 +34,6 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from casino.errors import DomainError
-from games import pacing, presence
 from games.house.demo import DEMO_TABLES
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.house.round.events import PLAYER_SETTLED, PLAYER_VOIDED, SETTLED, VOIDED_EVENT
@@ -44,6 +43,7 @@ from games.house.services import seats as seating
 from games.house.services.tables import configure_table
 from games.house.store import player_stream, round_stream, state_from_json
 from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
 FUNDS = 200_000

@@ -1,6 +1,6 @@
 """The poker family of the simulator: ring tables, their players and operator.
 
-The clients are bots (``games.poker.tournament_driver.bot_action``) and
+The clients are bots (``games.poker.tournament.driver.bot_action``) and
 mischief: actions out of turn or out of range, unknown actions, seats taken,
 buy-ins out of range, top-ups, leaving the table, sitting out and in,
 disconnecting and rejoining, and repeating a command with the same idempotency
@@ -28,15 +28,15 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from games import pacing, presence
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.engine.events import PotAwarded
 from games.poker.engine.hand import legal_actions
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services import tables as table_services
-from games.poker.tournament_driver import bot_action
+from games.poker.tournament.driver import bot_action
 from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
 FUNDS = 50_000

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from games.dealkeys import deal_key
-from games.fairness import SEALED_FIELD, is_plain, open_committed_deck
+from games.tables.dealkeys import deal_key
+from games.tables.fairness import SEALED_FIELD, is_plain, open_committed_deck
 from ledger.services import read_stream
 
 RANKS = "23456789TJQKA"

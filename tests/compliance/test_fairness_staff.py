@@ -13,13 +13,13 @@ import pytest
 
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.cards.vault import position_salts
-from games.dealkeys import deal_key
-from games.fairness import is_plain, open_committed_deck
 from games.house.models import HouseRound
 from games.house.round.events import SHUFFLED
 from games.house.services import place_chip
 from games.house.store import round_stream
 from games.poker import event_types as et
+from games.tables.dealkeys import deal_key
+from games.tables.fairness import is_plain, open_committed_deck
 from ledger.confidential import SEALED
 from ledger.models import Event
 from ledger.services import read_stream

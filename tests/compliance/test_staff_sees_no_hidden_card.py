@@ -41,13 +41,13 @@ from casino.errors import DomainError
 from compliance.exports import ExportFilters, PeriodNotSealed, export_audit, public_key_hex
 from compliance.reports import REPORTS
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
-from games.dealkeys import DealKey
 from games.house.models import HouseRound
 from games.house.round.events import CARDS_DEALT, SHUFFLED
 from games.house.services import place_chip
 from games.house.store import round_stream
 from games.poker import event_types as et
 from games.poker.models import PokerHand
+from games.tables.dealkeys import DealKey
 from ledger.models import Event
 from tests.compliance.hidden_cards import cards_in, dir_texts, leaked, opened_deck, zip_texts
 from tests.compliance.staff import staff

@@ -1,4 +1,4 @@
-"""Face-down cards at rest (games.cards.vault, games.dealkeys) and the per-position
+"""Face-down cards at rest (games.cards.vault, games.tables.dealkeys) and the per-position
 deck commitment (tools.verify_deal), from issue #33 and docs/fairness.md."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from games.cards.vault import (
     unwrap_key,
     wrap_key,
 )
-from games.dealkeys import DealKey, DealKeyMissing, card_keyring, deal_key, new_deal_key, shred_deal_key
-from games.fairness import DeckMismatch, open_committed_deck, opened_from_reveal, reveal, shuffle_and_commit
+from games.tables.dealkeys import DealKey, DealKeyMissing, card_keyring, deal_key, new_deal_key, shred_deal_key
+from games.tables.fairness import DeckMismatch, open_committed_deck, opened_from_reveal, reveal, shuffle_and_commit
 from ledger.canonical import merkle_root
 from tools.verify_deal import DECK_SIZE, leaf_of, merkle_root_of, proof_of, root_from_proof
 

@@ -15,7 +15,7 @@ from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerTable
 from games.poker.projectors import project_tournament
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.services import NewEvent, append_events, balance_of, deposit, player_accounts
 from tests.db import rows
 

@@ -1,4 +1,4 @@
-"""Issue 21 on poker tables (``ws/poker/<id>/``, the same ``games.feed`` with
+"""Issue 21 on poker tables (``ws/poker/<id>/``, the same ``games.tables.feed`` with
 the poker translator and resume token): against a real uvicorn process, a
 watcher that never reads is closed with 4408 while another gets every hand
 event; a resume token behind the table resumes with a snapshot and no gap, one

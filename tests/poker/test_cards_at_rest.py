@@ -23,11 +23,11 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from games.cards.vault import CardKeyError, is_sealed, key_id, open_json, player_key, unwrap_key
-from games.dealkeys import DealKey, card_keyring
 from games.poker import event_types as et
-from games.poker import presenters
-from games.poker.consumers import frames_for, hand_info
 from games.poker.models import PokerHand, PokerTable
+from games.poker.realtime import presenters
+from games.poker.realtime.consumers import frames_for, hand_info
+from games.tables.dealkeys import DealKey, card_keyring
 from ledger.services import read_stream
 from tests.poker.tables import T0, advance
 from tests.poker.test_api import get, post

@@ -12,11 +12,12 @@ import pytest
 from django.utils import timezone
 
 from casino.demo import seed_demo
-from games import pacing
 from games.poker import services
 from games.poker.demo_bots import DEMO_TEMPLATE, demo_bots_tick
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.models import Tournament, TournamentEntry
+from games.tables import pacing
 from tests.poker.tables import key, make_player
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ def test_bots_fill_the_demo_sit_and_go_and_play_it() -> None:
     # Within the join interval nobody else is registered by the bots: a person may take a seat.
     assert demo_bots_tick(now=now + timedelta(seconds=5), join_seconds=20)["registered"] == 0
     person = make_player()
-    services.register(tournament_id=tournament.pk, player_id=person, idempotency_key=key(), now=now)
+    tournament_services.register(tournament_id=tournament.pk, player_id=person, idempotency_key=key(), now=now)
     clock = now
     for _ in range(10):
         clock += timedelta(seconds=21)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.poker.differential import (
+from games.poker.engine.rules import Reopening
+from games.poker.tooling.differential import (
     KNOWN_DIFFERENCES,
     SCRIPTED_HANDS,
     Scripted,
@@ -14,7 +15,6 @@ from games.poker.differential import (
     run_differential,
     run_pokerkit_replay,
 )
-from games.poker.engine.rules import Reopening
 
 
 def test_random_hands_agree_with_pokerkit() -> None:

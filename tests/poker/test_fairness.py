@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 
 from games.cards.vault import player_key, seal_for_player
-from games.dealkeys import DealKey, card_keyring
-from games.fairness import seal_deck
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerTable
 from games.poker.services.cards import deal_id, own_copy
 from games.poker.services.tables import load_hand
+from games.tables.dealkeys import DealKey, card_keyring
+from games.tables.fairness import seal_deck
 from ledger.legs import without_legs
 from ledger.services import NewEvent, append_events, read_stream
 from ledger.services.projectors import apply_events

@@ -1,5 +1,5 @@
 """The poker websocket's shared feed: every connection of one process to one
-table is served by the table's one ``games.feed.TableFeed`` (fed by the
+table is served by the table's one ``games.tables.feed.TableFeed`` (fed by the
 process's one reader of the event store, not one poll per connection), and
 each connection still gets the events redacted for its own viewer: its hole
 cards privately, nobody else's (issue 7).
@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from casino.asgi import application
 from casino.auth import issue_ws_ticket
-from games.feed import feed_of
 from games.poker import services
-from games.poker.consumers import FAMILY
+from games.poker.realtime.consumers import FAMILY
+from games.tables.feed import feed_of
 from tests.poker.tables import advance, key, make_player, make_table
 from tests.poker.test_tables import AA_VS_KK
 

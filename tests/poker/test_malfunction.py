@@ -17,9 +17,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from games.poker import event_types as et
-from games.poker import presenters, services
-from games.poker.consumers import deltas
+from games.poker import services
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
+from games.poker.realtime import presenters
+from games.poker.realtime.consumers import deltas
 from games.poker.services import hands
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream

@@ -28,7 +28,7 @@ from websockets.sync.client import ClientConnection
 from compliance.roles import OPERATOR, setup_roles
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.presence import POKER, is_present
+from games.tables.presence import POKER, is_present
 from tests.compliance.staff import staff, unchanged_form
 from tests.db import ledger_sums
 from tests.house.live.conftest import wait_for

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 
 from compliance.roles import OPERATOR, setup_roles
-from games.poker import presenters, services
+from games.poker import services
 from games.poker.engine.events import HandStarted
 from games.poker.models import PokerTable
+from games.poker.realtime import presenters
 from games.poker.services.tables import engine_events, load_hand
 from tests.compliance.staff import staff
 from tests.poker.tables import act, advance, make_table, refused

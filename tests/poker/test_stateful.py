@@ -47,7 +47,7 @@ from casino.errors import DomainError
 from games.cards.shuffle import SeededRandomSource, shuffled_deck
 from games.poker import services
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from games.poker.presenters import table_view
+from games.poker.realtime.presenters import table_view
 from games.poker.services.verify import check_seat_stacks
 from ledger.models import Account
 from ledger.services import player_accounts

@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from casino.errors import DomainError
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
-from games.poker import services
 from games.poker.models import PokerTable
-from games.poker.services.tournament_templates import TEMPLATE_FIELDS
-from games.poker.tournament_models import Tournament, TournamentTemplate
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.models import Tournament, TournamentTemplate
+from games.poker.tournament.services.templates import TEMPLATE_FIELDS
 from ledger.models import Event
 from tests.compliance.staff import staff
 from tests.db import rows
@@ -67,7 +67,9 @@ def test_create_from_template_copies_every_term_and_records_the_operator() -> No
     own = {f.name for f in TournamentTemplate._meta.concrete_fields} - {"id", "name", "created_at"}
     assert own == set(TEMPLATE_FIELDS)
 
-    tournament = services.create_from_template(template_id=template.pk, operator=operator, now=timezone.now())
+    tournament = tournament_services.create_from_template(
+        template_id=template.pk, operator=operator, now=timezone.now()
+    )
     tournament.refresh_from_db()
     assert (tournament.state, tournament.name, tournament.template_id, tournament.start_at) == (
         "registering", template.name, template.pk, None,
@@ -79,8 +81,10 @@ def test_create_from_template_copies_every_term_and_records_the_operator() -> No
     assert action.metadata == {"actor": f"user:{operator.pk}", "tournament_id": tournament.pk}
     # Registration works as for any tournament.
     player = make_player()
-    services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now())
-    assert services.registered_count(tournament) == 1
+    tournament_services.register(
+        tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now()
+    )
+    assert tournament_services.registered_count(tournament) == 1
 
 
 def test_a_scheduled_template_needs_a_start_time() -> None:
@@ -91,11 +95,13 @@ def test_a_scheduled_template_needs_a_start_time() -> None:
     for start_at in (None, now, now - timedelta(minutes=1)):
         before = rows(*UNCHANGED)
         with pytest.raises(DomainError) as refusal:
-            services.create_from_template(template_id=template.pk, operator=operator, start_at=start_at, now=now)
+            tournament_services.create_from_template(
+                template_id=template.pk, operator=operator, start_at=start_at, now=now
+            )
         assert refusal.value.code == "tournament_start_required"
         assert rows(*UNCHANGED) == before
     start = now + timedelta(hours=2)
-    tournament = services.create_from_template(
+    tournament = tournament_services.create_from_template(
         template_id=template.pk, operator=operator, name="  Sunday 20:00 ", start_at=start, now=now
     )
     assert (tournament.kind, tournament.name, tournament.start_at, tournament.late_registration_level) == (
@@ -119,11 +125,11 @@ def test_a_bad_template_is_refused_with_its_code_and_nothing_is_created(changes:
     template = make_template(**changes)
     before = rows(*UNCHANGED)
     with pytest.raises(DomainError) as refusal:
-        services.create_from_template(template_id=template.pk, operator=operator, now=timezone.now())
+        tournament_services.create_from_template(template_id=template.pk, operator=operator, now=timezone.now())
     assert refusal.value.code == code
     assert rows(*UNCHANGED) == before
     with pytest.raises(DomainError) as missing:
-        services.create_from_template(template_id=999_999, operator=operator, now=timezone.now())
+        tournament_services.create_from_template(template_id=999_999, operator=operator, now=timezone.now())
     assert missing.value.code == "tournament_template_not_found"
 
 
@@ -203,7 +209,7 @@ def test_admin_action_creates_tournaments_from_templates() -> None:
 def running() -> Tournament:
     tournament = make_tournament(name="Watched SNG", max_players=6, table_seats=3)
     for _ in range(6):
-        services.register(tournament_id=tournament.pk, player_id=make_player(), idempotency_key=key("reg"),
+        tournament_services.register(tournament_id=tournament.pk, player_id=make_player(), idempotency_key=key("reg"),
                           now=timezone.now())  # fmt: skip
     tournament.refresh_from_db()
     assert tournament.state == "running"

@@ -19,11 +19,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.services.tournament_play import _payouts
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import EntryState, Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import EntryState, Tournament, TournamentEntry
+from games.poker.tournament.services.play import _payouts
 from ledger.services import balance_of
 from tests.db import ledger_sums, rows
 from tests.poker.tables import LEVELS, key, make_player, make_tournament
@@ -62,7 +62,7 @@ def sit_and_go(players: int = 6, table_seats: int = 3, **changes: Any) -> tuple[
     ids = [make_player() for _ in range(players)]
     now = timezone.now()
     for player in ids:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
     tournament.refresh_from_db()
     assert tournament.state == "running"
     return tournament, ids
@@ -90,7 +90,7 @@ def assert_public_rules(body: dict[str, Any], tournament: Tournament) -> None:
     assert body["chips_in_play"] == tournament.entrants * tournament.starting_chips
     assert body["average_stack"] == body["chips_in_play"] // body["players_left"]
     # The chips in play are the chips the tournament's bank issued (on the seats and in the pots).
-    assert -balance_of(account_id=services.chip_bank(tournament_id=tournament.pk)) == body["chips_in_play"]
+    assert -balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk)) == body["chips_in_play"]
     seats = PokerSeat.objects.filter(table__tournament=tournament, table__is_open=True)
     assert sum(seat.stack for seat in seats) <= body["chips_in_play"]
     # The tables: the open ones, with their seated players.
@@ -112,7 +112,7 @@ def test_registering_shows_the_registered_players_and_the_pool_so_far() -> None:
     tournament = make_tournament(max_players=6)
     players = [make_player() for _ in range(2)]
     for player in players:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"),
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"),
                           now=timezone.now())  # fmt: skip
     outsider = make_player()
     body = state_of(tournament, outsider)
@@ -172,13 +172,15 @@ def test_paused_the_clock_stops_and_there_is_no_next_level_time() -> None:
     tournament, players = sit_and_go()
     Tournament.objects.filter(pk=tournament.pk).update(clock_started_at=timezone.now() - timedelta(seconds=30))
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.pause_tournament(tournament_id=tournament.pk, operator=operator, reason="test", now=timezone.now())
+    tournament_services.pause_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="test", now=timezone.now()
+    )
     first = state_of(tournament, players[0])
     assert (first["state"], first["next_level_in"], first["level"]["number"]) == ("paused", None, 1)
     assert 30 <= first["clock_seconds"] <= 32
     again = state_of(tournament, players[0])
     assert again["clock_seconds"] == first["clock_seconds"]  # stopped
-    services.resume_tournament(tournament_id=tournament.pk, operator=operator, now=timezone.now())
+    tournament_services.resume_tournament(tournament_id=tournament.pk, operator=operator, now=timezone.now())
     resumed = state_of(tournament, players[0])
     assert resumed["state"] == "running"
     assert resumed["next_level_in"] == 600 - resumed["clock_seconds"]

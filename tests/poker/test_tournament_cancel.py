@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from compliance.roles import OPERATOR, setup_roles
 from games.poker import event_types as et
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.models import Event, Transfer
 from ledger.services import read_stream
 from ledger.services.verify import verify_ledger

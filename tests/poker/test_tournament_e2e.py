@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from games.poker import services
 from games.poker.models import PokerTable
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament
 from ledger.services import balance_of
 from tests.db import ledger_sums
 from tests.poker.tables import BUY_IN, FEE, make_player, make_tournament, wallet
@@ -87,7 +87,7 @@ def assert_finished_over_the_api(tournament: Tournament, players: dict[int, Api]
     assert places.count(1) == 1
     winner_prize = prizes[places.index(1)]
     assert winner_prize == pool * 5000 // 10000  # the winner is never tied: place 1's 50 %
-    assert balance_of(account_id=services.pool_account(tournament_id=tournament.pk, currency="EUR")) == 0
+    assert balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR")) == 0
     assert all(total == 0 for total in ledger_sums().values())
 
 
@@ -111,7 +111,7 @@ def test_a_multi_table_tournament_over_the_api() -> None:
     players = {player: Api(player) for player in (make_player() for _ in range(10))}
     for api in players.values():
         assert api.post(f"poker/tournaments/{tournament.pk}/register/").status_code == 201
-    services.sweep_tournaments(now=start)  # beat's tournament sweep at the start time
+    tournament_services.sweep_tournaments(now=start)  # beat's tournament sweep at the start time
     state = next(iter(players.values())).get(f"poker/tournaments/{tournament.pk}/state/").json()
     assert state["state"] == "running"
     assert len(state["tables"]) == 3  # 10 players, 4-seat tables

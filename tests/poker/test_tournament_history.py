@@ -13,8 +13,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from compliance.roles import COMPLIANCE, OPERATOR
-from games.poker import services
-from games.poker.tournament_models import TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.models import TournamentEntry
 from tests.house.live.test_operator_api import client_for
 from tests.poker.tables import BUY_IN, FEE, key, make_player, make_tournament
 from tests.poker.test_tournament_reports import played_sit_and_go
@@ -85,7 +85,9 @@ def test_a_player_sees_their_own_results_and_nobody_else_s() -> None:
 def test_staff_see_only_their_own_entries_as_in_the_account_history() -> None:
     tournament = make_tournament()
     player = make_player()
-    services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now())
+    tournament_services.register(
+        tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now()
+    )
     for username, role in (("hist-op", OPERATOR), ("hist-compliance", COMPLIANCE)):
         assert results(client_for(username, role))["results"] == []
 
@@ -94,7 +96,9 @@ def test_paging_and_refusals() -> None:
     player = make_player()
     tournaments = [make_tournament(name=f"T{n}") for n in range(3)]
     for tournament in tournaments:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now())
+        tournament_services.register(
+            tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now()
+        )
     client = as_player(player)
     page = results(client, limit=2)
     assert (page["count"], page["limit"], page["offset"]) == (3, 2, 0)

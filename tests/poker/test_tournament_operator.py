@@ -27,14 +27,15 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from compliance.roles import COMPLIANCE, OPERATOR
-from games import pacing
 from games.cards.shuffle import SeededRandomSource
-from games.dealkeys import DealKey
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament, TournamentEntry
+from games.tables import pacing
+from games.tables.dealkeys import DealKey
 from ledger.models import Event
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums, rows
@@ -56,7 +57,7 @@ def started(players: int = 6, *, at: datetime, **terms: Any) -> tuple[Tournament
     tournament = make_tournament(max_players=players, table_seats=3, **terms)
     entrants = [make_player(funds=FUNDS) for _ in range(players)]
     for player in entrants:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=at)
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=at)
     tournament.refresh_from_db()
     assert tournament.state == "running"
     return tournament, entrants
@@ -85,7 +86,7 @@ def actions(operator_id: int, action: str) -> list[Event]:
 
 
 def chip_bank(tournament: Tournament) -> int:
-    return balance_of(account_id=services.chip_bank(tournament_id=tournament.pk))
+    return balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk))
 
 
 # --- pause and resume -----------------------------------------------------------------------------------

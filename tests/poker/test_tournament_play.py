@@ -2,7 +2,7 @@
 issue #23): the start, the away rule of seed 001, the level clock, busts and
 places, hand-for-hand, balancing, the finish with the payouts, late
 registration, scheduled starts, and the refusals at a tournament table. Bots
-play with the deterministic driver (``games.poker.tournament_driver``); the
+play with the deterministic driver (``games.poker.tournament.driver``); the
 seating and the decks come from a seeded source where a test needs a
 repeatable run."""
 
@@ -16,15 +16,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from games import pacing, presence
 from games.cards.shuffle import SeededRandomSource
-from games.dealkeys import DealKey
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
-from games.poker.services import tournament_play
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament, TournamentEntry
+from games.poker.tournament.services import play as tournament_play
+from games.tables import pacing, presence
+from games.tables.dealkeys import DealKey
 from ledger.services import balance_of, read_stream
 from ledger.services.projectors import check_projections, rebuild
 from ledger.services.seals import seal_key
@@ -41,7 +42,7 @@ def registered(tournament: Tournament, players: int, *, now: datetime) -> list[i
     """``players`` funded players registered (a Sit & Go starts with the last one)."""
     ids = [make_player() for _ in range(players)]
     for player in ids:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
     return ids
 
 
@@ -82,8 +83,8 @@ def assert_ranking_is_complete(tournament: Tournament) -> None:
 def assert_money_and_chips_closed(tournament: Tournament, *, pool: int) -> None:
     prizes = sum(e.prize or 0 for e in TournamentEntry.objects.filter(tournament=tournament))
     assert prizes == pool
-    assert balance_of(account_id=services.pool_account(tournament_id=tournament.pk, currency="EUR")) == 0
-    assert balance_of(account_id=services.chip_bank(tournament_id=tournament.pk)) == 0
+    assert balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR")) == 0
+    assert balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk)) == 0
     assert all(total == 0 for total in ledger_sums().values())
     assert verify_ledger(key=seal_key()) == []
 
@@ -134,7 +135,7 @@ def test_chips_are_tournament_chips_not_money() -> None:
     assert seats == {first: 1_500, second: 1_500}
     # The players' money is only what registration took: buy-in and fee, nothing for the chips.
     assert wallet(first) == 100_000 - BUY_IN - FEE
-    assert balance_of(account_id=services.chip_bank(tournament_id=tournament.pk)) == -3_000
+    assert balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk)) == -3_000
     assert ledger_sums().get("XXX") == 0
 
 
@@ -177,7 +178,7 @@ def test_the_away_rule_deals_the_absent_player_in_and_folds_them_at_their_turn()
                     services.act(table_id=table.pk, player_id=seat.player_id, action="fold",
                                  idempotency_key=key("a"), now=clock)  # fmt: skip
             else:
-                services.advance_tournament(tournament_id=tournament.pk, now=clock)
+                tournament_services.advance_tournament(tournament_id=tournament.pk, now=clock)
     hands = list(PokerHand.objects.filter(table=table))
     assert len(hands) >= 2
     for hand in hands:
@@ -214,9 +215,9 @@ def test_blinds_follow_the_level_clock_and_the_clock_stops_while_paused() -> Non
     now = timezone.now()
     registered(tournament, 2, now=now)
     tournament.refresh_from_db()
-    assert services.tournament_play.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
-    assert services.tournament_play.level_now(tournament, now + timedelta(seconds=59))[0] == 1
-    assert services.tournament_play.level_now(tournament, now + timedelta(seconds=60))[0] == 2
+    assert tournament_play.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
+    assert tournament_play.level_now(tournament, now + timedelta(seconds=59))[0] == 1
+    assert tournament_play.level_now(tournament, now + timedelta(seconds=60))[0] == 2
     table = PokerTable.objects.get(tournament=tournament)
     later = now + timedelta(seconds=61)
     with pacing.suppress_scheduling():
@@ -233,15 +234,15 @@ def test_a_scheduled_tournament_starts_at_its_time_and_seats_late_registrations(
     tournament = make_tournament(kind="scheduled", name="MTT", start_at=start, max_players=30, table_seats=4,
                                  late_registration_level=1, payouts=THREE_PAID)  # fmt: skip
     early = registered_without_start(tournament, 9, now=start - timedelta(minutes=5))
-    assert services.sweep_tournaments(now=start - timedelta(seconds=1)) == {"started": 0, "stepped": 0}
-    assert services.sweep_tournaments(now=start)["started"] == 1
+    assert tournament_services.sweep_tournaments(now=start - timedelta(seconds=1)) == {"started": 0, "stepped": 0}
+    assert tournament_services.sweep_tournaments(now=start)["started"] == 1
     tournament.refresh_from_db()
     assert tournament.state == "running"
     sizes = sorted(PokerTable.objects.get(pk=t).seats.count() for t in tables_of(tournament))
     assert sizes == [3, 3, 3]  # 9 players on the fewest 4-seat tables, sizes within one
     assert set(PokerSeat.objects.filter(table__tournament=tournament).values_list("player_id", flat=True)) == set(early)
     late = make_player()
-    services.register(tournament_id=tournament.pk, player_id=late, idempotency_key=key(), now=start)
+    tournament_services.register(tournament_id=tournament.pk, player_id=late, idempotency_key=key(), now=start)
     seat = PokerSeat.objects.get(table__tournament=tournament, player_id=late)
     assert seat.stack == tournament.starting_chips
     tournament.refresh_from_db()
@@ -250,7 +251,7 @@ def test_a_scheduled_tournament_starts_at_its_time_and_seats_late_registrations(
     # Level 2 starts after level 1's 600 s: late registration is closed then.
     Tournament.objects.filter(pk=tournament.pk).update(current_level=2)
     too_late = make_player()
-    refused("tournament_registration_closed", lambda: services.register(
+    refused("tournament_registration_closed", lambda: tournament_services.register(
         tournament_id=tournament.pk, player_id=too_late, idempotency_key=key(), now=start))  # fmt: skip
     report = TournamentDriver(tournament.pk, start=start, seed=7).run(max_rounds=20_000)
     assert report.finished
@@ -266,7 +267,7 @@ def test_a_scheduled_tournament_starts_at_its_time_and_seats_late_registrations(
 def registered_without_start(tournament: Tournament, players: int, *, now: datetime) -> list[int]:
     ids = [make_player() for _ in range(players)]
     for player in ids:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
     return ids
 
 
@@ -278,7 +279,7 @@ def test_a_scheduled_tournament_with_one_player_is_cancelled_and_refunded_at_its
     start = timezone.now()
     tournament = make_tournament(kind="scheduled", name="Empty", start_at=start, max_players=30)
     (alone,) = registered_without_start(tournament, 1, now=start - timedelta(minutes=1))
-    services.sweep_tournaments(now=start)
+    tournament_services.sweep_tournaments(now=start)
     tournament.refresh_from_db()
     assert tournament.state == "cancelled"
     assert wallet(alone) == 100_000
@@ -367,7 +368,9 @@ def test_a_chip_count_cancel_ranks_the_players_out_from_the_events_not_their_row
     # Forge every busted row: a paid place and a big prize.
     TournamentEntry.objects.filter(pk__in=[e.pk for e in out]).update(place=1, tied=1, prize=999_999)
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="malfunction", now=driver.now)
+    tournament_services.cancel_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="malfunction", now=driver.now
+    )
     by_place = {1: 3000, 2: 1800, 3: 1200}
     for entry in TournamentEntry.objects.filter(pk__in=honest):
         place, tied, _ = honest[entry.pk]

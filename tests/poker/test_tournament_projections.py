@@ -1,6 +1,6 @@
 """Issue #24: the tournaments (``Tournament``'s projected columns) and their
 entries (``TournamentEntry``) are projections of the tournament streams
-(``games.poker.tournament_projectors``): a tournament played to the end, or
+(``games.poker.tournament.projectors``): a tournament played to the end, or
 cancelled, rebuilds from its log to the same entries (places, prizes) and the
 same tournament row; applying its events again changes nothing; a changed or
 deleted row is named by ``check_projections``, ``rebuild_projections --check``
@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from games.cards.shuffle import SeededRandomSource
 from games.poker import event_types as et
-from games.poker import services
 from games.poker.models import PokerSeat
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
-from games.poker.tournament_projectors import TournamentEntryProjector, TournamentProjector
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament, TournamentEntry
+from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
 from ledger.services import read_stream
 from ledger.services.projectors import check_projections, rebuild
 from tests.poker.tables import key, make_player, make_tournament
@@ -44,7 +44,7 @@ ENTRY_COLUMNS = (
 def registered(tournament: Tournament, players: int, *, now: datetime) -> list[int]:
     ids = [make_player() for _ in range(players)]
     for player in ids:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=now)
     return ids
 
 
@@ -83,10 +83,16 @@ def test_a_tournament_played_to_the_end_rebuilds_to_the_same_entries_and_row() -
 def test_a_cancelled_tournament_rebuilds_to_the_same_entries_and_row() -> None:
     tournament = make_tournament(max_players=6)
     players = registered(tournament, 3, now=timezone.now())
-    services.unregister(tournament_id=tournament.pk, player_id=players[0], idempotency_key=key(), now=timezone.now())
-    services.register(tournament_id=tournament.pk, player_id=players[0], idempotency_key=key(), now=timezone.now())
+    tournament_services.unregister(
+        tournament_id=tournament.pk, player_id=players[0], idempotency_key=key(), now=timezone.now()
+    )
+    tournament_services.register(
+        tournament_id=tournament.pk, player_id=players[0], idempotency_key=key(), now=timezone.now()
+    )
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="test", now=timezone.now())
+    tournament_services.cancel_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="test", now=timezone.now()
+    )
     live_row, live_entries = state(tournament)
     assert live_row["state"] == "cancelled"
     assert [e["state"] for e in live_entries] == ["unregistered"] * 4  # the first registration, then the three refunds
@@ -102,7 +108,7 @@ def test_a_running_tournament_cancelled_by_chip_count_rebuilds_to_the_same_prize
     driver = TournamentDriver(tournament.pk, start=now, seed=9, rng_source=SeededRandomSource(9))
     driver.run(max_rounds=40)
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="test", now=driver.now)
+    tournament_services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="test", now=driver.now)
     live = state(tournament)
     assert live[0]["state"] == "cancelled"
     assert sum(e["prize"] for e in live[1]) == 6 * tournament.buy_in

@@ -22,8 +22,8 @@ from rest_framework.test import APIClient
 from casino.responsible_gaming import exclude, set_limit
 from compliance.reports import player_account_summary
 from games.poker import event_types as et
-from games.poker import services
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums, rows
@@ -53,11 +53,11 @@ def unregister(player: int, tournament: Tournament, *, key: str | None = None) -
 
 
 def pool(tournament: Tournament) -> int:
-    return balance_of(account_id=services.pool_account(tournament_id=tournament.pk, currency="EUR"))
+    return balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR"))
 
 
 def fees(tournament: Tournament) -> int:
-    return balance_of(account_id=services.fee_account(tournament_id=tournament.pk, currency="EUR"))
+    return balance_of(account_id=tournament_services.fee_account(tournament_id=tournament.pk, currency="EUR"))
 
 
 def refused(response: Any, status: int, code: str) -> None:

@@ -20,10 +20,10 @@ from django.utils import timezone
 from compliance.exports import ExportFilters, PeriodNotSealed, export_audit, public_key_hex
 from compliance.reports import REPORTS, house_days, player_account_summary, table_performance, tournaments
 from compliance.roles import COMPLIANCE, setup_roles
-from games.poker import services
 from games.poker.models import PokerHand
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import Tournament, TournamentEntry
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.currencies import CHIPS
 from tests.poker.tables import BUY_IN, FEE, key, make_player, make_tournament
 from tools.verify_export import verify_export
@@ -32,7 +32,9 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 def _register(tournament: Tournament, player: int) -> None:
-    services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now())
+    tournament_services.register(
+        tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=timezone.now()
+    )
 
 
 def played_sit_and_go(*, guarantee: int = 0, seed: int = 3) -> Tournament:
@@ -41,7 +43,7 @@ def played_sit_and_go(*, guarantee: int = 0, seed: int = 3) -> Tournament:
     players = [make_player() for _ in range(6)]
     for player in players[:5]:
         _register(tournament, player)
-    services.unregister(tournament_id=tournament.pk, player_id=players[0], idempotency_key=key("unreg"),
+    tournament_services.unregister(tournament_id=tournament.pk, player_id=players[0], idempotency_key=key("unreg"),
                         now=timezone.now())  # fmt: skip
     _register(tournament, players[0])
     _register(tournament, players[5])
@@ -124,7 +126,9 @@ def test_a_cancelled_tournament_shows_its_refunds() -> None:
     for player in players:
         _register(tournament, player)
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="fault", now=timezone.now())
+    tournament_services.cancel_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="fault", now=timezone.now()
+    )
     row = row_of(tournament)
     assert (row["state"], row["cancel_policy"], row["registrations"], row["unregistrations"]) == (
         "cancelled", "refund", 3, 0)  # fmt: skip
@@ -143,7 +147,9 @@ def test_a_cancelled_tournament_shows_its_refunds() -> None:
 def test_a_tournament_cancelled_with_nobody_registered_is_listed() -> None:
     tournament = make_tournament()
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="no interest", now=timezone.now())
+    tournament_services.cancel_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="no interest", now=timezone.now()
+    )
     row = row_of(tournament)
     assert (row["cancel_policy"], row["cancel_refunded"], row["registrations"], row["reconciled"]) == (
         "refund", 0, 0, True)  # fmt: skip
@@ -158,7 +164,9 @@ def test_a_running_tournament_cancelled_by_chip_count_pays_the_pool() -> None:
     tournament.refresh_from_db()
     assert tournament.state == "running"
     operator = get_user_model().objects.create(username=key("op"), is_staff=True)
-    services.cancel_tournament(tournament_id=tournament.pk, operator=operator, reason="fault", now=timezone.now())
+    tournament_services.cancel_tournament(
+        tournament_id=tournament.pk, operator=operator, reason="fault", now=timezone.now()
+    )
     row = row_of(tournament)
     assert (row["state"], row["cancel_policy"], row["cancel_refunded"]) == ("cancelled", "chip_count", 0)
     assert row["cancel_paid"] == row["payouts"] == 3 * BUY_IN

@@ -29,11 +29,11 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Origin
 
 from games.poker import event_types as et
-from games.poker import services
 from games.poker.models import PokerHand, PokerSeat
-from games.poker.tournament_driver import TournamentDriver
-from games.poker.tournament_models import EntryState, Tournament, TournamentEntry
-from games.presence import TablePresence
+from games.poker.tournament import services as tournament_services
+from games.poker.tournament.driver import TournamentDriver
+from games.poker.tournament.models import EntryState, Tournament, TournamentEntry
+from games.tables.presence import TablePresence
 from ledger.services import read_stream
 from tests.db import wait_until_readable
 from tests.house.live.test_asyncapi import validate_frames
@@ -80,7 +80,7 @@ def sit_and_go() -> tuple[Tournament, list[int]]:
     tournament = make_tournament(max_players=6, table_seats=3)
     players = [make_player() for _ in range(6)]
     for player in players:
-        services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"),
+        tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"),
                           now=timezone.now())  # fmt: skip
     tournament.refresh_from_db()
     assert tournament.state == "running"

@@ -1,6 +1,6 @@
 """Operator malfunction handling over REST: pause, resume or void a table's
 round, or a poker table's hand; pause, resume and cancel a poker tournament
-(``games.poker.services.pause_tournament``, ``resume_tournament``,
+(``games.poker.tournament.services.pause_tournament``, ``resume_tournament``,
 ``cancel_tournament``: before the start every entry refunded, while running the
 tournament's cancel policy; allowed to users who may change tournaments,
 ``games.change_tournament``).
@@ -31,11 +31,12 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import MAX_REASON, Conflict, required_reason
-from games.api import errors, result_json
 from games.house.models import HouseTable
 from games.house.services import dealer
 from games.house.services.seats import TableNotFound
 from games.poker import services as poker
+from games.poker.tournament import services as tournament_services
+from games.tables.api import errors, result_json
 
 OPERATOR_PERMISSION = "games.change_housetable"
 ROUND_CONTROL_ERRORS = errors(
@@ -278,7 +279,7 @@ class PauseTournamentView(APIView):
         operation_id="operator_poker_tournament_pause",
     )
     def post(self, request: Request, tournament_id: int) -> Response:
-        result = poker.pause_tournament(
+        result = tournament_services.pause_tournament(
             tournament_id=tournament_id, operator=request_user(request), reason=_reason(request), now=timezone.now()
         )
         return Response(asdict(result))
@@ -298,7 +299,7 @@ class ResumeTournamentView(APIView):
         operation_id="operator_poker_tournament_resume",
     )
     def post(self, request: Request, tournament_id: int) -> Response:
-        result = poker.resume_tournament(
+        result = tournament_services.resume_tournament(
             tournament_id=tournament_id,
             operator=request_user(request),
             reason=_optional_reason(request),
@@ -324,7 +325,7 @@ class CancelTournamentView(APIView):
         operation_id="operator_poker_tournament_cancel",
     )
     def post(self, request: Request, tournament_id: int) -> Response:
-        result = poker.cancel_tournament(
+        result = tournament_services.cancel_tournament(
             tournament_id=tournament_id, operator=request_user(request), reason=_reason(request), now=timezone.now()
         )
         return Response(asdict(result))

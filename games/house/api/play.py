@@ -20,7 +20,6 @@ from datetime import datetime
 from typing import Any
 
 from casino.errors import DomainError
-from games.api import player_key, positive_int, result_json, text_field
 from games.house.api.group_commit import run_grouped
 from games.house.services import dealer
 from games.house.services import seats as seating
@@ -35,6 +34,7 @@ from games.house.services.group import (
     RepeatBets,
     UndoBet,
 )
+from games.tables.api import player_key, positive_int, result_json, text_field
 
 #: The fields of a command (REST: the JSON body, parsed lazily, only by the
 #: commands that read one; websocket: the frame).
@@ -43,7 +43,7 @@ Fields = Callable[[], dict[str, Any]]
 
 def command_of(*, kind: str, player_id: int, raw_key: object, fields: Fields) -> PlayerCommand:
     """The service command for ``kind`` (one of ``BET_COMMANDS``): its key
-    namespaced (``games.api.player_key``), then its fields parsed; both refused
+    namespaced (``games.tables.api.player_key``), then its fields parsed; both refused
     with REST's codes. No database access."""
     key = player_key(player_id, raw_key)
     match kind:
@@ -91,7 +91,7 @@ def run_command(*, kind: str, table_id: int, player_id: int, raw_key: object, fi
     (``result_json`` of the service's result; ``leave``: ``None``).
 
     ``raw_key`` is the client's idempotency key as sent (namespaced here by
-    ``games.api.player_key``; ignored by ``join`` and ``leave``). Refusals are
+    ``games.tables.api.player_key``; ignored by ``join`` and ``leave``). Refusals are
     the service's ``DomainError``s, in REST's order: ``decision`` checks the
     seat first; a bet command checks the key, then its fields, then runs the
     service, and any refusal is reported as ``table_not_found`` or

@@ -1,14 +1,14 @@
 """OpenAPI shapes of the play API's answers (documentation only: the views
 render plain data; ``tests/house/live/test_openapi.py`` checks real answers against
 these). Errors share one shape, ``casino.api.exception_handler``'s
-(``games.api.errors``)."""
+(``games.tables.api.errors``)."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
-from games.api import DealtCardSchema
 from games.house.rules.registry import games
+from games.tables.api import DealtCardSchema
 
 
 class TableRow(serializers.Serializer):

@@ -23,7 +23,12 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import NotFound
-from games.api import (
+from games.house.api import play, schemas
+from games.house.models import HouseTable, PlayerRound
+from games.house.realtime import presenters
+from games.house.services import chat
+from games.house.services import seats as seating
+from games.tables.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
     PlayThrottle,
@@ -32,11 +37,6 @@ from games.api import (
     query_int,
     query_offset,
 )
-from games.house.api import play, schemas
-from games.house.models import HouseTable, PlayerRound
-from games.house.realtime import presenters
-from games.house.services import chat
-from games.house.services import seats as seating
 from ledger.currencies import check_currency
 from ledger.services.money import player_balances
 

@@ -18,7 +18,7 @@ Where it runs: bets and decisions go through the table's group commit
 (``games.house.realtime.batcher``: the commands that arrive together at a
 table are written in one database round trip, each with its own answer);
 ``join`` and ``leave``, and the seat checks around a command, run on a command
-thread (``games.ws_commands``). Neither is Channels' one shared database thread.
+thread (``games.tables.ws_commands``). Neither is Channels' one shared database thread.
 
 Order: a client may pipeline commands (send several without waiting for the
 answers). A connection's frames are handled one at a time, in the order sent
@@ -38,12 +38,12 @@ from typing import Any
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games import ws_commands
-from games.api import player_key, result_json
 from games.house.api import play
 from games.house.realtime import batcher
 from games.house.services import seats as seating
 from games.house.services.bets import DecisionResult
+from games.tables import ws_commands
+from games.tables.api import player_key, result_json
 
 #: The frame types that are player commands.
 COMMANDS = frozenset(play.STATUS)

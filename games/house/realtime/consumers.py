@@ -1,6 +1,6 @@
 """``ws/tables/<id>/``: the table's realtime feed for one player (protocol: docs/websocket.md).
 
-Thin: authenticate, join the table's feed (``games.feed``), send the snapshot
+Thin: authenticate, join the table's feed (``games.tables.feed``), send the snapshot
 from the same redacting presenter as the REST API
 (``games.house.realtime.presenters.table_view``), then the feed's deltas and
 what the channel layer delivers (chat, notices). Every frame goes through the
@@ -18,7 +18,6 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from casino.errors import DomainError
-from games.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
 from games.house.models import HouseTable
 from games.house.realtime import presenters
 from games.house.realtime.commands import COMMANDS, execute_command
@@ -26,8 +25,9 @@ from games.house.realtime.relay import FAMILY, change_membership, chat_group, no
 from games.house.round.state import RoundState
 from games.house.services import chat
 from games.house.store import load_round
-from games.presence import HOUSE, PresentSocket
-from games.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
+from games.tables.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
+from games.tables.presence import HOUSE, PresentSocket
+from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
 
 CHAT_SETTING_REFRESH_SECONDS = 5.0
 

@@ -30,7 +30,6 @@ from django.db.models import Q
 
 from casino.responsible_gaming import wager_allowance
 from games.cards.cards import parse_card
-from games.fairness import OpenedDeck, fairness_answer, opened_from_reveal
 from games.house.math.exact_strategy import optimal_choice
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
 from games.house.round.commands import offered_options
@@ -52,6 +51,7 @@ from games.house.round.events import (
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.store import load_round, player_stream, round_stream, state_from_json
+from games.tables.fairness import OpenedDeck, fairness_answer, opened_from_reveal
 from ledger.legs import LEGS_KEY, without_legs
 from ledger.services import player_balances, read_stream
 
@@ -291,7 +291,7 @@ def game_history(*, game_number: str, player_id: int | None) -> dict[str, Any]:
 
 
 def round_fairness(*, game_number: str) -> dict[str, Any]:
-    """The round's deal as anyone may know it (``games.fairness.fairness_answer``),
+    """The round's deal as anyone may know it (``games.tables.fairness.fairness_answer``),
     from its events alone: the commitment; once the round is closed (settled,
     voided, or no bets) every leaf of the deck its ``house_round.deck_revealed``
     revealed (checked against the commitment, ``deck_mismatch`` otherwise) and

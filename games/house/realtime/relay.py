@@ -1,10 +1,10 @@
-"""House tables' part of the process's feed (``games.feed``; docs/websocket.md,
+"""House tables' part of the process's feed (``games.tables.feed``; docs/websocket.md,
 "Delivery"): which stored events a house table's watchers are told, redacted
 by the ONE presenter (``games.house.realtime.presenters.public_delta`` /
 ``private_delta``), each public frame JSON-encoded once for every watcher.
 
 The events come from the process's one reader of the event store
-(``games.feed.LogReader``: the safe global log, woken by NOTIFY on round-stream
+(``games.tables.feed.LogReader``: the safe global log, woken by NOTIFY on round-stream
 commits); ``deltas`` is the translator it calls for every batch.
 
 Chat and ``player.notice`` messages are not events: they travel on the channel
@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from games.feed import NOTIFY_CHANNEL, Delta, encode, register_translator
+from games.tables.feed import NOTIFY_CHANNEL, Delta, encode, register_translator
 from ledger.services.events import RecordedEvent
 
 FAMILY = "house"

@@ -251,7 +251,7 @@ class RoundOpened(HouseEvent):
 class DeckShuffled(HouseEvent):
     """The deck the round is dealt from, shuffled when it opens, before any bet
     (docs/fairness.md): ``commitment`` is public from now on; ``sealed_deck``
-    holds the master salt and the deck as ``games.fairness.shuffle_and_commit``
+    holds the master salt and the deck as ``games.tables.fairness.shuffle_and_commit``
     sealed them under the round's deal key (opaque here; legacy rounds: the
     ``plain`` scheme). Only the dealer service opens it; the round's end
     reveals the deck in ``house_round.deck_revealed``."""
@@ -387,7 +387,7 @@ class RoundVoided(HouseEvent):
 class DeckRevealed(HouseEvent):
     """The round is over (settled, closed without bets, voided): its master
     ``salt`` and ``deck`` (top first), which rebuild the commitment
-    (``games.fairness.opened_from_reveal``). Appended in the transaction that
+    (``games.tables.fairness.opened_from_reveal``). Appended in the transaction that
     ends the round, just before ``house_round.closed``, as the round's deal key
     is shredded; rounds of the legacy ``plain`` scheme and rounds without a
     commitment have none."""

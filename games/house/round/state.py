@@ -217,7 +217,7 @@ class RoundState:
     phase_seq: int = 0
     opened_at: str = ""
     deadline: str | None = None
-    # The deal's commitment (public) and sealed salt and deck (games.fairness);
+    # The deal's commitment (public) and sealed salt and deck (games.tables.fairness);
     # None in rounds opened before deals were committed.
     commitment: str | None = None
     sealed_deck: Mapping[str, Any] | None = None

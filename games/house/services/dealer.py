@@ -36,11 +36,11 @@ from django.utils import timezone
 
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
-from games import pacing
 from games.house import services
 from games.house.models import HouseTable
 from games.house.services.rounds import TableTick
 from games.house.services.tables import close_table, open_table
+from games.tables import pacing
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ BETWEEN_ROUNDS = "between"
 
 def schedule_tick(tick: TableTick | None) -> None:
     """Enqueue ``games.advance`` for ``tick``'s deadline, carrying its phase
-    sequence, once the current transaction commits (``games.pacing``)."""
+    sequence, once the current transaction commits (``games.tables.pacing``)."""
     if tick is None:
         return
     pacing.schedule_advance(

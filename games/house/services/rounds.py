@@ -7,7 +7,7 @@ and returns ``None``. The dealer loop (issue 6) schedules the next call at
 ``TableTick.deadline``.
 
 Cards at rest (issue 33, docs/fairness.md): a round gets its deal key
-(``games.dealkeys``, ``house-round:<round id>``) when it opens, and its deck is
+(``games.tables.dealkeys``, ``house-round:<round id>``) when it opens, and its deck is
 committed per position (``merkle-sha256``) and sealed under that key. This
 module is the only code that opens a house deck (``_opened_deck``), once per
 step that shows cards (the deal, a street's reveal, the showdown) or ends the
@@ -28,12 +28,9 @@ from django.db import transaction
 
 from casino.collector import collector_paused
 from casino.errors import DomainError
-from games import pacing, presence
 from games.cards.cards import Card, parse_card
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
 from games.cards.vault import CardKeyError
-from games.dealkeys import DealKeyMissing, deal_key, new_deal_key, shred_deal_key
-from games.fairness import DeckMismatch, OpenedDeck, is_plain, open_committed_deck, shuffle_and_commit
 from games.house.event_types import POOL_SEEDED
 from games.house.models import HouseRound, HouseTable, TableSeat
 from games.house.round.dealer import (
@@ -64,6 +61,9 @@ from games.house.store import (
     state_from_json,
     wallets,
 )
+from games.tables import pacing, presence
+from games.tables.dealkeys import DealKeyMissing, deal_key, new_deal_key, shred_deal_key
+from games.tables.fairness import DeckMismatch, OpenedDeck, is_plain, open_committed_deck, shuffle_and_commit
 from ledger.currencies import MINOR_UNITS
 from ledger.models import AccountKind
 from ledger.services import balance_of, ensure_account, house_account
@@ -323,7 +323,7 @@ def _decline_absent(
     table: HouseTable, state: RoundState, players: dict[int, PlayerState], money: Money, now: datetime
 ) -> list[Event]:
     """Seed 003 at "No More Bets": the bets of the players who were not present
-    at the table then (``games.presence``; the moment is the betting deadline,
+    at the table then (``games.tables.presence``; the moment is the betting deadline,
     or ``now`` if earlier) are declined, each of their holds released in full to
     their wallet (``money``). Returns the ``house_player.declined`` events."""
     deadline = _dt(state.deadline)
@@ -338,7 +338,7 @@ def _decline_absent(
 
 
 def deal_id_of(round_id: str) -> str:
-    """The deal id of a house round's deal key (``games.dealkeys``)."""
+    """The deal id of a house round's deal key (``games.tables.dealkeys``)."""
     return f"house-round:{round_id}"
 
 

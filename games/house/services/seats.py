@@ -31,7 +31,7 @@ from games.house.round.errors import NotInRound, NotSeated, TableFull
 from games.house.round.events import BetRemoved
 from games.house.round.state import PER_SEAT_MAX
 from games.house.store import Money, commit, iso, load_round, lock_leaving_player, state_from_json
-from games.pacing import lock_table
+from games.tables.pacing import lock_table
 from ledger.services import NewEvent, append_events
 from ledger.services.events import now as ledger_now
 

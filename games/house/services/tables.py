@@ -29,11 +29,11 @@ from django.db import transaction
 
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
-from games import pacing
 from games.house.models import HouseTable, TableConfigVersion
 from games.house.round.state import PER_SEAT_MAX
 from games.house.rules.table_config import CONFIG_FIELDS, Problem, config_changes, validate_config
 from games.house.services.rounds import TableTick, start_table, tick_of
+from games.tables import pacing
 from ledger.currencies import MINOR_UNITS
 
 Operator = AbstractBaseUser | AnonymousUser

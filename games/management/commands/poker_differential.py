@@ -24,7 +24,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from games.poker.differential import DifferentialMismatch, run_differential, run_pokerkit_replay
+        from games.poker.tooling.differential import DifferentialMismatch, run_differential, run_pokerkit_replay
 
         started = time.perf_counter()
         try:

@@ -7,7 +7,7 @@ no rake, so ``poker_replay --rake`` with the table's rule reproduces it.
 the tournament's tables, one ``HAND_ID.phh`` file each in ``DIR``. A
 tournament hand exports like a ring hand, with the blinds and antes it was
 dealt at (its ``poker.hand_started`` event) and the tournament's PHH fields
-(``games.poker.tournament_export``: ``event``, ``level``, ``table``,
+(``games.poker.tournament.export``: ``event``, ``level``, ``table``,
 ``seat_count``, ``_tournament``, ``_chips``); it has no ``currency``: its
 stacks are tournament chips, never money.
 
@@ -30,8 +30,8 @@ from games.poker.engine.phh import write_phh
 from games.poker.errors import HandVoided
 from games.poker.models import PokerHand
 from games.poker.services.tables import engine_events, load_hand
-from games.poker.tournament_export import tournament_fields
-from games.poker.tournament_models import Tournament
+from games.poker.tournament.export import tournament_fields
+from games.poker.tournament.models import Tournament
 
 
 def hand_phh(hand: PokerHand) -> str:

@@ -1,7 +1,7 @@
 """The dealer's custody of a poker hand's cards (docs/fairness.md, "Poker hands";
 docs/poker.md, "Cards at rest").
 
-Each hand has a deal key (``games.dealkeys``, deal id ``poker-hand:<hand id>``)
+Each hand has a deal key (``games.tables.dealkeys``, deal id ``poker-hand:<hand id>``)
 under which its shuffled deck is sealed (``poker_hand.shuffled``, scheme
 ``merkle-sha256``). The cards are in the event log only as follows:
 
@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.cards.vault import CardKeyError, is_sealed, open_for_player, seal_for_player
-from games.dealkeys import DealKeyMissing, card_keyring, deal_key, shred_deal_key
-from games.fairness import MERKLE_ALGORITHM, OpenedDeck, open_committed_deck
 from games.poker.engine.hand import HandState
+from games.tables.dealkeys import DealKeyMissing, card_keyring, deal_key, shred_deal_key
+from games.tables.fairness import MERKLE_ALGORITHM, OpenedDeck, open_committed_deck
 from tools.verify_deal import leaf_of, proofs_of
 
 # The field of ``poker.hole_cards_dealt`` holding the seat's cards sealed for its player.
@@ -79,7 +79,7 @@ def is_sealed_deck(opened: OpenedDeck | None) -> bool:
 
 class _Tree:
     """A deck's salts, leaves and Merkle levels, computed once for all the proofs of one step
-    (``games.fairness.reveal`` computes them per call: 18 proofs of a nine-handed deal would
+    (``games.tables.fairness.reveal`` computes them per call: 18 proofs of a nine-handed deal would
     build the tree 18 times)."""
 
     def __init__(self, opened: OpenedDeck) -> None:

@@ -12,7 +12,7 @@ rake ``poker_pot`` -> the table's ``rake`` account. A finished hand's pot
 account is back at zero. Player commands carry an idempotency key; dealer
 steps are idempotent by the table's phase sequence (``advance_table`` with a
 stale ``expected_seq`` does nothing). The game number, the row lock and the
-scheduling of the next step come from ``games.pacing``.
+scheduling of the next step come from ``games.tables.pacing``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from casino.responsible_gaming import note_wagers
-from games import pacing, presence
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
-from games.dealkeys import new_deal_key
-from games.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit
 from games.poker import event_types as et
 from games.poker.engine import errors as engine_errors
 from games.poker.engine.button import deal_draw, draw_for_button, next_button
@@ -83,7 +80,10 @@ from games.poker.services.tables import (
     seat_of,
     set_table,
 )
-from games.poker.services.tournament_play import check_tournament_player, prepare_tournament_hand, table_hand_done
+from games.poker.tournament.services.play import check_tournament_player, prepare_tournament_hand, table_hand_done
+from games.tables import pacing, presence
+from games.tables.dealkeys import new_deal_key
+from games.tables.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, append_events, settle_batch
 from ledger.services.projectors import events_of
 
@@ -326,7 +326,7 @@ def act(
     ``poker_over_stack``, ``poker_not_fixed_limit_size``,
     ``poker_player_folded``, ...) and ``poker_not_seated``, ``poker_no_hand``,
     ``poker_hand_paused``, ``poker_hand_voided``, ``poker_not_in_hand``,
-    ``poker_invalid_action``, ``deck_mismatch`` (``games.fairness``)."""
+    ``poker_invalid_action``, ``deck_mismatch`` (``games.tables.fairness``)."""
     if action not in {a.value for a in Action}:
         raise InvalidAction(action=str(action))
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):
@@ -472,7 +472,7 @@ def sweep(*, now: datetime) -> dict[str, int]:
     hand whose deadline passed more than ``CASINO_DEALER_GONE_VOID_SECONDS``
     ago had no dealer that long: RULES.md voids it ("dealer_gone", every chip
     returned) rather than time out players who could not act meanwhile. One
-    table's failure does not keep the sweep from the others (``games.pacing.sweep``)."""
+    table's failure does not keep the sweep from the others (``games.tables.pacing.sweep``)."""
     grace = timedelta(seconds=settings.CASINO_SWEEP_GRACE_SECONDS)
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
 

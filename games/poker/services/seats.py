@@ -19,7 +19,6 @@ from typing import Any
 from django.db import transaction
 
 from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_wager
-from games import presence
 from games.poker import event_types as et
 from games.poker.errors import (
     AlreadySeated,
@@ -47,6 +46,7 @@ from games.poker.services.tables import (
     seat_of,
     table_append,
 )
+from games.tables import presence
 from ledger.services import NewEvent, StreamAppend, player_accounts, transfer
 
 # Why a seat sits out (``PokerSeat.sat_out_reason``, ``poker_table.sat_out``'s ``reason``).

@@ -16,8 +16,6 @@ from typing import Any, TypeVar
 
 from django.db import connection, transaction
 
-from games import pacing
-from games.fairness import SEALED_FIELD, OpenedDeck, is_plain, open_committed_deck
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt, event_from_dict
 from games.poker.engine.hand import HandState, Phase, apply
@@ -25,6 +23,8 @@ from games.poker.errors import NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.projectors import PokerSeatProjector
 from games.poker.services.cards import SEALED_HOLE, dealer_hole_cards, open_deck, own_copy
+from games.tables import pacing
+from games.tables.fairness import SEALED_FIELD, OpenedDeck, is_plain, open_committed_deck
 from ledger.models import AccountKind
 from ledger.services import NewEvent, append_events, ensure_account, read_stream
 from ledger.services.events import now as ledger_now
@@ -73,7 +73,7 @@ def get_table(*, table_id: int) -> PokerTable:
 
 
 def lock_table(table_id: int) -> PokerTable:
-    """The table row locked until the transaction ends (``games.pacing.lock_table``);
+    """The table row locked until the transaction ends (``games.tables.pacing.lock_table``);
     call inside ``transaction.atomic()`` before touching any of the table's rows.
     ``poker_table_not_found`` when there is no such table."""
     return pacing.lock_table(PokerTable, table_id, missing=lambda: PokerTableNotFound(table_id=table_id))
@@ -95,7 +95,7 @@ def once(key: str, command: str, request: Mapping[str, Any], run: Callable[[], R
 
 def schedule(table: PokerTable) -> None:
     """Enqueue ``games.poker.advance`` for the table's deadline, carrying its
-    phase sequence, once the transaction commits (``games.pacing``)."""
+    phase sequence, once the transaction commits (``games.tables.pacing``)."""
     pacing.schedule_advance(
         task=pacing.POKER_ADVANCE, table_id=table.pk, expected_seq=table.phase_seq, deadline=table.deadline
     )

@@ -1,5 +1,5 @@
 """The AsyncAPI document of the table websockets (``GET /api/asyncapi.json``,
-``games/asyncapi.py``; issue 21) is a sound AsyncAPI 3 document, and it tells
+``games/tables/asyncapi.py``; issue 21) is a sound AsyncAPI 3 document, and it tells
 the truth: real tables are driven over real websockets on a real uvicorn
 process (house: a round opened by the dealer, a REST bet, chat, a notice, ping,
 refusals; poker: a seat taken, a hand dealt, an action), and EVERY frame the

@@ -22,8 +22,6 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from games.cards.vault import position_salts
-from games.dealkeys import deal_key
-from games.fairness import open_committed_deck
 from games.house.models import HouseTable
 from games.house.realtime.consumers import _snapshot
 from games.house.realtime.relay import messages_for
@@ -31,6 +29,8 @@ from games.house.round.events import SHUFFLED
 from games.house.services import advance_table, start_table
 from games.house.services.rounds import deal_id_of
 from games.house.store import player_stream, round_stream
+from games.tables.dealkeys import deal_key
+from games.tables.fairness import open_committed_deck
 from ledger.services import read_stream
 from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table

@@ -1,7 +1,7 @@
 """The websocket inbound limits (docs/websocket.md, "Limits"; issue 21) against a
 real uvicorn process, PostgreSQL and Redis: frame size (1009), the per-connection
 message rate (``rate_limited``, then 1008), connections per player (4429), and
-read paths that write nothing. Both families share ``games.realtime.JSONFrames``;
+read paths that write nothing. Both families share ``games.tables.realtime.JSONFrames``;
 where their paths differ (poker's snapshot takes its feed's lock) both are driven.
 
 The figures (latency of another client's delivery while one misbehaves) are
@@ -451,7 +451,7 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
     """Two registries on the one Redis stand for two ASGI processes: the second
     sees the first's connections; once the first stops refreshing (it crashed),
     its entries stop counting after the TTL."""
-    from games.realtime import PlayerConnections
+    from games.tables.realtime import PlayerConnections
 
     assert settings.REDIS_URL
     settings.CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = 2
@@ -477,7 +477,9 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
         return result
 
     result = asyncio.run(asyncio.wait_for(scenario(), timeout=60))
-    assert not [r for r in caplog.records if r.name == "games.realtime"], caplog.text  # Redis answered every call
+    assert not [r for r in caplog.records if r.name == "games.tables.realtime"], (
+        caplog.text
+    )  # Redis answered every call
     assert all(result["first"])
     assert result["over_limit"] is None
     assert result["while_refreshed"] is None
@@ -489,7 +491,7 @@ def test_connections_are_counted_across_processes_and_a_dead_process_s_expire(se
 
 def test_without_redis_the_connections_are_counted_in_the_process(settings) -> None:
     """The embedded default (no REDIS_URL, one process): the same limit, counted locally."""
-    from games.realtime import PlayerConnections
+    from games.tables.realtime import PlayerConnections
 
     settings.REDIS_URL = ""
     settings.CASINO_WS_MAX_CONNECTIONS_PER_PLAYER = 2
@@ -514,7 +516,7 @@ def test_a_burst_of_connections_never_exhausts_the_redis_pool(settings, caplog) 
     """500 sockets opening and then closing at once in one process (a network
     blip, a deploy): every one is counted and released, none refused for want
     of a Redis connection (redis-py's pool raises instead of waiting)."""
-    from games.realtime import PlayerConnections
+    from games.tables.realtime import PlayerConnections
 
     assert settings.REDIS_URL
     base = 20_000 + 1_000 * (os.getpid() % 1_000)
@@ -527,5 +529,5 @@ def test_a_burst_of_connections_never_exhausts_the_redis_pool(settings, caplog) 
         return list(ids)
 
     ids = asyncio.run(asyncio.wait_for(burst(), timeout=60))
-    assert not [r for r in caplog.records if r.name == "games.realtime"], caplog.text
+    assert not [r for r in caplog.records if r.name == "games.tables.realtime"], caplog.text
     assert all(ids)

@@ -32,7 +32,7 @@ from websockets.typing import Origin
 from casino.processes import free_port, uvicorn_command
 from games.house.models import HouseTable, PlayerRound
 from games.house.services import start_table
-from games.presence import HOUSE, TablePresence, is_present
+from games.tables.presence import HOUSE, TablePresence, is_present
 from tests.conftest import _database_url_for_subprocess
 from tests.db import ledger_sums
 from tests.house.live.conftest import fast_table, make_player, wait_for

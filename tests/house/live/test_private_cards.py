@@ -15,9 +15,9 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from games.fairness import opened_from_reveal
 from games.house.models import HouseTable
 from games.house.services import make_decision, place_chip
+from games.tables.fairness import opened_from_reveal
 from ledger.services import read_stream
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, shoe, step
 from tests.ws_auth import token_for, ws_ticket

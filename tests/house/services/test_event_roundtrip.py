@@ -28,7 +28,7 @@ from games.house.services import (
     void_round,
 )
 from games.house.store import player_stream, round_stream
-from games.presence import HOUSE, touch
+from games.tables.presence import HOUSE, touch
 from ledger.legs import without_legs
 from ledger.services import NewEvent, append_events, read_stream
 from ledger.upcasting import CURRENT_VERSIONS

@@ -27,8 +27,6 @@ from django.db import connection
 
 from casino.errors import DomainError
 from games.cards.vault import is_sealed, new_data_key, open_json, seal_json, wrap_key
-from games.dealkeys import DealKey, card_keyring, deal_key
-from games.fairness import CommittedDeck, new_salt, open_committed_deck, seal_deck
 from games.house.projectors import HouseRoundProjector
 from games.house.realtime.presenters import deal_in_log, game_history, round_fairness, table_view
 from games.house.round import dealer as house_dealer
@@ -37,6 +35,8 @@ from games.house.round.state import replay_round
 from games.house.services import make_decision, place_chip, rounds, void_overdue_rounds, void_round
 from games.house.services.rounds import deal_id_of
 from games.house.store import load_round, round_stream
+from games.tables.dealkeys import DealKey, card_keyring, deal_key
+from games.tables.fairness import CommittedDeck, new_salt, open_committed_deck, seal_deck
 from ledger.services import NewEvent, append_events, read_stream
 from tests.house.services.conftest import (
     key,

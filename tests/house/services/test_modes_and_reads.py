@@ -138,7 +138,7 @@ def test_replaying_the_streams_gives_the_projected_state_and_histories_recall_ev
 
 
 def test_game_numbers_are_unique_within_one_second() -> None:
-    from games.pacing import game_number
+    from games.tables.pacing import game_number
     from tests.house.services.conftest import T0
 
     table = make_table("uth", code="UTH1")

@@ -12,7 +12,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from pokerkit import Automation, FixedLimitTexasHoldem, HandHistory, NoLimitTexasHoldem
 
-from games.poker import differential
 from games.poker.engine import hand as engine
 from games.poker.engine.errors import BelowMinimumBet, RaiseCapReached
 from games.poker.engine.events import Event
@@ -26,6 +25,7 @@ from games.poker.engine.rules import (
     Reopening,
     Variant,
 )
+from games.poker.tooling import differential
 
 from .helpers import Hand, config, two_odd_pots
 

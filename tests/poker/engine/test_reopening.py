@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from games.poker.differential import SCRIPTED_HANDS, play_scripted
 from games.poker.engine import errors
 from games.poker.engine.hand import Phase, legal_actions
 from games.poker.engine.rules import HandConfig, Reopening, Variant
+from games.poker.tooling.differential import SCRIPTED_HANDS, play_scripted
 
 from .helpers import Hand
 
@@ -130,7 +130,7 @@ def test_preflop_short_all_in_raise_over_a_limper_our_rule_and_pokerkits() -> No
     ids=[f"{r.value}: {s.name}" for s in SCRIPTED_HANDS for r in s.rules],
 )
 def test_scripted_short_all_in_hands(script: object, reopening: Reopening) -> None:
-    from games.poker.differential import Scripted
+    from games.poker.tooling.differential import Scripted
 
     assert isinstance(script, Scripted)
     final = play_scripted(script, reopening)

@@ -12,7 +12,7 @@ from casino.errors import DomainError
 from games.cards.shuffle import SeededRandomSource
 from games.poker.engine.button import next_button
 from games.poker.engine.events import BlindPosted
-from games.poker.tournament.balancing import (
+from games.poker.tournament.rules.balancing import (
     Move,
     Rebalance,
     TableSnapshot,
@@ -21,7 +21,7 @@ from games.poker.tournament.balancing import (
     rebalance,
     seat_for_newcomer,
 )
-from games.poker.tournament.seating import draw_seating, tables_needed
+from games.poker.tournament.rules.seating import draw_seating, tables_needed
 from tests.poker.engine.helpers import Hand, config
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.poker.tournament.eliminations import Bust, Finish, champion, rank_bust, standings
-from games.poker.tournament.errors import InvalidFinish
-from games.poker.tournament.payouts import PayoutTable, payouts
+from games.poker.tournament.rules.eliminations import Bust, Finish, champion, rank_bust, standings
+from games.poker.tournament.rules.errors import InvalidFinish
+from games.poker.tournament.rules.payouts import PayoutTable, payouts
 
 FIFTY_THIRTY_TWENTY = PayoutTable((5000, 3000, 2000))
 

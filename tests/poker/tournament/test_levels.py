@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from casino.errors import DomainError
-from games.poker.tournament.levels import (
+from games.poker.tournament.rules.levels import (
     Level,
     Schedule,
     late_registration_open,

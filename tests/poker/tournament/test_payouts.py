@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.poker.tournament.errors import (
+from games.poker.tournament.rules.errors import (
     InvalidAmount,
     InvalidPayoutStructure,
     InvalidPayoutTable,
@@ -17,7 +17,7 @@ from games.poker.tournament.errors import (
     PayoutsNot100,
     TooManyEntrants,
 )
-from games.poker.tournament.payouts import (
+from games.poker.tournament.rules.payouts import (
     PayoutBracket,
     PayoutStructure,
     PayoutTable,

@@ -9,7 +9,7 @@ import pytest
 
 from casino.errors import DomainError
 from games.cards.shuffle import SecureRandomSource, SeededRandomSource
-from games.poker.tournament.seating import draw_seating, seat_in_order
+from games.poker.tournament.rules.seating import draw_seating, seat_in_order
 
 
 def sizes(tables: dict[int, dict[int, int]]) -> list[int]:

@@ -1,0 +1,1 @@
+"""The poker REST API: tables, seats, actions, tournaments (mounted by ``games.urls``)."""

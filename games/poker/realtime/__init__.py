@@ -1,0 +1,1 @@
+"""The poker websocket: the table consumer and the presenters of what each viewer sees."""

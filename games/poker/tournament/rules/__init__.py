@@ -1,0 +1,1 @@
+"""Pure tournament rules: levels, payouts, seating, balancing, eliminations (no framework)."""

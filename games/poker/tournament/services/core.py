@@ -1,0 +1,60 @@
+"""What tournament registration and tournament play share: the tournament's
+accounts, its row lock and whether registration is open (docs/poker.md,
+"Tournaments")."""
+
+from __future__ import annotations
+
+from games.poker.errors import TournamentNotFound
+from games.poker.tournament.models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
+from games.poker.tournament.rules.levels import late_registration_open
+from ledger.models import AccountKind
+from ledger.services import ensure_account
+
+ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
+
+
+def tournament_owner(tournament_id: int) -> str:
+    return f"poker-tournament:{tournament_id}"
+
+
+def pool_account(*, tournament_id: int, currency: str) -> int:
+    """The tournament's prize pool (``tournament_pool``): the buy-ins."""
+    return ensure_account(kind=AccountKind.TOURNAMENT_POOL, owner=tournament_owner(tournament_id), currency=currency)
+
+
+def fee_account(*, tournament_id: int, currency: str) -> int:
+    """The house's revenue from the tournament's fees (``rake``, as a table's rake)."""
+    return ensure_account(kind=AccountKind.RAKE, owner=tournament_owner(tournament_id), currency=currency)
+
+
+def get_tournament(*, tournament_id: int) -> Tournament:
+    try:
+        return Tournament.objects.get(pk=tournament_id)
+    except (Tournament.DoesNotExist, ValueError, TypeError):
+        raise TournamentNotFound(tournament_id=tournament_id) from None
+
+
+def lock_tournament(tournament_id: int) -> Tournament:
+    """The tournament row locked until the transaction ends; ``tournament_not_found``."""
+    tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+    if tournament is None:
+        raise TournamentNotFound(tournament_id=tournament_id)
+    return tournament
+
+
+def registered_count(tournament: Tournament) -> int:
+    return TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).count()
+
+
+def registration_open(tournament: Tournament) -> bool:
+    """Registering: open. Running: only a scheduled tournament, through its late
+    registration level (``late_registration_open`` with the level in force).
+    Finished, cancelled: closed."""
+    if tournament.state == TournamentState.REGISTERING:
+        return True
+    if tournament.state != TournamentState.RUNNING or tournament.kind != TournamentKind.SCHEDULED:
+        return False
+    last, current = tournament.late_registration_level, tournament.current_level
+    if last is None or current is None:
+        return False
+    return late_registration_open(tournament.schedule(), current, last)
