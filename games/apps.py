@@ -7,11 +7,15 @@ class GamesConfig(AppConfig):
 
     def ready(self) -> None:
         from games.house import event_types  # noqa: F401  (registers the round event types)
+        from games.house.models import HouseRound, TableSeat
         from games.house.projectors import HOUSE_PROJECTORS
+        from games.house.realtime import staff_view as house_staff_view
         from games.house.services.verify import check_round_holds
+        from games.poker.models import PokerHand, PokerSeat
         from games.poker.projectors import POKER_PROJECTORS
+        from games.poker.realtime import staff_view as poker_staff_view
         from games.poker.services.verify import check_seat_stacks
-        from games.tables import staff_view
+        from games.tables import pacing, presence, staff_view
         from ledger.services.projectors import register_projector
         from ledger.services.verify import register_check
 
@@ -20,6 +24,13 @@ class GamesConfig(AppConfig):
         register_check("house_hold", check_round_holds)
         # What staff see of a round or hand in play (ledger.confidential): the players' presenters.
         staff_view.register()
+        house_staff_view.register()
+        poker_staff_view.register()
+        # The shared table wing (games.tables) knows the families only through what they register here.
+        pacing.register_game_numbers(HouseRound, "game_number")
+        pacing.register_game_numbers(PokerHand, "hand_id")
+        presence.register_seats(presence.HOUSE, TableSeat)
+        presence.register_seats(presence.POKER, PokerSeat)
         # The read models written from events (rebuild_projections, verify_ledger), in dependency order.
         for projector in POKER_PROJECTORS:
             register_projector(projector)

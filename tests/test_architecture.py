@@ -5,11 +5,21 @@
    driver) and no part of this project that is not itself pure. Every import
    counts, including those inside functions and under ``if TYPE_CHECKING:``, and
    so do the package ``__init__`` modules an import runs on the way.
-2. No import cycles between the project's modules, counting module-level imports
-   only: an import inside a function body runs when the function is called, which
-   is how a Celery task and its service may refer to each other.
+2. No import cycles between the project's modules, counting every import, those
+   inside function bodies too: a cycle hidden in a function is still two modules
+   that cannot be read, tested or moved apart. A Celery task and the service that
+   schedules it meet through ``games.tables.pacing``'s task paths
+   (``"module:attribute"``, imported only when a step is enqueued), so no service
+   imports a task module.
 3. The ledger imports no game (anywhere, functions included): the games register
    their ``verify_ledger`` checks with it instead.
+4. No module over 800 lines, outside the poker engine's hand and the house games'
+   exact math (``LARGE_MODULE_PACKAGES``), and the migrations.
+5. ``games.poker.tooling`` (the PokerKit bridge and the differential runner) is
+   test and comparison tooling: no production module imports it, only the
+   management command that runs it and the tests.
+6. The shared table wing (``games.tables``) imports no game family (anywhere,
+   functions included): the families register what it needs of them.
 
 The rules work on whatever modules the packages hold: they walk the directories.
 """
@@ -17,7 +27,7 @@ The rules work on whatever modules the packages hold: they walk the directories.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -242,21 +252,30 @@ def module_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from module_level_statements(getattr(node, "orelse", []))
 
 
+def every_import(module: str, tree: ast.Module) -> Iterator[Import]:
+    """Every module ``module`` (parsed as ``tree``) imports, wherever the import is written
+    (at module level, in a function, under ``if TYPE_CHECKING:``)."""
+    return imports_of(module, tree)
+
+
 def module_level_imports(module: str, tree: ast.Module) -> Iterator[Import]:
     """The modules ``module`` (parsed as ``tree``) imports when it is imported."""
     statements = [node for node in module_level_statements(tree.body) if isinstance(node, ast.Import | ast.ImportFrom)]
     return imports_of(module, statements)
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports at module level (within ``ACYCLIC_PACKAGES``)."""
+def import_graph(
+    imports: Callable[[str, ast.Module], Iterator[Import]] = module_level_imports,
+) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (within ``ACYCLIC_PACKAGES``), as
+    ``imports`` reads them: at module level by default."""
     graph: dict[str, set[str]] = {}
     for module in project_modules():
         if not any(in_package(module, p) for p in ACYCLIC_PACKAGES):
             continue
         graph[module] = {
             imported.target
-            for imported in module_level_imports(module, tree_of(module))
+            for imported in imports(module, tree_of(module))
             if imported.target in project_modules()
             and imported.target != module
             and any(in_package(imported.target, p) for p in ACYCLIC_PACKAGES)
@@ -318,8 +337,17 @@ def _a_cycle_in(component: set[str], graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_no_import_cycles_between_modules() -> None:
-    found = cycles(import_graph())
-    assert not found, "import cycles (module-level imports):\n" + "\n".join(" -> ".join(c) for c in found)
+    found = cycles(import_graph(every_import))
+    assert not found, "import cycles (imports anywhere):\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_the_new_packages_are_in_the_graph() -> None:
+    """Guards the cycle test against checking nothing: the shared table wing and
+    poker's sub-packages are read."""
+    graph = import_graph(every_import)
+    for package in ("games.tables.pacing", "games.poker.tournament.services.play", "games.poker.realtime.consumers"):
+        assert package in graph, package
+    assert "games.tables.pacing" in graph["games.poker.tournament.services.play"]
 
 
 def test_the_cycle_check_finds_a_cycle_and_ignores_function_level_imports() -> None:
@@ -340,6 +368,14 @@ def test_the_cycle_check_finds_a_cycle_and_ignores_function_level_imports() -> N
         "games.house.store",
         "games.house.api",
     }
+    everywhere = every_import("games.house.services.bets", ast.parse(source))
+    assert {i.target for i in everywhere} == {
+        "typing",
+        "games.house.store",
+        "games.models",
+        "games.house.tasks",
+        "games.house.api",
+    }
 
 
 # -- 3. the ledger knows no game ------------------------------------------------------------------
@@ -357,4 +393,63 @@ def test_the_ledger_imports_no_game() -> None:
         if in_package(imported.target, "games")
     ]
     assert len([m for m in project_modules() if in_package(m, "ledger")]) > 10
-    assert not found, "\n".join(found)
+    assert not found, "\n".join(sorted(found))
+
+
+# -- 4. no module over 800 lines ------------------------------------------------------------------
+
+MAX_MODULE_LINES = 800
+
+#: Packages whose modules may be longer: the poker engine's one hand state machine and the house
+#: games' exact math (an enumeration kept whole so that it reads as the formula it computes).
+LARGE_MODULE_PACKAGES = ("games.poker.engine", "games.house.math")
+
+
+def test_no_module_is_over_800_lines() -> None:
+    found = {
+        module: lines
+        for module, path in project_modules().items()
+        if ".migrations." not in f".{module}."
+        and not any(in_package(module, package) for package in LARGE_MODULE_PACKAGES)
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not found, f"modules over {MAX_MODULE_LINES} lines: {found}"
+
+
+# -- 5. the PokerKit tooling stays out of production ----------------------------------------------
+
+TOOLING = "games.poker.tooling"
+#: The modules that may import the tooling: the command that runs the differential test and the
+#: poker benchmark, whose bare peer is PokerKit itself.
+TOOLING_USERS = ("games.management.commands.poker_differential", "games.benchmarks.poker")
+
+
+def test_no_production_module_imports_the_pokerkit_tooling() -> None:
+    found = {
+        f"{module}:{imported.line} imports {imported.target}"
+        for module in project_modules()
+        if not in_package(module, "tests") and not in_package(module, TOOLING) and module not in TOOLING_USERS
+        for imported in imports_of(module, tree_of(module))
+        if in_package(imported.target, TOOLING)
+    }
+    assert any(in_package(m, TOOLING) for m in project_modules() if m != TOOLING), "the tooling package is empty"
+    assert not found, "\n".join(sorted(found))
+
+
+# -- 6. the shared table wing knows no family -----------------------------------------------------
+
+
+def test_the_shared_table_wing_imports_no_game_family() -> None:
+    """``games.tables`` (the table clock, feed, presence, websocket pieces, fairness,
+    chat) serves both families and imports neither, not even inside a function:
+    the families register their seats, game-numbered rows and staff views with it
+    (``games.apps``)."""
+    tables = [m for m in project_modules() if in_package(m, "games.tables")]
+    found = {
+        f"{module}:{imported.line} imports {imported.target}"
+        for module in tables
+        for imported in imports_of(module, tree_of(module))
+        if in_package(imported.target, "games.house") or in_package(imported.target, "games.poker")
+    }
+    assert len(tables) > 8
+    assert not found, "\n".join(sorted(found))

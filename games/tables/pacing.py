@@ -33,8 +33,6 @@ from typing import Any, Protocol, TypeVar
 from django.db import models, transaction
 
 from casino.errors import DomainError
-from games.house.models import HouseRound
-from games.poker.models import PokerHand
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +48,22 @@ TOURNAMENT_ADVANCE = "games.poker.tasks:advance_tournament_task"
 # --- game numbers ---------------------------------------------------------------------------------
 
 
+#: The models whose rows carry a game number, and the field that holds it: each family registers
+#: its rounds or hands at start-up (``games.apps``), so this shared clock imports no family.
+_NUMBERED: list[tuple[type[models.Model], str]] = []
+
+
+def register_game_numbers(model: type[models.Model], field: str) -> None:
+    """Game numbers are unique across ``model``'s ``field`` too (idempotent)."""
+    if (model, field) not in _NUMBERED:
+        _NUMBERED.append((model, field))
+
+
 def _taken(number: str) -> bool:
-    """Whether a house round or a poker hand already has this game number."""
-    return HouseRound.objects.filter(game_number=number).exists() or PokerHand.objects.filter(hand_id=number).exists()
+    """Whether a registered round or hand (a house round, a poker hand) already has this game number."""
+    if not _NUMBERED:
+        raise RuntimeError("no game-numbered model is registered (games.apps registers them at start-up)")
+    return any(model._default_manager.filter(**{field: number}).exists() for model, field in _NUMBERED)
 
 
 def game_number(*, table_code: str, now: datetime) -> str:

@@ -114,12 +114,20 @@ def touch(*, family: str, table_id: int, player_id: int, now: datetime, create: 
     return _upsert(family, table_id, player_id, create=create, rest_at=now)
 
 
-def _seated(family: str, table_id: int, player_id: int) -> bool:
-    from games.house.models import TableSeat
-    from games.poker.models import PokerSeat
+#: Each family's seat model (``table_id``, ``player_id``), registered at start-up (``games.apps``),
+#: so this shared module imports no family.
+_SEATS: dict[str, type[models.Model]] = {}
 
-    seats = TableSeat.objects if family == HOUSE else PokerSeat.objects
-    return seats.filter(table_id=table_id, player_id=player_id).exists()
+
+def register_seats(family: str, model: type[models.Model]) -> None:
+    """``model``'s rows are the seats of ``family``'s tables."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown table family {family!r}")
+    _SEATS[family] = model
+
+
+def _seated(family: str, table_id: int, player_id: int) -> bool:
+    return _SEATS[family]._default_manager.filter(table_id=table_id, player_id=player_id).exists()
 
 
 def hold_socket(*, family: str, table_id: int, player_id: int, connection: str, now: datetime) -> bool:

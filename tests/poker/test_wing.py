@@ -32,11 +32,14 @@ def test_no_poker_module_imports_the_house_wing() -> None:
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
-def test_the_poker_services_package_has_no_import_cycle() -> None:
+def test_the_poker_table_services_layer_their_modules() -> None:
     """cards <- tables, operator, hands (the dealer's custody of the cards);
-    tables <- seats <- hands, operator <- hands, tables <- configure, tables <- verify,
-    tables <- tournaments, tournament_core <- tournament_play <- hands and
-    tournaments (registration starts play), operator <- tournament_play, tournament_templates alone: no cycle."""
+    tables <- seats <- hands, operator <- hands, tables <- configure, tables <- verify.
+    Of the table services only ``hands`` reaches into the tournament services (a
+    tournament table's hand checks its player, takes the tournament's blinds and
+    hands the table back to the tournament's step); the tournament services
+    (``games.poker.tournament.services``) stand on the table services, not the other
+    way round. No cycle: ``tests/test_architecture.py`` checks the whole tree."""
     services = POKER / "services"
     graph = {
         path.stem: {m.rsplit(".", 1)[-1] for m in imported_modules(path) if m.startswith("games.poker.services.")}
@@ -49,10 +52,12 @@ def test_the_poker_services_package_has_no_import_cycle() -> None:
         "seats": {"tables"},
         "operator": {"tables", "cards"},
         "configure": {"tables"},
-        "hands": {"tables", "seats", "operator", "tournament_play", "cards"},
+        "hands": {"tables", "seats", "operator", "cards"},
         "verify": {"tables"},
-        "tournament_core": set(),
-        "tournament_play": {"tables", "operator", "tournament_core"},
-        "tournaments": {"tables", "tournament_core", "tournament_play"},
-        "tournament_templates": set(),
     }
+    into_tournaments = {
+        path.stem
+        for path in services.glob("*.py")
+        if any(m.startswith("games.poker.tournament") for m in imported_modules(path))
+    }
+    assert into_tournaments == {"hands"}
