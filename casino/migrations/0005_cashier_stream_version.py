@@ -16,7 +16,7 @@ def backfill(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     dependencies = [
         ("casino", "0004_rg_limits_per_currency_play_sessions"),
-        ("ledger", "0009_tournament_chips_account_kind"),
+        ("ledger", "0001_squashed_0011_event_mac"),
     ]
 
     operations = [

@@ -50,7 +50,7 @@ def backwards(apps: Any, schema_editor: Any) -> None:
 class Migration(migrations.Migration):
     dependencies = [
         ("games", "0005_poker_tables"),
-        ("ledger", "0001_initial"),
+        ("ledger", "0001_squashed_0011_event_mac"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards)]
