@@ -24,8 +24,15 @@ def games_to_live(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
+    # The last migrations the squashes replace, not the squashes: Django points these at the
+    # squashes when a database has applied all of the migrations a squash replaces, or none
+    # of them; on a database part way through them it stops (NodeNotFoundError naming the
+    # squash) instead of leaving that app's squash out of the plan without a word.
     dependencies = [
-        ("games", "0017_chatmessage_from_live"),
+        ("games", "0016_deal_keys"),
+        ("live", "0001_initial"),
+        ("ledger", "0011_event_mac"),
+        ("casino", "0005_cashier_stream_version"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 
