@@ -155,7 +155,6 @@ INSTALLED_APPS = [
     "ledger",
     "games",
     "compliance",
-    "games.live",
 ]
 
 MIDDLEWARE = [

@@ -13,11 +13,13 @@ from games.poker.tournament.models import (
     TournamentState,
     TournamentTemplate,
 )
+from games.tables.chat import ChatMessage
 from games.tables.dealkeys import DealKey
 from games.tables.presence import TablePresence
 
 __all__ = [
     "CancelPolicy",
+    "ChatMessage",
     "DealKey",
     "EntryState",
     "HandMode",

@@ -206,7 +206,7 @@ def test_a_poker_buy_in_counts_as_a_loss_until_it_is_cashed_out() -> None:
 
 
 def test_existing_limits_move_under_their_rows_currency() -> None:
-    migration = importlib.import_module("casino.migrations.0004_rg_limits_per_currency_play_sessions")
+    migration = importlib.import_module("casino.migrations.0001_squashed_0005_cashier_stream_version")
     player = make_player(funds=0)
     old = {"loss_day": {"amount": 500, "pending": None, "pending_from": None}}
     ResponsibleGaming.objects.create(pk=player, currency="USD", limits=old)

@@ -129,6 +129,6 @@ def test_the_migration_links_hands_to_the_seats_still_taken() -> None:
     linked = {(row.hand.hand_id, row.player_id): row.seat_id for row in PokerHandPlayer.objects.all()}
     assert linked[(first_hand, p1)] is None  # that seat was freed
     PokerHandPlayer.objects.update(seat=None)
-    import_module("games.migrations.0009_pokerhandplayer_seat").link_dealt_in_seats(apps, None)
+    import_module("games.migrations.0001_squashed_0016_deal_keys").link_dealt_in_seats(apps, None)
     assert {(row.hand.hand_id, row.player_id): row.seat_id for row in PokerHandPlayer.objects.all()} == linked
     assert linked[(second_hand, p1)] == PokerSeat.objects.get(table=table, player_id=p1).pk

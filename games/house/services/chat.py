@@ -11,7 +11,7 @@ from django.utils import timezone
 from casino.errors import DomainError
 from casino.models import PlayerProfile
 from games.house.services.seats import require_seat
-from games.live.models import ChatMessage
+from games.tables.chat import ChatMessage
 
 MAX_CHAT_LENGTH = 280
 

@@ -35,7 +35,7 @@ from websockets.typing import Origin
 
 from games.house.models import HouseTable
 from games.house.services import TableTick, advance_table, assign_seat, dealer, place_chip, start_table
-from games.live.models import ChatMessage
+from games.tables.chat import ChatMessage
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_bad_input import betting, client_for, post, refused, state
 from tests.house.live.test_e2e import funded_player

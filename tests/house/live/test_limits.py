@@ -30,8 +30,8 @@ from websockets.typing import Origin
 from casino.auth import issue_token
 from games.house.services import start_table
 from games.house.services.seats import take_seat
-from games.live.models import ChatMessage
 from games.poker import services as poker
+from games.tables.chat import ChatMessage
 from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.poker.tables import advance, make_table

@@ -1,4 +1,9 @@
-"""Table chat: stored messages (issue 6, "Table chat ... rate-limited, stored, hideable")."""
+"""Table chat: stored messages (issue 6, "Table chat ... rate-limited, stored, hideable").
+
+The model belonged to an app of its own (``games.live``, label ``live``) until
+issue 34; it keeps that app's table (``live_chatmessage``) and index names, so
+moving it touched no row (docs/live.md). The services are in
+``games/house/services/chat.py``."""
 
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ class ChatMessage(models.Model):
     sent_at = models.DateTimeField(db_index=True)
 
     class Meta:
+        app_label = "games"
+        db_table = "live_chatmessage"
         ordering = ["-sent_at", "-id"]
         indexes = [models.Index(fields=["table", "-sent_at"], name="chat_table_recent")]
 

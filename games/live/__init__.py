@@ -1,1 +1,0 @@
-"""Live-table additions owned by the live API: table chat (its own app and migrations)."""

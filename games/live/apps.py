@@ -1,7 +1,0 @@
-from django.apps import AppConfig
-
-
-class LiveConfig(AppConfig):
-    name = "games.live"
-    label = "live"
-    verbose_name = "Live tables: chat"
