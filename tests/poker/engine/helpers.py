@@ -11,11 +11,13 @@ from games.poker.engine.hand import (
     DealBoard,
     DealHoleCards,
     HandState,
+    LegalActions,
     Phase,
     SeatSpec,
     StartHand,
     apply,
     decide,
+    legal_actions,
 )
 from games.poker.engine.rules import HandConfig, PotSplit, RakeRule, Variant
 
@@ -65,6 +67,12 @@ class Hand:
 
     def stack(self, seat: int) -> int:
         return self.s.players[self.s.position_of(seat)].stack
+
+    def legal(self) -> LegalActions:
+        """What the player to act may do (someone must be to act)."""
+        legal = legal_actions(self.s)
+        assert legal is not None
+        return legal
 
     def to_act(self) -> int | None:
         return self.s.acting_seat

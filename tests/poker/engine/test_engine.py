@@ -90,8 +90,7 @@ def test_no_limit_minimum_raise_is_the_last_raise_increment() -> None:
         h.act(1, "raise", 5)
     h.act(1, "raise", 6)
     h.act(2, "raise", 9)  # raise by 3
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.min_to, legal.max_to) == (3, 12, 200)
 
 
@@ -109,13 +108,11 @@ def short_all_in_hand() -> Hand:
 
 def test_short_all_in_raise_does_not_reopen_betting_for_those_who_acted() -> None:
     h = short_all_in_hand()
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 3
     assert legal.can_raise
     h.act(3, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 1
     assert legal.call_amount == 5
     assert not legal.can_raise
@@ -138,8 +135,7 @@ def test_short_all_ins_adding_up_to_a_full_raise_reopen_betting() -> None:
     h.act(2, "all_in")  # 15
     h.act(3, "all_in")  # 21: the two short raises add up to 11 >= 10
     h.act(4, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 1
     assert legal.can_raise
     assert legal.min_to == 31
@@ -153,8 +149,7 @@ def test_fixed_limit_sizes_and_cap() -> None:
     h.act(3, "raise", 4)
     h.act(1, "raise", 6)
     h.act(2, "raise", 8)  # the big blind's bet and three raises: capped
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert not legal.can_raise
     assert legal.refusal is errors.RaiseCapReached
     with pytest.raises(errors.RaiseCapReached):
@@ -179,8 +174,7 @@ def test_pot_limit_maximum_is_the_pot() -> None:
     with pytest.raises(errors.OverPotLimit):
         h.act(3, "raise", 8)
     h.act(3, "raise", 7)  # call 2, then raise the pot of 5
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.max_to == 23
 
 
@@ -400,8 +394,7 @@ def test_antes_and_straddle() -> None:
     assert h.to_act() == 4  # left of the straddle
     for seat in (4, 1, 2):
         h.act(seat, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 3
     assert legal.call_amount == 0
     assert legal.can_raise
