@@ -65,6 +65,13 @@ class Hand:
     def act(self, seat: int, action: str, amount: int | None = None) -> list[Event]:
         return self.do(Act(seat, Action(action), amount))
 
+    def check_down(self, boards: tuple[str, ...], seats: tuple[int, ...]) -> None:
+        """Deal each of ``boards`` in turn, every one of ``seats`` checking (in that order) after each."""
+        for cards in boards:
+            self.board(cards)
+            for seat in seats:
+                self.act(seat, "check")
+
     def stack(self, seat: int) -> int:
         return self.s.players[self.s.position_of(seat)].stack
 

@@ -141,6 +141,13 @@ def test_short_all_ins_adding_up_to_a_full_raise_reopen_betting() -> None:
     assert legal.min_to == 31
 
 
+def bets_only(h: Hand, seat: int, size: int, *, refused: int) -> None:
+    """``seat`` may not bet ``refused`` (a fixed-limit street's other size), and bets ``size``."""
+    with pytest.raises(errors.NotFixedLimitSize):
+        h.act(seat, "bet", refused)
+    h.act(seat, "bet", size)
+
+
 def test_fixed_limit_sizes_and_cap() -> None:
     h = Hand(config(Variant.FIXED_LIMIT), {1: 100, 2: 100, 3: 100}, button=3)
     h.deal(HOLES3)
@@ -157,15 +164,11 @@ def test_fixed_limit_sizes_and_cap() -> None:
     h.act(3, "call")
     h.act(1, "call")
     h.board("KsQs7h")
-    with pytest.raises(errors.NotFixedLimitSize):
-        h.act(1, "bet", 4)
-    h.act(1, "bet", 2)  # small bet on the flop
+    bets_only(h, 1, 2, refused=4)  # small bet on the flop
     h.act(2, "call")
     h.act(3, "call")
     h.board("2s")
-    with pytest.raises(errors.NotFixedLimitSize):
-        h.act(1, "bet", 2)
-    h.act(1, "bet", 4)  # big bet on the turn
+    bets_only(h, 1, 4, refused=2)  # big bet on the turn
 
 
 def test_pot_limit_maximum_is_the_pot() -> None:
@@ -253,10 +256,7 @@ def test_split_pot_odd_chip_goes_to_first_winner_left_of_button() -> None:
     h.act(3, "call")
     h.act(1, "fold")
     h.act(2, "check")
-    for cards in ("AsKdQh", "Jc", "Tc"):  # both play the board's straight
-        h.board(cards)
-        h.act(2, "check")
-        h.act(3, "check")
+    h.check_down(("AsKdQh", "Jc", "Tc"), (2, 3))  # both play the board's straight
     (pot,) = h.of(PotAwarded)
     assert pot.amount == 5
     assert pot.winners == ((2, 3), (3, 2))
@@ -265,10 +265,7 @@ def test_split_pot_odd_chip_goes_to_first_winner_left_of_button() -> None:
     h.act(1, "call")
     h.act(2, "fold")
     h.act(3, "check")
-    for cards in ("AsKdQh", "Jc", "Tc"):
-        h.board(cards)
-        h.act(3, "check")
-        h.act(1, "check")
+    h.check_down(("AsKdQh", "Jc", "Tc"), (3, 1))
     (pot,) = h.of(PotAwarded)
     assert pot.winners == ((3, 3), (1, 2))
 
@@ -370,10 +367,7 @@ def test_rake_after_the_flop_is_two_and_a_half_percent_rounded_down_and_capped()
     rule = seed_rake_rule(Variant.NO_LIMIT, players=3, small_blind=50)
     assert rule == RakeRule(250, 0, 100, True)
     h = _flop_bet_called(rule, 300)
-    for cards in ("Js", "4h"):
-        h.board(cards)
-        h.act(1, "check")
-        h.act(2, "check")
+    h.check_down(("Js", "4h"), (1, 2))
     assert h.s.rake == 22  # 900 * 2.5 % = 22.5
     assert h.stack(1) == 10_000 - 400 + 900 - 22
     h = _flop_bet_called(rule, 9_900)  # both all-in

@@ -98,20 +98,21 @@ def test_short_all_ins_adding_up_to_a_full_raise_reopen_for_the_bettor_and_the_c
     assert (legal.seat, legal.can_raise) == (2, True)
 
 
-def test_preflop_short_all_in_raise_over_a_limper_our_rule_and_pokerkits() -> None:
-    # Ours: the limper acted on the big blind's wager; a raise of 1 is short.
-    h = four_handed((300, 300, 300, 3))
-    h.act(3, "call")
+def short_all_in_raise_over_a_limper(reopening: Reopening) -> Hand:
+    h = four_handed((300, 300, 300, 3), reopening)
+    h.act(3, "call")  # the limper
     h.act(4, "all_in")  # to 3
     h.act(1, "call")
     h.act(2, "call")
-    legal = h.legal()
+    return h
+
+
+def test_preflop_short_all_in_raise_over_a_limper_our_rule_and_pokerkits() -> None:
+    # Ours: the limper acted on the big blind's wager; a raise of 1 is short.
+    legal = short_all_in_raise_over_a_limper(Reopening.ACTED).legal()
     assert (legal.seat, legal.can_raise, legal.refusal) == (3, False, errors.BettingNotReopened)
     # pokerkit's rule (PHH): the round's first raise is a full one whatever its size.
-    k = four_handed((300, 300, 300, 3), Reopening.POKERKIT)
-    for seat, action in ((3, "call"), (4, "all_in"), (1, "call"), (2, "call")):
-        k.act(seat, action)
-    legal = k.legal()
+    legal = short_all_in_raise_over_a_limper(Reopening.POKERKIT).legal()
     assert (legal.seat, legal.can_raise, legal.min_to) == (3, True, 5)
 
 
