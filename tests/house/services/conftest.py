@@ -27,6 +27,16 @@ def key(prefix: str = "k") -> str:
     return f"{prefix}-{next(_keys)}"
 
 
+# One hand of each category for the settlement tests: the player's two cards and
+# the board, with none of the low cards the tests give the dealer (2d, 3c, 4d).
+HAND_OF = {
+    "royal_flush": ("Ah Kh", "Qh Jh Th 4c 5d"),
+    "straight_flush": ("9h 8h", "7h 6h 5h Kc Jd"),
+    "four_of_a_kind": ("Kc Kd", "Ks Kh 7d 4c 9s"),
+    "full_house": ("Kc Kd", "Ks 7h 7d 4c 9s"),
+    "straight": ("8c 9d", "Ts Jh Qd 2s 4h"),
+    "three_of_a_kind": ("9c 9d", "9h 2s 5c Jd Kh"),
+}
 WIDE = {"min": 100, "max": 1_000_000}
 TEST_WHEEL = {"name": "test-wheel", "version": "1", "segments": [{"label": "2x", "multiple": 2, "weight": 1}]}
 
@@ -134,17 +144,27 @@ def later(tick: TableTick, seconds: float = -1) -> datetime:
     return tick.deadline + timedelta(seconds=seconds)
 
 
+def betting_round(game: str, *, funds: int = 100_000, bets: Mapping[str, int] | None = None,
+                  shoe_cards: Sequence[Card] | None = None,
+                  **table: Any) -> tuple[HouseTable, int, TableTick]:  # fmt: skip
+    """A new ``game`` table (``table``: its other fields) with one seated player
+    holding ``funds``, its first round open (dealt from ``shoe_cards`` if given)
+    and the player's ``bets`` in (spot -> amount, in placing order): the table,
+    the player and the tick of the betting window."""
+    made = make_table(game, **table)
+    player = make_player(made, funds=funds)
+    tick = open_round(made, shoe_cards=shoe_cards)
+    for spot, amount in (bets or {}).items():
+        place_chip(table_id=made.pk, player_id=player, spot=spot, amount=amount, idempotency_key=key(), now=later(tick))
+    return made, player, tick
+
+
 def dealt_round(game: str, hand: str, *, dealer: str, board: str, bets: Mapping[str, int] | None = None,
                 **table: Any) -> tuple[HouseTable, int, TableTick]:  # fmt: skip
-    """A new ``game`` table (``table``: its other fields) with one funded player
-    whose ``bets`` (spot -> amount, in placing order; an ante of 100 by default)
-    are in, the round dealt from the cards given: the table, the player and the
-    tick of the first decision's window."""
-    made = make_table(game, **table)
-    player = make_player(made)
-    tick = open_round(made, shoe_cards=shoe(hand, dealer=dealer, board=board))
-    for spot, amount in (bets or {"ante": 100}).items():
-        place_chip(table_id=made.pk, player_id=player, spot=spot, amount=amount, idempotency_key=key(), now=later(tick))
+    """``betting_round`` dealt from the cards given (``bets``: an ante of 100 by
+    default): the table, the player and the tick of the first decision's window."""
+    made, player, tick = betting_round(game, bets=bets or {"ante": 100},
+                                       shoe_cards=shoe(hand, dealer=dealer, board=board), **table)  # fmt: skip
     return made, player, step(made, tick)
 
 

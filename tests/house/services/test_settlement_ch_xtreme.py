@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.db import ledger_sums
-from tests.house.services.conftest import play_round
+from tests.house.rules.settling import pay_lines
+from tests.house.services.conftest import HAND_OF, play_round
 
 pytestmark = pytest.mark.django_db
 
@@ -19,22 +20,22 @@ def ch(hand: str, dealer: str, board: str, decisions: dict[str, str] | None = No
     return played
 
 
-def test_ch_dealer_not_qualified_ante_pays_table_call_pushes() -> None:
-    played = ch("Kd Ks", "2c 3d", "Ah 7d 9s Jc 5h")
-    assert played.dealer_qualifies is False
-    assert played.wagers == {"ante": (101, "win", 202), "call": (202, "push", 202)}
-
-
-def test_ch_pair_of_threes_does_not_qualify_even_when_the_dealer_wins() -> None:
-    played = ch("Kd 2s", "3c 3d", "Ah 7d 9s Jc 5h")
-    assert played.dealer_qualifies is False
-    assert played.wagers == {"ante": (101, "win", 202), "call": (202, "push", 202)}
-
-
-def test_ch_qualified_dealer_player_wins_with_a_flush_ante_pays_2_to_1() -> None:
-    played = ch("Ah 5h", "4c 4d", "2h 7h 9h Kc 3s")
-    assert played.dealer_qualifies is True
-    assert played.wagers == {"ante": (101, "win", 303), "call": (202, "win", 404)}
+@pytest.mark.parametrize(
+    ("hand", "dealer", "board", "qualifies", "wagers"),
+    [
+        pytest.param("Kd Ks", "2c 3d", "Ah 7d 9s Jc 5h", False, {"ante": (101, "win", 202), "call": (202, "push", 202)},
+                     id="dealer_not_qualified_ante_pays_table_call_pushes"),
+        pytest.param("Kd 2s", "3c 3d", "Ah 7d 9s Jc 5h", False, {"ante": (101, "win", 202), "call": (202, "push", 202)},
+                     id="pair_of_threes_does_not_qualify_even_when_the_dealer_wins"),
+        pytest.param("Ah 5h", "4c 4d", "2h 7h 9h Kc 3s", True, {"ante": (101, "win", 303), "call": (202, "win", 404)},
+                     id="qualified_dealer_player_wins_with_a_flush_ante_pays_2_to_1"),
+    ],
+)  # fmt: skip
+def test_ch_dealer_qualification_and_the_ante_and_call(hand: str, dealer: str, board: str, qualifies: bool,
+                                                       wagers: dict[str, tuple[int, str, int]]) -> None:  # fmt: skip
+    played = ch(hand, dealer, board)
+    assert played.dealer_qualifies is qualifies
+    assert played.wagers == wagers
 
 
 def test_ch_qualified_dealer_wins_ante_and_call_lose() -> None:
@@ -56,13 +57,9 @@ def test_ch_fold_by_timeout_loses_the_ante_bonus_still_paid() -> None:
 
 @pytest.mark.parametrize(
     ("hand", "board", "ante_multiple"),
-    [
-        ("Ah Kh", "Qh Jh Th 4c 5d", 101),
-        ("9h 8h", "7h 6h 5h Kc Jd", 21),
-        ("Kc Kd", "Ks Kh 7d 4c 9s", 11),
-        ("Kc Kd", "Ks 7h 7d 4c 9s", 4),
-        ("8c 9d", "Ts Jh Qd 2s 4h", 2),
-    ],
+    pay_lines(
+        {"royal_flush": 101, "straight_flush": 21, "four_of_a_kind": 11, "full_house": 4, "straight": 2}, hands=HAND_OF
+    ),
 )
 def test_ch_ante_pay_table_lines(hand: str, board: str, ante_multiple: int) -> None:
     played = ch(hand, "3c 2d", board)  # dealer never qualifies here
