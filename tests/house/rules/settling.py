@@ -25,11 +25,10 @@ HAND_OF = {
 }
 
 
-def pay_lines(expected: Mapping[str, int], *, with_category: bool = False,
-              hands: Mapping[str, tuple[str, str]] = HAND_OF) -> list[tuple[str | int, ...]]:  # fmt: skip
+def pay_lines(expected: Mapping[str, int], *, with_category: bool = False) -> list[tuple[str | int, ...]]:
     """Parameters of a pay-table test: ``(player, board[, category], expected)``
-    for the example hand (of ``hands``) of each category in ``expected`` (category -> value)."""
-    return [(*hands[c], *((c,) if with_category else ()), value) for c, value in expected.items()]
+    for the example hand of each category in ``expected`` (category -> value)."""
+    return [(*HAND_OF[c], *((c,) if with_category else ()), value) for c, value in expected.items()]
 
 
 def settle_hand(game: GameDefinition, player: str, dealer: str, board: str, decisions: Mapping[str, str],

@@ -27,16 +27,6 @@ def key(prefix: str = "k") -> str:
     return f"{prefix}-{next(_keys)}"
 
 
-# One hand of each category for the settlement tests: the player's two cards and
-# the board, with none of the low cards the tests give the dealer (2d, 3c, 4d).
-HAND_OF = {
-    "royal_flush": ("Ah Kh", "Qh Jh Th 4c 5d"),
-    "straight_flush": ("9h 8h", "7h 6h 5h Kc Jd"),
-    "four_of_a_kind": ("Kc Kd", "Ks Kh 7d 4c 9s"),
-    "full_house": ("Kc Kd", "Ks 7h 7d 4c 9s"),
-    "straight": ("8c 9d", "Ts Jh Qd 2s 4h"),
-    "three_of_a_kind": ("9c 9d", "9h 2s 5c Jd Kh"),
-}
 WIDE = {"min": 100, "max": 1_000_000}
 TEST_WHEEL = {"name": "test-wheel", "version": "1", "segments": [{"label": "2x", "multiple": 2, "weight": 1}]}
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.db import ledger_sums
-from tests.house.rules.settling import pay_lines
-from tests.house.services.conftest import HAND_OF, play_round
+from tests.house.services.conftest import play_round
 
 pytestmark = pytest.mark.django_db
 
@@ -57,9 +56,13 @@ def test_ch_fold_by_timeout_loses_the_ante_bonus_still_paid() -> None:
 
 @pytest.mark.parametrize(
     ("hand", "board", "ante_multiple"),
-    pay_lines(
-        {"royal_flush": 101, "straight_flush": 21, "four_of_a_kind": 11, "full_house": 4, "straight": 2}, hands=HAND_OF
-    ),
+    [
+        ("Ah Kh", "Qh Jh Th 4c 5d", 101),
+        ("9h 8h", "7h 6h 5h Kc Jd", 21),
+        ("Kc Kd", "Ks Kh 7d 4c 9s", 11),
+        ("Kc Kd", "Ks 7h 7d 4c 9s", 4),
+        ("8c 9d", "Ts Jh Qd 2s 4h", 2),
+    ],
 )
 def test_ch_ante_pay_table_lines(hand: str, board: str, ante_multiple: int) -> None:
     played = ch(hand, "3c 2d", board)  # dealer never qualifies here

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.db import ledger_sums
-from tests.house.rules.settling import pay_lines
-from tests.house.services.conftest import HAND_OF, play_round
+from tests.house.services.conftest import play_round
 
 pytestmark = pytest.mark.django_db
 
@@ -93,9 +92,13 @@ def test_ante_plus_pay_table_lines_on_a_win(hand: str, dealer: str, board: str, 
 @pytest.mark.parametrize(
     ("hand", "board", "multiple"),
     [
-        *pay_lines({"royal_flush": 51, "straight_flush": 41, "four_of_a_kind": 31, "full_house": 9}, hands=HAND_OF),
+        ("Ah Kh", "Qh Jh Th 4c 5d", 51),
+        ("9h 8h", "7h 6h 5h Kc Jd", 41),
+        ("Kc Kd", "Ks Kh 7d 4c 9s", 31),
+        ("Kc Kd", "Ks 7h 7d 4c 9s", 9),
         ("Ah 5h", BOARD, 8),
-        *pay_lines({"straight": 5, "three_of_a_kind": 4}, hands=HAND_OF),
+        ("8c 9d", "Ts Jh Qd 2s 4h", 5),
+        ("9c 9d", "9h 2s 5c Jd Kh", 4),
         ("9c 8d", "9h 2s 5c Jd Kh", 0),  # a pair loses
     ],
 )
