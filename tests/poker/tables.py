@@ -131,6 +131,11 @@ def act(table: PokerTable, player: int, action: str, amount: int | None = None, 
                         idempotency_key=key("act"), now=at or T0)  # fmt: skip
 
 
+# The tables a player's act may write to (a refused act must leave them as they were).
+CHANGED_BY_ACT = ("ledger_event", "ledger_account", "ledger_transfer", "ledger_idempotency", "games_pokerhand",
+                  "games_pokerseat")  # fmt: skip
+
+
 def snapshot() -> dict[str, Any]:
     """Everything the ledger and the poker projections store (before/after a refusal)."""
     return rows("ledger_event", "ledger_transfer", "ledger_account", "ledger_statement_line", "ledger_idempotency",
