@@ -52,7 +52,7 @@ from tests.compliance.hidden_cards import cards_in, dir_texts, leaked, opened_de
 from tests.compliance.staff import staff
 from tests.conftest import ROOT
 from tests.house.services.conftest import dealt_round, play_out
-from tests.poker.tables import act, advance, sit
+from tests.poker.tables import act, advance, heads_up_dealt, sit
 from tests.poker.tables import make_player as make_poker_player
 from tests.poker.tables import make_table as make_poker_table
 
@@ -337,10 +337,7 @@ def test_an_export_taken_mid_round_carries_the_face_down_cards_sealed_and_verifi
 
 
 def test_an_export_taken_mid_hand_carries_no_poker_card_in_clear(tmp_path: Path) -> None:
-    table = make_poker_table()
-    for seat in (1, 2):
-        sit(table, make_poker_player(), seat)
-    table = advance(table)
+    table = heads_up_dealt()
     hand_id = table.current_hand_id
     hidden = poker_hidden(hand_id)
     exports_by_role(hidden)

@@ -125,6 +125,15 @@ def advance(table: PokerTable, *, cards: Sequence[str] | None = None) -> PokerTa
     return table
 
 
+def heads_up_dealt(**changes: Any) -> PokerTable:
+    """A new table (``changes``: its fields) where two new players sat down in seats
+    1 and 2 at ``T0``, its first hand dealt at the table's deadline."""
+    table = make_table(**changes)
+    for seat in (1, 2):
+        sit(table, make_player(), seat)
+    return advance(table)
+
+
 def act(table: PokerTable, player: int, action: str, amount: int | None = None, *, at: datetime | None = None) -> Any:
     table.refresh_from_db()
     return services.act(table_id=table.pk, player_id=player, action=action, amount=amount,
