@@ -39,17 +39,9 @@ def settle_hand(game: GameDefinition, player: str, dealer: str, board: str, deci
     in_force = game.default_pay_tables()
     for wager, number in (tables or {}).items():
         in_force[wager] = pay_table(game.code, wager, number)
-    return settle_round(
-        game,
-        tables=in_force,
-        player=parse_cards(player),
-        dealer=parse_cards(dealer),
-        board=parse_cards(board),
-        stakes=stakes,
-        decisions=decisions,
-        progressive_awards=progressive,
-        wheel_spin=spin,
-    )
+    return settle_round(game, tables=in_force, player=parse_cards(player), dealer=parse_cards(dealer),
+                        board=parse_cards(board), stakes=stakes, decisions=decisions, progressive_awards=progressive,
+                        wheel_spin=spin)  # fmt: skip
 
 
 def returned(settlement: RoundSettlement) -> dict[str, tuple[str, int]]:
