@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 from django.conf import settings
@@ -32,23 +33,21 @@ def _flush_past_ledger_triggers() -> None:
 
     original = BaseDatabaseOperations.execute_sql_flush
 
-    def execute_sql_flush(self: BaseDatabaseOperations, sql_list: Iterable[str]) -> None:
+    def ledger_triggers(self: BaseDatabaseOperations, *, on: bool) -> None:
         vendor = self.connection.vendor
         with self.connection.cursor() as cursor:
             if vendor == "postgresql":
-                cursor.execute("SET session_replication_role = replica")
+                cursor.execute(f"SET session_replication_role = {'origin' if on else 'replica'}")
             elif vendor == "sqlite":
-                triggers.run(cursor, vendor, install=False)
-                triggers.run_epoch_guards(cursor, vendor, install=False)
+                triggers.run(cursor, vendor, install=on)
+                triggers.run_epoch_guards(cursor, vendor, install=on)
+
+    def execute_sql_flush(self: BaseDatabaseOperations, sql_list: Iterable[str]) -> None:
+        ledger_triggers(self, on=False)
         try:
             original(self, sql_list)
         finally:
-            with self.connection.cursor() as cursor:
-                if vendor == "postgresql":
-                    cursor.execute("SET session_replication_role = origin")
-                elif vendor == "sqlite":
-                    triggers.run(cursor, vendor, install=True)
-                    triggers.run_epoch_guards(cursor, vendor, install=True)
+            ledger_triggers(self, on=True)
 
     BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
 
@@ -59,6 +58,17 @@ _flush_past_ledger_triggers()
 def _database_url_for_subprocess() -> str:
     """The URL of the database the tests use (the test database, once created)."""
     return database_url_of(settings.DATABASES["default"])
+
+
+def _stop(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    """Stop a process the harness started (killed if it has not ended after 20 s), then close its log."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
 
 
 @contextmanager
@@ -90,13 +100,7 @@ def uvicorn_process(*, log_name: str, ready_path: str, env: dict[str, str] | Non
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        _stop(process, log)
 
 
 @pytest.fixture(scope="session")
@@ -130,13 +134,7 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
                 raise RuntimeError(f"celery worker did not start; see {log.name}")
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        _stop(process, log)
 
 
 def _uses_database(item: pytest.Item) -> bool:

@@ -1,14 +1,18 @@
 """Database checks shared by the suites: the rows a refused command must leave
-exactly as they were, the ledger's per-currency sum (always zero), and waiting
-for committed events to reach the global log's safe bound."""
+exactly as they were, the ledger's per-currency sum (always zero), waiting
+for committed events to reach the global log's safe bound, and racing
+commands on real connections."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections, transaction
 
+from casino.errors import DomainError
 from ledger.services.events import safe_txid_bound
 
 
@@ -44,3 +48,35 @@ def wait_until_readable(timeout: float = 30) -> None:
                 return
         assert time.monotonic() < deadline, "the safe bound did not pass the committed events"
         time.sleep(0.05)
+
+
+def race(workers: int, work: Callable[[int], Any], *, atomic: bool = True) -> list[Any]:
+    """Run ``work(i)`` in ``workers`` threads (one connection each) released
+    together; each in its own ``transaction.atomic()`` unless ``atomic`` is
+    false (then each call commits as it would alone). A result per worker: what
+    ``work`` returned, the code of the ``DomainError`` it raised, or any other
+    exception (surfaced by the assertions)."""
+    barrier = threading.Barrier(workers)
+    results: list[Any] = [None] * workers
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait(10)
+            if atomic:
+                with transaction.atomic():
+                    results[i] = work(i)
+            else:
+                results[i] = work(i)
+        except DomainError as exc:
+            results[i] = exc.code
+        except BaseException as exc:  # surfaced by the assertions
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results

@@ -4,9 +4,14 @@ server), as every client does (docs/websocket.md, "Authentication")."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Origin
 
 
 def ws_ticket(base: str, token: str) -> str:
@@ -27,6 +32,16 @@ def ws_url(base: str, path: str, token: str, query: str = "") -> str:
     """``ws://.../path?ticket=<fresh ticket>`` (and ``&query``): good for one connection."""
     url = base.replace("http://", "ws://") + f"{path}?ticket={ws_ticket(base, token)}"
     return f"{url}&{query}" if query else url
+
+
+@contextmanager
+def snapshot_socket(base: str, path: str, token: str) -> Iterator[ClientConnection]:
+    """A websocket on ``path`` of the server at ``base`` as the holder of ``token``
+    (blocking client, a fresh ticket); its first frame must be the snapshot."""
+    with connect(ws_url(base, path, token), origin=Origin(base), open_timeout=20) as ws:
+        first = json.loads(ws.recv(timeout=20))
+        assert first["type"] == "snapshot", first
+        yield ws
 
 
 def token_for(player_id: int) -> str:

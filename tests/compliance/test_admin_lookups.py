@@ -18,9 +18,7 @@ from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.poker import event_types as et
 from ledger.models import Event, Transfer
 from tests.compliance.staff import staff
-from tests.poker.tables import advance, sit
-from tests.poker.tables import make_player as make_poker_player
-from tests.poker.tables import make_table as make_poker_table
+from tests.poker.tables import heads_up_dealt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -50,10 +48,7 @@ def test_every_admin_over_a_json_column_refuses_lookups_on_it_and_searches_none(
 
 def test_the_oracle_is_refused_with_400_for_every_role_and_named_fields_still_filter() -> None:
     setup_roles()
-    table = make_poker_table()
-    for seat in (1, 2):
-        sit(table, make_poker_player(), seat)
-    table = advance(table)
+    table = heads_up_dealt()
     stream = et.hand_stream(table.current_hand_id)
     users = {"operator": staff("op-l", OPERATOR)[1], "superuser": staff("su-l", superuser=True)[1],
              "compliance": staff("co-l", COMPLIANCE)[1]}  # fmt: skip

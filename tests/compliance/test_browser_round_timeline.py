@@ -19,10 +19,9 @@ from django.contrib.auth.models import Group
 
 from compliance.roles import OPERATOR, setup_roles
 from games.house.models import HouseRound
-from games.house.services import place_chip
 from tests.compliance.browser import needs_browser
 from tests.compliance.hidden_cards import cards_in
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, shoe, step
+from tests.house.services.conftest import dealt_round, play_out
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
@@ -39,11 +38,8 @@ def test_the_round_timeline_in_a_browser_hides_the_face_down_cards_until_the_rou
     setup_roles()
     operator = get_user_model().objects.create_user("floor", password="floor-manager-pw", is_staff=True)
     operator.groups.add(Group.objects.get(name=OPERATOR))
-    table = make_table("uth", code="UTHT")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=shoe(" ".join(PLAYER_HAND), dealer=" ".join(DEALER), board=" ".join(BOARD)))
-    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, _, tick = dealt_round("uth", " ".join(PLAYER_HAND), dealer=" ".join(DEALER), board=" ".join(BOARD),
+                                 code="UTHT")  # fmt: skip
     assert tick.phase == "preflop"
     round_row = HouseRound.objects.get(round_id=tick.round_id)
 

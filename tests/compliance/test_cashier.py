@@ -47,6 +47,12 @@ def callback(body: dict, *, sign: bool = True, key_body: bytes | None = None):
     return Client().post("/api/cashier/callback/", raw, content_type="application/json", headers=headers)
 
 
+def paid_callback(txn: dict, amount: int) -> dict:
+    """The provider's callback body: the transaction ``txn`` paid ``amount``."""
+    return {"external_reference": txn["external_reference"], "status": "paid", "amount": amount, "currency": EUR,
+            "provider": "acme"}  # fmt: skip
+
+
 def wallet(user) -> int:
     return balance_of(account_id=player_accounts(player_id=user.pk, currency=EUR).wallet)
 
@@ -57,8 +63,7 @@ def held(user) -> int:
 
 def deposit_paid(client, user, amount: int, key: str) -> dict:
     txn = client.post("/api/cashier/deposits/", {"amount": amount, "currency": EUR, "request_key": key}).json()
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": amount, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, amount)
     assert callback(body).status_code == 200
     return txn
 
@@ -70,8 +75,7 @@ def test_deposit_is_requested_then_paid_by_a_signed_callback_once(player):
     txn = response.json()
     assert txn["state"] == "requested"
     assert wallet(user) == 0
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 2_500, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 2_500)
     first = callback(body)
     assert first.status_code == 200, first.content
     assert first.json()["state"] == "paid"
@@ -101,8 +105,7 @@ def test_a_repeated_player_request_returns_the_same_transaction(player):
 def test_callbacks_without_a_valid_signature_are_refused(player):
     user, client = player
     txn = client.post("/api/cashier/deposits/", {"amount": 100, "currency": EUR, "request_key": "x"}).json()
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 100, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 100)
     assert callback(body, sign=False).status_code == 401
     forged = callback(body, key_body=b"something else")
     assert forged.status_code == 401
@@ -113,8 +116,7 @@ def test_callbacks_without_a_valid_signature_are_refused(player):
 def test_a_callback_with_another_amount_is_refused(player):
     user, client = player
     txn = client.post("/api/cashier/deposits/", {"amount": 100, "currency": EUR, "request_key": "x"}).json()
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 1000, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 1000)
     response = callback(body)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "callback_mismatch"
@@ -131,8 +133,7 @@ def test_withdrawal_holds_funds_until_paid_after_operator_approval(player, opera
     txn = response.json()
     assert (wallet(user), held(user)) == (2_000, 3_000)
     assert Hold.objects.get(pk=txn["id"]).status == "pending"
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 3_000, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 3_000)
     early = callback(body)
     assert early.status_code == 409  # not approved yet
     assert early.json()["error"]["code"] == "cashier_state_conflict"
@@ -222,8 +223,7 @@ def test_a_paid_deposit_for_a_player_excluded_since_goes_to_suspense_until_an_op
     assert txn["state"] == "requested"
     excluded = client.post("/api/me/exclusion/", {"kind": "self_exclusion", "days": 180}, format="json")
     assert excluded.status_code == 200, excluded.content
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 4_000, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 4_000)
     # The provider holds the money: the callback is answered 200 (no retry loop) with the new state.
     paid = callback(body)
     assert paid.status_code == 200, paid.content
@@ -279,8 +279,7 @@ def test_the_admin_refunds_a_refund_due_deposit_with_four_eyes(player, operator)
     user, client = player
     txn = client.post("/api/cashier/deposits/", {"amount": 900, "currency": EUR, "request_key": "d"}).json()
     client.post("/api/me/exclusion/", {"kind": "cool_off", "days": 2}, format="json")
-    body = {"external_reference": txn["external_reference"], "status": "paid", "amount": 900, "currency": EUR,
-            "provider": "acme"}  # fmt: skip
+    body = paid_callback(txn, 900)
     assert callback(body).json()["state"] == "refund_due"
     # The player's own account is theirs to refund by nobody who owns it: an operator who is the player is refused.
     user.is_staff = True

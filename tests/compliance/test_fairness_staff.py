@@ -25,9 +25,7 @@ from ledger.models import Event
 from ledger.services import read_stream
 from tests.compliance.staff import staff
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, step
-from tests.poker.tables import advance, sit
-from tests.poker.tables import make_player as make_poker_player
-from tests.poker.tables import make_table as make_poker_table
+from tests.poker.tables import heads_up_dealt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -93,10 +91,7 @@ def test_staff_see_only_the_commitment_while_a_round_is_in_play() -> None:
 
 def test_the_ledger_admin_never_shows_a_poker_hands_sealed_deck() -> None:
     setup_roles()
-    table = make_poker_table()
-    for seat in (1, 2):
-        sit(table, make_poker_player(), seat)
-    table = advance(table)
+    table = heads_up_dealt()
     hand_id = table.current_hand_id
     row, salt, commitment = secret(et.hand_stream(hand_id), et.SHUFFLED, f"poker-hand:{hand_id}")
     sealed = row.data["sealed_deck"]

@@ -12,8 +12,6 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.test import Client
 from django.utils import timezone
 
 from casino.cashier import operator_decide, provider_callback, request_withdrawal
@@ -31,6 +29,7 @@ from ledger.services import (
     post_hold,
     transfer,
 )
+from tests.compliance.staff import staff
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 EUR = "EUR"
@@ -97,10 +96,7 @@ def test_progressive_pool_report(day_of_play):
 
 def test_reports_carry_the_regulator_header_in_csv_and_json(day_of_play):
     setup_roles()
-    user = get_user_model().objects.create_user("cat", password="pw-cat-1", is_staff=True)
-    user.groups.add(Group.objects.get(name=COMPLIANCE))
-    client = Client()
-    client.force_login(user)
+    _, client = staff("cat", COMPLIANCE)
     today = timezone.now().date().isoformat()
     body = client.get(f"/api/compliance/reports/player-account-summary/?day={today}").json()
     assert body["title"] == "Daily player account summary"
@@ -121,10 +117,7 @@ def test_reports_carry_the_regulator_header_in_csv_and_json(day_of_play):
 
 def test_admin_reports_page_shows_the_handle_and_hold_chart(day_of_play):
     setup_roles()
-    user = get_user_model().objects.create_user("cat2", password="pw-cat-1", is_staff=True)
-    user.groups.add(Group.objects.get(name=COMPLIANCE))
-    client = Client()
-    client.force_login(user)
+    _, client = staff("cat2", COMPLIANCE)
     page = client.get("/admin/compliance/complianceaccess/").content.decode()
     assert "<svg" in page
     # Handle 1,500 (stakes posted to the house), payouts 1,800: hold -300.

@@ -43,7 +43,6 @@ from compliance.reports import REPORTS
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.house.models import HouseRound
 from games.house.round.events import CARDS_DEALT, SHUFFLED
-from games.house.services import place_chip
 from games.house.store import round_stream
 from games.poker import event_types as et
 from games.poker.models import PokerHand
@@ -52,8 +51,8 @@ from ledger.models import Event
 from tests.compliance.hidden_cards import cards_in, dir_texts, leaked, opened_deck, zip_texts
 from tests.compliance.staff import staff
 from tests.conftest import ROOT
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, shoe, step
-from tests.poker.tables import act, advance, sit
+from tests.house.services.conftest import dealt_round, play_out
+from tests.poker.tables import act, advance, heads_up_dealt, sit
 from tests.poker.tables import make_player as make_poker_player
 from tests.poker.tables import make_table as make_poker_table
 
@@ -182,11 +181,8 @@ def assert_logs_clean(caplog: pytest.LogCaptureFixture, hidden: set[str]) -> Non
 
 def uth_round_after_the_deal() -> tuple[Any, int, Any, set[str]]:
     """A shared-hand UTH round dealt (the preflop decision open): table, player, tick, hidden cards."""
-    table = make_table("uth", code="UTHS")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=shoe(" ".join(PLAYER_HAND), dealer=" ".join(DEALER), board=" ".join(BOARD)))
-    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, alice, tick = dealt_round("uth", " ".join(PLAYER_HAND), dealer=" ".join(DEALER), board=" ".join(BOARD),
+                                     code="UTHS")  # fmt: skip
     assert tick.phase == "preflop", tick.phase
     deck = opened_deck(stream_id=round_stream(tick.round_id), shuffled_type=SHUFFLED,
                        deal_id=f"house-round:{tick.round_id}")  # fmt: skip
@@ -341,10 +337,7 @@ def test_an_export_taken_mid_round_carries_the_face_down_cards_sealed_and_verifi
 
 
 def test_an_export_taken_mid_hand_carries_no_poker_card_in_clear(tmp_path: Path) -> None:
-    table = make_poker_table()
-    for seat in (1, 2):
-        sit(table, make_poker_player(), seat)
-    table = advance(table)
+    table = heads_up_dealt()
     hand_id = table.current_hand_id
     hidden = poker_hidden(hand_id)
     exports_by_role(hidden)

@@ -10,12 +10,14 @@ import pytest
 from django.db import connection
 
 from ledger.services import (
+    HoldResult,
     NewEvent,
     PlayerAccounts,
     StreamAppend,
     cashier_account,
     deposit,
     house_account,
+    open_hold,
     player_accounts,
 )
 from tests.db import rows
@@ -45,6 +47,14 @@ def fund(player: int | str, amount: int, currency: str = CURRENCY) -> PlayerAcco
             actor="test",
         )
     return accounts
+
+
+def stake(
+    player: PlayerAccounts, house: int, amount: int, *, idempotency_key: str, cause: StreamAppend, **extra: Any
+) -> HoldResult:
+    """A bet: ``amount`` held from the player's wallet in their escrow, due to ``house`` (``extra``: ``hold_id``)."""
+    return open_hold(source=player.wallet, escrow=player.held, destination=house, amount=amount, currency=CURRENCY,
+                     idempotency_key=idempotency_key, cause=cause, **extra)  # fmt: skip
 
 
 @dataclass(frozen=True)

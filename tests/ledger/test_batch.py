@@ -23,7 +23,6 @@ from ledger.services import (
     StreamAppend,
     TransferSpec,
     append_events,
-    open_hold,
     read_stream,
     settle_batch,
 )
@@ -31,7 +30,7 @@ from ledger.services.projections import expected_projections
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums
 
-from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot
+from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot, stake
 
 pytestmark = pytest.mark.django_db
 
@@ -44,15 +43,7 @@ def round_with_bets():
     players = []
     for n in range(PLAYERS):
         accounts = fund(f"p{n}", 1_000)
-        opened = open_hold(
-            source=accounts.wallet,
-            escrow=accounts.held,
-            destination=house,
-            amount=100,
-            currency=CURRENCY,
-            idempotency_key=f"bet-{n}",
-            cause=bet_event(f"r1-p{n}", 100),
-        )
+        opened = stake(accounts, house, 100, idempotency_key=f"bet-{n}", cause=bet_event(f"r1-p{n}", 100))
         players.append((accounts, uuid.UUID(opened.hold_id)))
     return house, players
 

@@ -2,52 +2,17 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 import pytest
-from django.db import connections, transaction
 
-from ledger.errors import DomainError
-from ledger.services import open_hold, post_hold, read_stream, void_hold
-from tests.db import ledger_sums
+from ledger.services import post_hold, read_stream, void_hold
+from tests.db import ledger_sums, race
 
-from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot
+from .conftest import CURRENCY, balances, bet_event, fund, house_account, snapshot, stake
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def race(workers: int, work: Callable[[int], Any], *, atomic: bool = True) -> list[Any]:
-    """Run ``work(i)`` in ``workers`` threads (one connection each) released
-    together; each in its own ``transaction.atomic()`` unless ``atomic`` is
-    false (then a bet is the ledger's one autocommitted statement)."""
-    barrier = threading.Barrier(workers)
-    results: list[Any] = [None] * workers
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait(10)
-            if atomic:
-                with transaction.atomic():
-                    results[i] = work(i)
-            else:
-                results[i] = work(i)
-        except DomainError as exc:
-            results[i] = exc.code
-        except BaseException as exc:  # surfaced by the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 @pytest.mark.parametrize("atomic", [True, False], ids=["in-transaction", "autocommit"])
@@ -58,16 +23,7 @@ def test_concurrent_retries_of_one_command_take_effect_once(atomic: bool):
     cause = bet_event("alice-round-1", 700)
 
     def place_bet(_: int):
-        return open_hold(
-            source=alice.wallet,
-            escrow=alice.held,
-            destination=house,
-            amount=700,
-            currency=CURRENCY,
-            idempotency_key="alice-bet-1",
-            cause=cause,
-            hold_id=hold_id,
-        )
+        return stake(alice, house, 700, idempotency_key="alice-bet-1", cause=cause, hold_id=hold_id)
 
     results = race(8, place_bet, atomic=atomic)
     assert all(r == results[0] for r in results), results
@@ -82,16 +38,8 @@ def test_concurrent_retries_with_another_body_are_refused(atomic: bool):
 
     def place_bet(i: int):
         amount = 100 + i % 2  # two different requests under one key
-        return open_hold(
-            source=alice.wallet,
-            escrow=alice.held,
-            destination=house,
-            amount=amount,
-            currency=CURRENCY,
-            idempotency_key="alice-bet-x",
-            cause=bet_event("alice-round-x", amount),
-            hold_id=uuid.UUID(int=i % 2),
-        )
+        return stake(alice, house, amount, idempotency_key="alice-bet-x", cause=bet_event("alice-round-x", amount),
+                     hold_id=uuid.UUID(int=i % 2))  # fmt: skip
 
     results = race(6, place_bet, atomic=atomic)
     wins = [r for r in results if not isinstance(r, str)]
@@ -108,15 +56,7 @@ def test_concurrent_bets_never_overdraw_the_wallet(atomic: bool):
     house = house_account(table_id="t1", currency=CURRENCY)
 
     def place_bet(i: int):
-        return open_hold(
-            source=alice.wallet,
-            escrow=alice.held,
-            destination=house,
-            amount=300,
-            currency=CURRENCY,
-            idempotency_key=f"b-{i}",
-            cause=bet_event(f"alice-{i}", 300),
-        )
+        return stake(alice, house, 300, idempotency_key=f"b-{i}", cause=bet_event(f"alice-{i}", 300))
 
     results = race(8, place_bet, atomic=atomic)
     outcome = Counter("ok" if not isinstance(r, str) else r for r in results)
@@ -128,15 +68,7 @@ def test_concurrent_bets_never_overdraw_the_wallet(atomic: bool):
 def test_racing_post_and_void_resolve_a_hold_once():
     alice = fund("alice", 1_000)
     house = house_account(table_id="t1", currency=CURRENCY)
-    opened = open_hold(
-        source=alice.wallet,
-        escrow=alice.held,
-        destination=house,
-        amount=400,
-        currency=CURRENCY,
-        idempotency_key="h",
-        cause=bet_event("alice-r", 400),
-    )
+    opened = stake(alice, house, 400, idempotency_key="h", cause=bet_event("alice-r", 400))
     hold_id = uuid.UUID(opened.hold_id)
     before_events = len(snapshot()["ledger_event"])
 

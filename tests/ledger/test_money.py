@@ -58,6 +58,19 @@ def hold(world: World, amount: int, **overrides):
     return open_hold(**(args | overrides))
 
 
+def pay(world: World, amount: int, **overrides):
+    """A transfer from Bob's wallet to Alice's (``overrides``: any other argument)."""
+    args: dict[str, Any] = {
+        "debit_account": world.bob.wallet,
+        "credit_account": world.alice.wallet,
+        "amount": amount,
+        "currency": CURRENCY,
+        "idempotency_key": key(),
+        "cause": bet_event(key(), 1),
+    }
+    return transfer(**(args | overrides))
+
+
 def test_deposit_credits_the_wallet_from_the_cashier_with_its_own_event(world: World):
     assert balances(world.alice.wallet, world.cashier) == [10_000, -15_000]
     result = deposit(
@@ -206,55 +219,10 @@ def test_post_beyond_the_hold_and_unknown_holds_are_refused(world: World):
             CurrencyMismatch,
             "currency_mismatch",
         ),
-        (
-            lambda w: transfer(
-                debit_account=w.bob.wallet,
-                credit_account=w.alice.wallet,
-                amount=5_001,
-                currency=CURRENCY,
-                idempotency_key=key(),
-                cause=bet_event(key(), 1),
-            ),
-            InsufficientFunds,
-            "insufficient_funds",
-        ),
-        (
-            lambda w: transfer(
-                debit_account=w.bob.wallet,
-                credit_account=424242,
-                amount=1,
-                currency=CURRENCY,
-                idempotency_key=key(),
-                cause=bet_event(key(), 1),
-            ),
-            UnknownAccount,
-            "unknown_account",
-        ),
-        (
-            lambda w: transfer(
-                debit_account=w.bob.wallet,
-                credit_account=w.alice.wallet,
-                amount=1.5,  # type: ignore[arg-type]
-                currency=CURRENCY,
-                idempotency_key=key(),
-                cause=bet_event(key(), 1),
-            ),
-            InvalidAmount,
-            "invalid_amount",
-        ),
-        (
-            lambda w: transfer(
-                debit_account=w.bob.wallet,
-                credit_account=w.alice.wallet,
-                amount=1,
-                currency=CURRENCY,
-                idempotency_key=key(),
-                cause=bet_event(key(), 1),
-                kind="a-kind-longer-than-sixteen",
-            ),
-            InvalidTransferKind,
-            "invalid_transfer_kind",
-        ),
+        (lambda w: pay(w, 5_001), InsufficientFunds, "insufficient_funds"),
+        (lambda w: pay(w, 1, credit_account=424242), UnknownAccount, "unknown_account"),
+        (lambda w: pay(w, 1.5), InvalidAmount, "invalid_amount"),  # type: ignore[arg-type]
+        (lambda w: pay(w, 1, kind="a-kind-longer-than-sixteen"), InvalidTransferKind, "invalid_transfer_kind"),
         (
             lambda w: deposit(
                 wallet=w.alice.wallet,

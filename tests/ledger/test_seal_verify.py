@@ -16,13 +16,13 @@ from django.db import connection
 from casino.settings import CELERY_BEAT_SCHEDULE
 from ledger import triggers
 from ledger.canonical import merkle_root
-from ledger.services import NewEvent, append_events, open_hold, post_hold, read_stream
+from ledger.services import NewEvent, append_events, post_hold, read_stream
 from ledger.services.seals import seal, sign, signed_message
 from ledger.tasks import seal_ledger
 from tests.conftest import ROOT, _database_url_for_subprocess
 from tests.db import wait_until_readable
 
-from .conftest import CURRENCY, bet_event, fund, house_account
+from .conftest import CURRENCY, bet_event, fund, house_account, stake
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,15 +59,7 @@ def populate() -> list:
     alice = fund("alice", 5_000)
     house = house_account(table_id="t1", currency=CURRENCY)
     for n in range(3):
-        opened = open_hold(
-            source=alice.wallet,
-            escrow=alice.held,
-            destination=house,
-            amount=100,
-            currency=CURRENCY,
-            idempotency_key=f"b{n}",
-            cause=bet_event(f"round-{n}", 100),
-        )
+        opened = stake(alice, house, 100, idempotency_key=f"b{n}", cause=bet_event(f"round-{n}", 100))
         post_hold(
             hold_id=uuid.UUID(opened.hold_id),
             amount=100,

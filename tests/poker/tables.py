@@ -125,10 +125,24 @@ def advance(table: PokerTable, *, cards: Sequence[str] | None = None) -> PokerTa
     return table
 
 
+def heads_up_dealt(**changes: Any) -> PokerTable:
+    """A new table (``changes``: its fields) where two new players sat down in seats
+    1 and 2 at ``T0``, its first hand dealt at the table's deadline."""
+    table = make_table(**changes)
+    for seat in (1, 2):
+        sit(table, make_player(), seat)
+    return advance(table)
+
+
 def act(table: PokerTable, player: int, action: str, amount: int | None = None, *, at: datetime | None = None) -> Any:
     table.refresh_from_db()
     return services.act(table_id=table.pk, player_id=player, action=action, amount=amount,
                         idempotency_key=key("act"), now=at or T0)  # fmt: skip
+
+
+# The tables a player's act may write to (a refused act must leave them as they were).
+CHANGED_BY_ACT = ("ledger_event", "ledger_account", "ledger_transfer", "ledger_idempotency", "games_pokerhand",
+                  "games_pokerseat")  # fmt: skip
 
 
 def snapshot() -> dict[str, Any]:

@@ -68,6 +68,16 @@ def control(api: APIClient, tournament: Tournament, action: str, reason: Any = N
     return api.post(f"/api/poker/tournaments/{tournament.pk}/{action}/", body, format="json")
 
 
+def controlled(api: APIClient, tournament: Tournament, action: str, reason: str, *tables: PokerTable) -> Any:
+    """``action`` with ``reason``, answered 200: its body, once ``tournament`` and
+    ``tables`` are read again."""
+    response = control(api, tournament, action, reason)
+    assert response.status_code == 200, response.content
+    for row in (tournament, *tables):
+        row.refresh_from_db()
+    return response.json()
+
+
 def operator() -> tuple[APIClient, int]:
     api = client_for("tourney-op", OPERATOR)
     return api, get_user_model().objects.get(username="tourney-op").pk
@@ -108,12 +118,8 @@ def test_pause_stops_every_table_and_the_clock_resume_plays_on_to_the_end() -> N
     actor = PokerSeat.objects.get(table=first, seat_number=hand.actor_seat).player_id
 
     api, operator_id = operator()
-    response = control(api, tournament, "pause", "  shuffler fault at table 1 ")
-    assert response.status_code == 200, response.content
-    assert response.json() == {"tournament_id": tournament.pk, "state": "paused", "tables": 2}
-    tournament.refresh_from_db()
-    first.refresh_from_db()
-    second.refresh_from_db()
+    answer = controlled(api, tournament, "pause", "  shuffler fault at table 1 ", first, second)
+    assert answer == {"tournament_id": tournament.pk, "state": "paused", "tables": 2}
     assert tournament.state == "paused"
     # The level clock stopped with the playing time kept.
     assert tournament.clock_started_at is None
@@ -139,12 +145,8 @@ def test_pause_stops_every_table_and_the_clock_resume_plays_on_to_the_end() -> N
     # Nothing deals while paused: the driver does nothing.
     assert TournamentDriver(tournament.pk, start=timezone.now(), seed=5).run(max_rounds=20).rounds == 0
 
-    response = control(api, tournament, "resume", "shuffler replaced")
-    assert response.status_code == 200, response.content
-    assert response.json() == {"tournament_id": tournament.pk, "state": "running", "tables": 2}
-    tournament.refresh_from_db()
-    first.refresh_from_db()
-    second.refresh_from_db()
+    answer = controlled(api, tournament, "resume", "shuffler replaced", first, second)
+    assert answer == {"tournament_id": tournament.pk, "state": "running", "tables": 2}
     assert (tournament.state, tournament.clock_elapsed) == ("running", elapsed)
     assert tournament.clock_started_at is not None
     assert (first.phase, second.phase) == (services.HAND, services.BETWEEN)

@@ -6,7 +6,6 @@ answers its code and changes nothing; racing registrations make one entry."""
 from __future__ import annotations
 
 import functools
-import threading
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import connections
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -26,7 +24,7 @@ from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.models import Transfer
 from ledger.services import balance_of, read_stream
-from tests.db import ledger_sums, rows
+from tests.db import ledger_sums, race, rows
 from tests.poker.tables import BUY_IN, FEE, LEVELS, log_tournament_state, make_player, make_tournament, wallet
 
 pytestmark = pytest.mark.django_db
@@ -256,24 +254,7 @@ def test_the_schedule_and_payouts_are_validated_by_the_domain() -> None:
 def test_concurrent_registrations_of_one_player_make_one_entry() -> None:
     tournament = make_tournament()
     player = make_player(funds=5_000)
-    workers = 4
-    barrier = threading.Barrier(workers)
-    results: list[Any] = [None] * workers
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait(10)
-            results[i] = register(player, tournament, key=f"race-{i}").status_code
-        except BaseException as exc:  # surfaced by the assertions
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    results = race(4, lambda i: register(player, tournament, key=f"race-{i}").status_code, atomic=False)
     assert sorted(results) == [201, 409, 409, 409]
     assert TournamentEntry.objects.filter(tournament=tournament, player_id=player).count() == 1
     assert wallet(player) == 5_000 - BUY_IN - FEE

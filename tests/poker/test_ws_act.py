@@ -7,33 +7,23 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from websockets.sync.client import ClientConnection, connect
-from websockets.typing import Origin
+from websockets.sync.client import ClientConnection
 
 from casino.auth import issue_token
 from games.poker.models import PokerTable
 from tests.db import ledger_sums, rows
-from tests.poker.tables import advance, make_player, make_table, sit
+from tests.poker.tables import CHANGED_BY_ACT, advance, make_player, make_table, sit
 from tests.poker.test_tables import AA_VS_KK
-from tests.ws_auth import ws_ticket
+from tests.ws_auth import snapshot_socket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-CHANGED_BY_ACT = (
-    "ledger_event",
-    "ledger_account",
-    "ledger_transfer",
-    "ledger_idempotency",
-    "games_pokerhand",
-    "games_pokerseat",
-)
 
 
 class Player:
@@ -42,15 +32,8 @@ class Player:
         self.token = issue_token(user=get_user_model().objects.get(pk=player))
         self.http = httpx.Client(base_url=base, headers={"Authorization": f"Token {self.token}"}, timeout=20)
 
-    @contextmanager
-    def socket(self) -> Iterator[ClientConnection]:
-        url = (
-            self.base.replace("http://", "ws://")
-            + f"/ws/poker/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
-        )
-        with connect(url, origin=Origin(self.base), open_timeout=20) as ws:
-            assert json.loads(ws.recv(timeout=20))["type"] == "snapshot"
-            yield ws
+    def socket(self) -> AbstractContextManager[ClientConnection]:
+        return snapshot_socket(self.base, f"/ws/poker/{self.table_id}/", self.token)
 
     def ws_act(self, ws: ClientConnection, frame: dict[str, Any]) -> dict[str, Any]:
         ws.send(json.dumps({"type": "act", **frame}))

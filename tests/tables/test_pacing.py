@@ -15,7 +15,7 @@ from games.poker.models import PokerHand
 from games.tables import pacing
 from tests.house.services.conftest import T0
 from tests.house.services.conftest import make_table as make_house_table
-from tests.poker.tables import advance, make_player, sit
+from tests.poker.tables import advance, heads_up_dealt, make_player, sit
 from tests.poker.tables import make_table as make_poker_table
 
 pytestmark = pytest.mark.django_db
@@ -25,10 +25,7 @@ NUMBER = re.compile(r"^[A-Z0-9]{1,12}-\d{8}-\d{6}(-[1-9]\d*)?$")
 
 def deal_a_poker_hand(code: str) -> str:
     """Two players sit down at ``T0``; the hand is dealt at the table's deadline. Its id."""
-    table = make_poker_table(code=code)
-    for seat in (1, 2):
-        sit(table, make_player(), seat)
-    table = advance(table)
+    table = heads_up_dealt(code=code)
     return table.current_hand_id
 
 

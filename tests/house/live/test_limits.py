@@ -260,31 +260,50 @@ def check_flood(code: int | None, received: list[dict[str, Any]], elapsed: float
     assert len(answered) <= settings.CASINO_WS_BURST + settings.CASINO_WS_RATE * elapsed + 1
 
 
-def test_a_snapshot_flood_is_rate_limited_then_closed_and_others_are_served_house(asgi_server) -> None:
-    table = fast_table("uth", betting_seconds=60)
-    _, flooder = player("flood-snap")
-    _, watcher = player("flood-watch")
+def check_snapshot_flood(
+    server: str,
+    path: str,
+    *,
+    watcher: str,
+    flooder: str,
+    change: Callable[[], object],
+    seen: Callable[[dict[str, Any]], bool],
+    label: str,
+    watched: str,
+) -> None:
+    """``flooder`` floods ``path`` with snapshot requests while ``change`` (run in a
+    thread) makes a change that ``watcher`` must see (``seen``) within the delivery
+    bound: the flood is limited, then closed (``label`` and ``watched`` name the
+    flood and the change in the line printed)."""
 
     async def scenario() -> tuple[int | None, list[dict[str, Any]], float, float, int]:
-        path = f"/ws/tables/{table.pk}/"
-        async with connect(asgi_server, path, watcher) as watching, connect(asgi_server, path, flooder) as flooding:
+        async with connect(server, path, watcher) as watching, connect(server, path, flooder) as flooding:
             await recv_json(watching)
             await recv_json(flooding)
             flood_ = Flood(flooding, {"type": "snapshot"})
             await asyncio.sleep(0.05)  # the flood is under way
-            opened = time.monotonic()
-            await sync_to_async(start_table)(table_id=table.pk, now=timezone.now())
-            await until(watching, house_round_opened)
-            latency = time.monotonic() - opened
+            changed = time.monotonic()
+            await sync_to_async(change)()
+            await until(watching, seen)
+            latency = time.monotonic() - changed
             code, received, elapsed = await flood_.result()
             return code, received, elapsed, latency, flood_.sent
 
     code, received, elapsed, latency, sent = finish(scenario())
-    print(f"\nsnapshot flood: {sent} sent, {len([m for m in received if m['type'] == 'snapshot'])} answered, "
+    print(f"\n{label}: {sent} sent, {len([m for m in received if m['type'] == 'snapshot'])} answered, "
           f"{len([m for m in received if m.get('code') == 'rate_limited'])} rate_limited, close {code} after "
-          f"{elapsed * 1000:.0f} ms; watcher's delta after {latency * 1000:.0f} ms")  # fmt: skip
+          f"{elapsed * 1000:.0f} ms; watcher's {watched} after {latency * 1000:.0f} ms")  # fmt: skip
     check_flood(code, received, elapsed, "snapshot")
     assert latency < DELIVERY_BOUND_SECONDS
+
+
+def test_a_snapshot_flood_is_rate_limited_then_closed_and_others_are_served_house(asgi_server) -> None:
+    table = fast_table("uth", betting_seconds=60)
+    _, flooder = player("flood-snap")
+    _, watcher = player("flood-watch")
+    check_snapshot_flood(asgi_server, f"/ws/tables/{table.pk}/", watcher=watcher, flooder=flooder,
+                         change=lambda: start_table(table_id=table.pk, now=timezone.now()), seen=house_round_opened,
+                         label="snapshot flood", watched="delta")  # fmt: skip
 
 
 def test_a_chat_flood_changes_nothing_beyond_the_limits(asgi_server) -> None:
@@ -332,27 +351,9 @@ def test_a_snapshot_flood_does_not_hold_up_a_poker_table(asgi_server) -> None:
     seated = [player(f"pk-seat-{n}", funds=100_000) for n in range(2)]
     table = poker_table([pid for pid, _ in seated])
     _, flooder = player("pk-flood")
-
-    async def scenario() -> tuple[int | None, list[dict[str, Any]], float, float, int]:
-        path = f"/ws/poker/{table.pk}/"
-        async with connect(asgi_server, path, seated[0][1]) as watching, connect(asgi_server, path, flooder) as fl:
-            await recv_json(watching)
-            await recv_json(fl)
-            flood_ = Flood(fl, {"type": "snapshot"})
-            await asyncio.sleep(0.05)  # the flood is under way
-            dealt = time.monotonic()
-            await sync_to_async(advance)(table, cards=AA_VS_KK)
-            await until(watching, lambda m: m["type"] == "private")
-            latency = time.monotonic() - dealt
-            code, received, elapsed = await flood_.result()
-            return code, received, elapsed, latency, flood_.sent
-
-    code, received, elapsed, latency, sent = finish(scenario())
-    print(f"\npoker snapshot flood: {sent} sent, {len([m for m in received if m['type'] == 'snapshot'])} answered, "
-          f"{len([m for m in received if m.get('code') == 'rate_limited'])} rate_limited, close {code} after "
-          f"{elapsed * 1000:.0f} ms; watcher's hole cards after {latency * 1000:.0f} ms")  # fmt: skip
-    check_flood(code, received, elapsed, "snapshot")
-    assert latency < DELIVERY_BOUND_SECONDS
+    check_snapshot_flood(asgi_server, f"/ws/poker/{table.pk}/", watcher=seated[0][1], flooder=flooder,
+                         change=lambda: advance(table, cards=AA_VS_KK), seen=lambda m: m["type"] == "private",
+                         label="poker snapshot flood", watched="hole cards")  # fmt: skip
 
 
 # --- connections per player -----------------------------------------------------------------------

@@ -10,8 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -19,8 +18,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from websockets.sync.client import ClientConnection, connect
-from websockets.typing import Origin
+from websockets.sync.client import ClientConnection
 
 from casino.auth import issue_token
 from games.house.models import HouseTable, TableSeat
@@ -28,7 +26,7 @@ from games.house.services import TableTick, advance_table, start_table
 from tests.db import ledger_sums
 from tests.house.live.conftest import fast_table, make_player, wait_for
 from tests.house.services.conftest import snapshot, wallet
-from tests.ws_auth import ws_ticket
+from tests.ws_auth import snapshot_socket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -46,16 +44,8 @@ class Client:
         self.http = httpx.Client(base_url=base, headers={"Authorization": f"Token {self.token}"}, timeout=20)
         self.frames: list[dict[str, Any]] = []
 
-    @contextmanager
-    def socket(self) -> Iterator[ClientConnection]:
-        url = (
-            self.base.replace("http://", "ws://")
-            + f"/ws/tables/{self.table_id}/?ticket={ws_ticket(self.base, self.token)}"
-        )
-        with connect(url, origin=Origin(self.base), open_timeout=20) as ws:
-            first = json.loads(ws.recv(timeout=20))
-            assert first["type"] == "snapshot", first
-            yield ws
+    def socket(self) -> AbstractContextManager[ClientConnection]:
+        return snapshot_socket(self.base, f"/ws/tables/{self.table_id}/", self.token)
 
     def rest(self, kind: str, body: dict[str, Any] | None = None, *, key: str | None = "fresh") -> httpx.Response:
         path = {"bet": "bets/chip", "undo": "bets/undo", "clear": "bets/clear", "repeat": "bets/repeat",

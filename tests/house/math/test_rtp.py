@@ -16,7 +16,7 @@ from games.house.math.enumeration import (
     counts_from_rank_histogram,
     outcome_counts,
 )
-from games.house.math.rtp import MainGameWager, rtp_from_counts, wager_rtp
+from games.house.math.rtp import MainGameWager, RtpReport, rtp_from_counts, wager_rtp
 from games.house.rules.paytables import Basis
 from games.house.rules.registry import pay_table
 
@@ -92,34 +92,18 @@ def test_hole_card_bonus_by_hand_count():
     assert report.rtp == Fraction(6 * 31 + 12 * 21 + 36 * 11 + 72 * 6, 1326)
 
 
+def stax_rtp(*, star: int) -> RtpReport:
+    """The STAX wager's return (table 1) with the Star pool at ``star``, the other pools empty."""
+    pools = {pool: Fraction(0) for pool in ("spade", "heart", "diamond", "club")}
+    return wager_rtp("xtreme", "stax", 1, pool_values={"star": Fraction(star), **pools})
+
+
 def test_stax_return_with_and_without_progressives():
-    report = wager_rtp(
-        "xtreme",
-        "stax",
-        1,
-        pool_values={
-            "star": Fraction(0),
-            "spade": Fraction(0),
-            "heart": Fraction(0),
-            "diamond": Fraction(0),
-            "club": Fraction(0),
-        },
-    )
+    report = stax_rtp(star=0)
     fixed = Fraction(3744 * 100 + 5108 * 50 + 10200 * 25 + 54912 * 10, comb(52, 5))
     assert report.rtp == fixed
     assert report.extra["rtp_including_progressives"] == float(fixed)
-    with_pools = wager_rtp(
-        "xtreme",
-        "stax",
-        1,
-        pool_values={
-            "star": Fraction(1000),
-            "spade": Fraction(0),
-            "heart": Fraction(0),
-            "diamond": Fraction(0),
-            "club": Fraction(0),
-        },
-    )
+    with_pools = stax_rtp(star=1000)
     # Star = royal flush in diamonds: 1 of the 2,598,960 five-card sets.
     assert with_pools.extra["rtp_including_progressives"] == pytest.approx(float(fixed + Fraction(1000, comb(52, 5))))
     assert with_pools.extra["progressive_hit_probabilities"]["star"] == pytest.approx(1 / comb(52, 5))

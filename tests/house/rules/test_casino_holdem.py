@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from games.cards.cards import parse_cards
 from games.house.rules.casino_holdem import CASINO_HOLDEM
-from games.house.rules.definitions import OptionNotOffered, resolve_decisions, settle_round
+from games.house.rules.definitions import OptionNotOffered, resolve_decisions
+from tests.house.rules.settling import pay_lines, returned, settle_hand
 
-
-def settle(player, dealer, board, decisions, **stakes):
-    return settle_round(
-        CASINO_HOLDEM,
-        tables=CASINO_HOLDEM.default_pay_tables(),
-        player=parse_cards(player),
-        dealer=parse_cards(dealer),
-        board=parse_cards(board),
-        stakes=stakes,
-        decisions=decisions,
-    )
-
-
-def returned(settlement) -> dict[str, tuple[str, int]]:
-    return {w.wager: (w.outcome, w.returned) for w in settlement.wagers}
+settle = functools.partial(settle_hand, CASINO_HOLDEM)
 
 
 CALL = {"flop": "call"}
@@ -86,17 +74,20 @@ def test_fold_loses_the_ante_and_bonus_is_still_settled():
 
 @pytest.mark.parametrize(
     ("player", "board", "category", "ante_returned"),
-    [
-        ("As Ks", "Qs Js Ts 2d 3c", "royal_flush", 100 + 100 * 100),
-        ("9h 8h", "7h 6h 5h 2d 2c", "straight_flush", 100 + 20 * 100),
-        ("9h 9d", "9c 9s 5h 2d 3c", "four_of_a_kind", 100 + 10 * 100),
-        ("9h 9d", "9c 5s 5h 2d 3c", "full_house", 100 + 3 * 100),
-        ("Ah 2h", "Kh 9h 5h 7c 8d", "flush", 100 + 2 * 100),
-        ("Tc Jd", "Qh Kd As 2c 3d", "straight", 200),
-        ("Tc Td", "Th 2d 5s 8c Kd", "three_of_a_kind", 200),
-        ("Tc Td", "Kh Kd 5s 8c 3d", "two_pair", 200),
-        ("Tc Td", "Ah Kd 5s 8c 3d", "pair", 200),
-    ],
+    pay_lines(
+        {
+            "royal_flush": 100 + 100 * 100,
+            "straight_flush": 100 + 20 * 100,
+            "four_of_a_kind": 100 + 10 * 100,
+            "full_house": 100 + 3 * 100,
+            "flush": 100 + 2 * 100,
+            "straight": 200,
+            "three_of_a_kind": 200,
+            "two_pair": 200,
+            "pair": 200,
+        },
+        with_category=True,
+    ),
 )
 def test_every_ante_line_against_a_qualified_dealer(player, board, category, ante_returned):
     dealer = next(d for d in ("4s 4c", "6c 6d", "7d 7s") if not set(d.split()) & set((player + " " + board).split()))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import pytest
 
-from games.cards.cards import parse_cards
 from games.house.rules.definitions import (
     DecisionAfterCall,
     InvalidCards,
@@ -15,25 +15,11 @@ from games.house.rules.definitions import (
     OptionNotOffered,
     UnknownWager,
     resolve_decisions,
-    settle_round,
 )
 from games.house.rules.uth import UTH
+from tests.house.rules.settling import pay_lines, returned, settle_hand
 
-
-def settle(player, dealer, board, decisions, **stakes):
-    return settle_round(
-        UTH,
-        tables=UTH.default_pay_tables(),
-        player=parse_cards(player),
-        dealer=parse_cards(dealer),
-        board=parse_cards(board),
-        stakes=stakes,
-        decisions=decisions,
-    )
-
-
-def returned(settlement) -> dict[str, tuple[str, int]]:
-    return {w.wager: (w.outcome, w.returned) for w in settlement.wagers}
+settle = functools.partial(settle_hand, UTH)
 
 
 def test_player_wins_against_a_qualified_dealer():
@@ -65,16 +51,19 @@ def test_ante_plus_pays_its_table_even_when_dealer_does_not_qualify():
 
 @pytest.mark.parametrize(
     ("player", "board", "category", "ante_plus_returned"),
-    [
-        ("As Ks", "Qs Js Ts 2d 3c", "royal_flush", 100 + 500 * 100),
-        ("9h 8h", "7h 6h 5h 2d 2c", "straight_flush", 100 + 50 * 100),
-        ("9h 9d", "9c 9s 5h 2d 3c", "four_of_a_kind", 100 + 10 * 100),
-        ("9h 9d", "9c 5s 5h 2d 3c", "full_house", 100 + 3 * 100),
-        ("Ah 2h", "Kh 9h 5h 7c 8d", "flush", 100 + 150),
-        ("Tc Jd", "Qh Kd As 2c 3d", "straight", 100 + 100),
-        ("Tc Td", "Th 2d 5s 8c Kd", "three_of_a_kind", 100),
-        ("Tc Td", "Kh Kd 5s 8c 3d", "two_pair", 100),
-    ],
+    pay_lines(
+        {
+            "royal_flush": 100 + 500 * 100,
+            "straight_flush": 100 + 50 * 100,
+            "four_of_a_kind": 100 + 10 * 100,
+            "full_house": 100 + 3 * 100,
+            "flush": 100 + 150,
+            "straight": 100 + 100,
+            "three_of_a_kind": 100,
+            "two_pair": 100,
+        },
+        with_category=True,
+    ),
 )
 def test_every_ante_plus_line_when_the_player_wins(player, board, category, ante_plus_returned):
     # Dealer holds two low cards that make at most a pair with the board and lose.
@@ -147,17 +136,19 @@ def test_ante_loses_to_a_qualified_dealer_holding_less_than_a_straight():
 
 @pytest.mark.parametrize(
     ("player", "board", "returned_for_10"),
-    [
-        ("As Ks", "Qs Js Ts 2d 3c", 510),
-        ("9h 8h", "7h 6h 5h 2d 2c", 410),
-        ("9h 9d", "9c 9s 5h 2d 3c", 310),
-        ("9h 9d", "9c 5s 5h 2d 3c", 90),
-        ("Ah 2h", "Kh 9h 5h 7c 8d", 80),
-        ("Tc Jd", "Qh Kd As 2c 3d", 50),
-        ("Tc Td", "Th 2d 5s 8c Kd", 40),
-        ("Tc Td", "Kh Kd 5s 8c 3d", 0),
-        ("Tc 4d", "Kh Ad 5s 8c 3d", 0),
-    ],
+    pay_lines(
+        {
+            "royal_flush": 510,
+            "straight_flush": 410,
+            "four_of_a_kind": 310,
+            "full_house": 90,
+            "flush": 80,
+            "straight": 50,
+            "three_of_a_kind": 40,
+            "two_pair": 0,
+            "high_card": 0,
+        }
+    ),
 )
 def test_every_best_five_line(player, board, returned_for_10):
     dealer = next(d for d in ("2s 3s", "4c 6c", "7d 7s") if not set(d.split()) & set((player + " " + board).split()))

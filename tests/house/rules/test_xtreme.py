@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import pytest
@@ -18,27 +19,9 @@ from games.house.rules.definitions import (
 )
 from games.house.rules.registry import pay_table
 from games.house.rules.xtreme import XTREME
+from tests.house.rules.settling import returned, settle_hand
 
-
-def settle(player, dealer, board, decisions, tables=None, progressive=None, spin=None, **stakes):
-    in_force = XTREME.default_pay_tables()
-    for wager, number in (tables or {}).items():
-        in_force[wager] = pay_table("xtreme", wager, number)
-    return settle_round(
-        XTREME,
-        tables=in_force,
-        player=parse_cards(player),
-        dealer=parse_cards(dealer),
-        board=parse_cards(board),
-        stakes=stakes,
-        decisions=decisions,
-        progressive_awards=progressive,
-        wheel_spin=spin,
-    )
-
-
-def returned(settlement) -> dict[str, tuple[str, int]]:
-    return {w.wager: (w.outcome, w.returned) for w in settlement.wagers}
+settle = functools.partial(settle_hand, XTREME)
 
 
 def test_decisions_are_play_4x_3x_2x_1x_or_fold():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,7 +15,7 @@ from django.db import transaction
 from casino.errors import DomainError
 from games.cards.cards import Card, parse_cards
 from games.house.models import HouseTable
-from games.house.services import TableTick, advance_table, assign_seat, start_table
+from games.house.services import TableTick, advance_table, assign_seat, place_chip, start_table
 from ledger.services import balance_of, deposit, player_accounts
 from tests.db import rows
 
@@ -132,6 +132,30 @@ def later(tick: TableTick, seconds: float = -1) -> datetime:
     """A moment relative to the tick's deadline (default: one second before it)."""
     assert tick.deadline is not None
     return tick.deadline + timedelta(seconds=seconds)
+
+
+def betting_round(game: str, *, funds: int = 100_000, bets: Mapping[str, int] | None = None,
+                  shoe_cards: Sequence[Card] | None = None,
+                  **table: Any) -> tuple[HouseTable, int, TableTick]:  # fmt: skip
+    """A new ``game`` table (``table``: its other fields) with one seated player
+    holding ``funds``, its first round open (dealt from ``shoe_cards`` if given)
+    and the player's ``bets`` in (spot -> amount, in placing order): the table,
+    the player and the tick of the betting window."""
+    made = make_table(game, **table)
+    player = make_player(made, funds=funds)
+    tick = open_round(made, shoe_cards=shoe_cards)
+    for spot, amount in (bets or {}).items():
+        place_chip(table_id=made.pk, player_id=player, spot=spot, amount=amount, idempotency_key=key(), now=later(tick))
+    return made, player, tick
+
+
+def dealt_round(game: str, hand: str, *, dealer: str, board: str, bets: Mapping[str, int] | None = None,
+                **table: Any) -> tuple[HouseTable, int, TableTick]:  # fmt: skip
+    """``betting_round`` dealt from the cards given (``bets``: an ante of 100 by
+    default): the table, the player and the tick of the first decision's window."""
+    made, player, tick = betting_round(game, bets=bets or {"ante": 100},
+                                       shoe_cards=shoe(hand, dealer=dealer, board=board), **table)  # fmt: skip
+    return made, player, step(made, tick)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from games.house.services import (
 from tests.db import ledger_sums
 from tests.house.services.conftest import (
     T0,
+    betting_round,
     key,
     later,
     make_player,
@@ -45,9 +46,7 @@ def chip(table: HouseTable, player: int, spot: str, amount: int, now):
 
 
 def test_chip_is_capped_at_the_spot_maximum_and_the_cap_is_reported() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000)
     assert not chip(table, p, "ante", 600, later(tick)).capped
     result = chip(table, p, "ante", 600, later(tick))
     assert result.capped
@@ -61,9 +60,7 @@ def test_chip_is_capped_at_the_spot_maximum_and_the_cap_is_reported() -> None:
 
 
 def test_undo_removes_chips_in_reverse_order_and_clear_removes_all() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000)
     chip(table, p, "ante", 100, later(tick))
     chip(table, p, "best_five", 200, later(tick))
     chip(table, p, "ante", 300, later(tick))
@@ -79,11 +76,8 @@ def test_undo_removes_chips_in_reverse_order_and_clear_removes_all() -> None:
 
 
 def test_double_in_placing_order_until_the_balance_runs_out_and_only_once() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=1600)
-    tick = open_round(table)
-    chip(table, p, "ante", 200, later(tick))  # holds 400 (ante + ante plus)
-    chip(table, p, "best_five", 100, later(tick))  # balance now 1100, of which 200 kept for the river's 1x
+    # The ante holds 400 (ante + ante plus); the balance is then 1100, of which 200 kept for the river's 1x.
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=1600, bets={"ante": 200, "best_five": 100})
     d = double_bets(table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
     # Doubling the ante needs 400 (ante plus follows) and 200 more kept for the
     # 1x river play: 300 left; best five needs 100 more: done too.
@@ -94,19 +88,12 @@ def test_double_in_placing_order_until_the_balance_runs_out_and_only_once() -> N
 
 
 def test_double_stops_when_the_balance_runs_out() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=900)
-    tick = open_round(table)
-    chip(table, p, "ante", 200, later(tick))
-    chip(table, p, "best_five", 200, later(tick))  # balance 300
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=900, bets={"ante": 200, "best_five": 200})  # balance 300
     # The ante (first placed) needs 400 and is not covered: doubling stops there, nothing after it.
     refused("insufficient_balance", double_bets, table_id=table.pk, player_id=p, idempotency_key=key(),
             now=later(tick))  # fmt: skip
-    table2 = make_table("uth", limits=LIMITS)
-    q = make_player(table2, funds=800)
-    tick2 = open_round(table2)
-    chip(table2, q, "ante", 100, later(tick2))  # holds 200: balance 600
-    chip(table2, q, "best_five", 200, later(tick2))  # balance 400
+    # The ante holds 200 (balance 600), the best five 200 (balance 400).
+    table2, q, tick2 = betting_round("uth", limits=LIMITS, funds=800, bets={"ante": 100, "best_five": 200})
     d = double_bets(table_id=table2.pk, player_id=q, idempotency_key=key(), now=later(tick2))
     # The ante (first placed) doubles for 200 and keeps 100 more for the river's
     # 1x play; the best five would need 200 more with nothing left beyond the 200 kept.
@@ -116,9 +103,7 @@ def test_double_stops_when_the_balance_runs_out() -> None:
 
 
 def test_repeat_places_the_previous_rounds_bets() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000)
     refused("nothing_to_repeat", repeat_bets, table_id=table.pk, player_id=p, idempotency_key=key(), now=later(tick))
     chip(table, p, "ante", 300, later(tick))
     chip(table, p, "best_five", 100, later(tick))
@@ -130,9 +115,7 @@ def test_repeat_places_the_previous_rounds_bets() -> None:
 
 
 def test_betting_window_is_closed_by_the_server_clock() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000)
     assert tick.deadline is not None
     from games.house.realtime.presenters import table_view
 
@@ -224,10 +207,7 @@ def test_void_returns_every_wager_including_the_call() -> None:
 
 
 def test_pause_keeps_the_remaining_time_and_resume_restores_it() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
-    chip(table, p, "ante", 100, later(tick))
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000, bets={"ante": 100})
     paused = pause_round(table_id=table.pk, actor="op", reason="check", now=later(tick, -5))
     assert paused.phase == "paused"
     assert paused.deadline is None
@@ -270,10 +250,7 @@ def test_one_decision_per_street_and_seat_limits() -> None:
 
     from games.house.services import assign_seat
 
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
-    chip(table, p, "ante", 100, later(tick))
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000, bets={"ante": 100})
     tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=p, option="check", idempotency_key=key(), now=later(tick))
     refused("already_decided", make_decision, table_id=table.pk, player_id=p, option="call3x", idempotency_key=key(),
@@ -289,9 +266,7 @@ def test_one_decision_per_street_and_seat_limits() -> None:
 
 
 def test_a_retried_bet_is_not_placed_twice() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000)
     first = place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key="bet-1",
                        now=later(tick))  # fmt: skip
     before = snapshot()
@@ -307,10 +282,7 @@ def test_a_round_whose_dealer_is_gone_is_voided_automatically() -> None:
     from games.house.services import void_overdue_rounds
     from ledger.services import read_stream
 
-    table = make_table("uth", limits=LIMITS)
-    p = make_player(table, funds=10_000)
-    tick = open_round(table)
-    chip(table, p, "ante", 100, later(tick))
+    table, p, tick = betting_round("uth", limits=LIMITS, funds=10_000, bets={"ante": 100})
     tick = step(table, tick)  # cards dealt, decision window open; then no dealer task ever comes
     assert tick.deadline is not None
     assert void_overdue_rounds(now=tick.deadline + timedelta(seconds=10), grace_seconds=30) == []

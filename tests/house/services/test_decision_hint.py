@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from games.house.realtime import presenters
 from games.house.services import make_decision, place_chip, start_table
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, shoe, step
+from tests.house.services.conftest import dealt_round, key, later, make_player, make_table, open_round, shoe, step
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,18 +59,10 @@ def test_uth_hints_follow_the_perfect_strategy_street_by_street() -> None:
 
 
 def test_uth_raises_any_ace_preflop_and_folds_a_river_with_nothing() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=shoe("As 3d", dealer="2c 2h", board="Kh Qd 8s 5c 9h"))
-    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, alice, tick = dealt_round("uth", "As 3d", dealer="2c 2h", board="Kh Qd 8s 5c 9h")
     assert hint(table.pk, alice, tick)["optimal"] == "call4x"  # any ace
 
-    table = make_table("uth")
-    carol = make_player(table)
-    tick = open_round(table, shoe_cards=shoe("7c 2d", dealer="3c 3h", board="Ah Kd Qs 4c 9h"))
-    place_chip(table_id=table.pk, player_id=carol, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, carol, tick = dealt_round("uth", "7c 2d", dealer="3c 3h", board="Ah Kd Qs 4c 9h")
     make_decision(table_id=table.pk, player_id=carol, option="check", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
     make_decision(table_id=table.pk, player_id=carol, option="check", idempotency_key=key(), now=later(tick))
@@ -82,11 +74,7 @@ def test_uth_raises_any_ace_preflop_and_folds_a_river_with_nothing() -> None:
 
 @pytest.mark.parametrize(("hole", "flop", "expected"), [("9c 9d", "2h 5s Kd", "call"), ("7c 2d", "Ah Kd Qs", "fold")])
 def test_casino_holdem_calls_a_pair_and_folds_nothing(hole: str, flop: str, expected: str) -> None:
-    table = make_table("casino_holdem")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=shoe(hole, dealer="3c 4h", board=f"{flop} Jc 6h"))
-    place_chip(table_id=table.pk, player_id=alice, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, alice, tick = dealt_round("casino_holdem", hole, dealer="3c 4h", board=f"{flop} Jc 6h")
     answer = hint(table.pk, alice, tick)
     assert answer["street"] == "flop"
     assert answer["optimal"] == expected

@@ -10,13 +10,7 @@ from typing import Any
 
 import pytest
 
-from games.house.round.events import (
-    EVENT_CLASSES,
-    PLAYER_EVENT_TYPES,
-    ROUND_EVENT_TYPES,
-    WAGER_SETTLED,
-    decode,
-)
+from games.house.round.events import EVENT_CLASSES, PLAYER_EVENT_TYPES, ROUND_EVENT_TYPES, WAGER_SETTLED, decode
 from games.house.services import (
     clear_bets,
     double_bets,

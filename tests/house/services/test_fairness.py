@@ -39,6 +39,7 @@ from games.tables.dealkeys import DealKey, card_keyring, deal_key
 from games.tables.fairness import CommittedDeck, new_salt, open_committed_deck, seal_deck
 from ledger.services import NewEvent, append_events, read_stream
 from tests.house.services.conftest import (
+    betting_round,
     key,
     later,
     make_player,
@@ -123,9 +124,7 @@ def events_holding(cards: list[str]) -> list[tuple[str, str, str]]:
 
 
 def test_a_round_opens_with_a_deal_key_and_a_sealed_per_position_commitment() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table)  # the secure generator's shuffle
+    table, alice, tick = betting_round("uth")  # the secure generator's shuffle
     events = read_stream(stream_id=round_stream(tick.round_id))
     assert [e.type for e in events] == [OPENED, SHUFFLED]  # committed before the betting window takes any bet
     shuffled = events[1].data
@@ -142,9 +141,7 @@ def test_a_round_opens_with_a_deal_key_and_a_sealed_per_position_commitment() ->
 
 
 def test_mid_round_no_event_holds_a_face_down_card_and_the_round_end_reveals_every_leaf() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table)
+    table, alice, tick = betting_round("uth")
     round_id = tick.round_id
     deck = deck_of(round_id)
     chip(table.pk, alice, tick)
@@ -228,9 +225,7 @@ def test_a_scripted_shoe_is_sealed_like_any_deck_and_deals_per_seat_from_it() ->
 
 
 def test_one_card_changed_anywhere_fails_the_check() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     chip(table.pk, alice, tick)
     tick = play_out(table, step(table, tick))
     answer = round_fairness(game_number=tick.game_number)
@@ -250,9 +245,7 @@ def test_one_card_changed_anywhere_fails_the_check() -> None:
 
 @pytest.mark.parametrize("when", ["after the deal", "before the deal", "while paused"])
 def test_a_voided_round_reveals_its_deck_and_destroys_its_key(when: str) -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     chip(table.pk, alice, tick)
     if when != "before the deal":
         tick = step(table, tick)  # dealt; the preflop decision is open
@@ -283,9 +276,7 @@ def test_a_round_without_bets_reveals_its_deck_and_destroys_its_key() -> None:
 
 
 def test_a_round_whose_dealer_is_gone_is_voided_by_the_sweep_with_its_deck_revealed_and_key_destroyed() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table)
+    table, alice, tick = betting_round("uth")
     chip(table.pk, alice, tick)
     tick = step(table, tick)  # dealt; then no dealer task ever comes
     assert tick.deadline is not None
@@ -296,9 +287,7 @@ def test_a_round_whose_dealer_is_gone_is_voided_by_the_sweep_with_its_deck_revea
 
 
 def test_a_shoe_for_a_step_that_opens_no_round_is_refused_and_changes_nothing() -> None:
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     chip(table.pk, alice, tick)
     before = snapshot()
     with pytest.raises(ValueError, match="scripted shoe"):
@@ -339,9 +328,7 @@ def _other_round(deal_id: str, sealed: Mapping[str, Any]) -> Mapping[str, Any]:
 @pytest.mark.parametrize("seal", [_reordered, _other_key, _other_round], ids=["reordered", "other key", "moved"])
 def test_a_sealed_deck_other_than_the_committed_one_deals_nothing(monkeypatch: pytest.MonkeyPatch, seal: Any) -> None:
     _tamper_open(monkeypatch, seal)
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     monkeypatch.undo()
     chip(table.pk, alice, tick)
     before = snapshot()
@@ -356,9 +343,7 @@ def test_a_sealed_deck_other_than_the_committed_one_deals_nothing(monkeypatch: p
 def test_a_forged_or_missing_deal_key_deals_nothing(forgery: str) -> None:
     """A deal key row replaced (an insider wraps a key of their own) or deleted:
     the deck does not open, ``deck_mismatch``, nothing dealt."""
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     chip(table.pk, alice, tick)
     deal_id = deal_id_of(tick.round_id)
     rows = DealKey.objects.filter(deal_id=deal_id)
@@ -376,9 +361,7 @@ def test_a_forged_or_missing_deal_key_deals_nothing(forgery: str) -> None:
 def test_a_void_still_returns_every_wager_when_the_deck_no_longer_opens() -> None:
     """A malfunction void must refund even when the deck cannot be opened: it is
     voided without the reveal (the answer then shows the commitment alone)."""
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     chip(table.pk, alice, tick)
     DealKey.objects.filter(deal_id=deal_id_of(tick.round_id)).delete()
     void_round(table_id=table.pk, actor="operator:1", reason="deal key lost", now=later(tick))
@@ -398,9 +381,7 @@ def test_a_legacy_plain_round_plays_and_answers_its_old_shape(monkeypatch: pytes
         return CommittedDeck(commitment_of(salt, kwargs["deck"]), seal_deck(salt=salt, deck=kwargs["deck"]))
 
     monkeypatch.setattr(rounds, "shuffle_and_commit", plain_commit)
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     monkeypatch.undo()
     assert shuffled_of(tick.round_id)["sealed_deck"]["scheme"] == "plain"
     chip(table.pk, alice, tick)
@@ -419,9 +400,7 @@ def test_a_round_opened_before_commitments_plays_replays_and_shows_its_history(m
     history, and their fairness answer says there is nothing to verify."""
     real_open = house_dealer.decide_open
     monkeypatch.setattr(rounds, "decide_open", lambda config, **kwargs: real_open(config, **kwargs)[:1])
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table)
+    table, alice, tick = betting_round("uth")
     monkeypatch.undo()
     assert [e.type for e in read_stream(stream_id=round_stream(tick.round_id))] == [OPENED]
     assert table_view(table_id=table.pk, viewer_id=alice)["round"]["commitment"] is None
@@ -445,9 +424,7 @@ def test_a_schema_1_deal_still_replays_with_its_cards_as_stored() -> None:
     """``cards_dealt`` schema 1 (every card in the clear) is read as schema 2:
     each card gets its deck position (its place in the list), the stored cards
     are kept, and the players' views hide the face-down ones as before."""
-    table = make_table("uth")
-    alice = make_player(table)
-    tick = open_round(table, shoe_cards=SHOE)
+    table, alice, tick = betting_round("uth", shoe_cards=SHOE)
     cards = [("shared", 0, "As"), ("shared", 1, "Kd"), ("dealer", 0, "2c"), ("dealer", 1, "3c"),
              *(("board", i, c) for i, c in enumerate(["Ah", "7d", "9s", "Jc", "4h"]))]  # fmt: skip
     v1 = {"cards": [{"to": to, "position": slot, "card": card, "face_up": to == "shared"} for to, slot, card in cards]}

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from casino.errors import DomainError
 from games.house.models import HouseTable, PlayerRound
 from games.house.round.state import replay_player
-from games.house.services import BetResult, DecisionResult, place_chip
+from games.house.services import BetResult, DecisionResult, TableTick, place_chip
 from games.house.services.group import (
     ClearBets,
     CommandResult,
@@ -44,6 +44,14 @@ from tests.house.services.conftest import key, later, make_player, make_table, o
 
 LIMITS = {"ante": {"min": 100, "max": 1000}, "best_five": {"min": 100, "max": 500}}
 EXAMPLES = int(os.environ.get("GROUP_PROPERTY_EXAMPLES", "8"))
+
+
+def uth_round(players: int, *, funds: int = 100_000) -> tuple[HouseTable, list[int], TableTick]:
+    """A UTH table at ``LIMITS`` with ``players`` seated players holding ``funds``,
+    its first round open for bets: the table, the players, the tick."""
+    table = make_table("uth", limits=LIMITS)
+    seated = [make_player(table, funds=funds) for _ in range(players)]
+    return table, seated, open_round(table)
 
 
 def code(result: CommandResult) -> str:
@@ -101,9 +109,7 @@ def test_each_command_gets_its_own_result_in_one_batch() -> None:
 
 @pytest.mark.django_db
 def test_a_closed_window_refuses_the_whole_batch_and_writes_nothing() -> None:
-    table = make_table("uth", limits=LIMITS)
-    players = [make_player(table) for _ in range(3)]
-    tick = open_round(table)
+    table, players, tick = uth_round(3)
     before = snapshot()
     keys = [key() for _ in players]
     chips: list[PlayerCommand] = [PlaceChip(p, k, "ante", 100) for p, k in zip(players, keys, strict=True)]
@@ -172,9 +178,7 @@ def test_a_players_commands_apply_in_order_on_their_evolving_state() -> None:
 
 @pytest.mark.django_db
 def test_retries_inside_and_across_batches_return_the_first_result() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p, q = make_player(table), make_player(table)
-    tick = open_round(table)
+    table, (p, q), tick = uth_round(2)
     k = key()
     results = run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100),
                                                         PlaceChip(p, k, "ante", 100)], now=later(tick))  # fmt: skip
@@ -195,9 +199,7 @@ def test_retries_inside_and_across_batches_return_the_first_result() -> None:
 
 @pytest.mark.django_db
 def test_a_reused_key_with_another_body_is_refused_and_changes_nothing() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p, q = make_player(table), make_player(table)
-    tick = open_round(table)
+    table, (p, q), tick = uth_round(2)
     k = key()
     bet(run_commands(table_id=table.pk, commands=[PlaceChip(p, k, "ante", 100), PlaceChip(q, key(), "ante", 100)],
                      now=later(tick))[0])  # fmt: skip
@@ -267,9 +269,7 @@ def statements() -> Iterator[list[int]]:
 @pytest.mark.postgres  # the batched path is PostgreSQL's; SQLite runs the single path
 @pytest.mark.django_db
 def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
-    table = make_table("uth", limits=LIMITS)
-    players = [make_player(table) for _ in range(50)]
-    tick = open_round(table)
+    table, players, tick = uth_round(50)
     bet(run_one(table_id=table.pk, command=PlaceChip(players[0], key(), "ante", 100), now=later(tick)))
     counts = []
     for size in (10, 50):
@@ -286,9 +286,7 @@ def test_a_batch_is_written_in_a_constant_number_of_statements() -> None:
 @pytest.mark.postgres  # the batched path is PostgreSQL's
 @pytest.mark.django_db
 def test_a_batch_the_database_refuses_falls_back_to_one_by_one() -> None:
-    table = make_table("uth", limits=LIMITS)
-    players = [make_player(table, funds=1_000) for _ in range(3)]
-    tick = open_round(table)
+    table, players, tick = uth_round(3, funds=1_000)
     with connection.cursor() as cursor:
         # A trigger refusing every batch's ledger claim (and nothing of the single path), for this test only.
         cursor.execute(
@@ -318,9 +316,7 @@ def test_a_batch_the_database_refuses_falls_back_to_one_by_one() -> None:
 def test_the_batcher_groups_concurrent_submits_and_answers_each() -> None:
     from games.house.realtime.batcher import Batcher
 
-    table = make_table("uth", limits=LIMITS)
-    players = [make_player(table, funds=1_000) for _ in range(50)]
-    tick = open_round(table)
+    table, players, tick = uth_round(50, funds=1_000)
     now = later(tick)
     batcher = Batcher(max_batch=256, threads=2)
 
@@ -474,9 +470,7 @@ def test_batches_answer_and_write_as_the_single_path(funds: list[int], plans: li
 
 @pytest.mark.django_db
 def test_invalid_keys_are_refused_and_change_nothing() -> None:
-    table = make_table("uth", limits=LIMITS)
-    p, q = make_player(table), make_player(table)
-    tick = open_round(table)
+    table, (p, q), tick = uth_round(2)
     before = snapshot()
     bad: list[PlayerCommand] = [PlaceChip(p, "", "ante", 100), PlaceChip(q, "k" * 201, "ante", 100)]
     results = run_commands(table_id=table.pk, commands=bad, now=later(tick))

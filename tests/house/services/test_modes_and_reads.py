@@ -13,7 +13,17 @@ from games.house.services import make_decision, place_chip, pool_account
 from games.house.store import load_round, player_stream, round_stream, state_from_json
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, shoe, step, wallet
+from tests.house.services.conftest import (
+    dealt_round,
+    key,
+    later,
+    make_player,
+    make_table,
+    open_round,
+    shoe,
+    step,
+    wallet,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -44,11 +54,7 @@ def test_per_seat_mode_deals_each_player_their_own_cards() -> None:
 
 
 def test_redaction_hides_dealer_and_unrevealed_board_cards_until_revealed() -> None:
-    table = make_table("uth")
-    p = make_player(table)
-    tick = open_round(table, shoe_cards=shoe("2s 3s", dealer="Qc Qd", board="Ah 7d 9s Jc 4h"))
-    place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, p, tick = dealt_round("uth", "2s 3s", dealer="Qc Qd", board="Ah 7d 9s Jc 4h")
     hidden = ["Qc", "Qd", "Ah", "7d", "9s", "Jc", "4h", "Tc"]  # Tc: the next card of the undealt deck
     for viewer in (p, None):
         text = json.dumps(table_view(table_id=table.pk, viewer_id=viewer))
@@ -111,12 +117,8 @@ def test_contributions_move_at_settlement_from_the_stax_stakes() -> None:
 
 
 def test_replaying_the_streams_gives_the_projected_state_and_histories_recall_everything() -> None:
-    table = make_table("uth")
-    p = make_player(table)
-    tick = open_round(table, shoe_cards=shoe("As Ad", dealer="Kc Qd", board="Ah 7d 9s Jc 4h"))
-    place_chip(table_id=table.pk, player_id=p, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
-    place_chip(table_id=table.pk, player_id=p, spot="best_five", amount=100, idempotency_key=key(), now=later(tick))
-    tick = step(table, tick)
+    table, p, tick = dealt_round("uth", "As Ad", dealer="Kc Qd", board="Ah 7d 9s Jc 4h",
+                                 bets={"ante": 100, "best_five": 100})  # fmt: skip
     make_decision(table_id=table.pk, player_id=p, option="call4x", idempotency_key=key(), now=later(tick))
     tick = step(table, tick)
     state = load_round(tick.round_id)

@@ -22,7 +22,7 @@ from django.db import connections, transaction
 from casino.errors import DomainError
 from games.house.models import HouseTable, PlayerRound, TableSeat
 from games.house.round.state import PER_SEAT_MAX
-from games.house.services import clear_bets, pause_round, place_chip, resume_round, undo_bet
+from games.house.services import TableTick, clear_bets, pause_round, place_chip, resume_round, undo_bet
 from games.house.services.seats import leave_table, take_seat
 from games.house.store import player_stream, round_stream
 from ledger.models import Hold
@@ -55,6 +55,14 @@ def per_seat_table(*, max_seats: int | None = None, betting_seconds: int = 600, 
     HouseTable.objects.filter(pk=table.pk).update(max_seats=max_seats, betting_seconds=betting_seconds)
     table.refresh_from_db()
     return table
+
+
+def full_table_round(seats: int) -> tuple[HouseTable, list[int], TableTick]:
+    """A per-seat table of ``seats`` seats, each taken by a player with ``FUNDS``,
+    its first round open for bets: the table, the players, the tick."""
+    table = per_seat_table(max_seats=seats)
+    players = [make_player(table, funds=FUNDS) for _ in range(seats)]
+    return table, players, open_round(table)
 
 
 def ante(table: HouseTable, player: int, now: datetime) -> None:
@@ -135,9 +143,7 @@ def test_join_bet_leave_churn_never_holds_more_players_than_the_deck_deals() -> 
 def test_a_first_chip_beyond_the_rounds_hands_is_refused_and_changes_nothing() -> None:
     """The round keeps the seats it opened with: seats added meanwhile (an
     operator raising ``max_seats``, a forged seat row) do not add hands to it."""
-    table = per_seat_table(max_seats=2)
-    a, b = make_player(table, funds=FUNDS), make_player(table, funds=FUNDS)
-    tick = open_round(table)
+    table, (a, b), tick = full_table_round(2)
     ante(table, a, later(tick))
     ante(table, b, later(tick))
     HouseTable.objects.filter(pk=table.pk).update(max_seats=3)
@@ -170,9 +176,7 @@ def test_a_first_chip_beyond_the_rounds_hands_is_refused_and_changes_nothing() -
 
 
 def test_leaving_after_betting_closed_keeps_the_wagers_in_play() -> None:
-    table = per_seat_table(max_seats=2)
-    a, b = make_player(table, funds=FUNDS), make_player(table, funds=FUNDS)
-    tick = open_round(table)
+    table, (a, b), tick = full_table_round(2)
     ante(table, a, later(tick))
     ante(table, b, later(tick))
     # Betting closed by the server's clock; the dealer has not dealt yet.
@@ -195,9 +199,7 @@ def test_leaving_after_betting_closed_keeps_the_wagers_in_play() -> None:
 
 def test_leaving_a_paused_betting_window_returns_the_bets() -> None:
     """A pause stops the betting clock: the bets are not confirmed yet."""
-    table = per_seat_table(max_seats=1)
-    a = make_player(table, funds=FUNDS)
-    tick = open_round(table)
+    table, (a,), tick = full_table_round(1)
     ante(table, a, later(tick))
     pause_round(table_id=table.pk, actor="user:1", reason="camera", now=later(tick))
     leave_table(table_id=table.pk, player_id=a, now=later(tick, 300))
@@ -276,9 +278,7 @@ def in_this_order(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_leave_waits_for_a_first_chip_in_flight_and_returns_it_too() -> None:
-    table = per_seat_table(max_seats=1)
-    a = make_player(table, funds=FUNDS)
-    tick = open_round(table)
+    table, (a,), tick = full_table_round(1)
     placed, left = in_this_order(
         lambda: ante(table, a, later(tick)), lambda: leave_table(table_id=table.pk, player_id=a, now=later(tick))
     )
@@ -295,9 +295,7 @@ def test_a_leave_waits_for_a_first_chip_in_flight_and_returns_it_too() -> None:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_chip_after_a_leave_in_flight_is_refused() -> None:
-    table = per_seat_table(max_seats=1)
-    a = make_player(table, funds=FUNDS)
-    tick = open_round(table)
+    table, (a,), tick = full_table_round(1)
     ante(table, a, later(tick))
     left, placed = in_this_order(
         lambda: leave_table(table_id=table.pk, player_id=a, now=later(tick)), lambda: ante(table, a, later(tick))

@@ -24,17 +24,7 @@ from ledger.services import read_stream
 from ledger.services.projectors import apply_events, check_projections, iter_log, rebuild, registered_projectors
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums, rows
-from tests.house.services.conftest import (
-    T0,
-    key,
-    later,
-    make_player,
-    make_table,
-    open_round,
-    shoe,
-    step,
-    wallet,
-)
+from tests.house.services.conftest import T0, key, later, make_player, make_table, open_round, shoe, step, wallet
 
 pytestmark = pytest.mark.django_db
 HOUSE_TABLES = ("games_houseround", "games_playerround", "games_tableseat")

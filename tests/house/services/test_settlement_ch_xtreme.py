@@ -19,22 +19,22 @@ def ch(hand: str, dealer: str, board: str, decisions: dict[str, str] | None = No
     return played
 
 
-def test_ch_dealer_not_qualified_ante_pays_table_call_pushes() -> None:
-    played = ch("Kd Ks", "2c 3d", "Ah 7d 9s Jc 5h")
-    assert played.dealer_qualifies is False
-    assert played.wagers == {"ante": (101, "win", 202), "call": (202, "push", 202)}
-
-
-def test_ch_pair_of_threes_does_not_qualify_even_when_the_dealer_wins() -> None:
-    played = ch("Kd 2s", "3c 3d", "Ah 7d 9s Jc 5h")
-    assert played.dealer_qualifies is False
-    assert played.wagers == {"ante": (101, "win", 202), "call": (202, "push", 202)}
-
-
-def test_ch_qualified_dealer_player_wins_with_a_flush_ante_pays_2_to_1() -> None:
-    played = ch("Ah 5h", "4c 4d", "2h 7h 9h Kc 3s")
-    assert played.dealer_qualifies is True
-    assert played.wagers == {"ante": (101, "win", 303), "call": (202, "win", 404)}
+@pytest.mark.parametrize(
+    ("hand", "dealer", "board", "qualifies", "wagers"),
+    [
+        pytest.param("Kd Ks", "2c 3d", "Ah 7d 9s Jc 5h", False, {"ante": (101, "win", 202), "call": (202, "push", 202)},
+                     id="dealer_not_qualified_ante_pays_table_call_pushes"),
+        pytest.param("Kd 2s", "3c 3d", "Ah 7d 9s Jc 5h", False, {"ante": (101, "win", 202), "call": (202, "push", 202)},
+                     id="pair_of_threes_does_not_qualify_even_when_the_dealer_wins"),
+        pytest.param("Ah 5h", "4c 4d", "2h 7h 9h Kc 3s", True, {"ante": (101, "win", 303), "call": (202, "win", 404)},
+                     id="qualified_dealer_player_wins_with_a_flush_ante_pays_2_to_1"),
+    ],
+)  # fmt: skip
+def test_ch_dealer_qualification_and_the_ante_and_call(hand: str, dealer: str, board: str, qualifies: bool,
+                                                       wagers: dict[str, tuple[int, str, int]]) -> None:  # fmt: skip
+    played = ch(hand, dealer, board)
+    assert played.dealer_qualifies is qualifies
+    assert played.wagers == wagers
 
 
 def test_ch_qualified_dealer_wins_ante_and_call_lose() -> None:

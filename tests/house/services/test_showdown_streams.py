@@ -22,8 +22,11 @@ from tests.house.services.conftest import key, later, make_player, make_table, o
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
-def _to_the_river(table: HouseTable, players: list[int]) -> TableTick:
-    """Everyone bets; one calls preflop, one on the flop; the river window is open."""
+def _to_the_river(seated: int) -> tuple[HouseTable, list[int], TableTick]:
+    """A UTH table of ``seated`` players: everyone bets; one calls preflop, one
+    on the flop; the river window is open. The table, the players, the tick."""
+    table = make_table("uth")
+    players = [make_player(table) for _ in range(seated)]
     tick = open_round(table)
     for player in players:
         for spot in ("ante", "best_five"):
@@ -35,7 +38,7 @@ def _to_the_river(table: HouseTable, players: list[int]) -> TableTick:
         make_decision(table_id=table.pk, player_id=player, option=option, idempotency_key=key(), now=later(tick))
         tick = step(table, tick)
     assert tick.phase == "river"
-    return tick
+    return table, players, tick
 
 
 def _heads_read_by_the_ledger(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -65,9 +68,7 @@ def test_the_showdown_appends_onto_the_heads_it_read_even_one_the_same_step_just
 ) -> None:
     # The last player times out on the river: the same step first appends
     # their fold, then settles everyone on heads read after that.
-    table = make_table("uth")
-    players = [make_player(table) for _ in range(4)]
-    tick = _to_the_river(table, players)
+    table, players, tick = _to_the_river(4)
     make_decision(table_id=table.pk, player_id=players[2], option="call1x", idempotency_key=key(), now=later(tick))
     read = _heads_read_by_the_ledger(monkeypatch)
     tick = step(table, tick)
@@ -85,9 +86,7 @@ def test_a_head_read_at_another_version_than_the_row_is_left_out_and_read_again(
 ) -> None:
     # As if a command had moved one stream on between reading the rows and
     # the heads: that head (here also a wrong hash) must not be chained onto.
-    table = make_table("uth")
-    players = [make_player(table) for _ in range(3)]
-    tick = _to_the_river(table, players)
+    table, players, tick = _to_the_river(3)
     real_heads = rounds.player_heads_read_meanwhile
 
     @contextmanager

@@ -11,11 +11,13 @@ from games.poker.engine.hand import (
     DealBoard,
     DealHoleCards,
     HandState,
+    LegalActions,
     Phase,
     SeatSpec,
     StartHand,
     apply,
     decide,
+    legal_actions,
 )
 from games.poker.engine.rules import HandConfig, PotSplit, RakeRule, Variant
 
@@ -63,8 +65,21 @@ class Hand:
     def act(self, seat: int, action: str, amount: int | None = None) -> list[Event]:
         return self.do(Act(seat, Action(action), amount))
 
+    def check_down(self, boards: tuple[str, ...], seats: tuple[int, ...]) -> None:
+        """Deal each of ``boards`` in turn, every one of ``seats`` checking (in that order) after each."""
+        for cards in boards:
+            self.board(cards)
+            for seat in seats:
+                self.act(seat, "check")
+
     def stack(self, seat: int) -> int:
         return self.s.players[self.s.position_of(seat)].stack
+
+    def legal(self) -> LegalActions:
+        """What the player to act may do (someone must be to act)."""
+        legal = legal_actions(self.s)
+        assert legal is not None
+        return legal
 
     def to_act(self) -> int | None:
         return self.s.acting_seat

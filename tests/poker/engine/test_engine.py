@@ -90,8 +90,7 @@ def test_no_limit_minimum_raise_is_the_last_raise_increment() -> None:
         h.act(1, "raise", 5)
     h.act(1, "raise", 6)
     h.act(2, "raise", 9)  # raise by 3
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.min_to, legal.max_to) == (3, 12, 200)
 
 
@@ -109,13 +108,11 @@ def short_all_in_hand() -> Hand:
 
 def test_short_all_in_raise_does_not_reopen_betting_for_those_who_acted() -> None:
     h = short_all_in_hand()
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 3
     assert legal.can_raise
     h.act(3, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 1
     assert legal.call_amount == 5
     assert not legal.can_raise
@@ -138,11 +135,17 @@ def test_short_all_ins_adding_up_to_a_full_raise_reopen_betting() -> None:
     h.act(2, "all_in")  # 15
     h.act(3, "all_in")  # 21: the two short raises add up to 11 >= 10
     h.act(4, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 1
     assert legal.can_raise
     assert legal.min_to == 31
+
+
+def bets_only(h: Hand, seat: int, size: int, *, refused: int) -> None:
+    """``seat`` may not bet ``refused`` (a fixed-limit street's other size), and bets ``size``."""
+    with pytest.raises(errors.NotFixedLimitSize):
+        h.act(seat, "bet", refused)
+    h.act(seat, "bet", size)
 
 
 def test_fixed_limit_sizes_and_cap() -> None:
@@ -153,8 +156,7 @@ def test_fixed_limit_sizes_and_cap() -> None:
     h.act(3, "raise", 4)
     h.act(1, "raise", 6)
     h.act(2, "raise", 8)  # the big blind's bet and three raises: capped
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert not legal.can_raise
     assert legal.refusal is errors.RaiseCapReached
     with pytest.raises(errors.RaiseCapReached):
@@ -162,15 +164,11 @@ def test_fixed_limit_sizes_and_cap() -> None:
     h.act(3, "call")
     h.act(1, "call")
     h.board("KsQs7h")
-    with pytest.raises(errors.NotFixedLimitSize):
-        h.act(1, "bet", 4)
-    h.act(1, "bet", 2)  # small bet on the flop
+    bets_only(h, 1, 2, refused=4)  # small bet on the flop
     h.act(2, "call")
     h.act(3, "call")
     h.board("2s")
-    with pytest.raises(errors.NotFixedLimitSize):
-        h.act(1, "bet", 2)
-    h.act(1, "bet", 4)  # big bet on the turn
+    bets_only(h, 1, 4, refused=2)  # big bet on the turn
 
 
 def test_pot_limit_maximum_is_the_pot() -> None:
@@ -179,8 +177,7 @@ def test_pot_limit_maximum_is_the_pot() -> None:
     with pytest.raises(errors.OverPotLimit):
         h.act(3, "raise", 8)
     h.act(3, "raise", 7)  # call 2, then raise the pot of 5
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.max_to == 23
 
 
@@ -259,10 +256,7 @@ def test_split_pot_odd_chip_goes_to_first_winner_left_of_button() -> None:
     h.act(3, "call")
     h.act(1, "fold")
     h.act(2, "check")
-    for cards in ("AsKdQh", "Jc", "Tc"):  # both play the board's straight
-        h.board(cards)
-        h.act(2, "check")
-        h.act(3, "check")
+    h.check_down(("AsKdQh", "Jc", "Tc"), (2, 3))  # both play the board's straight
     (pot,) = h.of(PotAwarded)
     assert pot.amount == 5
     assert pot.winners == ((2, 3), (3, 2))
@@ -271,10 +265,7 @@ def test_split_pot_odd_chip_goes_to_first_winner_left_of_button() -> None:
     h.act(1, "call")
     h.act(2, "fold")
     h.act(3, "check")
-    for cards in ("AsKdQh", "Jc", "Tc"):
-        h.board(cards)
-        h.act(3, "check")
-        h.act(1, "check")
+    h.check_down(("AsKdQh", "Jc", "Tc"), (3, 1))
     (pot,) = h.of(PotAwarded)
     assert pot.winners == ((3, 3), (1, 2))
 
@@ -376,10 +367,7 @@ def test_rake_after_the_flop_is_two_and_a_half_percent_rounded_down_and_capped()
     rule = seed_rake_rule(Variant.NO_LIMIT, players=3, small_blind=50)
     assert rule == RakeRule(250, 0, 100, True)
     h = _flop_bet_called(rule, 300)
-    for cards in ("Js", "4h"):
-        h.board(cards)
-        h.act(1, "check")
-        h.act(2, "check")
+    h.check_down(("Js", "4h"), (1, 2))
     assert h.s.rake == 22  # 900 * 2.5 % = 22.5
     assert h.stack(1) == 10_000 - 400 + 900 - 22
     h = _flop_bet_called(rule, 9_900)  # both all-in
@@ -400,8 +388,7 @@ def test_antes_and_straddle() -> None:
     assert h.to_act() == 4  # left of the straddle
     for seat in (4, 1, 2):
         h.act(seat, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 3
     assert legal.call_amount == 0
     assert legal.can_raise

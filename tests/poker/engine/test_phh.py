@@ -144,10 +144,7 @@ def test_written_file_fields() -> None:
     h.act(8, "fold")
     h.act(3, "call")
     h.act(5, "check")
-    for cards in ("7c8d9h", "Js", "4h"):
-        h.board(cards)
-        h.act(3, "check")
-        h.act(5, "check")
+    h.check_down(("7c8d9h", "Js", "4h"), (3, 5))
     text = write_phh(h.events, extra={"currency": "EUR"})
     hand = read_phh(text)
     assert hand.fields["variant"] == "FT"
@@ -250,10 +247,7 @@ def test_written_files_carry_a_tables_own_rules() -> None:
     for seat, to in ((2, 4), (1, 6), (2, 8), (1, 10), (2, 12)):  # heads-up: no cap
         h.act(seat, "raise", to)
     h.act(1, "call")
-    for cards in ("7c8d9h", "Js", "4h"):
-        h.board(cards)
-        h.act(1, "check")
-        h.act(2, "check")
+    h.check_down(("7c8d9h", "Js", "4h"), (1, 2))
     text = write_phh(h.events)
     hand = read_phh(text)
     assert hand.fields["_raise_cap"] == 4

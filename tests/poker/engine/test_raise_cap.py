@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from games.poker.engine import errors
-from games.poker.engine.hand import legal_actions
 from games.poker.engine.rules import POKERKIT_CAP, TABLE_DEFAULT_CAP, HandConfig, RaiseCap, Variant
 
 from .helpers import Hand
@@ -33,8 +32,7 @@ def raises_until_capped(h: Hand, order: tuple[int, ...], step: int, start: int) 
     made, to = 0, start
     while True:
         seat = order[made % len(order)]
-        legal = legal_actions(h.s)
-        assert legal is not None
+        legal = h.legal()
         assert legal.seat == seat
         if not legal.can_raise:
             assert legal.refusal is errors.RaiseCapReached
@@ -80,8 +78,7 @@ def test_heads_up_uncapped_lifts_the_cap_only_with_two_players_in_the_hand() -> 
     h.act(3, "fold")
     assert raises_until_capped(h, (4, 1, 2), 2, 2) == 3  # three players in: capped
     h.act(4, "fold")  # two left: the cap is lifted
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert legal.seat == 1
     assert legal.can_raise
     for seat, to in ((1, 10), (2, 12), (1, 14), (2, 16), (1, 18)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from games.poker.engine import errors
-from games.poker.engine.hand import Phase, legal_actions
+from games.poker.engine.hand import Phase
 from games.poker.engine.rules import HandConfig, Reopening, Variant
 from games.poker.tooling.differential import SCRIPTED_HANDS, play_scripted
 
@@ -40,13 +40,11 @@ def test_issue_23_hand_a_player_who_only_checked_may_raise_a_short_all_in_bet() 
     h.act(4, "all_in")  # a bet of 1, below the minimum bet of 2
     assert h.s.max_bet == 1
     h.act(1, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise, legal.min_to, legal.max_to) == (2, True, 3, 598)
     h.act(2, "raise", 590)  # refused before issue #23 (poker_betting_not_reopened)
     assert h.s.max_bet == 590
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise) == (3, True)
 
 
@@ -57,8 +55,7 @@ def test_short_all_in_bet_after_a_check_then_the_caller_may_re_raise_a_full_rais
     h.act(3, "call")
     h.act(4, "call")
     h.act(1, "raise", 3)  # the checker: every option
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise) == (3, True)  # a full raise reopens for the caller
 
 
@@ -67,13 +64,11 @@ def test_short_all_in_raise_after_a_call_the_caller_may_only_call_or_fold() -> N
     h.act(1, "bet", 10)
     h.act(2, "call")
     h.act(3, "all_in")  # to 15: 5 more, short of a full raise of 10
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise) == (4, True)  # yet to act: every option
     h.act(4, "call")
     for seat in (1, 2):  # the bettor, then the caller
-        legal = legal_actions(h.s)
-        assert legal is not None
+        legal = h.legal()
         assert (legal.seat, legal.can_raise, legal.refusal) == (seat, False, errors.BettingNotReopened)
         before = h.s
         with pytest.raises(errors.BettingNotReopened) as refused:
@@ -96,31 +91,28 @@ def test_short_all_ins_adding_up_to_a_full_raise_reopen_for_the_bettor_and_the_c
     h.act(3, "all_in")  # 15: short
     h.act(4, "all_in")  # 20: short, but 10 more than the bettor and the caller acted on
     h.act(5, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise, legal.min_to) == (1, True, 30)
     h.act(1, "raise", 30)
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = h.legal()
     assert (legal.seat, legal.can_raise) == (2, True)
+
+
+def short_all_in_raise_over_a_limper(reopening: Reopening) -> Hand:
+    h = four_handed((300, 300, 300, 3), reopening)
+    h.act(3, "call")  # the limper
+    h.act(4, "all_in")  # to 3
+    h.act(1, "call")
+    h.act(2, "call")
+    return h
 
 
 def test_preflop_short_all_in_raise_over_a_limper_our_rule_and_pokerkits() -> None:
     # Ours: the limper acted on the big blind's wager; a raise of 1 is short.
-    h = four_handed((300, 300, 300, 3))
-    h.act(3, "call")
-    h.act(4, "all_in")  # to 3
-    h.act(1, "call")
-    h.act(2, "call")
-    legal = legal_actions(h.s)
-    assert legal is not None
+    legal = short_all_in_raise_over_a_limper(Reopening.ACTED).legal()
     assert (legal.seat, legal.can_raise, legal.refusal) == (3, False, errors.BettingNotReopened)
     # pokerkit's rule (PHH): the round's first raise is a full one whatever its size.
-    k = four_handed((300, 300, 300, 3), Reopening.POKERKIT)
-    for seat, action in ((3, "call"), (4, "all_in"), (1, "call"), (2, "call")):
-        k.act(seat, action)
-    legal = legal_actions(k.s)
-    assert legal is not None
+    legal = short_all_in_raise_over_a_limper(Reopening.POKERKIT).legal()
     assert (legal.seat, legal.can_raise, legal.min_to) == (3, True, 5)
 
 
