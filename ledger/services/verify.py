@@ -4,7 +4,8 @@ seal and the money invariants; report problems, the first bad event first.
 The ledger imports no app. An app whose rows mirror ledger money (the poker
 seats' stacks, the house rounds' wagers) registers a check of them with
 ``register_check`` in its ``AppConfig.ready``; ``verify_ledger`` runs every
-registered check after its own."""
+registered check after its own. ``Problem`` (what each check returns) is
+``ledger.services.problems.Problem``, importable from here too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import hmac
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -20,23 +20,10 @@ from django.db import connection
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
 from ledger.services.events import read_cursor, timestamp
 from ledger.services.macs import integrity_epochs, mac_epoch, mac_is_valid, verification_keys
+from ledger.services.problems import Problem
 from ledger.services.projections import expected_projections
 from ledger.services.seals import moved_epochs, sealed_hashes, sign, signed_message
 from ledger.services.verify_legs import check_legs
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing that is wrong; ``event_id`` names the bad event where one is to blame."""
-
-    check: str
-    message: str
-    event_id: int | None = None
-
-    def __str__(self) -> str:
-        where = f"event {self.event_id}: " if self.event_id is not None else ""
-        return f"[{self.check}] {where}{self.message}"
-
 
 ExtraCheck = Callable[[], list[Problem]]
 _extra_checks: dict[str, ExtraCheck] = {}

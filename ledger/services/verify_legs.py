@@ -24,16 +24,14 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from django.db import connection
 
 from ledger.legs import BadLeg, Opening, Row, parse_legs, resolution_rows
 from ledger.services.events import read_cursor
-
-if TYPE_CHECKING:
-    from ledger.services.verify import Problem
+from ledger.services.problems import Problem
 
 CHECK = "legs"
 
@@ -82,8 +80,6 @@ def _describe(row: Row) -> str:
 def check_legs(cursor: Any) -> list[Problem]:
     """Every disagreement between the money rows and the legs, each naming the
     row and the event (``Problem``s of check ``legs``)."""
-    from ledger.services.verify import Problem  # (verify imports this module)
-
     problems: list[Problem] = []
     bound = legs_bound(cursor)
 
