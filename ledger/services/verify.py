@@ -22,7 +22,7 @@ from ledger.services.events import read_cursor, timestamp
 from ledger.services.macs import integrity_epochs, mac_epoch, mac_is_valid, verification_keys
 from ledger.services.problems import Problem
 from ledger.services.projections import expected_projections
-from ledger.services.seals import moved_epochs, sealed_hashes, sign, signed_message
+from ledger.services.seals import SealRecord, moved_epochs, record_message, sealed_hashes, sign
 from ledger.services.verify_legs import check_legs
 
 ExtraCheck = Callable[[], list[Problem]]
@@ -108,11 +108,12 @@ def check_seals(cursor: Any, key: bytes, epochs: dict[str, int] | None = None) -
     if epochs is None:
         epochs = integrity_epochs(cursor)
     cursor.execute(
-        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, signature, epochs "
-        "FROM ledger_seal ORDER BY id"
+        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, algorithm, signature, "
+        "epochs FROM ledger_seal ORDER BY id"
     )
     previous_to, previous_root = 0, GENESIS_HASH
-    for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature, signed in cursor.fetchall():
+    for row in cursor.fetchall():
+        seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, algorithm, signature, signed = row
         try:
             sealed_epochs = None if signed is None else {str(k): int(v) for k, v in json.loads(signed).items()}
         except (ValueError, TypeError, AttributeError):
@@ -120,15 +121,10 @@ def check_seals(cursor: Any, key: bytes, epochs: dict[str, int] | None = None) -
             sealed_epochs = {}
         if from_txid != previous_to or prev_root != previous_root:
             problems.append(Problem("seal", f"seal {seal_id} does not follow the previous seal"))
-        message = signed_message(
-            from_txid=from_txid,
-            to_txid=to_txid,
-            event_count=count,
-            last_event_id=last_event_id,
-            merkle_root=root,
-            prev_root=prev_root,
-            epochs=sealed_epochs,
+        stored = SealRecord(
+            seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, algorithm, signature, sealed_epochs
         )
+        message = record_message(stored)
         if not hmac.compare_digest(sign(message, key), signature):
             problems.append(Problem("seal", f"seal {seal_id}: signature does not verify"))
         problems += [Problem("epoch", f"seal {seal_id}: {moved}") for moved in moved_epochs(sealed_epochs, epochs)]
