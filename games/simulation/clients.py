@@ -1,11 +1,11 @@
 """What both table families of the simulator (``games.simulation.house``,
 ``.poker``) do alike: their clients' commands (run, sent again with the same
-idempotency key, keyed per step), the dealer run dry at the end of a drain, the
+idempotency key, keyed per step), the dealer's tasks, the dealer run dry at the end of a drain, the
 cheap check that no table is overdue and a violation's evidence."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, ClassVar
@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import models
 
-from games.simulation.core import Simulator
+from games.simulation.core import SWEEP, Simulator, Task, sweep_outcome, task_label
 from ledger.services import read_stream
 
 
@@ -27,16 +27,38 @@ class Command:
 
 
 class TableClients:
-    """Mixed into a family (a dataclass that declares ``tables``, ``last`` and
-    ``keys``; ``KEY_PREFIX`` names its idempotency keys)."""
+    """Mixed into a family (a dataclass that declares ``name``, ``tables``,
+    ``last`` and ``keys``; ``KEY_PREFIX`` names its idempotency keys,
+    ``ADVANCE`` its dealer's task)."""
 
     KEY_PREFIX: ClassVar[str]
+    ADVANCE: ClassVar[str]
+    name: str
     tables: list[int]
     last: Command | None
     keys: int
 
     def t(self, table_id: int) -> str:
         raise NotImplementedError
+
+    def sweep(self, sim: Simulator) -> Mapping[str, int]:
+        """The family's part of the beat's sweep (its counts)."""
+        raise NotImplementedError
+
+    def advance(self, sim: Simulator, table_id: int, seq: int) -> Any:
+        """The family's ``ADVANCE`` task of a table (``None``: stale)."""
+        raise NotImplementedError
+
+    def task_label(self, task: Task) -> str:
+        return task_label(task, self.t)
+
+    def run_task(self, sim: Simulator, task: Task) -> Any:
+        if task.name == SWEEP:
+            return sweep_outcome(sim, self.sweep(sim), self.name)
+        if task.name != self.ADVANCE:
+            raise ValueError(f"unknown task {task.name}")
+        table, seq = task.args
+        return "moved" if self.advance(sim, table, seq) is not None else "stale"
 
     def key(self, sim: Simulator) -> str:
         self.keys += 1

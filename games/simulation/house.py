@@ -22,6 +22,7 @@ streams gives its stored projections (round row and player rows).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -40,7 +41,7 @@ from games.house.services import seats as seating
 from games.house.services.tables import configure_table
 from games.house.store import player_stream, round_stream, state_from_json
 from games.simulation.clients import Command, TableClients
-from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.simulation.core import Simulator, Violation
 from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
@@ -80,6 +81,7 @@ def _specs() -> list[dict[str, Any]]:
 @dataclass
 class HouseFamily(TableClients):
     KEY_PREFIX: ClassVar[str] = "simh"
+    ADVANCE: ClassVar[str] = pacing.HOUSE_ADVANCE
 
     players_count: int = 8
     name: str = "house"
@@ -351,17 +353,11 @@ class HouseFamily(TableClients):
 
     # --- the dealer's tasks -------------------------------------------------------------------
 
-    def task_label(self, task: Task) -> str:
-        return task_label(task, self.t)
+    def sweep(self, sim: Simulator) -> Mapping[str, int]:
+        return dealer.sweep(now=sim.now)
 
-    def run_task(self, sim: Simulator, task: Task) -> Any:
-        if task.name == SWEEP:
-            return sweep_outcome(sim, dealer.sweep(now=sim.now), "house")
-        if task.name != pacing.HOUSE_ADVANCE:
-            raise ValueError(f"unknown task {task.name}")
-        table, seq = task.args
-        moved = dealer.advance(table_id=table, expected_seq=seq, now=sim.now)
-        return "moved" if moved is not None else "stale"
+    def advance(self, sim: Simulator, table_id: int, seq: int) -> Any:
+        return dealer.advance(table_id=table_id, expected_seq=seq, now=sim.now)
 
     def drain(self, sim: Simulator) -> None:
         """The end: the operator resumes every paused round and closes the tables,

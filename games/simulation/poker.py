@@ -18,6 +18,7 @@ replaying a playing hand's stream gives the engine state the services use
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
@@ -33,7 +34,7 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services import tables as table_services
 from games.poker.tournament.driver import bot_action
 from games.simulation.clients import Command, TableClients
-from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.simulation.core import Simulator, Violation
 from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
@@ -44,6 +45,7 @@ ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in", "dance")
 @dataclass
 class PokerFamily(TableClients):
     KEY_PREFIX: ClassVar[str] = "sim"
+    ADVANCE: ClassVar[str] = pacing.POKER_ADVANCE
 
     tables_count: int = 2
     players_count: int = 9
@@ -224,17 +226,11 @@ class PokerFamily(TableClients):
 
     # --- the dealer's tasks -------------------------------------------------------------------
 
-    def task_label(self, task: Task) -> str:
-        return task_label(task, self.t)
+    def sweep(self, sim: Simulator) -> Mapping[str, int]:
+        return services.sweep(now=sim.now)
 
-    def run_task(self, sim: Simulator, task: Task) -> Any:
-        if task.name == SWEEP:
-            return sweep_outcome(sim, services.sweep(now=sim.now), "poker")
-        if task.name != pacing.POKER_ADVANCE:
-            raise ValueError(f"unknown task {task.name}")
-        table, seq = task.args
-        moved = services.advance_table(table_id=table, expected_seq=seq, now=sim.now, rng=sim.deck_rng)
-        return "moved" if moved is not None else "stale"
+    def advance(self, sim: Simulator, table_id: int, seq: int) -> Any:
+        return services.advance_table(table_id=table_id, expected_seq=seq, now=sim.now, rng=sim.deck_rng)
 
     def drain(self, sim: Simulator) -> None:
         """The end: the operator resumes every paused hand and closes the tables,
