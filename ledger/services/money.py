@@ -656,17 +656,22 @@ class CashierResult:
     balance: int
 
 
+#: The cashier's commands and the events they append.
+_CASHIER_EVENTS = {"deposit": event_types.DEPOSITED, "withdraw": event_types.WITHDRAWN}
+
+
 def _cashier(
-    *,
     command: str,
-    event_type: str,
     wallet: int,
     amount: int,
     currency: str,
     external_reference: str,
     idempotency_key: str,
     actor: str,
+    /,
 ) -> CashierResult:
+    """``deposit`` or ``withdraw`` (``command``), its arguments in their order."""
+    event_type = _CASHIER_EVENTS[command]
     check_amount(amount)
     check_currency(currency)
     if not external_reference:
@@ -711,16 +716,7 @@ def deposit(
 ) -> CashierResult:
     """Money arriving from outside (operator or payment-provider callback with
     its reference): cashier -> wallet, recorded as ``cashier.deposited``."""
-    return _cashier(
-        command="deposit",
-        event_type=event_types.DEPOSITED,
-        wallet=wallet,
-        amount=amount,
-        currency=currency,
-        external_reference=external_reference,
-        idempotency_key=idempotency_key,
-        actor=actor,
-    )
+    return _cashier("deposit", wallet, amount, currency, external_reference, idempotency_key, actor)
 
 
 def withdraw(
@@ -728,13 +724,4 @@ def withdraw(
 ) -> CashierResult:
     """Money leaving to the outside: wallet -> cashier, recorded as
     ``cashier.withdrawn``; ``InsufficientFunds`` if the wallet lacks it."""
-    return _cashier(
-        command="withdraw",
-        event_type=event_types.WITHDRAWN,
-        wallet=wallet,
-        amount=amount,
-        currency=currency,
-        external_reference=external_reference,
-        idempotency_key=idempotency_key,
-        actor=actor,
-    )
+    return _cashier("withdraw", wallet, amount, currency, external_reference, idempotency_key, actor)
