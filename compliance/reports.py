@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from django.db import connection
 
 from casino.errors import DomainError
 from ledger.currencies import CHIPS
-from ledger.services.events import now, timestamp
+from ledger.services.events import json_value, now, timestamp
 
 NO_ACTIVITY = "No Activity"
 
@@ -594,8 +593,7 @@ def tournaments(*, start: datetime, end: datetime, currency: str | None = None) 
 
 
 def _json(value: Any) -> dict[str, Any]:
-    loaded = json.loads(value) if isinstance(value, str | bytes) else value
-    return dict(loaded or {})
+    return dict(json_value(value) or {})
 
 
 REPORTS: dict[str, Callable[..., Report]] = {

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import connection
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
-from ledger.services.events import read_cursor, timestamp
+from ledger.services.events import json_value, read_cursor, timestamp
 from ledger.services.macs import integrity_epochs, mac_epoch, mac_is_valid, verification_keys
 from ledger.services.problems import Problem
 from ledger.services.projections import expected_projections
@@ -57,10 +57,6 @@ def _events_by_stream(cursor: Any, batch: int = 20000) -> Iterator[tuple[Any, ..
         after = (rows[-1][1], rows[-1][2])
 
 
-def _decode(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
-
-
 def check_chains(cursor: Any, *, mac_keys: Sequence[bytes], first_mac_event: int) -> list[Problem]:
     """Each stream's versions, links and recomputed hashes, and the MAC of every
     event from ``first_mac_event`` on (under one of ``mac_keys``)."""
@@ -83,8 +79,8 @@ def check_chains(cursor: Any, *, mac_keys: Sequence[bytes], first_mac_event: int
                     version=ver,
                     type=type_,
                     schema_version=schema,
-                    data=_decode(data),
-                    metadata=_decode(metadata),
+                    data=json_value(data),
+                    metadata=json_value(metadata),
                     recorded_at=timestamp(recorded_at),
                 )
             )

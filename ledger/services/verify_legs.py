@@ -21,7 +21,6 @@ keyed by event (no query per row). Called by ``verify_ledger``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +29,7 @@ from uuid import UUID
 from django.db import connection
 
 from ledger.legs import BadLeg, Opening, Row, parse_legs, resolution_rows
-from ledger.services.events import read_cursor
+from ledger.services.events import json_value, read_cursor
 from ledger.services.problems import Problem
 
 CHECK = "legs"
@@ -64,7 +63,7 @@ def _events_with_legs(bound: int, batch: int = 20000) -> Iterator[tuple[int, Any
             )
             rows = cursor.fetchall()
             for event_id, data in rows:
-                decoded = json.loads(data) if isinstance(data, str | bytes) else data
+                decoded = json_value(data)
                 if isinstance(decoded, dict) and "legs" in decoded:
                     yield int(event_id), decoded["legs"]
             if len(rows) < batch:
