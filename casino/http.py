@@ -45,6 +45,21 @@ def http_threads() -> int:
     return threads if threads > 0 else DEFAULT_THREADS
 
 
+def close_pool(executor: ThreadPoolExecutor, threads: int) -> None:
+    """Close the database connections of each of the ``threads`` threads of
+    ``executor`` (a thread's connections can only be closed by that thread),
+    then stop it: for any pool whose threads keep their connections."""
+    everyone = threading.Barrier(threads)
+
+    def close_own() -> None:
+        everyone.wait(timeout=30)  # one task per thread: all wait until all run
+        connections.close_all()
+
+    for future in [executor.submit(close_own) for _ in range(threads)]:
+        future.result()
+    executor.shutdown()
+
+
 class ThreadPoolHTTPHandler(ASGIHandler):
     """An ASGI callable for ``http`` scopes; the middleware chain is loaded synchronously."""
 
@@ -56,15 +71,7 @@ class ThreadPoolHTTPHandler(ASGIHandler):
 
     def close(self) -> None:
         """Close every pool thread's database connections and stop the pool."""
-        everyone = threading.Barrier(self.threads)
-
-        def close_own() -> None:
-            everyone.wait(timeout=30)  # one task per thread: all wait until all run
-            connections.close_all()
-
-        for future in [self.executor.submit(close_own) for _ in range(self.threads)]:
-            future.result()
-        self.executor.shutdown()
+        close_pool(self.executor, self.threads)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

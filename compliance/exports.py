@@ -23,7 +23,7 @@ from django.conf import settings
 
 from casino.errors import DomainError
 from ledger.errors import SealRefused
-from ledger.services.events import now, read_cursor, timestamp
+from ledger.services.events import aware_datetime, json_value, now, read_cursor, timestamp
 from ledger.services.seals import seal
 from tools.verify_export import (
     EXPORT_FORMAT,
@@ -75,10 +75,6 @@ def public_key_hex() -> str:
     return signing_key().public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
 
-def _decode(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
-
-
 _EVENT_COLUMNS = "id, txid, stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, hash"
 
 
@@ -92,9 +88,9 @@ def _event_rows(cursor: Any, where: str, params: list[Any]) -> list[dict[str, An
             "version": int(r[3]),
             "type": r[4],
             "schema_version": int(r[5]),
-            "data": _decode(r[6]),
-            "metadata": _decode(r[7]),
-            "recorded_at": timestamp(r[8] if isinstance(r[8], datetime) else datetime.fromisoformat(r[8])),
+            "data": json_value(r[6]),
+            "metadata": json_value(r[7]),
+            "recorded_at": timestamp(aware_datetime(r[8])),
             "prev_hash": r[9],
             "hash": r[10],
         }
@@ -192,7 +188,7 @@ def collect(*, start: datetime, end: datetime, filters: ExportFilters) -> dict[s
                     "prev_root": r[6],
                     "algorithm": r[7],
                     "signature": r[8],
-                    "created_at": timestamp(r[9] if isinstance(r[9], datetime) else datetime.fromisoformat(r[9])),
+                    "created_at": timestamp(aware_datetime(r[9])),
                     "epochs": None if r[10] is None else json.loads(r[10]),  # signed with the seal
                 }
                 for r in cursor.fetchall()
@@ -262,7 +258,7 @@ def _entries(cursor: Any, positions: list[int]) -> list[dict[str, Any]]:
                 "currency": r[7],
                 "kind": r[8],
                 "hold_id": None if r[9] is None else str(r[9]),
-                "created_at": timestamp(r[10] if isinstance(r[10], datetime) else datetime.fromisoformat(r[10])),
+                "created_at": timestamp(aware_datetime(r[10])),
             }
             for r in cursor.fetchall()
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from django.db import connection
 
 from casino.errors import DomainError
 from ledger.currencies import CHIPS
-from ledger.services.events import now, timestamp
+from ledger.services.events import json_value, now, timestamp
 
 NO_ACTIVITY = "No Activity"
 
@@ -106,31 +105,34 @@ def _accounts(kind: str, owner: str | None, currency: str | None) -> dict[int, t
         return {int(r[0]): (r[1], r[2]) for r in cursor.fetchall()}
 
 
-def _balances_before(ids: list[int], moment: datetime) -> dict[int, int]:
-    """Each account's balance from its transfers before ``moment`` (credits - debits)."""
+def _per_account(ids: list[int], sql: str, params: list[Any]) -> dict[int, int]:
+    """``sql``'s (account id, amount) rows as a dict; with no ``ids``, nothing (and no query)."""
     if not ids:
         return {}
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT a, SUM(d) FROM (SELECT credit_account_id a, amount d FROM ledger_transfer "
-            "WHERE created_at < %s AND credit_account_id = ANY(%s) UNION ALL SELECT debit_account_id, -amount "
-            "FROM ledger_transfer WHERE created_at < %s AND debit_account_id = ANY(%s)) x GROUP BY a",
-            [moment, ids, moment, ids],
-        )
+        cursor.execute(sql, params)
         return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+
+
+def _balances_before(ids: list[int], moment: datetime) -> dict[int, int]:
+    """Each account's balance from its transfers before ``moment`` (credits - debits)."""
+    return _per_account(
+        ids,
+        "SELECT a, SUM(d) FROM (SELECT credit_account_id a, amount d FROM ledger_transfer "
+        "WHERE created_at < %s AND credit_account_id = ANY(%s) UNION ALL SELECT debit_account_id, -amount "
+        "FROM ledger_transfer WHERE created_at < %s AND debit_account_id = ANY(%s)) x GROUP BY a",
+        [moment, ids, moment, ids],
+    )
 
 
 def _projected_before(ids: list[int], moment: datetime) -> dict[int, int]:
     """The ledger's statement projection: each account's last running balance before ``moment``."""
-    if not ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT DISTINCT ON (account_id) account_id, balance_after FROM ledger_statement_line "
-            "WHERE account_id = ANY(%s) AND created_at < %s ORDER BY account_id, id DESC",
-            [ids, moment],
-        )
-        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+    return _per_account(
+        ids,
+        "SELECT DISTINCT ON (account_id) account_id, balance_after FROM ledger_statement_line "
+        "WHERE account_id = ANY(%s) AND created_at < %s ORDER BY account_id, id DESC",
+        [ids, moment],
+    )
 
 
 def _movements(ids: list[int], start: datetime, end: datetime) -> list[tuple[Any, ...]]:
@@ -382,15 +384,12 @@ def _poker_performance(*, start: datetime, end: datetime, currency: str | None) 
 
 
 def _credits(ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
-    if not ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT credit_account_id, SUM(amount) FROM ledger_transfer WHERE credit_account_id = ANY(%s) "
-            "AND created_at >= %s AND created_at < %s GROUP BY 1",
-            [ids, start, end],
-        )
-        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+    return _per_account(
+        ids,
+        "SELECT credit_account_id, SUM(amount) FROM ledger_transfer WHERE credit_account_id = ANY(%s) "
+        "AND created_at >= %s AND created_at < %s GROUP BY 1",
+        [ids, start, end],
+    )
 
 
 def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
@@ -594,8 +593,7 @@ def tournaments(*, start: datetime, end: datetime, currency: str | None = None) 
 
 
 def _json(value: Any) -> dict[str, Any]:
-    loaded = json.loads(value) if isinstance(value, str | bytes) else value
-    return dict(loaded or {})
+    return dict(json_value(value) or {})
 
 
 REPORTS: dict[str, Callable[..., Report]] = {

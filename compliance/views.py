@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from casino.errors import DomainError
 from compliance.exports import ExportFilters, export_audit, public_key_hex
 from compliance.reports import REPORTS, UnknownReport
 from games.tables.api import errors
+from ledger.services.events import aware_datetime
 
 
 def has_perm(perm: str) -> type[BasePermission]:
@@ -83,10 +84,6 @@ class ExportKeyView(APIView):
         return Response({"algorithm": "Ed25519", "public_key": public_key_hex()})
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 MAX_REPORT_DAYS = 366
 
 
@@ -120,9 +117,9 @@ def report_arguments(name: str, params: Any) -> dict[str, Any]:
             args["start"] + timedelta(days=days + 1)  # the period's end exists
         else:
             parameter = "from"
-            args["start"] = _aware(datetime.fromisoformat(params["from"]))
+            args["start"] = aware_datetime(params["from"])
             parameter = "to"
-            args["end"] = _aware(datetime.fromisoformat(params["to"]))
+            args["end"] = aware_datetime(params["to"])
     except (KeyError, ValueError, OverflowError) as exc:
         raise InvalidReportParameter(f"missing or bad parameter {parameter}: {exc}", parameter=parameter) from None
     if params.get("currency"):

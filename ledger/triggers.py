@@ -11,130 +11,111 @@ run the exact SQL against a bare ``sqlite3`` connection.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 APPEND_ONLY_TABLES = ("ledger_event", "ledger_transfer", "ledger_seal")
 # Rows that others point at without foreign keys: never deleted.
 UNDELETABLE_TABLES = ("ledger_account",)
 
-POSTGRES_INSTALL = (
-    [
-        """
+
+def _postgres_guards(tables: Sequence[str], name: str, operations: str) -> list[str]:
+    """Per table: the row trigger ``{table}_{name}`` rejecting ``operations``, then
+    ``{table}_no_truncate`` rejecting TRUNCATE."""
+    return [
+        sql
+        for table in tables
+        for sql in (
+            f"CREATE TRIGGER {table}_{name} BEFORE {operations} ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()",
+            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION ledger_reject_change()",
+        )
+    ]
+
+
+def _postgres_drops(tables: Sequence[str], name: str) -> list[str]:
+    """Drops what ``_postgres_guards(tables, name, …)`` creates."""
+    return [
+        f"DROP TRIGGER IF EXISTS {table}_{trigger} ON {table}" for table in tables for trigger in (name, "no_truncate")
+    ]
+
+
+# SQLite has no TRUNCATE statement: its "truncate optimisation" of an
+# unqualified DELETE is disabled when a DELETE trigger exists, so the DELETE
+# trigger covers it.
+def _sqlite_guards(tables: Sequence[str], operations: Sequence[str]) -> list[str]:
+    """Per table, a ``no_update``/``no_delete`` trigger for each of ``operations``."""
+    return [
+        f"CREATE TRIGGER {table}_no_{operation.lower()} BEFORE {operation} ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, 'ledger: {operation} on {table} is forbidden (append-only)'); END"
+        for table in tables
+        for operation in operations
+    ]
+
+
+def _sqlite_drops(tables: Sequence[str], operations: Sequence[str]) -> list[str]:
+    """Drops what ``_sqlite_guards(tables, operations)`` creates."""
+    return [f"DROP TRIGGER IF EXISTS {table}_no_{operation.lower()}" for table in tables for operation in operations]
+
+
+_REJECT_FUNCTION = """
     CREATE OR REPLACE FUNCTION ledger_reject_change() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         RAISE EXCEPTION 'ledger: % on % is forbidden (append-only)', TG_OP, TG_TABLE_NAME
             USING ERRCODE = 'restrict_violation';
     END
     $$
-    """,
-        "ALTER TABLE ledger_event ALTER COLUMN txid SET DEFAULT (pg_current_xact_id()::text::bigint)",
-    ]
-    + [
-        sql
-        for table in APPEND_ONLY_TABLES
-        for sql in (
-            f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()",
-            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-            "FOR EACH STATEMENT EXECUTE FUNCTION ledger_reject_change()",
-        )
-    ]
-    + [
-        sql
-        for table in UNDELETABLE_TABLES
-        for sql in (
-            f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} "
-            "FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()",
-            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-            "FOR EACH STATEMENT EXECUTE FUNCTION ledger_reject_change()",
-        )
-    ]
-)
-
-POSTGRES_UNINSTALL = (
-    [
-        sql
-        for table in APPEND_ONLY_TABLES
-        for sql in (
-            f"DROP TRIGGER IF EXISTS {table}_append_only ON {table}",
-            f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}",
-        )
-    ]
-    + [
-        sql
-        for table in UNDELETABLE_TABLES
-        for sql in (
-            f"DROP TRIGGER IF EXISTS {table}_no_delete ON {table}",
-            f"DROP TRIGGER IF EXISTS {table}_no_truncate ON {table}",
-        )
-    ]
-    + ["ALTER TABLE ledger_event ALTER COLUMN txid DROP DEFAULT", "DROP FUNCTION IF EXISTS ledger_reject_change()"]
-)
-
-# SQLite has no TRUNCATE statement: its "truncate optimisation" of an
-# unqualified DELETE is disabled when a DELETE trigger exists, so the DELETE
-# trigger covers it.
-SQLITE_INSTALL = [
-    sql
-    for table in APPEND_ONLY_TABLES
-    for sql in (
-        f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, 'ledger: UPDATE on {table} is forbidden (append-only)'); END",
-        f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, 'ledger: DELETE on {table} is forbidden (append-only)'); END",
-    )
-] + [
-    f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} "
-    f"BEGIN SELECT RAISE(ABORT, 'ledger: DELETE on {table} is forbidden (append-only)'); END"
-    for table in UNDELETABLE_TABLES
+    """
+POSTGRES_INSTALL = [
+    _REJECT_FUNCTION,
+    "ALTER TABLE ledger_event ALTER COLUMN txid SET DEFAULT (pg_current_xact_id()::text::bigint)",
+    *_postgres_guards(APPEND_ONLY_TABLES, "append_only", "UPDATE OR DELETE"),
+    *_postgres_guards(UNDELETABLE_TABLES, "no_delete", "DELETE"),
 ]
-
+POSTGRES_UNINSTALL = [
+    *_postgres_drops(APPEND_ONLY_TABLES, "append_only"),
+    *_postgres_drops(UNDELETABLE_TABLES, "no_delete"),
+    "ALTER TABLE ledger_event ALTER COLUMN txid DROP DEFAULT",
+    "DROP FUNCTION IF EXISTS ledger_reject_change()",
+]
+SQLITE_INSTALL = [
+    *_sqlite_guards(APPEND_ONLY_TABLES, ("UPDATE", "DELETE")),
+    *_sqlite_guards(UNDELETABLE_TABLES, ("DELETE",)),
+]
 SQLITE_UNINSTALL = [
-    f"DROP TRIGGER IF EXISTS {table}_{op}" for table in APPEND_ONLY_TABLES for op in ("no_update", "no_delete")
-] + [f"DROP TRIGGER IF EXISTS {table}_no_delete" for table in UNDELETABLE_TABLES]
+    *_sqlite_drops(APPEND_ONLY_TABLES, ("UPDATE", "DELETE")),
+    *_sqlite_drops(UNDELETABLE_TABLES, ("DELETE",)),
+]
 
 
 # Added by migration 0011 (the table is younger than migration 0002): the
 # integrity epochs, append-only like the events. Same trigger function and names.
 EPOCH_TABLES = ("ledger_integrity_epoch",)
 
-POSTGRES_EPOCH_INSTALL = [
-    sql
-    for table in EPOCH_TABLES
-    for sql in (
-        f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
-        "FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()",
-        f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-        "FOR EACH STATEMENT EXECUTE FUNCTION ledger_reject_change()",
-    )
-]
-POSTGRES_EPOCH_UNINSTALL = [
-    f"DROP TRIGGER IF EXISTS {table}_{name} ON {table}"
-    for table in EPOCH_TABLES
-    for name in ("append_only", "no_truncate")
-]
-SQLITE_EPOCH_INSTALL = [
-    sql
-    for table in EPOCH_TABLES
-    for sql in (
-        f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, 'ledger: UPDATE on {table} is forbidden (append-only)'); END",
-        f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} "
-        f"BEGIN SELECT RAISE(ABORT, 'ledger: DELETE on {table} is forbidden (append-only)'); END",
-    )
-]
-SQLITE_EPOCH_UNINSTALL = [
-    f"DROP TRIGGER IF EXISTS {table}_{op}" for table in EPOCH_TABLES for op in ("no_update", "no_delete")
-]
+POSTGRES_EPOCH_INSTALL = _postgres_guards(EPOCH_TABLES, "append_only", "UPDATE OR DELETE")
+POSTGRES_EPOCH_UNINSTALL = _postgres_drops(EPOCH_TABLES, "append_only")
+SQLITE_EPOCH_INSTALL = _sqlite_guards(EPOCH_TABLES, ("UPDATE", "DELETE"))
+SQLITE_EPOCH_UNINSTALL = _sqlite_drops(EPOCH_TABLES, ("UPDATE", "DELETE"))
+
+# (install, uninstall) by vendor.
+_GUARDS = {"postgresql": (POSTGRES_INSTALL, POSTGRES_UNINSTALL), "sqlite": (SQLITE_INSTALL, SQLITE_UNINSTALL)}
+_EPOCH_GUARDS = {
+    "postgresql": (POSTGRES_EPOCH_INSTALL, POSTGRES_EPOCH_UNINSTALL),
+    "sqlite": (SQLITE_EPOCH_INSTALL, SQLITE_EPOCH_UNINSTALL),
+}
+
+
+def _for_vendor(guards: Mapping[str, tuple[list[str], list[str]]], vendor: str, install: bool) -> list[str]:
+    if vendor not in guards:
+        raise NotImplementedError(f"no append-only triggers for {vendor}")
+    installs, uninstalls = guards[vendor]
+    return installs if install else uninstalls
 
 
 def epoch_statements(vendor: str, *, install: bool) -> list[str]:
     """The SQL that installs (or removes) the integrity epochs' guards (migration 0011)."""
-    if vendor == "postgresql":
-        return POSTGRES_EPOCH_INSTALL if install else POSTGRES_EPOCH_UNINSTALL
-    if vendor == "sqlite":
-        return SQLITE_EPOCH_INSTALL if install else SQLITE_EPOCH_UNINSTALL
-    raise NotImplementedError(f"no append-only triggers for {vendor}")
+    return _for_vendor(_EPOCH_GUARDS, vendor, install)
 
 
 def run_epoch_guards(cursor: Any, vendor: str, *, install: bool) -> None:
@@ -144,11 +125,7 @@ def run_epoch_guards(cursor: Any, vendor: str, *, install: bool) -> None:
 
 def statements(vendor: str, *, install: bool) -> list[str]:
     """The SQL that installs (or removes) the guards on this database vendor."""
-    if vendor == "postgresql":
-        return POSTGRES_INSTALL if install else POSTGRES_UNINSTALL
-    if vendor == "sqlite":
-        return SQLITE_INSTALL if install else SQLITE_UNINSTALL
-    raise NotImplementedError(f"no append-only triggers for {vendor}")
+    return _for_vendor(_GUARDS, vendor, install)
 
 
 def run(cursor: Any, vendor: str, *, install: bool) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import httptools
@@ -84,27 +85,42 @@ async def _client(
     transport, connection = await loop.create_connection(_Connection, host, port)
     requests = [_request(f"{host}:{port}", path, headers, body) for headers in identities]
     sent = 0
-    latencies, statuses = result.latencies, result.statuses
-    scheduled = time.perf_counter() + offset
+
+    async def send() -> int:
+        nonlocal sent
+        head, tail = requests[sent % len(requests)]
+        sent += 1
+        return await connection.exchange(head + os.urandom(16).hex().encode() + tail)
+
     try:
-        while True:
-            if interval is not None:
-                delay = scheduled - time.perf_counter()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-            started = time.perf_counter()
-            if started >= stop_at:
-                break
-            head, tail = requests[sent % len(requests)]
-            sent += 1
-            status = await connection.exchange(head + os.urandom(16).hex().encode() + tail)
-            finished = time.perf_counter()
-            latencies.append(finished - (scheduled if interval is not None else started))
-            statuses[status] = statuses.get(status, 0) + 1
-            if interval is not None:
-                scheduled += interval
+        await drive(send, stop_at, interval, offset, result)
     finally:
         transport.close()
+
+
+async def drive(
+    send: Callable[[], Awaitable[int]], stop_at: float, interval: float | None, offset: float, result: LoadResult
+) -> None:
+    """One client: ``send`` until ``stop_at``, every ``interval`` seconds from
+    ``offset`` on (paced: the latency counts from the scheduled time) or, with no
+    ``interval``, each as soon as the previous answered (closed loop); each
+    latency, and the status ``send`` answers, into ``result``."""
+    latencies, statuses = result.latencies, result.statuses
+    scheduled = time.perf_counter() + offset
+    while True:
+        if interval is not None:
+            delay = scheduled - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        started = time.perf_counter()
+        if started >= stop_at:
+            break
+        status = await send()
+        finished = time.perf_counter()
+        latencies.append(finished - (scheduled if interval is not None else started))
+        statuses[status] = statuses.get(status, 0) + 1
+        if interval is not None:
+            scheduled += interval
 
 
 async def post_load(

@@ -26,7 +26,7 @@ from typing import Any
 
 from websockets.uri import parse_uri
 
-from games.benchmarks.http_clients import LoadResult
+from games.benchmarks.http_clients import LoadResult, drive
 from games.benchmarks.ws_clients import FrameClient, fetch_ticket
 
 ACK = 200  # how an ``ack`` counts in ``LoadResult.statuses`` (errors count under 400)
@@ -85,22 +85,10 @@ class BetSocket(FrameClient):
 
 
 async def _client(socket: BetSocket, stop_at: float, interval: float | None, offset: float, result: LoadResult) -> None:
-    scheduled = time.perf_counter() + offset
-    while True:
-        if interval is not None:
-            delay = scheduled - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-        started = time.perf_counter()
-        if started >= stop_at:
-            break
-        answer = await socket.bet()
-        finished = time.perf_counter()
-        result.latencies.append(finished - (scheduled if interval is not None else started))
-        status = ACK if answer == "ack" else ERROR
-        result.statuses[status] = result.statuses.get(status, 0) + 1
-        if interval is not None:
-            scheduled += interval
+    async def send() -> int:
+        return ACK if await socket.bet() == "ack" else ERROR
+
+    await drive(send, stop_at, interval, offset, result)
 
 
 async def connect(*, url: str, origin: str, tokens: list[str], body: dict[str, Any]) -> list[BetSocket]:

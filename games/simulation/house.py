@@ -22,13 +22,11 @@ streams gives its stored projections (round row and player rows).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Sum
@@ -42,7 +40,8 @@ from games.house.services import bets, dealer, group
 from games.house.services import seats as seating
 from games.house.services.tables import configure_table
 from games.house.store import player_stream, round_stream, state_from_json
-from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.simulation.clients import Command, TableClients
+from games.simulation.core import Simulator, Violation
 from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
@@ -80,14 +79,10 @@ def _specs() -> list[dict[str, Any]]:
 
 
 @dataclass
-class Command:
-    who: str
-    what: str
-    body: Callable[[], Any]
+class HouseFamily(TableClients):
+    KEY_PREFIX: ClassVar[str] = "simh"
+    ADVANCE: ClassVar[str] = pacing.HOUSE_ADVANCE
 
-
-@dataclass
-class HouseFamily:
     players_count: int = 8
     name: str = "house"
     tables: list[int] = field(default_factory=list)
@@ -158,10 +153,6 @@ class HouseFamily:
         store._ROUND_CACHE.clear()
         store._PLAYER_CACHE.clear()
 
-    def key(self, sim: Simulator) -> str:
-        self.keys += 1
-        return f"simh:{sim.namespace}:{sim.step}:{self.keys}"
-
     def t(self, table_id: int) -> str:
         # Another run's table (a shared database: its sweep is global) by its id.
         return f"h{self.tables.index(table_id)}" if table_id in self.tables else f"house table #{table_id}"
@@ -181,24 +172,12 @@ class HouseFamily:
 
     # --- the clients --------------------------------------------------------------------------
 
-    def run(self, sim: Simulator, command: Command) -> None:
-        self.last = command
-        sim.execute(command.who, command.what, command.body)
-
     def client_step(self, sim: Simulator) -> None:
-        roll = sim.rng.random()
-        if roll < 0.2:
-            command = self.decider(sim)
-            if command is not None:
-                self.run(sim, command)
-                return
-            roll = sim.rng.uniform(0.2, 1.0)
-        if roll < 0.28:
-            command = self.batch(sim)
-            if command is not None:
-                self.run(sim, command)
-                return
-            roll = sim.rng.uniform(0.28, 1.0)
+        roll = self.run_if_made(sim, sim.rng.random(), 0.2, self.decider)
+        if roll is not None:
+            roll = self.run_if_made(sim, roll, 0.28, self.batch)
+        if roll is None:
+            return
         player, table = sim.rng.choice(self.players), sim.rng.choice(self.tables)
         if roll < 0.73 and sim.rng.random() < 0.85:
             # Mostly a seated player (else: not_seated), mostly where betting is open (else: betting_closed).
@@ -231,10 +210,8 @@ class HouseFamily:
             self.seat_step(sim, player, table, who)
         elif roll < 0.93:
             self.presence_step(sim, player, table, who)
-        elif self.last is not None:  # the same command again (a client retrying: same idempotency key)
-            sim.execute(self.last.who, f"repeat {self.last.what}", self.last.body)
         else:
-            sim.tick()
+            self.repeat_last(sim)
 
     def decision(self, player: int, table: int, option: str, key: str, now: Any) -> Command:
         """A decision as the API takes it: after the last one outstanding, the
@@ -376,17 +353,11 @@ class HouseFamily:
 
     # --- the dealer's tasks -------------------------------------------------------------------
 
-    def task_label(self, task: Task) -> str:
-        return task_label(task, self.t)
+    def sweep(self, sim: Simulator) -> Mapping[str, int]:
+        return dealer.sweep(now=sim.now)
 
-    def run_task(self, sim: Simulator, task: Task) -> Any:
-        if task.name == SWEEP:
-            return sweep_outcome(sim, dealer.sweep(now=sim.now), "house")
-        if task.name != pacing.HOUSE_ADVANCE:
-            raise ValueError(f"unknown task {task.name}")
-        table, seq = task.args
-        moved = dealer.advance(table_id=table, expected_seq=seq, now=sim.now)
-        return "moved" if moved is not None else "stale"
+    def advance(self, sim: Simulator, table_id: int, seq: int) -> Any:
+        return dealer.advance(table_id=table_id, expected_seq=seq, now=sim.now)
 
     def drain(self, sim: Simulator) -> None:
         """The end: the operator resumes every paused round and closes the tables,
@@ -402,15 +373,7 @@ class HouseFamily:
             if table.is_open:
                 close = partial(dealer.operator_close, table_id=table.pk, operator=self.operator, now=sim.now)
                 sim.note(who, "close (drain)", sim._call(close))
-        limit = sim.now + timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 600)
-        while self.in_play() and sim.now < limit:
-            sim.tick(1)
-            sim.beat()
-            due = sim.queue.due(sim.now)
-            while due:
-                sim.deliver(due, faults=False)
-                due = sim.queue.due(sim.now)
-        for code in self.in_play():
+        for code in self.run_dealer_while(sim, self.in_play):
             sim.violate("bounded_end", f"table {code} still in a round at the end of the drain")
         for seat in TableSeat.objects.filter(table_id__in=self.tables).order_by("pk"):
             leave = partial(seating.leave_table, table_id=seat.table_id, player_id=seat.player_id, now=sim.now)
@@ -432,18 +395,8 @@ class HouseFamily:
     def check(self, sim: Simulator, *, full: bool) -> list[tuple[str, str]]:
         """After every step (one plain query: the ORM's own cost is most of a cheap
         check's): no table (not paused) overdue by more than the bound."""
-        found: list[tuple[str, str]] = []
-        cutoff = sim.overdue_cutoff()  # None: no table can be overdue yet (and "deadline < NULL" matches none)
-        ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, phase, current_round_id, deadline FROM {HouseTable._meta.db_table} "
-                f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
-                [*self.tables, cutoff, "paused"],
-            )
-            for table_id, phase, round_id, deadline in cursor.fetchall():
-                found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, round {round_id}) overdue since "
-                                             f"{deadline}"))  # fmt: skip
+            found = self.overdue(sim, cursor, table=HouseTable, current="round", paused="paused")
         if full:
             found += self.replay_checks(final=sim.step > sim.steps)
         return found
@@ -495,11 +448,4 @@ class HouseFamily:
 
     def evidence(self, sim: Simulator, violation: Violation) -> list[str]:
         """The last events of every table's current round."""
-        lines: list[str] = []
-        for table in HouseTable.objects.filter(pk__in=self.tables).order_by("pk"):
-            if not table.current_round_id:
-                continue
-            events = read_stream(stream_id=round_stream(table.current_round_id))[-12:]
-            lines.append(f"round {table.current_round_id} at {self.t(table.pk)} (last {len(events)} events):")
-            lines += [f"  v{e.version} {e.type} {dict(e.data)}"[:200] for e in events]
-        return lines
+        return self.current_events(table=HouseTable, current="round", stream=round_stream)

@@ -18,13 +18,11 @@ replaying a playing hand's stream gives the engine state the services use
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -35,7 +33,8 @@ from games.poker.engine.hand import legal_actions
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services import tables as table_services
 from games.poker.tournament.driver import bot_action
-from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
+from games.simulation.clients import Command, TableClients
+from games.simulation.core import Simulator, Violation
 from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
 
@@ -44,14 +43,10 @@ ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in", "dance")
 
 
 @dataclass
-class Command:
-    who: str
-    what: str
-    body: Callable[[], Any]
+class PokerFamily(TableClients):
+    KEY_PREFIX: ClassVar[str] = "sim"
+    ADVANCE: ClassVar[str] = pacing.POKER_ADVANCE
 
-
-@dataclass
-class PokerFamily:
     tables_count: int = 2
     players_count: int = 9
     name: str = "poker"
@@ -110,11 +105,6 @@ class PokerFamily:
         """Empty the hands' cache of the process (as a fresh process)."""
         table_services._HAND_CACHE.clear()
 
-    def key(self, sim: Simulator) -> str:
-        self.keys += 1
-        # The step's number in the key: a replayed subset of the steps never reuses another step's key.
-        return f"sim:{sim.namespace}:{sim.step}:{self.keys}"
-
     def t(self, table_id: int) -> str:
         # Another run's table (a shared database: its sweep is global) by its id.
         return f"t{self.tables.index(table_id)}" if table_id in self.tables else f"poker table #{table_id}"
@@ -123,10 +113,6 @@ class PokerFamily:
         return f"p{self.players.index(player_id)}" if player_id in self.players else f"player #{player_id}"
 
     # --- the clients --------------------------------------------------------------------------
-
-    def run(self, sim: Simulator, command: Command) -> None:
-        self.last = command
-        sim.execute(command.who, command.what, command.body)
 
     def bot_move(self, sim: Simulator) -> Command | None:
         """The player to act at a random table with a hand in play, deciding like a bot."""
@@ -150,13 +136,9 @@ class PokerFamily:
         )  # fmt: skip
 
     def client_step(self, sim: Simulator) -> None:
-        roll = sim.rng.random()
-        if roll < 0.55:
-            command = self.bot_move(sim)
-            if command is not None:
-                self.run(sim, command)
-                return
-            roll = sim.rng.uniform(0.55, 1.0)
+        roll = self.run_if_made(sim, sim.rng.random(), 0.55, self.bot_move)
+        if roll is None:
+            return
         player = sim.rng.choice(self.players)
         table = sim.rng.choice(self.tables)
         key, now, who = self.key(sim), sim.now, f"{self.p(player)}@{self.t(table)}"
@@ -170,10 +152,8 @@ class PokerFamily:
             self.run(sim, self.seat_command(sim, player, table, key, who))
         elif roll < 0.95:
             self.presence_step(sim, player)
-        elif self.last is not None:  # the same command again (a client retrying: same idempotency key)
-            sim.execute(self.last.who, f"repeat {self.last.what}", self.last.body)
         else:
-            sim.tick()
+            self.repeat_last(sim)
 
     def seat_command(self, sim: Simulator, player: int, table: int, key: str, who: str) -> Command:
         now = sim.now
@@ -246,17 +226,11 @@ class PokerFamily:
 
     # --- the dealer's tasks -------------------------------------------------------------------
 
-    def task_label(self, task: Task) -> str:
-        return task_label(task, self.t)
+    def sweep(self, sim: Simulator) -> Mapping[str, int]:
+        return services.sweep(now=sim.now)
 
-    def run_task(self, sim: Simulator, task: Task) -> Any:
-        if task.name == SWEEP:
-            return sweep_outcome(sim, services.sweep(now=sim.now), "poker")
-        if task.name != pacing.POKER_ADVANCE:
-            raise ValueError(f"unknown task {task.name}")
-        table, seq = task.args
-        moved = services.advance_table(table_id=table, expected_seq=seq, now=sim.now, rng=sim.deck_rng)
-        return "moved" if moved is not None else "stale"
+    def advance(self, sim: Simulator, table_id: int, seq: int) -> Any:
+        return services.advance_table(table_id=table_id, expected_seq=seq, now=sim.now, rng=sim.deck_rng)
 
     def drain(self, sim: Simulator) -> None:
         """The end: the operator resumes every paused hand and closes the tables,
@@ -270,15 +244,7 @@ class PokerFamily:
                     partial(services.resume_hand, table_id=table_id, actor="sim", now=sim.now)))  # fmt: skip
             sim.note(who, "close (drain)", sim._call(
                 partial(services.update_table, table_id=table_id, changes={"is_open": False})))  # fmt: skip
-        limit = sim.now + timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS + 600)
-        while self.playing() and sim.now < limit:
-            sim.tick(1)
-            sim.beat()
-            due = sim.queue.due(sim.now)
-            while due:
-                sim.deliver(due, faults=False)
-                due = sim.queue.due(sim.now)
-        for hand_id in self.playing():
+        for hand_id in self.run_dealer_while(sim, self.playing):
             sim.violate("bounded_end", f"hand {hand_id} still playing at the end of the drain")
         for seat in PokerSeat.objects.filter(table_id__in=self.tables).order_by("pk"):
             key = self.key(sim)
@@ -307,18 +273,8 @@ class PokerFamily:
     def check(self, sim: Simulator, *, full: bool) -> list[tuple[str, str]]:
         """After every step (two plain queries: the ORM's own cost is most of a
         cheap check's): no table overdue; no ended hand's pot holding money."""
-        found: list[tuple[str, str]] = []
-        cutoff = sim.overdue_cutoff()  # None: no table can be overdue yet (and "deadline < NULL" matches none)
-        ids = ", ".join(["%s"] * len(self.tables))
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, phase, current_hand_id, deadline FROM {PokerTable._meta.db_table} "
-                f"WHERE id IN ({ids}) AND deadline < %s AND phase <> %s ORDER BY id",
-                [*self.tables, cutoff, services.PAUSED],
-            )
-            for table_id, phase, hand_id, deadline in cursor.fetchall():
-                found.append(("bounded_end", f"table {self.t(table_id)} ({phase}, hand {hand_id}) overdue since "
-                                             f"{deadline}"))  # fmt: skip
+            found = self.overdue(sim, cursor, table=PokerTable, current="hand", paused=services.PAUSED)
             cursor.execute(
                 f"SELECT h.hand_id, h.status, a.balance FROM ledger_account a JOIN {PokerHand._meta.db_table} h "
                 "ON a.owner = %s || h.hand_id WHERE a.kind = 'poker_pot' AND a.balance <> 0 AND h.status <> %s "
@@ -362,11 +318,4 @@ class PokerFamily:
 
     def evidence(self, sim: Simulator, violation: Violation) -> list[str]:
         """The last events of the hands in play (or the last hand) at every table."""
-        lines: list[str] = []
-        for table in PokerTable.objects.filter(pk__in=self.tables).order_by("pk"):
-            if not table.current_hand_id:
-                continue
-            events = read_stream(stream_id=et.hand_stream(table.current_hand_id))[-12:]
-            lines.append(f"hand {table.current_hand_id} at {self.t(table.pk)} (last {len(events)} events):")
-            lines += [f"  v{e.version} {e.type} {dict(e.data)}"[:200] for e in events]
-        return lines
+        return self.current_events(table=PokerTable, current="hand", stream=et.hand_stream)

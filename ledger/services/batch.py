@@ -134,14 +134,7 @@ def settle_batch(
         # encodes the batch (two cores, not one after the other).
         with pipelined(), bulk_cursor() as cursor:
             read_heads = _send_heads(cursor, _streams_to_read(appends))
-            batch = prepare_batch(
-                idempotency_key=idempotency_key,
-                currency=currency,
-                appends=appends,
-                holds=holds,
-                open_holds=open_holds,
-                transfers=transfers,
-            )
+            batch = _prepare(idempotency_key, currency, appends, holds, open_holds, transfers)
             heads = read_heads()
         return settle_prepared(batch, heads=heads)
 
@@ -159,6 +152,19 @@ def prepare_batch(
     events, encode every event's data and metadata and hash the request. A
     caller may run it while the server works on a statement it sent in
     pipeline mode (``games.house.store.commit``); ``settle_prepared`` writes."""
+    return _prepare(idempotency_key, currency, appends, holds, open_holds, transfers)
+
+
+def _prepare(
+    idempotency_key: str,
+    currency: str,
+    appends: Sequence[StreamAppend],
+    holds: Sequence[HoldSettlement],
+    open_holds: Sequence[HoldOpening],
+    transfers: Sequence[TransferSpec],
+    /,
+) -> PreparedBatch:
+    """``prepare_batch``, its arguments in their order (``settle_batch`` too)."""
     with collector_paused():
         check_unit(currency)
         for spec in transfers:

@@ -352,7 +352,9 @@ _SELECT = (
 )
 
 
-def _decode(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """A JSON column's value: decoded if the driver handed back text (SQLite,
+    ``read_cursor``), else as it came."""
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
@@ -369,7 +371,7 @@ def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
         events = [make((position, txid, stream, version, kind, schema, loads(data), loads(meta), at, prev, digest))
                   for position, txid, stream, version, kind, schema, data, meta, at, prev, digest in rows]  # fmt: skip
     else:
-        events = [make((*r[:6], _decode(r[6]), _decode(r[7]), _aware(r[8]), r[9], r[10])) for r in rows]
+        events = [make((*r[:6], json_value(r[6]), json_value(r[7]), aware_datetime(r[8]), r[9], r[10])) for r in rows]
     for index, event in enumerate(events):
         if event.type in current and event.schema_version < current[event.type]:
             version, data = upcast(event.type, event.schema_version, event.data)
@@ -377,7 +379,8 @@ def rows_to_events(rows: Sequence[Sequence[Any]]) -> list[RecordedEvent]:
     return events
 
 
-def _aware(value: Any) -> datetime:
+def aware_datetime(value: Any) -> datetime:
+    """A timestamp column's value as an aware datetime (SQLite: ISO text or naive UTC)."""
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -207,19 +207,13 @@ def transfer(
         raise SameAccount("a transfer needs two different accounts", account_id=debit_account)
     request: dict[str, Any] = {"debit": debit_account, "credit": credit_account, "amount": amount, "currency": currency}
     request |= {"kind": kind, "cause": _cause_request(cause)}
-    append = with_cause_legs(cause, [transfer_leg(kind, debit_account, credit_account, amount, currency)])
-    at = now()
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        first = claim(cursor, key=idempotency_key, command="transfer", digest=request_hash("transfer", request), at=at)
-        if first is not None:
-            return TransferResult(**first)
-        event_id, _ = cause_event(cursor, append)
-        leg = Leg(debit_account, credit_account, amount, currency, kind, event_id)
-        balances = apply_deltas(cursor, net_deltas([leg]), currency)
-        [transfer_id] = insert_legs(cursor, [leg], balances, at)
-        result = TransferResult(transfer_id, event_id, balances[debit_account], balances[credit_account])
-        record_result(cursor, key=idempotency_key, result=asdict(result))
-        return result
+    return _moves(
+        command="transfer", request=request, idempotency_key=idempotency_key, cause=cause,
+        moves=[Move(debit_account, credit_account, amount, kind)], currency=currency, result_type=TransferResult,
+        result=lambda event_id, _, transfer_ids, balances: TransferResult(
+            transfer_ids[0], event_id, balances[debit_account], balances[credit_account]
+        ),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -253,20 +247,66 @@ def transfer_many(*, moves: Sequence[Move], currency: str, idempotency_key: str,
             raise SameAccount("a transfer needs two different accounts", account_id=move.debit)
     request: dict[str, Any] = {"moves": [[m.debit, m.credit, m.amount, m.kind] for m in moves], "currency": currency}
     request["cause"] = _cause_request(cause)
-    append = with_cause_legs(cause, [transfer_leg(m.kind, m.debit, m.credit, m.amount, currency) for m in moves])
+    return _moves(
+        command="transfer_many", request=request, idempotency_key=idempotency_key, cause=cause, moves=moves,
+        currency=currency, result_type=TransfersResult,
+        result=lambda event_id, _, transfer_ids, balances: TransfersResult(
+            transfer_ids, event_id, {str(k): v for k, v in balances.items()}
+        ),
+    )  # fmt: skip
+
+
+def _moves(
+    *,
+    command: str,
+    request: dict[str, Any],
+    idempotency_key: str,
+    cause: Cause,
+    moves: Sequence[Move],
+    currency: str,
+    result_type: type[_Result],
+    result: Callable[[int, list[Leg], list[int], dict[int, int]], _Result],
+) -> _Result:
+    """``transfer`` and ``transfer_many`` once checked: the moves' legs, each a transfer."""
+    return _command(
+        command=command, request=request, idempotency_key=idempotency_key, cause=cause,
+        cause_legs=[transfer_leg(m.kind, m.debit, m.credit, m.amount, currency) for m in moves],
+        legs=lambda _, event_id: [Leg(m.debit, m.credit, m.amount, currency, m.kind, event_id) for m in moves],
+        result_type=result_type, result=result,
+    )  # fmt: skip
+
+
+_Result = TypeVar("_Result", TransferResult, TransfersResult, "HoldResult")
+
+
+def _command(
+    *,
+    command: str,
+    request: dict[str, Any],
+    idempotency_key: str,
+    cause: Cause,
+    cause_legs: list[list[Any]],
+    legs: Callable[[Any, int], list[Leg]],
+    result_type: type[_Result],
+    result: Callable[[int, list[Leg], list[int], dict[int, int]], _Result],
+) -> _Result:
+    """A money command once checked, in one transaction: claim the idempotency
+    key (a repeat: the first result, as ``result_type``), append the cause with
+    ``cause_legs`` in its last event, make the transfers ``legs(cursor, event
+    id)`` names (never none) and store and return ``result(event id, legs,
+    transfer ids, balances after)``."""
+    append = with_cause_legs(cause, cause_legs)
     at = now()
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        digest = request_hash("transfer_many", request)
-        first = claim(cursor, key=idempotency_key, command="transfer_many", digest=digest, at=at)
+        first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
         if first is not None:
-            return TransfersResult(**first)
+            return result_type(**first)
         event_id, _ = cause_event(cursor, append)
-        legs = [Leg(m.debit, m.credit, m.amount, currency, m.kind, event_id) for m in moves]
-        balances = apply_deltas(cursor, net_deltas(legs), currency)
-        transfer_ids = insert_legs(cursor, legs, balances, at)
-        result = TransfersResult(transfer_ids, event_id, {str(k): v for k, v in balances.items()})
-        record_result(cursor, key=idempotency_key, result=asdict(result))
-        return result
+        made = legs(cursor, event_id)
+        balances = apply_deltas(cursor, net_deltas(made), made[0].currency)
+        done = result(event_id, made, insert_legs(cursor, made, balances, at), balances)
+        record_result(cursor, key=idempotency_key, result=asdict(done))
+        return done
 
 
 # --- holds --------------------------------------------------------------------------
@@ -580,22 +620,16 @@ def resolve_hold(cursor: Any, *, hold_id: UUID, post_amount: int, event_id: int)
 
 def _resolve(*, command: str, hold_id: UUID, post_amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
     request: dict[str, Any] = {"hold_id": str(hold_id), "amount": post_amount, "cause": _cause_request(cause)}
-    append = with_cause_legs(cause, [resolution_leg(str(hold_id), post_amount)])
-    at = now()
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        first = claim(cursor, key=idempotency_key, command=command, digest=request_hash(command, request), at=at)
-        if first is not None:
-            return HoldResult(**first)
-        event_id, _ = cause_event(cursor, append)
-        legs = resolve_hold(cursor, hold_id=hold_id, post_amount=post_amount, event_id=event_id)
-        balances = apply_deltas(cursor, net_deltas(legs), legs[0].currency)
-        transfer_ids = insert_legs(cursor, legs, balances, at)
-        amount = sum(leg.amount for leg in legs)
-        result = HoldResult(
-            str(hold_id), "posted" if post_amount else "voided", amount, post_amount, event_id, transfer_ids
-        )
-        record_result(cursor, key=idempotency_key, result=asdict(result))
-        return result
+    return _command(
+        command=command, request=request, idempotency_key=idempotency_key, cause=cause,
+        cause_legs=[resolution_leg(str(hold_id), post_amount)],
+        legs=lambda cursor, event_id: resolve_hold(cursor, hold_id=hold_id, post_amount=post_amount, event_id=event_id),
+        result_type=HoldResult,
+        result=lambda event_id, legs, transfer_ids, _: HoldResult(
+            str(hold_id), "posted" if post_amount else "voided", sum(leg.amount for leg in legs), post_amount,
+            event_id, transfer_ids,
+        ),
+    )  # fmt: skip
 
 
 def post_hold(*, hold_id: UUID, amount: int, idempotency_key: str, cause: Cause) -> HoldResult:
@@ -622,17 +656,22 @@ class CashierResult:
     balance: int
 
 
+#: The cashier's commands and the events they append.
+_CASHIER_EVENTS = {"deposit": event_types.DEPOSITED, "withdraw": event_types.WITHDRAWN}
+
+
 def _cashier(
-    *,
     command: str,
-    event_type: str,
     wallet: int,
     amount: int,
     currency: str,
     external_reference: str,
     idempotency_key: str,
     actor: str,
+    /,
 ) -> CashierResult:
+    """``deposit`` or ``withdraw`` (``command``), its arguments in their order."""
+    event_type = _CASHIER_EVENTS[command]
     check_amount(amount)
     check_currency(currency)
     if not external_reference:
@@ -677,16 +716,7 @@ def deposit(
 ) -> CashierResult:
     """Money arriving from outside (operator or payment-provider callback with
     its reference): cashier -> wallet, recorded as ``cashier.deposited``."""
-    return _cashier(
-        command="deposit",
-        event_type=event_types.DEPOSITED,
-        wallet=wallet,
-        amount=amount,
-        currency=currency,
-        external_reference=external_reference,
-        idempotency_key=idempotency_key,
-        actor=actor,
-    )
+    return _cashier("deposit", wallet, amount, currency, external_reference, idempotency_key, actor)
 
 
 def withdraw(
@@ -694,13 +724,4 @@ def withdraw(
 ) -> CashierResult:
     """Money leaving to the outside: wallet -> cashier, recorded as
     ``cashier.withdrawn``; ``InsufficientFunds`` if the wallet lacks it."""
-    return _cashier(
-        command="withdraw",
-        event_type=event_types.WITHDRAWN,
-        wallet=wallet,
-        amount=amount,
-        currency=currency,
-        external_reference=external_reference,
-        idempotency_key=idempotency_key,
-        actor=actor,
-    )
+    return _cashier("withdraw", wallet, amount, currency, external_reference, idempotency_key, actor)

@@ -68,21 +68,31 @@ def sign(message: bytes, key: bytes) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
-def sealed_hashes(cursor: Any, from_txid: int, to_txid: int, batch: int = 20000) -> Iterator[tuple[int, str]]:
-    """(position, hash) of the events a seal covers, in global order."""
+def _events_in_range(
+    cursor: Any, columns: str, from_txid: int, to_txid: int, *, min_id: int | None = None, batch: int = 20000
+) -> Iterator[tuple[Any, ...]]:
+    """``(txid, id, *columns)`` of the events with ``from_txid <= txid < to_txid``
+    (and ``id >= min_id``, if given), in global ``(txid, id)`` order, ``batch``
+    rows a query."""
     after = (from_txid - 1, 0) if from_txid else (-1, 0)
+    min_id_clause, min_id_param = ("", []) if min_id is None else (" AND id >= %s", [min_id])
     while True:
         cursor.execute(
-            "SELECT txid, id, hash FROM ledger_event WHERE txid >= %s AND txid < %s AND (txid, id) > (%s, %s) "
-            "ORDER BY txid, id LIMIT %s",
-            [from_txid, to_txid, after[0], after[1], batch],
+            f"SELECT txid, id, {columns} FROM ledger_event WHERE txid >= %s AND txid < %s AND (txid, id) > (%s, %s)"
+            f"{min_id_clause} ORDER BY txid, id LIMIT %s",
+            [from_txid, to_txid, after[0], after[1], *min_id_param, batch],
         )
         rows = cursor.fetchall()
-        for row in rows:
-            yield int(row[1]), row[2]
+        yield from rows
         if len(rows) < batch:
             return
         after = (int(rows[-1][0]), int(rows[-1][1]))
+
+
+def sealed_hashes(cursor: Any, from_txid: int, to_txid: int, batch: int = 20000) -> Iterator[tuple[int, str]]:
+    """(position, hash) of the events a seal covers, in global order."""
+    for _, position, digest in _events_in_range(cursor, "hash", from_txid, to_txid, batch=batch):
+        yield int(position), digest
 
 
 def last_seal(cursor: Any) -> tuple[int, str]:
@@ -119,21 +129,14 @@ def _first_unauthentic(cursor: Any, from_txid: int, to_txid: int, first_mac_even
     """(txid, name) of the first event in ``(txid, id)`` order of the range that
     is at or after the ``mac`` epoch and has no valid MAC; ``None`` if all do."""
     keys = verification_keys()
-    after = (from_txid - 1, 0) if from_txid else (-1, 0)
-    while True:
-        cursor.execute(
-            "SELECT txid, id, hash, mac, stream_id, version, type FROM ledger_event "
-            "WHERE txid >= %s AND txid < %s AND (txid, id) > (%s, %s) AND id >= %s ORDER BY txid, id LIMIT 20000",
-            [from_txid, to_txid, after[0], after[1], first_mac_event],
-        )
-        rows = cursor.fetchall()
-        for txid, position, digest, mac, stream_id, version, type_ in rows:
-            if not mac_is_valid(keys, digest, mac):
-                why = "has no MAC" if not mac else "has a MAC that does not verify"
-                return int(txid), f"{describe(int(position), stream_id, int(version), type_)} {why}"
-        if len(rows) < 20000:
-            return None
-        after = (int(rows[-1][0]), int(rows[-1][1]))
+    columns = "hash, mac, stream_id, version, type"
+    for txid, position, digest, mac, stream_id, version, type_ in _events_in_range(
+        cursor, columns, from_txid, to_txid, min_id=first_mac_event
+    ):
+        if not mac_is_valid(keys, digest, mac):
+            why = "has no MAC" if not mac else "has a MAC that does not verify"
+            return int(txid), f"{describe(int(position), stream_id, int(version), type_)} {why}"
+    return None
 
 
 def seal() -> SealRecord | None:

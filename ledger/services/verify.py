@@ -4,7 +4,8 @@ seal and the money invariants; report problems, the first bad event first.
 The ledger imports no app. An app whose rows mirror ledger money (the poker
 seats' stacks, the house rounds' wagers) registers a check of them with
 ``register_check`` in its ``AppConfig.ready``; ``verify_ledger`` runs every
-registered check after its own."""
+registered check after its own. ``Problem`` (what each check returns) is
+``ledger.services.problems.Problem``, importable from here too."""
 
 from __future__ import annotations
 
@@ -12,31 +13,17 @@ import hmac
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
-from ledger.services.events import read_cursor, timestamp
+from ledger.services.events import json_value, read_cursor, timestamp
 from ledger.services.macs import integrity_epochs, mac_epoch, mac_is_valid, verification_keys
+from ledger.services.problems import Problem
 from ledger.services.projections import expected_projections
-from ledger.services.seals import moved_epochs, sealed_hashes, sign, signed_message
+from ledger.services.seals import SealRecord, moved_epochs, record_message, sealed_hashes, sign
 from ledger.services.verify_legs import check_legs
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing that is wrong; ``event_id`` names the bad event where one is to blame."""
-
-    check: str
-    message: str
-    event_id: int | None = None
-
-    def __str__(self) -> str:
-        where = f"event {self.event_id}: " if self.event_id is not None else ""
-        return f"[{self.check}] {where}{self.message}"
-
 
 ExtraCheck = Callable[[], list[Problem]]
 _extra_checks: dict[str, ExtraCheck] = {}
@@ -70,10 +57,6 @@ def _events_by_stream(cursor: Any, batch: int = 20000) -> Iterator[tuple[Any, ..
         after = (rows[-1][1], rows[-1][2])
 
 
-def _decode(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
-
-
 def check_chains(cursor: Any, *, mac_keys: Sequence[bytes], first_mac_event: int) -> list[Problem]:
     """Each stream's versions, links and recomputed hashes, and the MAC of every
     event from ``first_mac_event`` on (under one of ``mac_keys``)."""
@@ -96,8 +79,8 @@ def check_chains(cursor: Any, *, mac_keys: Sequence[bytes], first_mac_event: int
                     version=ver,
                     type=type_,
                     schema_version=schema,
-                    data=_decode(data),
-                    metadata=_decode(metadata),
+                    data=json_value(data),
+                    metadata=json_value(metadata),
                     recorded_at=timestamp(recorded_at),
                 )
             )
@@ -121,11 +104,12 @@ def check_seals(cursor: Any, key: bytes, epochs: dict[str, int] | None = None) -
     if epochs is None:
         epochs = integrity_epochs(cursor)
     cursor.execute(
-        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, signature, epochs "
-        "FROM ledger_seal ORDER BY id"
+        "SELECT id, from_txid, to_txid, event_count, last_event_id, merkle_root, prev_root, algorithm, signature, "
+        "epochs FROM ledger_seal ORDER BY id"
     )
     previous_to, previous_root = 0, GENESIS_HASH
-    for seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, signature, signed in cursor.fetchall():
+    for row in cursor.fetchall():
+        seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, algorithm, signature, signed = row
         try:
             sealed_epochs = None if signed is None else {str(k): int(v) for k, v in json.loads(signed).items()}
         except (ValueError, TypeError, AttributeError):
@@ -133,15 +117,10 @@ def check_seals(cursor: Any, key: bytes, epochs: dict[str, int] | None = None) -
             sealed_epochs = {}
         if from_txid != previous_to or prev_root != previous_root:
             problems.append(Problem("seal", f"seal {seal_id} does not follow the previous seal"))
-        message = signed_message(
-            from_txid=from_txid,
-            to_txid=to_txid,
-            event_count=count,
-            last_event_id=last_event_id,
-            merkle_root=root,
-            prev_root=prev_root,
-            epochs=sealed_epochs,
+        stored = SealRecord(
+            seal_id, from_txid, to_txid, count, last_event_id, root, prev_root, algorithm, signature, sealed_epochs
         )
+        message = record_message(stored)
         if not hmac.compare_digest(sign(message, key), signature):
             problems.append(Problem("seal", f"seal {seal_id}: signature does not verify"))
         problems += [Problem("epoch", f"seal {seal_id}: {moved}") for moved in moved_epochs(sealed_epochs, epochs)]

@@ -21,19 +21,16 @@ keyed by event (no query per row). Called by ``verify_ledger``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from django.db import connection
 
 from ledger.legs import BadLeg, Opening, Row, parse_legs, resolution_rows
-from ledger.services.events import read_cursor
-
-if TYPE_CHECKING:
-    from ledger.services.verify import Problem
+from ledger.services.events import json_value, read_cursor
+from ledger.services.problems import Problem
 
 CHECK = "legs"
 
@@ -66,7 +63,7 @@ def _events_with_legs(bound: int, batch: int = 20000) -> Iterator[tuple[int, Any
             )
             rows = cursor.fetchall()
             for event_id, data in rows:
-                decoded = json.loads(data) if isinstance(data, str | bytes) else data
+                decoded = json_value(data)
                 if isinstance(decoded, dict) and "legs" in decoded:
                     yield int(event_id), decoded["legs"]
             if len(rows) < batch:
@@ -82,8 +79,6 @@ def _describe(row: Row) -> str:
 def check_legs(cursor: Any) -> list[Problem]:
     """Every disagreement between the money rows and the legs, each naming the
     row and the event (``Problem``s of check ``legs``)."""
-    from ledger.services.verify import Problem  # (verify imports this module)
-
     problems: list[Problem] = []
     bound = legs_bound(cursor)
 
