@@ -20,6 +20,7 @@ from games.cards.shuffle import SeededRandomSource
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.tournament import clock as level_clock
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import TournamentDriver
 from games.poker.tournament.models import Tournament, TournamentEntry
@@ -215,9 +216,9 @@ def test_blinds_follow_the_level_clock_and_the_clock_stops_while_paused() -> Non
     now = timezone.now()
     registered(tournament, 2, now=now)
     tournament.refresh_from_db()
-    assert tournament_play.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
-    assert tournament_play.level_now(tournament, now + timedelta(seconds=59))[0] == 1
-    assert tournament_play.level_now(tournament, now + timedelta(seconds=60))[0] == 2
+    assert level_clock.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
+    assert level_clock.level_now(tournament, now + timedelta(seconds=59))[0] == 1
+    assert level_clock.level_now(tournament, now + timedelta(seconds=60))[0] == 2
     table = PokerTable.objects.get(tournament=tournament)
     later = now + timedelta(seconds=61)
     with pacing.suppress_scheduling():

@@ -37,7 +37,7 @@ from casino.audit import operator_actor, record_operator_action
 from casino.errors import required_reason
 from games.cards.shuffle import RandomSource, SecureRandomSource
 from games.poker import event_types as et
-from games.poker.errors import TournamentNotPaused, TournamentNotRunning, TournamentPlayerEliminated
+from games.poker.errors import TournamentNotPaused, TournamentNotRunning
 from games.poker.models import PokerHandPlayer, PokerSeat, PokerTable, PokerVariant, RakeMode
 from games.poker.projectors import project_tournament
 from games.poker.services.operator import pause_hand, resume_hand, void_hand
@@ -52,10 +52,11 @@ from games.poker.services.tables import (
     seat_account,
     set_table,
 )
+from games.poker.tournament.clock import clock_seconds, level_now, next_level_at, schedule_tournament
 from games.poker.tournament.models import CancelPolicy, EntryState, Tournament, TournamentEntry, TournamentState
 from games.poker.tournament.rules.balancing import TableSnapshot, hand_for_hand, rebalance, seat_for_newcomer
 from games.poker.tournament.rules.eliminations import Bust, rank_bust, standings
-from games.poker.tournament.rules.levels import Level, level_for_next_hand, seconds_to_next_level
+from games.poker.tournament.rules.levels import Level
 from games.poker.tournament.rules.payouts import Payouts, split_by_weights
 from games.poker.tournament.rules.seating import draw_seating
 from games.poker.tournament.services.core import (
@@ -66,7 +67,6 @@ from games.poker.tournament.services.core import (
     registration_open,
     tournament_owner,
 )
-from games.tables import pacing
 from ledger.currencies import CHIPS
 from ledger.models import AccountKind
 from ledger.services import (
@@ -82,7 +82,6 @@ from ledger.services import (
 from ledger.services.events import stream_head
 from ledger.services.projectors import events_of
 
-TOURNAMENT_ADVANCE = "games.poker.tournament_advance"
 SYSTEM = "system"
 # A tournament seat is never freed for absence (seed 001: "unlimited time to re-join").
 NEVER_FREED_SECONDS = 2**31 - 1
@@ -151,78 +150,6 @@ def _commit(
     recorded = events_of(stream_id=stream, first_version=version + 1, events=batch.events, metadata=metadata, at=now)
     batch.events, batch.legs = [], []
     project_tournament(recorded, tournament=tournament, entries=entries)
-
-
-# --- the level clock --------------------------------------------------------------------------------
-
-
-def clock_seconds(tournament: Tournament, now: datetime) -> int:
-    """Playing seconds on the level clock (it stops while the tournament is paused)."""
-    elapsed = tournament.clock_elapsed
-    if tournament.clock_started_at is not None:
-        elapsed += max(0.0, (now - tournament.clock_started_at).total_seconds())
-    return int(elapsed)
-
-
-def level_now(tournament: Tournament, now: datetime) -> tuple[int, Level]:
-    """The level a hand starting now plays at (its number and blinds)."""
-    schedule = tournament.schedule()
-    number = level_for_next_hand(schedule, clock_seconds(tournament, now))
-    return number, schedule.level(number)
-
-
-def next_level_at(tournament: Tournament, now: datetime) -> datetime | None:
-    """When the next level starts on the clock (``None``: last level, or the clock is stopped)."""
-    if tournament.clock_started_at is None:
-        return None
-    left = seconds_to_next_level(tournament.schedule(), clock_seconds(tournament, now))
-    return None if left is None else now + timedelta(seconds=left)
-
-
-def prepare_tournament_hand(table: PokerTable, now: datetime) -> int | None:
-    """Called by the dealer before a tournament table deals (the table locked):
-    the blinds and ante of the level in force; returns its number. ``None`` (and
-    the table waits, ``PAUSED`` or ``IDLE``) when the tournament is not running."""
-    assert table.tournament_id is not None
-    tournament = Tournament.objects.get(pk=table.tournament_id)
-    if tournament.state != TournamentState.RUNNING:
-        set_table(table, phase=PAUSED if tournament.state == TournamentState.PAUSED else IDLE, deadline=None)
-        return None
-    number, level = level_now(tournament, now)
-    blinds = {"small_blind": level.small_blind, "big_blind": level.big_blind, "ante": level.ante}
-    if any(getattr(table, name) != value for name, value in blinds.items()):
-        for name, value in blinds.items():
-            setattr(table, name, value)
-        PokerTable.objects.filter(pk=table.pk).update(**blinds)
-    return number
-
-
-def check_tournament_player(table: PokerTable, player_id: int) -> None:
-    """Before a player's action at a tournament table: an eliminated player gets
-    ``tournament_player_eliminated`` (``poker_not_seated`` follows for anyone
-    else without a seat here, e.g. moved to another table)."""
-    assert table.tournament_id is not None
-    if (
-        not PokerSeat.objects.filter(table=table, player_id=player_id).exists()
-        and TournamentEntry.objects.filter(
-            tournament_id=table.tournament_id, player_id=player_id, state=EntryState.ELIMINATED
-        ).exists()
-    ):
-        raise TournamentPlayerEliminated(tournament_id=table.tournament_id)
-
-
-def schedule_tournament(tournament_id: int, *, at: datetime | None = None) -> None:
-    """Enqueue the tournament's step (``games.poker.tournament_advance``) once the
-    transaction commits, for ``at`` (now when ``None``)."""
-    pacing.enqueue_on_commit(task=pacing.TOURNAMENT_ADVANCE, args=(tournament_id,), eta=at)
-
-
-def table_hand_done(table: PokerTable, now: datetime) -> None:
-    """A tournament table's hand is over (the table locked): the table waits for
-    the tournament's step, which is scheduled now."""
-    set_table(table, phase=WAITING, deadline=None)
-    assert table.tournament_id is not None
-    schedule_tournament(table.tournament_id)
 
 
 # --- the start ------------------------------------------------------------------------------------

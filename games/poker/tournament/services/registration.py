@@ -40,6 +40,7 @@ from games.poker.errors import (
 from games.poker.models import PokerTable
 from games.poker.projectors import project_tournament
 from games.poker.services.tables import IDLE, WAITING, iso, once
+from games.poker.tournament.clock import level_now
 from games.poker.tournament.models import Tournament, TournamentEntry, TournamentKind, TournamentState
 from games.poker.tournament.services.core import (
     ACTIVE,
@@ -55,7 +56,6 @@ from games.poker.tournament.services.play import (
     SYSTEM,
     advance_tournament,
     cancel_running,
-    level_now,
     seat_late_entry,
     start_tournament,
 )
