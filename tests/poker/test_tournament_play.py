@@ -24,7 +24,8 @@ from games.poker.tournament import clock as level_clock
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import TournamentDriver
 from games.poker.tournament.models import Tournament, TournamentEntry
-from games.poker.tournament.services import play as tournament_play
+from games.poker.tournament.services import start as tournament_start
+from games.poker.tournament.services import step as tournament_step
 from games.tables import pacing, presence
 from games.tables.dealkeys import DealKey
 from ledger.services import balance_of, read_stream
@@ -49,11 +50,13 @@ def registered(tournament: Tournament, players: int, *, now: datetime) -> list[i
 
 @pytest.fixture
 def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
-    """``seeded(n)``: the seat draw of the next start comes from ``SeededRandomSource(n)``
-    (a repeatable run; live play draws from the secure source)."""
+    """``seeded(n)``: the seat draw of the next start, and the balancing of a step
+    run without its own source, come from ``SeededRandomSource(n)`` (a repeatable
+    run; live play draws from the secure source)."""
 
     def seed(number: int) -> None:
-        monkeypatch.setattr(tournament_play, "SecureRandomSource", lambda: SeededRandomSource(number))
+        for module in (tournament_start, tournament_step):
+            monkeypatch.setattr(module, "SecureRandomSource", lambda: SeededRandomSource(number))
 
     return seed
 
