@@ -27,6 +27,7 @@ from a template. The compliance role views everything and acts on nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -50,6 +51,7 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
+from games.poker.tournament.services import TournamentControlResult
 from games.poker.tournament.services.registration import ACTIVE
 from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS
@@ -238,6 +240,19 @@ class TournamentEntryInline(NoWrites, admin.TabularInline):
     verbose_name_plural = "entries"
 
 
+def _on_tables(
+    request: HttpRequest, control: Callable[..., TournamentControlResult], done: str
+) -> Callable[[int, str], str]:
+    """``run`` for the pause and resume actions: ``control`` (``pause_tournament``
+    or ``resume_tournament``) by the admin user, answered ``<done>, <n> tables``."""
+
+    def run(tournament_id: int, reason: str) -> str:
+        result = control(tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now())
+        return f"{done}, {result.tables} tables"
+
+    return run
+
+
 @admin.register(Tournament)
 class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     """Create tournaments (validated by ``Tournament.clean``: levels and payouts
@@ -307,22 +322,12 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
 
     @admin.action(description="Pause (asks for a reason)", permissions=["change"])
     def pause_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
-        def run(tournament_id: int, reason: str) -> str:
-            result = tournament_services.pause_tournament(
-                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
-            )
-            return f"paused, {result.tables} tables"
-
+        run = _on_tables(request, tournament_services.pause_tournament, "paused")
         return self._control(request, queryset, "pause_tournaments", TournamentReasonForm, run)
 
     @admin.action(description="Resume", permissions=["change"])
     def resume_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
-        def run(tournament_id: int, reason: str) -> str:
-            result = tournament_services.resume_tournament(
-                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
-            )
-            return f"resumed, {result.tables} tables"
-
+        run = _on_tables(request, tournament_services.resume_tournament, "resumed")
         return self._control(request, queryset, "resume_tournaments", ResumeTournamentForm, run)
 
     @admin.action(
