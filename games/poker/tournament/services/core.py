@@ -6,6 +6,7 @@ its own: ``lock_tournament`` locks the row until the caller's transaction ends."
 from __future__ import annotations
 
 from games.poker.errors import TournamentNotFound
+from games.poker.services.tables import get_row
 from games.poker.tournament.models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
 from games.poker.tournament.rules.levels import late_registration_open
 from ledger.currencies import CHIPS
@@ -41,10 +42,7 @@ def overlay_account(*, tournament_id: int, currency: str) -> int:
 
 
 def get_tournament(*, tournament_id: int) -> Tournament:
-    try:
-        return Tournament.objects.get(pk=tournament_id)
-    except (Tournament.DoesNotExist, ValueError, TypeError):
-        raise TournamentNotFound(tournament_id=tournament_id) from None
+    return get_row(Tournament, tournament_id, missing=lambda: TournamentNotFound(tournament_id=tournament_id))
 
 
 def lock_tournament(tournament_id: int) -> Tournament:
