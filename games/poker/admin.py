@@ -33,12 +33,11 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -53,6 +52,7 @@ from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
 from games.poker.tournament.services import TournamentControlResult
 from games.poker.tournament.services.registration import ACTIVE
+from games.tables.admin_controls import control_url, controlled
 from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS
 from ledger.services import read_stream
@@ -115,18 +115,11 @@ class PokerTableAdmin(ServiceSavedAdmin):
         )  # fmt: skip
 
     def get_urls(self) -> list[Any]:
-        control = path(
-            "<path:object_id>/hand/<str:action>/",
-            self.admin_site.admin_view(self.hand_control_view),
-            name="games_pokertable_hand",
-        )
-        return [control, *super().get_urls()]
+        return [control_url(self, "hand", self.hand_control_view, "games_pokertable_hand"), *super().get_urls()]
 
     def hand_control_view(self, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
         """GET: the form (reason; for void the confirmation); POST: run it."""
-        table = PokerTable.objects.filter(pk=object_id).first()
-        if action not in HAND_CONTROLS or table is None or not self.has_change_permission(request, table):
-            raise PermissionDenied
+        table = controlled(self, request, PokerTable, object_id, action, HAND_CONTROLS)
         form = MalfunctionControlForm(
             request.POST if request.method == "POST" else None, action=action, confirm_label=VOID_CONFIRM
         )
