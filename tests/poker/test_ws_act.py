@@ -21,19 +21,11 @@ from websockets.typing import Origin
 from casino.auth import issue_token
 from games.poker.models import PokerTable
 from tests.db import ledger_sums, rows
-from tests.poker.tables import advance, make_player, make_table, sit
+from tests.poker.tables import CHANGED_BY_ACT, advance, make_player, make_table, sit
 from tests.poker.test_tables import AA_VS_KK
 from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-CHANGED_BY_ACT = (
-    "ledger_event",
-    "ledger_account",
-    "ledger_transfer",
-    "ledger_idempotency",
-    "games_pokerhand",
-    "games_pokerseat",
-)
 
 
 class Player:
