@@ -23,7 +23,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -37,6 +37,7 @@ from games.house.rules.registry import GAMES
 from games.house.rules.table_config import DURATION_FIELDS
 from games.house.services import dealer
 from games.house.services.tables import configure_table, create_table
+from games.tables.admin_controls import control_url, controlled
 
 TABLE_CONTROLS = ("open", "close")
 
@@ -254,18 +255,11 @@ class HouseTableAdmin(ServiceSavedAdmin):
     # --- open / close from the table's page ------------------------------------------------------
 
     def get_urls(self) -> list[Any]:
-        control = path(
-            "<path:object_id>/control/<str:action>/",
-            self.admin_site.admin_view(self.control_view),
-            name="games_housetable_control",
-        )
-        return [control, *super().get_urls()]
+        return [control_url(self, "control", self.control_view, "games_housetable_control"), *super().get_urls()]
 
     def control_view(self, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
         """GET: confirm; POST: open or close through the dealer (``table.open``/``table.close``)."""
-        table = HouseTable.objects.filter(pk=object_id).first()
-        if action not in TABLE_CONTROLS or table is None or not self.has_change_permission(request, table):
-            raise PermissionDenied
+        table = controlled(self, request, HouseTable, object_id, action, TABLE_CONTROLS)
         if request.method == "POST":
             try:
                 _control(action, table, request)

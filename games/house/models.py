@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 
 from games.house.rules.registry import game_choices
+from games.tables.seats import seat_constraints
 
 # The ``game`` columns' choices are the registry's games, asked when validated
 # (``game_choices`` is passed as a callable, so a new game needs no migration).
@@ -118,10 +119,7 @@ class TableSeat(models.Model):
     joined_at = models.DateTimeField(help_text="The house_seat.taken event's time.")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["table", "player"], name="one_seat_per_table"),
-            models.UniqueConstraint(fields=["table", "seat_number"], name="seat_number_unique"),
-        ]
+        constraints = seat_constraints()
 
     def __str__(self) -> str:
         return f"{self.player} at {self.table.code}"

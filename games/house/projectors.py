@@ -50,6 +50,7 @@ from games.house.round.events import (
     RoundSettled,
 )
 from games.house.round.state import PlayerState, RoundState, apply_player, apply_round
+from games.tables.projection import held_row
 from ledger.services.events import RecordedEvent, read_stream
 from ledger.services.projectors import Projector
 
@@ -119,12 +120,7 @@ class HouseRoundProjector(Projector):
         return super().wants(event) and PLAYER_MARK not in event.stream_id
 
     def _row(self, round_id: str) -> HouseRound | None:
-        if round_id not in self._rows:
-            row = HouseRound.objects.filter(round_id=round_id).first()
-            if row is None:
-                return None
-            self._rows[round_id] = row
-        return self._rows[round_id]
+        return held_row(self._rows, round_id, lambda: HouseRound.objects.filter(round_id=round_id).first())
 
     def _state_before(self, round_id: str, version: int) -> RoundState:
         known = self._states.get(round_id)

@@ -27,17 +27,17 @@ from a template. The compliance role views everything and acts on nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -50,7 +50,9 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import CancelPolicy, Tournament, TournamentEntry, TournamentKind, TournamentTemplate
+from games.poker.tournament.services import TournamentControlResult
 from games.poker.tournament.services.registration import ACTIVE
+from games.tables.admin_controls import control_url, controlled
 from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS
 from ledger.services import read_stream
@@ -113,18 +115,11 @@ class PokerTableAdmin(ServiceSavedAdmin):
         )  # fmt: skip
 
     def get_urls(self) -> list[Any]:
-        control = path(
-            "<path:object_id>/hand/<str:action>/",
-            self.admin_site.admin_view(self.hand_control_view),
-            name="games_pokertable_hand",
-        )
-        return [control, *super().get_urls()]
+        return [control_url(self, "hand", self.hand_control_view, "games_pokertable_hand"), *super().get_urls()]
 
     def hand_control_view(self, request: HttpRequest, object_id: str, action: str) -> HttpResponse:
         """GET: the form (reason; for void the confirmation); POST: run it."""
-        table = PokerTable.objects.filter(pk=object_id).first()
-        if action not in HAND_CONTROLS or table is None or not self.has_change_permission(request, table):
-            raise PermissionDenied
+        table = controlled(self, request, PokerTable, object_id, action, HAND_CONTROLS)
         form = MalfunctionControlForm(
             request.POST if request.method == "POST" else None, action=action, confirm_label=VOID_CONFIRM
         )
@@ -238,6 +233,19 @@ class TournamentEntryInline(NoWrites, admin.TabularInline):
     verbose_name_plural = "entries"
 
 
+def _on_tables(
+    request: HttpRequest, control: Callable[..., TournamentControlResult], done: str
+) -> Callable[[int, str], str]:
+    """``run`` for the pause and resume actions: ``control`` (``pause_tournament``
+    or ``resume_tournament``) by the admin user, answered ``<done>, <n> tables``."""
+
+    def run(tournament_id: int, reason: str) -> str:
+        result = control(tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now())
+        return f"{done}, {result.tables} tables"
+
+    return run
+
+
 @admin.register(Tournament)
 class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     """Create tournaments (validated by ``Tournament.clean``: levels and payouts
@@ -307,22 +315,12 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
 
     @admin.action(description="Pause (asks for a reason)", permissions=["change"])
     def pause_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
-        def run(tournament_id: int, reason: str) -> str:
-            result = tournament_services.pause_tournament(
-                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
-            )
-            return f"paused, {result.tables} tables"
-
+        run = _on_tables(request, tournament_services.pause_tournament, "paused")
         return self._control(request, queryset, "pause_tournaments", TournamentReasonForm, run)
 
     @admin.action(description="Resume", permissions=["change"])
     def resume_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> HttpResponse | None:
-        def run(tournament_id: int, reason: str) -> str:
-            result = tournament_services.resume_tournament(
-                tournament_id=tournament_id, operator=request.user, reason=reason, now=timezone.now()
-            )
-            return f"resumed, {result.tables} tables"
-
+        run = _on_tables(request, tournament_services.resume_tournament, "resumed")
         return self._control(request, queryset, "resume_tournaments", ResumeTournamentForm, run)
 
     @admin.action(

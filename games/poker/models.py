@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from games.tables.seats import seat_constraints
+
 
 class PokerVariant(models.TextChoices):
     NO_LIMIT = "no_limit", "No limit"
@@ -127,10 +129,7 @@ class PokerSeat(models.Model):
 
     class Meta:
         ordering = ["table", "seat_number"]
-        constraints = [
-            models.UniqueConstraint(fields=["table", "player"], name="poker_one_seat_per_table"),
-            models.UniqueConstraint(fields=["table", "seat_number"], name="poker_seat_number_unique"),
-        ]
+        constraints = seat_constraints("poker_")
 
     def __str__(self) -> str:
         return f"{self.player} in seat {self.seat_number} at {self.table_id}"

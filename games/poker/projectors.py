@@ -43,6 +43,7 @@ from games.poker.engine.hand import HandState, apply
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
 from games.poker.tournament.models import Tournament, TournamentEntry
 from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
+from games.tables.projection import held_row
 from ledger.services.events import NewEvent, RecordedEvent, read_stream
 from ledger.services.projectors import Projector, apply_events, events_of
 
@@ -87,12 +88,7 @@ class PokerHandProjector(Projector):
             self._states[hand.hand_id] = state
 
     def _row(self, hand_id: str) -> PokerHand | None:
-        if hand_id not in self._rows:
-            row = PokerHand.objects.filter(hand_id=hand_id).first()
-            if row is None:
-                return None
-            self._rows[hand_id] = row
-        return self._rows[hand_id]
+        return held_row(self._rows, hand_id, lambda: PokerHand.objects.filter(hand_id=hand_id).first())
 
     def _state_before(self, hand_id: str, version: int) -> HandState | None:
         known = self._states.get(hand_id)

@@ -5,6 +5,7 @@ it expects and does nothing when the table has moved on."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery import shared_task
@@ -18,14 +19,23 @@ from games.poker.tournament import services as tournament_services
 log = logging.getLogger(__name__)
 
 
+def _stepped(what: str, step: Callable[[], object | None]) -> bool:
+    """Run a dealer's step: True when it did something, False when it had
+    nothing to do (``None``) or was refused (logged as ``what: code (message)``)."""
+    try:
+        return step() is not None
+    except DomainError as exc:
+        log.info("%s: %s (%s)", what, exc.code, exc.message)
+        return False
+
+
 @shared_task(name="games.poker.advance", ignore_result=True)
 def advance_poker_table_task(table_id: int, expected_seq: int) -> bool:
     """Advance poker table ``table_id`` from phase ``expected_seq``; False when it had moved on."""
-    try:
-        return services.advance_table(table_id=table_id, expected_seq=expected_seq, now=timezone.now()) is not None
-    except DomainError as exc:
-        log.info("poker advance: table %s: %s (%s)", table_id, exc.code, exc.message)
-        return False
+    return _stepped(
+        f"poker advance: table {table_id}",
+        lambda: services.advance_table(table_id=table_id, expected_seq=expected_seq, now=timezone.now()),
+    )
 
 
 @shared_task(name="games.poker.sweep", ignore_result=True, acks_late=False)
@@ -43,11 +53,10 @@ def _sweep_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
 @shared_task(name="games.poker.tournament_advance", ignore_result=True)
 def advance_tournament_task(tournament_id: int) -> bool:
     """The tournament's step (busts, balancing, hand-for-hand, the finish); False when it is not running."""
-    try:
-        return tournament_services.advance_tournament(tournament_id=tournament_id, now=timezone.now()) is not None
-    except DomainError as exc:
-        log.info("tournament advance: %s: %s (%s)", tournament_id, exc.code, exc.message)
-        return False
+    return _stepped(
+        f"tournament advance: {tournament_id}",
+        lambda: tournament_services.advance_tournament(tournament_id=tournament_id, now=timezone.now()),
+    )
 
 
 @shared_task(name="games.poker.tournament_sweep", ignore_result=True, acks_late=False)

@@ -21,6 +21,15 @@ from tests.db import rows
 
 T0 = datetime(2026, 11, 22, 13, 45, 1, tzinfo=UTC)
 RANKS = "23456789TJQKA"
+# The tables an act at a poker table may write (a refused act writes none of them).
+CHANGED_BY_ACT = (
+    "ledger_event",
+    "ledger_account",
+    "ledger_transfer",
+    "ledger_idempotency",
+    "games_pokerhand",
+    "games_pokerseat",
+)
 _keys = itertools.count()
 
 

@@ -17,7 +17,7 @@ from games.poker.engine.phh import read_phh, replay_phh
 from games.poker.models import PokerHand, PokerSeat
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import TournamentDriver
-from games.poker.tournament.services import play as tournament_play
+from games.poker.tournament.services import start as tournament_start
 from tests.poker.tables import LEVELS, T0, advance, key, make_player, make_tournament, play_the_raked_hand
 from tests.poker.test_tables import AA_VS_KK, three_handed
 
@@ -67,7 +67,7 @@ def test_a_sit_and_go_s_hands_export_as_phh_and_replay_to_the_recorded_stacks(
     levels = [{**level, "duration_seconds": 30} for level in LEVELS]
     tournament = make_tournament(max_players=6, table_seats=3, levels=levels)
     # A repeatable run: the seat draw and the decks from a seeded source.
-    monkeypatch.setattr(tournament_play, "SecureRandomSource", lambda: SeededRandomSource(3))
+    monkeypatch.setattr(tournament_start, "SecureRandomSource", lambda: SeededRandomSource(3))
     for player in [make_player() for _ in range(6)]:
         tournament_services.register(tournament_id=tournament.pk, player_id=player, idempotency_key=key("reg"), now=T0)
     report = TournamentDriver(tournament.pk, start=T0, seed=3, aggression=0.3, rng_source=SeededRandomSource(3)).run(

@@ -23,7 +23,7 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import TournamentDriver
 from games.poker.tournament.models import EntryState, Tournament, TournamentEntry
-from games.poker.tournament.services.play import _payouts
+from games.poker.tournament.services.finish import current_payouts
 from ledger.services import balance_of
 from tests.db import ledger_sums, rows
 from tests.poker.tables import CHANGED_BY_ACT, LEVELS, key, make_player, make_tournament
@@ -89,7 +89,7 @@ def assert_public_rules(body: dict[str, Any], tournament: Tournament) -> None:
     assert body["tables"] == [{"id": t.pk, "number": t.table_number, "players": t.seats.count()} for t in open_tables]
     assert sum(t["players"] for t in body["tables"]) == body["players_left"]
     # The payouts: the payout table with the entrants and the collected buy-ins (the service's own computation).
-    payouts = _payouts(tournament)
+    payouts = current_payouts(tournament)
     assert [row["amount"] for row in body["payouts"]] == list(payouts.by_place)
     assert [row["place"] for row in body["payouts"]] == list(range(1, payouts.paid_places + 1))
     assert body["prize_pool"]["amount"] == payouts.pool.amount == sum(payouts.by_place)

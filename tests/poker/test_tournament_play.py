@@ -20,10 +20,12 @@ from games.cards.shuffle import SeededRandomSource
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.tournament import clock as level_clock
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import TournamentDriver
 from games.poker.tournament.models import Tournament, TournamentEntry
-from games.poker.tournament.services import play as tournament_play
+from games.poker.tournament.services import start as tournament_start
+from games.poker.tournament.services import step as tournament_step
 from games.tables import pacing, presence
 from games.tables.dealkeys import DealKey
 from ledger.services import balance_of, read_stream
@@ -48,11 +50,13 @@ def registered(tournament: Tournament, players: int, *, now: datetime) -> list[i
 
 @pytest.fixture
 def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
-    """``seeded(n)``: the seat draw of the next start comes from ``SeededRandomSource(n)``
-    (a repeatable run; live play draws from the secure source)."""
+    """``seeded(n)``: the seat draw of the next start, and the balancing of a step
+    run without its own source, come from ``SeededRandomSource(n)`` (a repeatable
+    run; live play draws from the secure source)."""
 
     def seed(number: int) -> None:
-        monkeypatch.setattr(tournament_play, "SecureRandomSource", lambda: SeededRandomSource(number))
+        for module in (tournament_start, tournament_step):
+            monkeypatch.setattr(module, "SecureRandomSource", lambda: SeededRandomSource(number))
 
     return seed
 
@@ -215,9 +219,9 @@ def test_blinds_follow_the_level_clock_and_the_clock_stops_while_paused() -> Non
     now = timezone.now()
     registered(tournament, 2, now=now)
     tournament.refresh_from_db()
-    assert tournament_play.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
-    assert tournament_play.level_now(tournament, now + timedelta(seconds=59))[0] == 1
-    assert tournament_play.level_now(tournament, now + timedelta(seconds=60))[0] == 2
+    assert level_clock.clock_seconds(tournament, now + timedelta(seconds=59)) == 59
+    assert level_clock.level_now(tournament, now + timedelta(seconds=59))[0] == 1
+    assert level_clock.level_now(tournament, now + timedelta(seconds=60))[0] == 2
     table = PokerTable.objects.get(tournament=tournament)
     later = now + timedelta(seconds=61)
     with pacing.suppress_scheduling():

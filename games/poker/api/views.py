@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.urls import path
 from django.utils import timezone
@@ -40,6 +40,7 @@ from games.tables.api import (
     text_field,
 )
 
+ViewT = TypeVar("ViewT", bound=Callable[..., Any])
 RESPONSIBLE_GAMING = "self_excluded, deposit_limit_exceeded, loss_limit_exceeded, session_time_limit_reached"
 
 
@@ -95,6 +96,17 @@ class SeatHistoryPage(serializers.Serializer):
     results = SeatEventSchema(many=True)
 
 
+def keyed_command(
+    request: type[serializers.Serializer] | None, *, status: int = 200, **refusals: str
+) -> Callable[[ViewT], ViewT]:
+    """The OpenAPI schema of a command that takes an ``Idempotency-Key``: its
+    ``request`` body (``None``: none), any object answered with ``status``, and
+    its refusals by status (``errors``: ``r403=``, ``r404=``, ``r409=``)."""
+    return extend_schema(
+        request=request, parameters=[IDEMPOTENCY_HEADER], responses={status: AnyObject, **errors(**refusals)}
+    )
+
+
 class PokerView(APIView):
     permission_classes = [IsAuthenticated]
     throttle_classes = [PlayThrottle]
@@ -121,17 +133,12 @@ class PokerTableView(PokerView):
 class SitView(PokerView):
     """Sit down in a free seat with a buy-in from the wallet (dealt in from the next hand)."""
 
-    @extend_schema(
-        request=SitBody,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            201: AnyObject,
-            **errors(
-                r403=RESPONSIBLE_GAMING,
-                r409="poker_table_closed, poker_seat_taken, poker_already_seated, insufficient_funds, "
-                "idempotency_key_reused, poker_currency_in_use",
-            ),
-        },
+    @keyed_command(
+        SitBody,
+        status=201,
+        r403=RESPONSIBLE_GAMING,
+        r409="poker_table_closed, poker_seat_taken, poker_already_seated, insufficient_funds, "
+        "idempotency_key_reused, poker_currency_in_use",
     )
     def post(self, request: Request, table_id: int) -> Response:
         data = body(request)
@@ -148,16 +155,10 @@ class SitView(PokerView):
 class TopUpView(PokerView):
     """Add money to the table between hands (up to the maximum buy-in)."""
 
-    @extend_schema(
-        request=TopUpBody,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            200: AnyObject,
-            **errors(
-                r403=RESPONSIBLE_GAMING,
-                r409="poker_not_seated, poker_in_hand, insufficient_funds, idempotency_key_reused",
-            ),
-        },
+    @keyed_command(
+        TopUpBody,
+        r403=RESPONSIBLE_GAMING,
+        r409="poker_not_seated, poker_in_hand, insufficient_funds, idempotency_key_reused",
     )
     def post(self, request: Request, table_id: int) -> Response:
         result = services.top_up(
@@ -170,11 +171,7 @@ class TopUpView(PokerView):
 class LeaveView(PokerView):
     """Stand up: every chip back to the wallet (not while still in the hand being played)."""
 
-    @extend_schema(
-        request=None,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={200: AnyObject, **errors(r409="poker_not_seated, poker_in_hand, idempotency_key_reused")},
-    )
+    @keyed_command(None, r409="poker_not_seated, poker_in_hand, idempotency_key_reused")
     def post(self, request: Request, table_id: int) -> Response:
         result = services.stand_up(
             table_id=table_id, player_id=request_user(request).pk, idempotency_key=idempotency_key(request),
@@ -223,17 +220,11 @@ def act_command(
 class ActView(PokerView):
     """Fold, check, call, bet, raise (``amount`` = total bet for the round) or all_in."""
 
-    @extend_schema(
-        request=ActBody,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            200: AnyObject,
-            **errors(
-                r409="poker_not_seated, poker_no_hand, poker_not_in_hand, poker_hand_paused, poker_hand_voided, "
-                "poker_hand_complete, poker_not_your_turn, poker_player_folded, poker_player_all_in, "
-                "tournament_player_eliminated, idempotency_key_reused",
-            ),
-        },
+    @keyed_command(
+        ActBody,
+        r409="poker_not_seated, poker_no_hand, poker_not_in_hand, poker_hand_paused, poker_hand_voided, "
+        "poker_hand_complete, poker_not_your_turn, poker_player_folded, poker_player_all_in, "
+        "tournament_player_eliminated, idempotency_key_reused",
     )
     def post(self, request: Request, table_id: int) -> Response:
         return Response(
@@ -390,18 +381,13 @@ class TournamentStateView(PokerView):
 class TournamentRegisterView(PokerView):
     """Register: the buy-in from the wallet into the prize pool, the fee to the house."""
 
-    @extend_schema(
-        request=None,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            201: AnyObject,
-            **errors(
-                r403=RESPONSIBLE_GAMING,
-                r404="tournament_not_found",
-                r409="tournament_already_registered, tournament_registration_closed, tournament_full, "
-                "insufficient_funds, idempotency_key_reused",
-            ),
-        },
+    @keyed_command(
+        None,
+        status=201,
+        r403=RESPONSIBLE_GAMING,
+        r404="tournament_not_found",
+        r409="tournament_already_registered, tournament_registration_closed, tournament_full, "
+        "insufficient_funds, idempotency_key_reused",
     )
     def post(self, request: Request, tournament_id: int) -> Response:
         result = tournament_services.register(
@@ -414,16 +400,10 @@ class TournamentRegisterView(PokerView):
 class TournamentUnregisterView(PokerView):
     """Unregister before the start: the buy-in and the fee back to the wallet."""
 
-    @extend_schema(
-        request=None,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={
-            200: AnyObject,
-            **errors(
-                r404="tournament_not_found",
-                r409="tournament_not_registered, tournament_already_started, idempotency_key_reused",
-            ),
-        },
+    @keyed_command(
+        None,
+        r404="tournament_not_found",
+        r409="tournament_not_registered, tournament_already_started, idempotency_key_reused",
     )
     def post(self, request: Request, tournament_id: int) -> Response:
         result = tournament_services.unregister(

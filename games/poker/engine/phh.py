@@ -22,7 +22,7 @@ import json
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from games.poker.engine.errors import PokerError
 from games.poker.engine.events import (
@@ -241,18 +241,21 @@ def _deal_hole(hole: dict[int, list[str | None]], shown: dict[int, tuple[str | N
     return DealHoleCards(cards)
 
 
+class PhhRules(TypedDict, total=False):
+    """The rules a caller sets over a PHH file's (``read_phh``'s keywords)."""
+
+    rake: RakeRule | None
+    cap: RaiseCap | None
+    reopening: Reopening | None
+    pot_split: PotSplit | None
+
+
 def replay_phh(
-    text: str,
-    *,
-    rake: RakeRule | None = None,
-    cap: RaiseCap | None = None,
-    reopening: Reopening | None = None,
-    pot_split: PotSplit | None = None,
-    strength: Strength = default_strength,
+    text: str, *, strength: Strength = default_strength, **rules: Unpack[PhhRules]
 ) -> tuple[list[Event], HandState]:
     """Replay a PHH hand through the engine; the events and the final state
-    (``cap``, ``reopening``, ``pot_split``: as ``read_phh``)."""
-    hand = read_phh(text, rake=rake, cap=cap, reopening=reopening, pot_split=pot_split)
+    (``rake``, ``cap``, ``reopening``, ``pot_split``: as ``read_phh``)."""
+    hand = read_phh(text, **rules)
     state: HandState | None = None
     events: list[Event] = []
     for command in hand.commands:

@@ -43,17 +43,14 @@ from games.poker.api.views import act_command
 from games.poker.engine.events import HoleCardsDealt
 from games.poker.models import PokerHand, PokerTable
 from games.poker.realtime import presenters
+from games.poker.realtime.socket import PokerSocket
 from games.poker.services.tables import load_hand
 from games.tables import ws_commands
-from games.tables.feed import Delta, FeedSocket, TableFeed, consistent_read, encode, feed_of, ready, register_translator
+from games.tables.feed import Delta, TableFeed, consistent_read, encode, feed_of, register_translator
 from games.tables.presence import POKER, PresentSocket
 from games.tables.realtime import (
     CLOSE_MOVED,
-    CLOSE_TABLE_NOT_FOUND,
-    CLOSE_UNAUTHENTICATED,
-    JSONFrames,
     authenticate_scope,
-    refuse,
 )
 from ledger.legs import without_legs
 from ledger.models import Event
@@ -244,29 +241,20 @@ def bad_resume(table_id: int, since: str) -> dict[str, Any] | None:
     return None
 
 
-class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
+class PokerTableConsumer(PresentSocket, PokerSocket):
     """One websocket: one player watching (and playing at) one poker table."""
 
     feed_family = FAMILY
     presence_family = POKER
+    model = PokerTable
+    url_key = "table_id"
     table_id: int
     player_id: int
     following: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
-        user = await self._authenticate()
-        if user is None:
-            await refuse(self, CLOSE_UNAUTHENTICATED)
-            return
-        self.player_id = int(user.pk)
-        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        if not await database_sync_to_async(PokerTable.objects.filter(pk=self.table_id).exists)():
-            await refuse(self, CLOSE_TABLE_NOT_FOUND)
-            return
-        self.subscribe()  # before the snapshot: a racing delta is in it or after it
-        await ready()
-        if not await self.admit(self.player_id):
-            return  # closed 4429: too many connections for this player
+        if not await self.open(await self._authenticate()):
+            return  # refused (4401, 4404) or closed 4429
         await self.take_presence(table_id=self.table_id, player_id=self.player_id)
         # Seed 001: back before the reservation ran out, a seat sat out as disconnected sits in again.
         await database_sync_to_async(services.rejoin)(table_id=self.table_id, player_id=self.player_id,
@@ -320,24 +308,18 @@ class PokerTableConsumer(FeedSocket, PresentSocket, JSONFrames):
         await self.drop_presence()
         await self.stop_feed()
 
-    async def send_snapshot(self) -> None:
-        async def read() -> tuple[dict[str, Any], Mapping[str, int]]:
-            feed = feed_of(FAMILY, self.table_id)
-            return await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
-
-        await self.snapshot_then_live(read)
+    async def read_snapshot(self) -> tuple[dict[str, Any], Mapping[str, int]]:
+        feed = feed_of(FAMILY, self.table_id)
+        return await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "act":
             await self._act(content)
-        elif kind == "snapshot":
-            if self.following is None:  # else the new table's snapshot is on its way
-                await self.send_snapshot()
-        elif kind == "ping":
-            await self.send_json({"type": "pong", "nonce": content.get("nonce")})
+        elif kind == "snapshot" and self.following is not None:
+            return  # the new table's snapshot is on its way
         else:
-            await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
+            await super().receive_json(content, **kwargs)  # snapshot, ping, unknown_message
 
     async def _act(self, content: dict[str, Any]) -> None:
         """The REST act command (``games.poker.api.views.act_command``) on a command

@@ -30,10 +30,10 @@ from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services import cards as hand_cards
 from games.poker.services.seats import RESPONSIBLE_GAMING
 from games.poker.services.tables import PAUSED, engine_events, load_hand
+from games.poker.tournament.clock import clock_seconds, level_now
 from games.poker.tournament.models import EntryState, Tournament, TournamentEntry, TournamentState
 from games.poker.tournament.rules.levels import seconds_to_next_level
 from games.poker.tournament.services.core import ACTIVE
-from games.poker.tournament.services.play import clock_seconds, level_now
 from games.poker.tournament.services.registration import get_tournament, registered_count, registration_open
 from games.tables.fairness import SEALED_FIELD, DealNotCommitted, fairness_answer, is_plain
 from ledger.legs import without_legs

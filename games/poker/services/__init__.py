@@ -4,6 +4,10 @@
 - ``seats``: sit down, add money, stand up, sit out and in, freeing seats;
 - ``hands``: dealing, the players' actions, the dealer's step, the sweeper;
 - ``operator``: pause, resume and void a hand (malfunction);
+- ``tournament_tables``: what ``hands`` does differently at a tournament's
+  table (the level's blinds, the eliminated player's refusal, waiting for the
+  tournament's step); it imports no tournament service, so the tournament
+  services build on these and never the other way round;
 - ``configure``: the operator's edits of a table's settings (the currency only
   while nobody is seated and no hand is open);
 - ``verify``: ``verify_ledger``'s check of every seat's stack against its

@@ -80,7 +80,7 @@ from games.poker.services.tables import (
     seat_of,
     set_table,
 )
-from games.poker.tournament.services.play import check_tournament_player, prepare_tournament_hand, table_hand_done
+from games.poker.services.tournament_tables import check_tournament_player, prepare_tournament_hand, table_hand_done
 from games.tables import pacing, presence
 from games.tables.dealkeys import new_deal_key
 from games.tables.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit

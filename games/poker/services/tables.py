@@ -14,7 +14,7 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt, event_from_dict
@@ -37,6 +37,7 @@ IDLE, HAND, BETWEEN, PAUSED = "idle", "hand", "between", "paused"
 WAITING = "waiting"
 DEALER = "dealer"
 R = TypeVar("R")
+RowT = TypeVar("RowT", bound=models.Model)
 
 
 def seat_owner(*, table_id: int, player_id: int) -> str:
@@ -65,11 +66,17 @@ def iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def get_table(*, table_id: int) -> PokerTable:
+def get_row(model: type[RowT], pk: object, *, missing: Callable[[], Exception]) -> RowT:
+    """The ``model`` row whose primary key is ``pk``, not locked; ``missing()``
+    is raised when there is none or ``pk`` is not an id (as ``lock_table``)."""
     try:
-        return PokerTable.objects.get(pk=table_id)
-    except (PokerTable.DoesNotExist, ValueError, TypeError):
-        raise PokerTableNotFound(table_id=table_id) from None
+        return model._default_manager.get(pk=pk)
+    except (model.DoesNotExist, ValueError, TypeError):  # type: ignore[attr-defined]
+        raise missing() from None
+
+
+def get_table(*, table_id: int) -> PokerTable:
+    return get_row(PokerTable, table_id, missing=lambda: PokerTableNotFound(table_id=table_id))
 
 
 def lock_table(table_id: int) -> PokerTable:

@@ -395,9 +395,10 @@ def run_differential(
 class Scripted:
     """A hand played action by action in both engines. ``actions`` are PHH
     style (``"p2 cbr 590"``, ``"p1 cc"``, ``"p3 f"``; ``d`` for the next board
-    cards from ``deck``); ``refused`` maps an action's index to the error code
-    our engine must raise there (pokerkit must refuse it too), after which the
-    script goes on with the next action."""
+    cards from ``deck``; ``streets`` writes them a betting round a line);
+    ``refused`` maps an action's index to the error code our engine must raise
+    there (pokerkit must refuse it too), after which the script goes on with
+    the next action."""
 
     name: str
     stacks: tuple[int, ...]
@@ -409,184 +410,86 @@ class Scripted:
     pokerkit_agrees: bool = True  # False: our table rule differs from pokerkit's here on purpose
 
 
+def streets(*rounds: str) -> tuple[str, ...]:
+    """A script's actions written one betting round a line (``"p1 cc, p2 cbr 4"``),
+    the board dealt (``d``) between two rounds."""
+    actions: list[str] = []
+    for number, line in enumerate(rounds):
+        actions += (["d"] if number else []) + [part.strip() for part in line.split(",")]
+    return tuple(actions)
+
+
 SCRIPTED_HANDS: tuple[Scripted, ...] = (
     Scripted(  # issue #23's hand
         "short all-in bet after three checks; a checker raises",
         (600, 600, 600, 3),
-        (
-            "p3 cc",
-            "p4 cc",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
-            "p4 cbr 1",
-            "p1 cc",
-            "p2 cbr 590",
-            "p3 f",
-            "p1 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
+        streets(
+            "p3 cc, p4 cc, p1 cc, p2 cc",
+            "p1 cc, p2 cc, p3 cc, p4 cbr 1, p1 cc, p2 cbr 590, p3 f, p1 cc",
+            "p1 cc, p2 cc",
+            "p1 cc, p2 cc",
         ),
     ),
     Scripted(
         "short all-in bet after a check; the checker raises, the caller re-raises",
         (300, 3, 300, 300),
-        (
-            "p3 cc",
-            "p4 cc",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cbr 1",
-            "p3 cc",
-            "p4 cc",
-            "p1 cbr 3",
-            "p3 cbr 5",
-            "p4 f",
-            "p1 cc",
-            "d",
-            "p1 cc",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p3 cc",
+        streets(
+            "p3 cc, p4 cc, p1 cc, p2 cc",
+            "p1 cc, p2 cbr 1, p3 cc, p4 cc, p1 cbr 3, p3 cbr 5, p4 f, p1 cc",
+            "p1 cc, p3 cc",
+            "p1 cc, p3 cc",
         ),
     ),
     Scripted(
         "short all-in raise after a call: bettor and caller may only call; a player yet to act may raise",
         (300, 300, 17, 300),
-        (
-            "p3 cc",
-            "p4 cc",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cbr 10",
-            "p2 cc",
-            "p3 cbr 15",
-            "p4 cc",
-            "p1 cbr 40",
-            "p1 cc",
-            "p2 cbr 40",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p4 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p4 cc",
+        streets(
+            "p3 cc, p4 cc, p1 cc, p2 cc",
+            "p1 cbr 10, p2 cc, p3 cbr 15, p4 cc, p1 cbr 40, p1 cc, p2 cbr 40, p2 cc",
+            "p1 cc, p2 cc, p4 cc",
+            "p1 cc, p2 cc, p4 cc",
         ),
         refused={9: "poker_betting_not_reopened", 11: "poker_betting_not_reopened"},
     ),
     Scripted(
         "short all-in raise after a call, the one yet to act raises",
         (300, 300, 17, 300),
-        (
-            "p3 cc",
-            "p4 cc",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cbr 10",
-            "p2 cc",
-            "p3 cbr 15",
-            "p4 cbr 25",
-            "p1 cbr 35",
-            "p2 f",
-            "p4 cc",
-            "d",
-            "p1 cc",
-            "p4 cc",
-            "d",
-            "p1 cc",
-            "p4 cc",
+        streets(
+            "p3 cc, p4 cc, p1 cc, p2 cc",
+            "p1 cbr 10, p2 cc, p3 cbr 15, p4 cbr 25, p1 cbr 35, p2 f, p4 cc",
+            "p1 cc, p4 cc",
+            "p1 cc, p4 cc",
         ),
     ),
     Scripted(
         "two short all-ins adding up to a full raise reopen the betting to the bettor and the caller",
         (300, 300, 17, 22, 300),
-        (
-            "p3 cc",
-            "p4 cc",
-            "p5 cc",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cbr 10",
-            "p2 cc",
-            "p3 cbr 15",
-            "p4 cbr 20",
-            "p5 cc",
-            "p1 cbr 30",
-            "p2 cbr 40",
-            "p5 f",
-            "p1 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
+        streets(
+            "p3 cc, p4 cc, p5 cc, p1 cc, p2 cc",
+            "p1 cbr 10, p2 cc, p3 cbr 15, p4 cbr 20, p5 cc, p1 cbr 30, p2 cbr 40, p5 f, p1 cc",
+            "p1 cc, p2 cc",
+            "p1 cc, p2 cc",
         ),
     ),
     Scripted(
         "preflop: a limper facing a short all-in raise (ours: call or fold; pokerkit: the first raise is full)",
         (300, 300, 300, 3),
-        (
-            "p3 cc",
-            "p4 cbr 3",
-            "p1 cc",
-            "p2 cc",
-            "p3 cbr 7",
-            "p1 cc",
-            "p2 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
+        streets(
+            "p3 cc, p4 cbr 3, p1 cc, p2 cc, p3 cbr 7, p1 cc, p2 cc",
+            "p1 cc, p2 cc, p3 cc",
+            "p1 cc, p2 cc, p3 cc",
+            "p1 cc, p2 cc, p3 cc",
         ),
         rules=(Reopening.POKERKIT,),
     ),
     Scripted(
         "preflop: a limper facing a short all-in raise may not re-raise (our rule)",
         (300, 300, 300, 3),
-        (
-            "p3 cc",
-            "p4 cbr 3",
-            "p1 cc",
-            "p2 cc",
-            "p3 cbr 7",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
-            "d",
-            "p1 cc",
-            "p2 cc",
-            "p3 cc",
+        streets(
+            "p3 cc, p4 cbr 3, p1 cc, p2 cc, p3 cbr 7, p3 cc",
+            "p1 cc, p2 cc, p3 cc",
+            "p1 cc, p2 cc, p3 cc",
+            "p1 cc, p2 cc, p3 cc",
         ),
         refused={4: "poker_betting_not_reopened"},
         rules=(Reopening.ACTED,),

@@ -26,9 +26,10 @@ from django.utils import timezone
 
 from games.poker import event_types as et
 from games.poker.realtime import presenters
+from games.poker.realtime.socket import PokerSocket
 from games.poker.tournament.models import Tournament
-from games.tables.feed import Delta, FeedSocket, consistent_read, encode, ready, register_translator
-from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
+from games.tables.feed import Delta, consistent_read, encode, register_translator
+from games.tables.realtime import authenticate_scope
 from ledger.legs import LEGS_KEY
 from ledger.models import Event
 from ledger.services.events import RecordedEvent
@@ -120,43 +121,22 @@ def snapshot(tournament_id: int, viewer_id: int) -> tuple[dict[str, Any], dict[s
     return {"type": "snapshot", "version": version, "state": state}, {LANE: version}
 
 
-class TournamentConsumer(FeedSocket, JSONFrames):
-    """One websocket: one player following one tournament's state."""
+class TournamentConsumer(PokerSocket):
+    """One websocket: one player following one tournament's state (the frames
+    from the client: ``PokerSocket.receive_json``)."""
 
     feed_family = FAMILY
+    model = Tournament
+    url_key = "tournament_id"
     table_id: int  # the feed's key: the tournament id
     player_id: int
 
     async def connect(self) -> None:
-        user = await authenticate_scope(self.scope)
-        if user is None:
-            await refuse(self, CLOSE_UNAUTHENTICATED)
-            return
-        self.player_id = int(user.pk)
-        self.table_id = int(self.scope["url_route"]["kwargs"]["tournament_id"])
-        if not await database_sync_to_async(Tournament.objects.filter(pk=self.table_id).exists)():
-            await refuse(self, CLOSE_TABLE_NOT_FOUND)
-            return
-        self.subscribe()  # before the snapshot: a racing event is in it or after it
-        await ready()
-        if not await self.admit(self.player_id):
-            return  # closed 4429: too many connections for this player
-        await self.send_snapshot()
+        if await self.open(await authenticate_scope(self.scope)):
+            await self.send_snapshot()
 
     async def disconnect(self, code: int) -> None:
         await self.stop_feed()
 
-    async def send_snapshot(self) -> None:
-        async def read() -> tuple[dict[str, Any], Mapping[str, int]]:
-            return await database_sync_to_async(snapshot)(self.table_id, self.player_id)
-
-        await self.snapshot_then_live(read)
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        kind = content.get("type") if isinstance(content, dict) else None
-        if kind == "snapshot":
-            await self.send_snapshot()
-        elif kind == "ping":
-            await self.send_json({"type": "pong", "nonce": content.get("nonce")})
-        else:
-            await self.send_json({"type": "error", "code": "unknown_message", "message": "Unknown message type."})
+    async def read_snapshot(self) -> tuple[dict[str, Any], Mapping[str, int]]:
+        return await database_sync_to_async(snapshot)(self.table_id, self.player_id)

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from games.poker.engine import hand as engine
 from games.poker.engine.events import Event
 from games.poker.engine.hand import (
-    Act,
-    Action,
-    DealBoard,
-    DealHoleCards,
-    HandState,
     LegalActions,
-    Phase,
-    SeatSpec,
-    StartHand,
-    apply,
-    decide,
     legal_actions,
 )
 from games.poker.engine.rules import HandConfig, PotSplit, RakeRule, Variant
@@ -40,30 +31,30 @@ class Hand:
 
     def __init__(self, cfg: HandConfig, stacks: dict[int, int], button: int) -> None:
         self.events: list[Event] = []
-        self.state: HandState | None = None
-        seats = tuple(SeatSpec(seat, f"player{seat}", stack) for seat, stack in stacks.items())
-        self.do(StartHand("h1", cfg, seats, button))
+        self.state: engine.HandState | None = None
+        seats = tuple(engine.SeatSpec(seat, f"player{seat}", stack) for seat, stack in stacks.items())
+        self.do(engine.StartHand("h1", cfg, seats, button))
 
     @property
-    def s(self) -> HandState:
+    def s(self) -> engine.HandState:
         assert self.state is not None
         return self.state
 
     def do(self, command: object) -> list[Event]:
-        new = decide(self.state, command)  # type: ignore[arg-type]
+        new = engine.decide(self.state, command)  # type: ignore[arg-type]
         for event in new:
-            self.state = apply(self.state, event)
+            self.state = engine.apply(self.state, event)
         self.events.extend(new)
         return new
 
     def deal(self, holes: dict[int, str]) -> None:
-        self.do(DealHoleCards({seat: (cards[:2], cards[2:]) for seat, cards in holes.items()}))
+        self.do(engine.DealHoleCards({seat: (cards[:2], cards[2:]) for seat, cards in holes.items()}))
 
     def board(self, cards: str) -> None:
-        self.do(DealBoard(tuple(cards[i : i + 2] for i in range(0, len(cards), 2))))
+        self.do(engine.DealBoard(tuple(cards[i : i + 2] for i in range(0, len(cards), 2))))
 
     def act(self, seat: int, action: str, amount: int | None = None) -> list[Event]:
-        return self.do(Act(seat, Action(action), amount))
+        return self.do(engine.Act(seat, engine.Action(action), amount))
 
     def check_down(self, boards: tuple[str, ...], seats: tuple[int, ...]) -> None:
         """Deal each of ``boards`` in turn, every one of ``seats`` checking (in that order) after each."""
@@ -112,5 +103,5 @@ def two_odd_pots(split: PotSplit, short_hole: str = "9c8c", river: str = "2c", r
     h.board(river)
     h.act(1, "check")
     h.act(2, "check")
-    assert h.s.phase is Phase.COMPLETE
+    assert h.s.phase is engine.Phase.COMPLETE
     return h

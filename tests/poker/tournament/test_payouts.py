@@ -8,15 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.poker.tournament.rules.errors import (
-    InvalidAmount,
-    InvalidPayoutStructure,
-    InvalidPayoutTable,
-    PayoutPlacesNotContiguous,
-    PayoutsIncreasing,
-    PayoutsNot100,
-    TooManyEntrants,
-)
+from games.poker.tournament.rules import errors
 from games.poker.tournament.rules.payouts import (
     PayoutBracket,
     PayoutStructure,
@@ -60,14 +52,14 @@ def test_buy_ins_above_the_guarantee_have_no_overlay():
 
 
 def test_percentages_summing_to_99_99_are_refused_with_the_code():
-    with pytest.raises(PayoutsNot100) as refused:
+    with pytest.raises(errors.PayoutsNot100) as refused:
         PayoutTable((5000, 3000, 1999))
     assert refused.value.code == "tournament_payouts_not_100"
     assert refused.value.details == {"total_bp": 9_999}
 
 
 def test_percentages_above_100_are_refused():
-    with pytest.raises(PayoutsNot100):
+    with pytest.raises(errors.PayoutsNot100):
         PayoutTable((5000, 3000, 2001))
 
 
@@ -77,12 +69,12 @@ def test_percentages_above_100_are_refused():
     ids=["empty", "zero-share", "negative-share", "float-share", "bool-share"],
 )
 def test_malformed_tables_are_refused(shares):
-    with pytest.raises(InvalidPayoutTable):
+    with pytest.raises(errors.InvalidPayoutTable):
         PayoutTable(shares)
 
 
 def test_a_place_may_not_pay_more_than_the_place_above():
-    with pytest.raises(PayoutsIncreasing) as refused:
+    with pytest.raises(errors.PayoutsIncreasing) as refused:
         PayoutTable((4000, 3999, 1000, 1001))
     assert refused.value.code == "tournament_payouts_increasing"
     # Equal shares are allowed.
@@ -91,18 +83,18 @@ def test_a_place_may_not_pay_more_than_the_place_above():
 
 def test_places_must_be_contiguous_from_1():
     assert PayoutTable.from_places({2: 3000, 1: 5000, 3: 2000}) == FIFTY_THIRTY_TWENTY
-    with pytest.raises(PayoutPlacesNotContiguous) as refused:
+    with pytest.raises(errors.PayoutPlacesNotContiguous) as refused:
         PayoutTable.from_places({1: 5000, 3: 5000})
     assert refused.value.code == "tournament_payout_places_not_contiguous"
-    with pytest.raises(PayoutPlacesNotContiguous):
+    with pytest.raises(errors.PayoutPlacesNotContiguous):
         PayoutTable.from_places({0: 5000, 1: 5000})
 
 
 @pytest.mark.parametrize("pool", [-1, 1.5, True])
 def test_pools_are_whole_minor_units(pool):
-    with pytest.raises(InvalidAmount):
+    with pytest.raises(errors.InvalidAmount):
         FIFTY_THIRTY_TWENTY.amounts(pool)
-    with pytest.raises(InvalidAmount):
+    with pytest.raises(errors.InvalidAmount):
         PrizePool(collected=pool)
 
 
@@ -119,7 +111,7 @@ def test_fewer_entrants_than_paid_places_redistributes_proportionally():
     # A lone entrant takes the pool; enough entrants change nothing.
     assert FIFTY_THIRTY_TWENTY.amounts(1_001, entrants=1) == (1_001,)
     assert FIFTY_THIRTY_TWENTY.amounts(1_001, entrants=9) == (501, 300, 200)
-    with pytest.raises(InvalidAmount):
+    with pytest.raises(errors.InvalidAmount):
         FIFTY_THIRTY_TWENTY.amounts(1_000, entrants=0)
 
 
@@ -148,7 +140,7 @@ def test_the_structure_pays_the_pool_of_its_bracket():
 
 def test_a_bounded_structure_refuses_a_larger_field():
     bounded = PayoutStructure((PayoutBracket(6, PayoutTable((6500, 3500))),))
-    with pytest.raises(TooManyEntrants) as refused:
+    with pytest.raises(errors.TooManyEntrants) as refused:
         bounded.table_for(7)
     assert refused.value.code == "tournament_too_many_entrants"
 
@@ -165,7 +157,7 @@ def test_a_bounded_structure_refuses_a_larger_field():
     ids=["empty", "same-bound", "decreasing", "open-not-last", "zero-bound"],
 )
 def test_malformed_structures_are_refused(brackets):
-    with pytest.raises(InvalidPayoutStructure):
+    with pytest.raises(errors.InvalidPayoutStructure):
         PayoutStructure(brackets)
 
 

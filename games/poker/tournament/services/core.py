@@ -1,16 +1,20 @@
 """What tournament registration and tournament play share: the tournament's
-accounts, its row lock and whether registration is open (docs/poker.md,
-"Tournaments")."""
+accounts (prize pool, fees, chip bank, the house's overlay), its row lock and
+whether registration is open (docs/poker.md, "Tournaments"). No transaction of
+its own: ``lock_tournament`` locks the row until the caller's transaction ends."""
 
 from __future__ import annotations
 
 from games.poker.errors import TournamentNotFound
+from games.poker.services.tables import get_row
 from games.poker.tournament.models import EntryState, Tournament, TournamentEntry, TournamentKind, TournamentState
 from games.poker.tournament.rules.levels import late_registration_open
+from ledger.currencies import CHIPS
 from ledger.models import AccountKind
 from ledger.services import ensure_account
 
 ACTIVE = (EntryState.REGISTERED, EntryState.PLAYING, EntryState.ELIMINATED, EntryState.WINNER)
+SYSTEM = "system"  # the actor of what the tournament does by itself (a start, a step, a scheduled cancel)
 
 
 def tournament_owner(tournament_id: int) -> str:
@@ -27,11 +31,18 @@ def fee_account(*, tournament_id: int, currency: str) -> int:
     return ensure_account(kind=AccountKind.RAKE, owner=tournament_owner(tournament_id), currency=currency)
 
 
+def chip_bank(*, tournament_id: int) -> int:
+    """The tournament's chip bank (``tournament_chips``, unit ``CHIPS``): minus the chips in play."""
+    return ensure_account(kind=AccountKind.TOURNAMENT_CHIPS, owner=tournament_owner(tournament_id), currency=CHIPS)
+
+
+def overlay_account(*, tournament_id: int, currency: str) -> int:
+    """The house's account that covers a guarantee's overlay (``house``, may go negative)."""
+    return ensure_account(kind=AccountKind.HOUSE, owner=tournament_owner(tournament_id), currency=currency)
+
+
 def get_tournament(*, tournament_id: int) -> Tournament:
-    try:
-        return Tournament.objects.get(pk=tournament_id)
-    except (Tournament.DoesNotExist, ValueError, TypeError):
-        raise TournamentNotFound(tournament_id=tournament_id) from None
+    return get_row(Tournament, tournament_id, missing=lambda: TournamentNotFound(tournament_id=tournament_id))
 
 
 def lock_tournament(tournament_id: int) -> Tournament:

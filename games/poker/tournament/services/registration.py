@@ -40,9 +40,11 @@ from games.poker.errors import (
 from games.poker.models import PokerTable
 from games.poker.projectors import project_tournament
 from games.poker.services.tables import IDLE, WAITING, iso, once
+from games.poker.tournament.clock import level_now
 from games.poker.tournament.models import Tournament, TournamentEntry, TournamentKind, TournamentState
 from games.poker.tournament.services.core import (
     ACTIVE,
+    SYSTEM,
     fee_account,
     get_tournament,
     lock_tournament,
@@ -51,14 +53,9 @@ from games.poker.tournament.services.core import (
     registration_open,
     tournament_owner,
 )
-from games.poker.tournament.services.play import (
-    SYSTEM,
-    advance_tournament,
-    cancel_running,
-    level_now,
-    seat_late_entry,
-    start_tournament,
-)
+from games.poker.tournament.services.finish import cancel_running
+from games.poker.tournament.services.start import seat_late_entry, start_tournament
+from games.poker.tournament.services.step import advance_tournament
 from ledger.services import Move, NewEvent, StreamAppend, append_events, balance_of, player_accounts, transfer_many
 from ledger.services.projectors import events_of
 
