@@ -345,9 +345,9 @@ def test_the_new_packages_are_in_the_graph() -> None:
     """Guards the cycle test against checking nothing: the shared table wing and
     poker's sub-packages are read."""
     graph = import_graph(every_import)
-    for package in ("games.tables.pacing", "games.poker.tournament.services.play", "games.poker.realtime.consumers"):
+    for package in ("games.tables.pacing", "games.poker.tournament.services.step", "games.poker.realtime.consumers"):
         assert package in graph, package
-    assert "games.tables.pacing" in graph["games.poker.tournament.services.play"]
+    assert "games.tables.pacing" in graph["games.poker.tournament.clock"]
 
 
 def test_the_cycle_check_finds_a_cycle_and_ignores_function_level_imports() -> None:

@@ -197,3 +197,14 @@ def test_any_other_admin_change_is_a_generic_event_with_the_operators_identity(r
     assert action.data["target"] == f"casino.playerprofile:{profile.pk}"
     assert action.metadata["actor"] == f"user:{operator.pk}"
     assert "hide" in json.dumps(action.data["details"]["change"]).lower()
+
+
+def test_the_table_chat_is_not_the_operators_to_edit_and_compliance_reads_it(roles) -> None:
+    """The chat (``games.ChatMessage``, once the ``live`` app's) is the players' words
+    as written: the operator role gets none of its permissions, compliance may view it."""
+    operator = set(Group.objects.get(name=OPERATOR).permissions.values_list("codename", flat=True))
+    compliance = set(Group.objects.get(name=COMPLIANCE).permissions.values_list("codename", flat=True))
+    assert not {codename for codename in operator if codename.endswith("_chatmessage")}
+    assert "change_housetable" in operator  # the operator role is there at all
+    assert "view_chatmessage" in compliance
+    assert not {codename for codename in compliance if codename.endswith("_chatmessage")} - {"view_chatmessage"}
