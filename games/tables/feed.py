@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 # "Too slow: reconnect with your last seq and take a snapshot."
 CLOSE_TOO_SLOW = 4408
-NOTIFY_CHANNEL = "casino_round_events"  # games/migrations/0006_notify_round_events_on_commit.py
+NOTIFY_CHANNEL = "casino_round_events"  # the trigger: games/migrations/0001_squashed_0016_deal_keys.py
 BATCH = 2000
 
 
