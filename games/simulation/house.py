@@ -41,7 +41,8 @@ from games.house.round.state import replay_player, replay_round
 from games.house.services import bets, dealer, group
 from games.house.services import seats as seating
 from games.house.services.tables import configure_table
-from games.house.store import player_stream, round_stream, state_from_json
+from games.house.store import player_stream, round_stream
+from games.house.store.rows import state_from_json
 from games.simulation.core import SWEEP, Simulator, Task, Violation, sweep_outcome, task_label
 from games.tables import pacing, presence
 from ledger.services import deposit, player_accounts, read_stream
@@ -100,12 +101,16 @@ class HouseFamily:
     verified: set[str] = field(default_factory=set)  # ended rounds whose streams were replayed
     write_points: list[tuple[str, str]] = field(
         default_factory=lambda: [
-            ("games.house.store", "settle_prepared"),
-            ("games.house.store", "open_hold"),
-            ("games.house.store", "append_events"),
-            ("games.house.store", "save_rows"),
+            ("games.house.store.commit", "settle_prepared"),
+            ("games.house.store.commit", "open_hold"),
+            ("games.house.store.commit", "append_events"),
+            # ``save_rows`` where it is called: the player-round projector's write,
+            # and the commands' last write on SQLite.
+            ("games.house.projectors", "save_rows"),
+            ("games.house.store.commands", "save_rows"),
+            ("games.house.store.batches", "save_rows"),
             # Made after the step's events and money are written, before the round row is.
-            ("games.house.store", "HouseRoundProjector"),
+            ("games.house.store.commit", "HouseRoundProjector"),
             ("games.house.services.rounds", "_set_table"),
             ("games.house.services.bets", "save_player"),
             ("games.house.services.seats", "commit"),
@@ -153,10 +158,10 @@ class HouseFamily:
 
     def forget(self) -> None:
         """Empty the round and player caches of the process (as a fresh process)."""
-        from games.house import store
+        from games.house.store import cache
 
-        store._ROUND_CACHE.clear()
-        store._PLAYER_CACHE.clear()
+        cache._ROUND_CACHE.clear()
+        cache._PLAYER_CACHE.clear()
 
     def key(self, sim: Simulator) -> str:
         self.keys += 1

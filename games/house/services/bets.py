@@ -35,19 +35,18 @@ from games.house.round.errors import NotInRound, NotSeated, WrongPhase
 from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
 from games.house.round.state import PlayerState, RoundState, config_of
 from games.house.services.rounds import TableTick
-from games.house.store import (
+from games.house.store.cache import remember_player
+from games.house.store.commands import (
     Accounts,
     CommandContext,
-    Money,
-    commit,
-    iso,
     read_command,
-    remember_player,
     save_player,
     seat_and_bettors,
-    state_from_json,
     tick_and_waiting,
 )
+from games.house.store.commit import Money, commit
+from games.house.store.rows import state_from_json
+from games.house.store.streams import iso
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ class DecisionResult:
 def _read(
     *, command: str, table_id: int, player_id: int, key: str, request: dict[str, Any], now: datetime, seated: bool
 ) -> tuple[Any, CommandContext | None]:
-    """Claim ``key`` and read the command's context (``store.read_command``):
+    """Claim ``key`` and read the command's context (``store.commands.read_command``):
     ``(first result, None)`` for a retry, ``(None, context)`` otherwise. ``seated``:
     refuse a player without a seat (``not_seated``). Raises ``WrongPhase`` when
     the table has no round."""

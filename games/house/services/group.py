@@ -12,10 +12,10 @@ others proceed. The same decisions as the single path: the same ``decide_*``
 domain functions, ``check_room`` and ``assert_may_wager`` on the same state.
 
 PostgreSQL, per batch: one statement claims every key and reads every
-command's context (``store.read_commands``), Python decides each command in
+command's context (``store.batches.read_commands``), Python decides each command in
 order, then one ledger batch (``prepare_batch``/``settle_prepared``: every
 event, hold, transfer and statement line) and one statement for every
-projection row, stored result and released claim (``store.saving_commands``).
+projection row, stored result and released claim (``store.batches.saving_commands``).
 Per-seat tables add one read of seats and bettors; decisions one read of the
 table's tick. A player's commands apply in order on their evolving state: a
 batch is cut into consecutive runs in which each player and each key appears
@@ -75,19 +75,17 @@ from games.house.services.bets import (
     undo_bet,
 )
 from games.house.services.rounds import TableTick
-from games.house.store import (
-    CommandContext,
+from games.house.store.batches import (
     CommandRead,
     CommandRequest,
-    accounts_of,
-    iso,
-    player_stream,
     read_commands,
-    remember_players,
     saving_commands,
     seats_and_bettors,
     ticks_and_waiting,
 )
+from games.house.store.cache import remember_players
+from games.house.store.commands import CommandContext, accounts_of
+from games.house.store.streams import iso, player_stream
 from ledger.services import (
     EventRef,
     HoldOpening,
