@@ -62,7 +62,7 @@ class CommandRequest:
     request: Mapping[str, Any]
 
 
-# ``_PG_CONTEXT`` for many commands at one table, still one round trip: the
+# ``commands._PG_CONTEXT`` for many commands at one table, still one round trip: the
 # commands travel as arrays, every key is claimed (in the commands' order), the
 # round is share-locked and each command's player row locked (the commands of
 # one batch belong to distinct players, see ``services.group``).
@@ -255,7 +255,7 @@ def saving_commands(
         raise RuntimeError(f"a batch saved {saved}/{len(rows)} rows and {stored}/{len(results)} results")
 
 
-# ``_PG_TICK_AND_WAITING`` for many decisions: each decision's street and the
+# ``commands._PG_TICK_AND_WAITING`` for many decisions: each decision's street and the
 # players not to count (its own and those of the batch's earlier decisions,
 # whose rows are written after this read).
 _PG_TICKS_AND_WAITING = """

@@ -377,7 +377,7 @@ def context_of(
     known: KnownPlayer | None,
     round_row: HouseRound | None = None,
 ) -> CommandContext:
-    """A ``CommandContext`` from one row of ``_PG_CONTEXT``/``_PG_CONTEXTS`` (from the round's id on).
+    """A ``CommandContext`` from one row of ``_PG_CONTEXT``/``batches._PG_CONTEXTS`` (from the round's id on).
     ``round_row``: the round as read for another command of the batch (one model instance, not one each)."""
     rid, round_id, version, currency, game, number, _seated, *player = found[:11]
     wallet, balance, held, house, head_hash, has_settings = found[11:17]

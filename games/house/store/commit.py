@@ -78,7 +78,9 @@ def commit(
     the caller has them already (the same as their rows' ``state``), so thousands
     of rows are not parsed again. ``head_hashes``: player streams' head hashes
     (at their rows' ``stream_version``) read in this transaction, so the ledger
-    does not read them again. Returns the new round and touched player states."""
+    does not read them again. Returns the new round and touched player states.
+    Runs in the caller's transaction, the round row locked (module docstring):
+    a refusal (a stale stream version, the ledger's) rolls the whole step back."""
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}

@@ -29,6 +29,7 @@ def player_stream_prefix(round_id: str) -> str:
 
 
 def iso(moment: datetime) -> str:
+    """A step's time as its events and metadata record it (``at``)."""
     return moment.isoformat()
 
 
