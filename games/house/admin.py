@@ -104,6 +104,16 @@ def _json(value: Any) -> SafeString:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=1, sort_keys=True))
 
 
+def _json_display(field: str, description: str) -> Callable[[Any, HouseTable], SafeString]:
+    """A table's JSON field ``field`` shown read-only (the admin's display ``description``)."""
+
+    @admin.display(description=description)
+    def display(admin_: Any, obj: HouseTable) -> SafeString:
+        return _json(getattr(obj, field))
+
+    return display
+
+
 # Shown read-only: the dealer's projection and the table's identity after creation.
 _STATE_FIELDS = ["is_open", "phase", "phase_seq", "deadline", "current_round_id", "public_seq", "config_version",
                  "created_at", "updated_at"]  # fmt: skip
@@ -214,21 +224,10 @@ class HouseTableAdmin(ServiceSavedAdmin):
 
     # --- read-only displays --------------------------------------------------------------------
 
-    @admin.display(description="limits (minor units)")
-    def limits_view(self, obj: HouseTable) -> SafeString:
-        return _json(obj.limits)
-
-    @admin.display(description="pay tables")
-    def pay_tables_view(self, obj: HouseTable) -> SafeString:
-        return _json(obj.pay_tables)
-
-    @admin.display(description="STAX progressives")
-    def progressives_view(self, obj: HouseTable) -> SafeString:
-        return _json(obj.progressives)
-
-    @admin.display(description="Bonus Spin wheel")
-    def wheel_view(self, obj: HouseTable) -> SafeString:
-        return _json(obj.wheel)
+    limits_view = _json_display("limits", "limits (minor units)")
+    pay_tables_view = _json_display("pay_tables", "pay tables")
+    progressives_view = _json_display("progressives", "STAX progressives")
+    wheel_view = _json_display("wheel", "Bonus Spin wheel")
 
     @admin.display(description="open / close")
     def table_controls(self, obj: HouseTable) -> SafeString:

@@ -14,11 +14,14 @@ created by the player's first event and is the player's state
 ``house_seat.left`` deletes it.
 
 The services append the events, then apply them with these projectors in the
-same transaction, passing the rows and states they hold (``games.house.store``
-does it for every round step). The player commands' last write is one
-statement with the command's stored result (``store.save_player``,
-``store.saving_commands``): the row it writes is the one this projector's
-``fold`` projected. Times come from the events: a step's ``at`` (the
+same transaction, passing the rows and states they hold
+(``games.house.store.commit`` does it for every round step). The player
+commands' last write is one statement with the command's stored result
+(``games.house.store.commands.save_player``,
+``games.house.store.batches.saving_commands``): the row it writes is the one
+this projector's ``fold`` projected. The player rows' state document, their
+derivation and their bulk SQL are ``games.house.store.rows``, which these
+projectors use and which uses nothing of them. Times come from the events: a step's ``at`` (the
 metadata's, which every house append carries), else the append time.
 
 Not projections (links, not compared): a player round's ``balance_before``
@@ -50,6 +53,7 @@ from games.house.round.events import (
     RoundSettled,
 )
 from games.house.round.state import PlayerState, RoundState, apply_player, apply_round
+from games.house.store.rows import load_player_rows, project_player, save_rows, state_from_json
 from games.tables.projection import held_row
 from ledger.services.events import RecordedEvent, read_stream
 from ledger.services.projectors import Projector
@@ -195,7 +199,7 @@ class PlayerRoundProjector(Projector):
 
     ``fold`` projects the rows in memory (the service's or loaded), ``write``
     writes them in bulk (new rows ``bulk_create``, the others one statement,
-    ``store.save_rows``); ``apply_many`` is both."""
+    ``store.rows.save_rows``); ``apply_many`` is both."""
 
     name = "house_player_round"
     model = PlayerRound
@@ -215,7 +219,7 @@ class PlayerRoundProjector(Projector):
         states: Mapping[int, PlayerState] | None = None,
     ) -> None:
         """``round_row`` and its player ``rows`` (by player id: ``PlayerRound`` or
-        ``store.PlayerRow``) as the service holds them, kept current;
+        ``store.rows.PlayerRow``) as the service holds them, kept current;
         ``states``: those players' states at their rows' versions, when known
         (a row's ``state`` is then not parsed again)."""
         self._round = round_row
@@ -252,8 +256,6 @@ class PlayerRoundProjector(Projector):
 
     def _loaded(self, round_row: HouseRound, players: Sequence[int]) -> dict[int, Any]:
         """Rows of ``players`` in the round (the service's, else read in one query)."""
-        from games.house.store import load_player_rows
-
         held = self._round is not None and self._round.round_id == round_row.round_id
         found = {pid: self._rows[pid] for pid in players if held and pid in self._rows}
         missing = [pid for pid in players if pid not in found]
@@ -264,8 +266,6 @@ class PlayerRoundProjector(Projector):
     def fold(self, events: Sequence[RecordedEvent]) -> dict[str, tuple[Any, PlayerState]]:
         """Apply ``events`` (player streams, log order) to the rows in memory,
         nothing written: ``{stream id: (row, new state)}`` of the rows changed."""
-        from games.house.store import project_player, state_from_json
-
         by_round: dict[str, dict[int, list[RecordedEvent]]] = {}
         for event in events:
             round_id, player = player_of(event.stream_id)
@@ -305,8 +305,6 @@ class PlayerRoundProjector(Projector):
     @staticmethod
     def write(rows: Sequence[Any]) -> None:
         """Write projected rows: new ones in one ``bulk_create``, the others in one statement."""
-        from games.house.store import save_rows
-
         new = [row for row in rows if row.pk is None]
         existing = [row for row in rows if row.pk is not None] if new else rows
         if new:

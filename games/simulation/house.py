@@ -39,7 +39,8 @@ from games.house.round.state import replay_player, replay_round
 from games.house.services import bets, dealer, group
 from games.house.services import seats as seating
 from games.house.services.tables import configure_table
-from games.house.store import player_stream, round_stream, state_from_json
+from games.house.store import player_stream, round_stream
+from games.house.store.rows import state_from_json
 from games.simulation.clients import Command, TableClients
 from games.simulation.core import Simulator, Violation
 from games.tables import pacing, presence
@@ -95,12 +96,16 @@ class HouseFamily(TableClients):
     verified: set[str] = field(default_factory=set)  # ended rounds whose streams were replayed
     write_points: list[tuple[str, str]] = field(
         default_factory=lambda: [
-            ("games.house.store", "settle_prepared"),
-            ("games.house.store", "open_hold"),
-            ("games.house.store", "append_events"),
-            ("games.house.store", "save_rows"),
+            ("games.house.store.commit", "settle_prepared"),
+            ("games.house.store.commit", "open_hold"),
+            ("games.house.store.commit", "append_events"),
+            # ``save_rows`` where it is called: the player-round projector's write,
+            # and the commands' last write on SQLite.
+            ("games.house.projectors", "save_rows"),
+            ("games.house.store.commands", "save_rows"),
+            ("games.house.store.batches", "save_rows"),
             # Made after the step's events and money are written, before the round row is.
-            ("games.house.store", "HouseRoundProjector"),
+            ("games.house.store.commit", "HouseRoundProjector"),
             ("games.house.services.rounds", "_set_table"),
             ("games.house.services.bets", "save_player"),
             ("games.house.services.seats", "commit"),
@@ -148,10 +153,10 @@ class HouseFamily(TableClients):
 
     def forget(self) -> None:
         """Empty the round and player caches of the process (as a fresh process)."""
-        from games.house import store
+        from games.house.store import cache
 
-        store._ROUND_CACHE.clear()
-        store._PLAYER_CACHE.clear()
+        cache._ROUND_CACHE.clear()
+        cache._PLAYER_CACHE.clear()
 
     def t(self, table_id: int) -> str:
         # Another run's table (a shared database: its sweep is global) by its id.

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -185,73 +185,55 @@ class BetCommandView(APIView):
         return play_command(request, self.kind, table_id)
 
 
+def _bet_schema(body: Any, result: Any, refusals: dict[int, Any]) -> Any:
+    """A bet command's schema: its ``body`` (``None``: none), its 200 ``result``
+    and refusals, and the ``Idempotency-Key`` header (on ``BetCommandView.post``)."""
+    return extend_schema_view(
+        post=extend_schema(request=body, responses={200: result, **refusals}, parameters=[IDEMPOTENCY_HEADER])
+    )
+
+
+@_bet_schema(ChipBody, schemas.BetResult, BET_ERRORS)
 class ChipView(BetCommandView):
     """Add a chip to a betting spot (capped at the spot's maximum; the cap is reported)."""
 
     kind = "bet"
 
-    @extend_schema(
-        request=ChipBody,
-        responses={200: schemas.BetResult, **BET_ERRORS},
-        parameters=[IDEMPOTENCY_HEADER],
-    )
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
-
+@_bet_schema(None, schemas.BetResult, BET_ERRORS)
 class UndoView(BetCommandView):
     """Remove the last chip placed."""
 
     kind = "undo"
 
-    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
-
+@_bet_schema(None, schemas.BetResult, BET_ERRORS)
 class ClearView(BetCommandView):
     """Remove every chip of this round."""
 
     kind = "clear"
 
-    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
-
+@_bet_schema(None, schemas.BetResult, BET_ERRORS)
 class RepeatView(BetCommandView):
     """Place all of the player's bets of their previous round."""
 
     kind = "repeat"
 
-    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
-
+@_bet_schema(None, schemas.BetResult, BET_ERRORS)
 class DoubleView(BetCommandView):
     """Double every current bet, once per round, in placing order while the balance lasts."""
 
     kind = "double"
 
-    @extend_schema(request=None, responses={200: schemas.BetResult, **BET_ERRORS}, parameters=[IDEMPOTENCY_HEADER])
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
-
+@_bet_schema(DecisionBody, schemas.DecisionResult, DECISION_ERRORS)
 class DecisionView(BetCommandView):
     """Take one of the options offered right now (refused when not offered or not covered).
     When it was the last decision outstanding the dealer moves on at once."""
 
     kind = "decision"
-
-    @extend_schema(
-        request=DecisionBody,
-        responses={200: schemas.DecisionResult, **DECISION_ERRORS},
-        parameters=[IDEMPOTENCY_HEADER],
-    )
-    def post(self, request: Request, table_id: int) -> Response:
-        return super().post(request, table_id)
 
 
 # --- money and history ---------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from typing import Any
 from casino.errors import DomainError
 from games.cards.shuffle import RandomSource
 from games.cards.shuffle_stats import DECK_SIZE, SHUFFLES, fairness_report, position_counts
-from games.house.math.rtp import RtpReport, wager_rtp
+from games.house.math.rtp import MainReturns, RtpReport, wager_rtp
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL, Wheel
 from games.house.rules.definitions import GameDefinition, WagerKind
 from games.house.rules.paytables import BONUS_SPIN_WAGER_UNITS, PAY_TABLES_VERSION, PayTable
@@ -216,7 +216,7 @@ def side_bets(definition: GameDefinition, wheel: Wheel = EXAMPLE_WHEEL) -> list[
 
 
 @dataclass(frozen=True)
-class MainResult:
+class MainResult(MainReturns):
     """One game's exact perfect-strategy results for one combination of main pay tables."""
 
     pay_tables: Mapping[str, int]
@@ -226,14 +226,6 @@ class MainResult:
     variance_per_ante: Fraction | None
     outcomes: tuple[tuple[str, Fraction, Fraction], ...]
     strategy: tuple[Mapping[str, Any], ...]
-
-    @property
-    def house_edge(self) -> Fraction:
-        return 1 - self.rtp_per_ante
-
-    @property
-    def element_of_risk(self) -> Fraction:
-        return 1 - self.rtp_per_total
 
     def as_dict(self) -> dict[str, Any]:
         return {

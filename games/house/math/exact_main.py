@@ -59,6 +59,7 @@ import numpy.typing as npt
 from games.cards.batch import all_combinations, evaluate_batch
 from games.cards.cards import RANK_CHARS, SUITS
 from games.cards.evaluator import tables
+from games.house.math.rtp import MainReturns
 from games.house.rules.definitions import Action, GameDefinition, MainRule, WagerKind
 from games.house.rules.outcomes import category_table
 from games.house.rules.paytables import CATEGORIES, PayTable
@@ -516,7 +517,7 @@ def flop_view(
 
 
 @dataclass
-class ExactMainResult:
+class ExactMainResult(MainReturns):
     """The exact main-game return under perfect strategy.
 
     ``rtp_per_ante`` = 1 + expected net / ante; ``rtp_per_total`` = expected return /
@@ -545,14 +546,6 @@ class ExactMainResult:
     timeouts: dict[str, Any] = field(default_factory=dict)  # see ``timeout_costs``
     paytable_number: int = 1
     timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def house_edge(self) -> Fraction:
-        return 1 - self.rtp_per_ante
-
-    @property
-    def element_of_risk(self) -> Fraction:
-        return 1 - self.rtp_per_total
 
     def as_dict(self) -> dict[str, Any]:
         def frac(x: Fraction) -> str:
@@ -1050,6 +1043,21 @@ def _table(name: str, title: str, columns: list[str], rows: list[list[Any]]) -> 
     return {"name": name, "title": title, "columns": columns, "rows": [[str(c) for c in row] for row in rows]}
 
 
+def _compact_rule_table(street: str, title: str, limit: str, key: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """A street's compact rule (``compact_rules``) as a table: per made hand its
+    decision, the limit it holds to (column ``limit``, ``key`` in the rule;
+    ``never`` without one), the agreement and the share of decisions."""
+    return _table(
+        f"{street} (compact rule)",
+        title,
+        ["made hand", "decision", limit, "agreement", "share of decisions"],
+        [
+            [r["made_hand"], r["decision"], "never" if r[key] is None else r[key], r["agreement"], r["share"]]
+            for r in rules
+        ],
+    )
+
+
 def strategy_tables(result: ExactMainResult) -> list[dict[str, Any]]:
     """The optimal strategy as printable tables (the ``strategy`` of a casino.main_rtp/1 result)."""
     options = list(result.preflop[0]["net_in_antes"]) if result.preflop else []
@@ -1070,43 +1078,27 @@ def strategy_tables(result: ExactMainResult) -> list[dict[str, Any]]:
     rules = result.rules
     if rules.get("flop"):
         tables.append(
-            _table(
-                "flop (compact rule)",
+            _compact_rule_table(
+                "flop",
                 "per made hand (hole cards and flop): bet when the dealer beats the player in at most this "
                 "share of the turn, river and dealer hands; agreement with the exact table, weighted by the "
                 "flop decisions reached under the optimal strategy (the exact decisions: flop.csv.gz, the "
                 "shipped tables)",
-                ["made hand", "decision", "max dealer wins share", "agreement", "share of decisions"],
-                [
-                    [
-                        r["made_hand"],
-                        r["decision"],
-                        "never" if r["max_dealer_wins_share"] is None else r["max_dealer_wins_share"],
-                        r["agreement"],
-                        r["share"],
-                    ]
-                    for r in rules["flop"]
-                ],
+                "max dealer wins share",
+                "max_dealer_wins_share",
+                rules["flop"],
             )
         )
     if rules.get("river"):
         tables.append(
-            _table(
-                "river (compact rule)",
+            _compact_rule_table(
+                "river",
                 "per made hand: call when at most this many of the 990 dealer hands beat the player; "
                 "agreement with the exact decision, weighted by the river decisions reached (the exact "
                 "decisions: river.npz, the shipped tables)",
-                ["made hand", "decision", "max dealer wins of 990", "agreement", "share of decisions"],
-                [
-                    [
-                        r["made_hand"],
-                        r["decision"],
-                        "never" if r["max_dealer_wins_of_990"] is None else r["max_dealer_wins_of_990"],
-                        r["agreement"],
-                        r["share"],
-                    ]
-                    for r in rules["river"]
-                ],
+                "max dealer wins of 990",
+                "max_dealer_wins_of_990",
+                rules["river"],
             )
         )
     if result.timeouts:

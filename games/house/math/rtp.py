@@ -86,6 +86,24 @@ def variance_of(lines: tuple[OutcomeLine, ...]) -> Fraction:
     return second - mean * mean
 
 
+class MainReturns:
+    """A main game's two returns (per Ante, per total wagered) and the house's
+    shares that follow from them; mixed into the exact results
+    (``exact_main.ExactMainResult``) and the certified ones
+    (``certification.MainResult``)."""
+
+    rtp_per_ante: Fraction
+    rtp_per_total: Fraction
+
+    @property
+    def house_edge(self) -> Fraction:
+        return 1 - self.rtp_per_ante
+
+    @property
+    def element_of_risk(self) -> Fraction:
+        return 1 - self.rtp_per_total
+
+
 @dataclass(frozen=True)
 class RtpReport:
     game: str

@@ -24,7 +24,7 @@ from games.house.realtime.commands import COMMANDS, execute_command
 from games.house.realtime.relay import FAMILY, change_membership, chat_group, notice_group
 from games.house.round.state import RoundState
 from games.house.services import chat
-from games.house.store import load_round
+from games.house.store.streams import load_round
 from games.tables.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
 from games.tables.presence import HOUSE, PresentSocket
 from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse

@@ -50,7 +50,8 @@ from games.house.round.events import (
     DealtAt,
 )
 from games.house.round.state import BETTING, RoundState, replay_round
-from games.house.store import load_round, player_stream, round_stream, state_from_json
+from games.house.store.rows import state_from_json
+from games.house.store.streams import load_round, player_stream, round_stream
 from games.tables.fairness import OpenedDeck, fairness_answer, opened_from_reveal
 from ledger.legs import LEGS_KEY, without_legs
 from ledger.services import player_balances, read_stream

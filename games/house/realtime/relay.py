@@ -195,7 +195,8 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     from casino.responsible_gaming import wager_allowances
     from games.house.models import PlayerRound
     from games.house.round.commands import offered_options
-    from games.house.store import load_round, state_from_json
+    from games.house.store.rows import state_from_json
+    from games.house.store.streams import load_round
 
     state = load_round(round_id)
     if state.config is None:

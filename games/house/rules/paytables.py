@@ -28,22 +28,12 @@ from types import MappingProxyType
 from typing import Any
 
 from casino.errors import DomainError
+from games.cards.evaluator import Category
 
 PAY_TABLES_VERSION = "2026.11.1"
 
-# Category names, best first (the evaluator's ``Category`` values).
-CATEGORIES: tuple[str, ...] = (
-    "royal_flush",
-    "straight_flush",
-    "four_of_a_kind",
-    "full_house",
-    "flush",
-    "straight",
-    "three_of_a_kind",
-    "two_pair",
-    "pair",
-    "high_card",
-)
+# Category names, best first: the evaluator's ``Category`` values.
+CATEGORIES: tuple[str, ...] = tuple(category.value for category in Category)
 
 
 class UnknownPayTable(DomainError, code="unknown_pay_table", http_status=404):
@@ -227,6 +217,23 @@ BLIND_LINES = lines(
     ("pair", PUSH),
     ("high_card", PUSH),
 )
+
+
+def seven_card_bonus(full_house: int, flush: int, straight: int) -> Lines:
+    """The seven-card bonus ladder on the player's best five of seven (seed 000/004
+    "Best Five / Trips" on UTH, seed 002 "Player Bonus" on Xtreme): royal flush 50,
+    straight flush 40, four of a kind 30 and three of a kind 3 to 1; the full house,
+    flush and straight pays are the table's."""
+    return lines(
+        ("royal_flush", to(50)),
+        ("straight_flush", to(40)),
+        ("four_of_a_kind", to(30)),
+        ("full_house", to(full_house)),
+        ("flush", to(flush)),
+        ("straight", to(straight)),
+        ("three_of_a_kind", to(3)),
+    )
+
 
 # Bonus Spin Xtreme (seed 002): the triggering events and fixed awards, in whole
 # currency units, per wager size (1, 2 or 5 units). Every trigger also spins the wheel.

@@ -12,19 +12,11 @@ from games.house.rules.definitions import (
     WagerKind,
     three_streets,
 )
-from games.house.rules.paytables import BLIND_LINES, Basis, PayTable, lines, to
+from games.house.rules.paytables import BLIND_LINES, Basis, PayTable, seven_card_bonus
 
 CODE = "uth"
 
-BEST_FIVE_LINES = lines(
-    ("royal_flush", to(50)),
-    ("straight_flush", to(40)),
-    ("four_of_a_kind", to(30)),
-    ("full_house", to(8)),
-    ("flush", to(7)),
-    ("straight", to(4)),
-    ("three_of_a_kind", to(3)),
-)
+BEST_FIVE_LINES = seven_card_bonus(full_house=8, flush=7, straight=4)
 
 PAY_TABLES = (
     PayTable(CODE, "ante_plus", 1, Basis.PLAYER_SEVEN, BLIND_LINES, title="Ante Plus (Blind), seed 000"),

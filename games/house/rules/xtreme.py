@@ -18,6 +18,7 @@ from games.house.rules.paytables import (
     ACE_FACE,
     ACE_FACE_SUITED,
     BLIND_LINES,
+    CATEGORIES,
     LOSE,
     PAIR_OF_ACES,
     ROYAL_FLUSH_DIAMONDS,
@@ -27,6 +28,7 @@ from games.house.rules.paytables import (
     Pay,
     PayTable,
     lines,
+    seven_card_bonus,
     to,
 )
 
@@ -34,18 +36,6 @@ CODE = "xtreme"
 
 STAR, SPADE, HEART, DIAMOND, CLUB = "star", "spade", "heart", "diamond", "club"
 PROGRESSIVE_POOLS: tuple[str, ...] = (STAR, SPADE, HEART, DIAMOND, CLUB)
-
-
-def _player_bonus(full_house: int, flush: int, straight: int) -> Lines:
-    return lines(
-        ("royal_flush", to(50)),
-        ("straight_flush", to(40)),
-        ("four_of_a_kind", to(30)),
-        ("full_house", to(full_house)),
-        ("flush", to(flush)),
-        ("straight", to(straight)),
-        ("three_of_a_kind", to(3)),
-    )
 
 
 def _hole_card_bonus(aces: int, pair: int) -> Lines:
@@ -61,17 +51,8 @@ def _prog(pool: str) -> Pay:
 
 
 def _stax(*pays: Pay) -> Lines:
-    names = (
-        ROYAL_FLUSH_DIAMONDS,
-        ROYAL_FLUSH_OTHER,
-        "straight_flush",
-        "four_of_a_kind",
-        "full_house",
-        "flush",
-        "straight",
-        "three_of_a_kind",
-        "two_pair",
-    )
+    # The royal flush split by suit, then the categories from a straight flush to two pair.
+    names = (ROYAL_FLUSH_DIAMONDS, ROYAL_FLUSH_OTHER, *CATEGORIES[1 : CATEGORIES.index("two_pair") + 1])
     return tuple(zip(names, pays, strict=True))
 
 
@@ -94,7 +75,7 @@ STAX_TABLES: dict[int, Lines] = {
 PAY_TABLES = (
     PayTable(CODE, "xtra_bonus", 1, Basis.PLAYER_SEVEN, BLIND_LINES, title="X-tra Bonus, seed 002"),
     *(
-        PayTable(CODE, "player_bonus", n, Basis.PLAYER_SEVEN, _player_bonus(*pays), title="Player Bonus")
+        PayTable(CODE, "player_bonus", n, Basis.PLAYER_SEVEN, seven_card_bonus(*pays), title="Player Bonus")
         for n, pays in PLAYER_BONUS.items()
     ),
     *(

@@ -11,6 +11,7 @@ of the same command returns the first result and changes nothing.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -35,19 +36,18 @@ from games.house.round.errors import NotInRound, NotSeated, WrongPhase
 from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, DecisionMade, Event
 from games.house.round.state import PlayerState, RoundState, config_of
 from games.house.services.rounds import TableTick
-from games.house.store import (
+from games.house.store.cache import remember_player
+from games.house.store.commands import (
     Accounts,
     CommandContext,
-    Money,
-    commit,
-    iso,
     read_command,
-    remember_player,
     save_player,
     seat_and_bettors,
-    state_from_json,
     tick_and_waiting,
 )
+from games.house.store.commit import Money, commit
+from games.house.store.rows import state_from_json
+from games.house.store.streams import iso
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class DecisionResult:
 def _read(
     *, command: str, table_id: int, player_id: int, key: str, request: dict[str, Any], now: datetime, seated: bool
 ) -> tuple[Any, CommandContext | None]:
-    """Claim ``key`` and read the command's context (``store.read_command``):
+    """Claim ``key`` and read the command's context (``store.commands.read_command``):
     ``(first result, None)`` for a retry, ``(None, context)`` otherwise. ``seated``:
     refuse a player without a seat (``not_seated``). Raises ``WrongPhase`` when
     the table has no round."""
@@ -97,7 +97,7 @@ def _read(
 
 def _bet_command(
     *, command: str, table_id: int, player_id: int, idempotency_key: str, now: datetime, request: dict[str, Any],
-    decide: Any,
+    decide: Decide,
 ) -> BetResult:  # fmt: skip
     with transaction.atomic():
         first, context = _read(command=command, table_id=table_id, player_id=player_id, key=idempotency_key,
@@ -168,16 +168,46 @@ def _new_ids(n: int) -> list[str]:
     return [str(uuid.uuid4()) for _ in range(n)]
 
 
+# --- the bet commands' domain calls (shared with ``services.group``) -----------------------------
+
+#: A bet command's decision on (round state, player state, wallet balance).
+Decide = Callable[[RoundState, PlayerState, int], BetOutcome]
+
+
+def chip_decider(*, spot: str, amount: int, now: datetime) -> Decide:
+    hold_id = _new_ids(1)[0]
+    at = iso(now)
+    return lambda s, p, b: decide_place_chip(s, p, spot=spot, amount=amount, balance=b, hold_id=hold_id, now=at)
+
+
+def undo_decider(*, now: datetime) -> Decide:
+    at = iso(now)
+    return lambda s, p, b: decide_undo(s, p, now=at)
+
+
+def clear_decider(*, now: datetime) -> Decide:
+    at = iso(now)
+    return lambda s, p, b: decide_clear(s, p, now=at)
+
+
+def repeat_decider(*, previous: dict[str, int], now: datetime) -> Decide:
+    """``previous``: the bets to place again (``previous_bets``)."""
+    ids, at = _new_ids(len(previous)), iso(now)
+    return lambda s, p, b: decide_repeat(s, p, previous=previous, balance=b, hold_ids=ids, now=at)
+
+
+def double_decider(*, now: datetime) -> Decide:
+    ids, at = _new_ids(8), iso(now)
+    return lambda s, p, b: decide_double(s, p, balance=b, hold_ids=ids, now=at)
+
+
 def place_chip(
     *, table_id: int, player_id: int, spot: str, amount: int, idempotency_key: str, now: datetime
 ) -> BetResult:
     """Add one chip to ``spot`` (capped at its maximum: ``capped`` says so)."""
-    hold_id = _new_ids(1)[0]
     return _bet_command(
         command="house.place_chip", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
-        now=now, request={"spot": spot, "amount": amount},
-        decide=lambda s, p, b: decide_place_chip(s, p, spot=spot, amount=amount, balance=b, hold_id=hold_id,
-                                                 now=iso(now)),
+        now=now, request={"spot": spot, "amount": amount}, decide=chip_decider(spot=spot, amount=amount, now=now),
     )  # fmt: skip
 
 
@@ -185,7 +215,7 @@ def undo_bet(*, table_id: int, player_id: int, idempotency_key: str, now: dateti
     """Remove the last chip placed (repeatable, in reverse order)."""
     return _bet_command(
         command="house.undo_bet", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
-        now=now, request={}, decide=lambda s, p, b: decide_undo(s, p, now=iso(now)),
+        now=now, request={}, decide=undo_decider(now=now),
     )  # fmt: skip
 
 
@@ -193,7 +223,7 @@ def clear_bets(*, table_id: int, player_id: int, idempotency_key: str, now: date
     """Remove every chip."""
     return _bet_command(
         command="house.clear_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
-        now=now, request={}, decide=lambda s, p, b: decide_clear(s, p, now=iso(now)),
+        now=now, request={}, decide=clear_decider(now=now),
     )  # fmt: skip
 
 
@@ -216,20 +246,17 @@ def repeat_bets(*, table_id: int, player_id: int, idempotency_key: str, now: dat
     # An unknown table has no previous bets; the command then refuses it as the others do.
     current = HouseTable.objects.filter(pk=table_id).values_list("current_round_id", flat=True).first()
     previous = previous_bets(table_id=table_id, player_id=player_id, before_round=current or "")
-    ids = _new_ids(len(previous))
     return _bet_command(
         command="house.repeat_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
-        now=now, request={},
-        decide=lambda s, p, b: decide_repeat(s, p, previous=previous, balance=b, hold_ids=ids, now=iso(now)),
+        now=now, request={}, decide=repeat_decider(previous=previous, now=now),
     )  # fmt: skip
 
 
 def double_bets(*, table_id: int, player_id: int, idempotency_key: str, now: datetime) -> BetResult:
     """Double every current bet once per round (in placing order while the balance lasts)."""
-    ids = _new_ids(8)
     return _bet_command(
         command="house.double_bets", table_id=table_id, player_id=player_id, idempotency_key=idempotency_key,
-        now=now, request={}, decide=lambda s, p, b: decide_double(s, p, balance=b, hold_ids=ids, now=iso(now)),
+        now=now, request={}, decide=double_decider(now=now),
     )  # fmt: skip
 
 

@@ -9,13 +9,14 @@ have returned, or the ``DomainError`` it would have raised. A refused command
 (balance, limits, window closed, responsible gaming, a reused key...) writes
 nothing, and its idempotency claim is released, so its key stays usable; the
 others proceed. The same decisions as the single path: the same ``decide_*``
-domain functions, ``check_room`` and ``assert_may_wager`` on the same state.
+domain calls (``bets.chip_decider`` and the others), ``check_room`` and
+``assert_may_wager`` on the same state.
 
 PostgreSQL, per batch: one statement claims every key and reads every
-command's context (``store.read_commands``), Python decides each command in
+command's context (``store.batches.read_commands``), Python decides each command in
 order, then one ledger batch (``prepare_batch``/``settle_prepared``: every
 event, hold, transfer and statement line) and one statement for every
-projection row, stored result and released claim (``store.saving_commands``).
+projection row, stored result and released claim (``store.batches.saving_commands``).
 Per-seat tables add one read of seats and bettors; decisions one read of the
 table's tick. A player's commands apply in order on their evolving state: a
 batch is cut into consecutive runs in which each player and each key appears
@@ -34,10 +35,10 @@ exactly as on the single path: the ledger checks them in the same places.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID
 
 from django.db import DatabaseError, connection, transaction
@@ -47,14 +48,8 @@ from casino.responsible_gaming import assert_may_wager, note_wager
 from games.house.models import HouseRound, PlayerRound
 from games.house.projectors import PlayerRoundProjector
 from games.house.round.commands import (
-    BetOutcome,
     check_room,
-    decide_clear,
     decide_decision,
-    decide_double,
-    decide_place_chip,
-    decide_repeat,
-    decide_undo,
     limit_exempt,
     reserve_after,
 )
@@ -63,31 +58,35 @@ from games.house.round.events import BET_PLACED, BetPlaced, BetRemoved, Decision
 from games.house.round.state import PlayerState, RoundState, apply_player, config_of
 from games.house.services.bets import (
     BetResult,
+    Decide,
     DecisionResult,
+    chip_decider,
     clear_bets,
+    clear_decider,
     decision_from_stored,
     decision_stored,
     double_bets,
+    double_decider,
     make_decision,
     place_chip,
     previous_bets,
     repeat_bets,
+    repeat_decider,
     undo_bet,
+    undo_decider,
 )
 from games.house.services.rounds import TableTick
-from games.house.store import (
-    CommandContext,
+from games.house.store.batches import (
     CommandRead,
     CommandRequest,
-    accounts_of,
-    iso,
-    player_stream,
     read_commands,
-    remember_players,
     saving_commands,
     seats_and_bettors,
     ticks_and_waiting,
 )
+from games.house.store.cache import remember_players
+from games.house.store.commands import CommandContext, accounts_of
+from games.house.store.streams import iso, player_stream
 from ledger.services import (
     EventRef,
     HoldOpening,
@@ -104,11 +103,23 @@ from ledger.upcasting import CURRENT_VERSIONS
 
 
 @dataclass(frozen=True)
-class PlaceChip:
-    """``place_chip``: add ``amount`` to ``spot``."""
+class _Command:
+    """What every player command carries: the player, the idempotency key, the
+    service's command name (``command``), and a request without fields."""
 
     player_id: int
     idempotency_key: str
+    command: ClassVar[str]
+
+    def request(self) -> dict[str, Any]:
+        """The request as the single path hashes it under the key (``CommandRequest``)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class PlaceChip(_Command):
+    """``place_chip``: add ``amount`` to ``spot``."""
+
     spot: str
     amount: int
     command = "house.place_chip"
@@ -118,59 +129,37 @@ class PlaceChip:
 
 
 @dataclass(frozen=True)
-class UndoBet:
+class UndoBet(_Command):
     """``undo_bet``: remove the last chip placed."""
 
-    player_id: int
-    idempotency_key: str
     command = "house.undo_bet"
 
-    def request(self) -> dict[str, Any]:
-        return {}
-
 
 @dataclass(frozen=True)
-class ClearBets:
+class ClearBets(_Command):
     """``clear_bets``: remove every chip."""
 
-    player_id: int
-    idempotency_key: str
     command = "house.clear_bets"
 
-    def request(self) -> dict[str, Any]:
-        return {}
-
 
 @dataclass(frozen=True)
-class RepeatBets:
+class RepeatBets(_Command):
     """``repeat_bets``: place the previous round's bets again."""
 
-    player_id: int
-    idempotency_key: str
     command = "house.repeat_bets"
 
-    def request(self) -> dict[str, Any]:
-        return {}
-
 
 @dataclass(frozen=True)
-class DoubleBets:
+class DoubleBets(_Command):
     """``double_bets``: double every current bet once per round."""
 
-    player_id: int
-    idempotency_key: str
     command = "house.double_bets"
-
-    def request(self) -> dict[str, Any]:
-        return {}
 
 
 @dataclass(frozen=True)
-class MakeDecision:
+class MakeDecision(_Command):
     """``make_decision``: take ``option`` at the open decision point."""
 
-    player_id: int
-    idempotency_key: str
     option: str
     command = "house.make_decision"
 
@@ -459,26 +448,18 @@ def _bet_writes(events: list[Event], player: PlayerState) -> _Decided:
     return _Decided(events, opened, settled, player, after)
 
 
-Decide = Callable[[RoundState, PlayerState, int], BetOutcome]
-
-
 def _decider(table_id: int, c: PlayerCommand, context: CommandContext, now: datetime) -> Decide:
-    """The domain function of a bet command, as ``bets`` calls it."""
-    at = iso(now)
+    """The domain call of a bet command, as ``bets`` makes it."""
     match c:
         case PlaceChip():
-            hold_id = str(uuid.uuid4())
-            return lambda s, p, b: decide_place_chip(s, p, spot=c.spot, amount=c.amount, balance=b, hold_id=hold_id,
-                                                     now=at)  # fmt: skip
+            return chip_decider(spot=c.spot, amount=c.amount, now=now)
         case UndoBet():
-            return lambda s, p, b: decide_undo(s, p, now=at)
+            return undo_decider(now=now)
         case ClearBets():
-            return lambda s, p, b: decide_clear(s, p, now=at)
+            return clear_decider(now=now)
         case RepeatBets():
             previous = previous_bets(table_id=table_id, player_id=c.player_id, before_round=context.round_row.round_id)
-            ids = [str(uuid.uuid4()) for _ in previous]
-            return lambda s, p, b: decide_repeat(s, p, previous=previous, balance=b, hold_ids=ids, now=at)
+            return repeat_decider(previous=previous, now=now)
         case DoubleBets():
-            ids = [str(uuid.uuid4()) for _ in range(8)]
-            return lambda s, p, b: decide_double(s, p, balance=b, hold_ids=ids, now=at)
+            return double_decider(now=now)
     raise TypeError(f"not a bet command: {c!r}")

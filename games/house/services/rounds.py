@@ -50,17 +50,10 @@ from games.house.round.state import BETTING, PER_SEAT_MAX, PlayerState, RoundCon
 from games.house.rules.bonus_spin import Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
 from games.house.rules.registry import game, pay_table
-from games.house.store import (
-    Money,
-    PlayerRow,
-    commit,
-    iso,
-    load_players,
-    load_round,
-    player_heads_read_meanwhile,
-    state_from_json,
-    wallets,
-)
+from games.house.store.commit import Money, commit
+from games.house.store.reads import player_heads_read_meanwhile, wallets
+from games.house.store.rows import PlayerRow, load_players, state_from_json
+from games.house.store.streams import iso, load_round
 from games.tables import pacing, presence
 from games.tables.dealkeys import DealKeyMissing, deal_key, new_deal_key, shred_deal_key
 from games.tables.fairness import DeckMismatch, OpenedDeck, is_plain, open_committed_deck, shuffle_and_commit
@@ -184,7 +177,7 @@ def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Seque
     game_number = pacing.game_number(table_code=table.code, now=now)
     config = _config(table, game_number)
     _ensure_pools(table, config, now)
-    # Created by its projector from the round's opening event (``store.commit``).
+    # Created by its projector from the round's opening event (``store.commit.commit``).
     round_row = HouseRound(round_id=game_number, table=table, currency=table.currency)
     deal_id = deal_id_of(game_number)
     key = new_deal_key(deal_id=deal_id)

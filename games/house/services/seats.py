@@ -30,7 +30,10 @@ from games.house.round.commands import decide_leave
 from games.house.round.errors import NotInRound, NotSeated, TableFull
 from games.house.round.events import BetRemoved
 from games.house.round.state import PER_SEAT_MAX
-from games.house.store import Money, commit, iso, load_round, lock_leaving_player, state_from_json
+from games.house.store.commands import lock_leaving_player
+from games.house.store.commit import Money, commit
+from games.house.store.rows import state_from_json
+from games.house.store.streams import iso, load_round
 from games.tables.pacing import lock_table
 from ledger.services import NewEvent, append_events
 from ledger.services.events import now as ledger_now
@@ -85,7 +88,7 @@ def leave_table(*, table_id: int, player_id: int, now: datetime) -> None:
 
     Locks as the bet path does (the player's round row, then the round shared),
     then deletes the seat, which waits for a chip in flight on a per-seat table
-    (it holds the seat row: ``store.seat_and_bettors``); the round and the
+    (it holds the seat row: ``store.commands.seat_and_bettors``); the round and the
     player's bets are read after that, so the chip is returned too. The seat
     row is deleted by its projector from ``house_seat.left``."""
     with transaction.atomic():

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from uuid import UUID
 
-from games.house.store import PendingHold, player_stream, wagers_and_pending_holds
+from games.house.store.reads import PendingHold, wagers_and_pending_holds
+from games.house.store.streams import player_stream
 from ledger.services.verify import Problem
 
 

@@ -12,7 +12,8 @@ from games.house.models import HouseRound, HouseTable
 from games.house.round.dealer import all_decided
 from games.house.services import make_decision, place_chip
 from games.house.services.rounds import _players
-from games.house.store import load_round, load_round_at
+from games.house.store.cache import load_round_at
+from games.house.store.streams import load_round
 from ledger.services.projectors import check_projections, rebuild
 from tests.db import ledger_sums
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step
@@ -100,7 +101,8 @@ def test_the_context_query_reads_the_player_streams_head_and_settings() -> None:
     from django.db import connection, transaction
 
     from casino.responsible_gaming import _row, set_limit
-    from games.house.store import _pg_context, player_stream
+    from games.house.store.commands import _pg_context
+    from games.house.store.streams import player_stream
     from ledger.services.events import stream_head
 
     table = make_table("uth")
@@ -132,7 +134,7 @@ class _Rollback(Exception):
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() -> None:
-    """The bet path keeps each player's last committed state (``store.known_player``)
+    """The bet path keeps each player's last committed state (``store.cache.known_player``)
     and then does not read the projected state again. A chip rolled back by the
     caller's transaction is not remembered; a remembered state of an older
     version, or of another database incarnation (a server that may have lost
@@ -142,8 +144,8 @@ def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() 
 
     from django.db import transaction
 
-    from games.house import store
-    from games.house.store import known_player
+    from games.house.store import cache
+    from games.house.store.cache import known_player
 
     table = make_table("uth")
     player = make_player(table, funds=10_000)
@@ -170,7 +172,7 @@ def test_a_player_state_is_remembered_at_its_committed_version_and_only_there() 
     def stand_in(**changes: object) -> None:
         """Remember a state without chips: used, it shows in the next chip's totals."""
         empty = replace(remembered.state, chips=())
-        store._PLAYER_CACHE[(table.pk, player)] = replace(remembered, state=empty, **changes)  # type: ignore[arg-type]
+        cache._PLAYER_CACHE[(table.pk, player)] = replace(remembered, state=empty, **changes)  # type: ignore[arg-type]
 
     def chip(amount: int) -> int:
         result = place_chip(table_id=table.pk, player_id=player, spot="ante", amount=amount, idempotency_key=key(),

@@ -34,7 +34,7 @@ from games.house.round.events import CARDS_DEALT, CARDS_REVEALED, DECK_REVEALED,
 from games.house.round.state import replay_round
 from games.house.services import make_decision, place_chip, rounds, void_overdue_rounds, void_round
 from games.house.services.rounds import deal_id_of
-from games.house.store import load_round, round_stream
+from games.house.store.streams import load_round, round_stream
 from games.tables.dealkeys import DealKey, card_keyring, deal_key
 from games.tables.fairness import CommittedDeck, new_salt, open_committed_deck, seal_deck
 from ledger.services import NewEvent, append_events, read_stream

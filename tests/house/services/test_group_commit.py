@@ -35,7 +35,8 @@ from games.house.services.group import (
     run_commands,
     run_one,
 )
-from games.house.store import player_stream, state_from_json
+from games.house.store.rows import state_from_json
+from games.house.store.streams import player_stream
 from ledger.models import Hold
 from ledger.services import deposit, player_accounts, read_stream
 from ledger.services.verify import verify_ledger

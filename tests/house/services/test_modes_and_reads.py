@@ -10,7 +10,8 @@ from games.house.models import PlayerRound
 from games.house.realtime.presenters import account_history, game_history, private_delta, public_delta, table_view
 from games.house.round.state import replay_player, replay_round
 from games.house.services import make_decision, place_chip, pool_account
-from games.house.store import load_round, player_stream, round_stream, state_from_json
+from games.house.store.rows import state_from_json
+from games.house.store.streams import load_round, player_stream, round_stream
 from ledger.services import balance_of, read_stream
 from tests.db import ledger_sums
 from tests.house.services.conftest import (

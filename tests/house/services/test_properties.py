@@ -23,7 +23,8 @@ from games.house.models import PlayerRound
 from games.house.round.state import replay_player, replay_round
 from games.house.rules.registry import game
 from games.house.services.group import CommandResult, MakeDecision, PlaceChip, PlayerCommand, run_commands, run_one
-from games.house.store import load_round, player_stream, round_stream, state_from_json
+from games.house.store.rows import state_from_json
+from games.house.store.streams import load_round, player_stream, round_stream
 from ledger.services import read_stream
 from tests.db import ledger_sums
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
