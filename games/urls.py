@@ -8,6 +8,7 @@ from django.urls import include, path
 
 import games.tables.api  # noqa: F401 (registers the <id:...> route converter)
 from games.house.api import operator_views, views
+from games.poker.api import operator_views as poker_operator_views
 from games.poker.tournament import history as tournament_history
 from games.tables.asyncapi import AsyncAPIView
 
@@ -25,6 +26,7 @@ urlpatterns: list[Any] = [
     path("tables/<id:table_id>/hint/", views.HintView.as_view(), name="decision-hint"),
     path("tables/<id:table_id>/chat/", views.ChatView.as_view(), name="table-chat"),
     *operator_views.urlpatterns,
+    *poker_operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),

@@ -453,3 +453,18 @@ def test_the_shared_table_wing_imports_no_game_family() -> None:
     }
     assert len(tables) > 8
     assert not found, "\n".join(sorted(found))
+
+
+@pytest.mark.parametrize(("family", "other"), [("games.house", "games.poker"), ("games.poker", "games.house")])
+def test_neither_game_family_imports_the_other(family: str, other: str) -> None:
+    """What both families need is in ``games.tables`` (or ``games.cards``), so each wing
+    stands on its own, not even importing the other inside a function."""
+    modules = [m for m in project_modules() if in_package(m, family)]
+    found = {
+        f"{module}:{imported.line} imports {imported.target}"
+        for module in modules
+        for imported in imports_of(module, tree_of(module))
+        if in_package(imported.target, other)
+    }
+    assert len(modules) > 20
+    assert not found, "\n".join(sorted(found))
