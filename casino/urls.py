@@ -18,7 +18,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("casino.api_urls")),
     path("api/", include("games.urls")),
-    path("api/", include("ledger.api.urls")),
+    path("api/", include("casino.cashier_urls")),
+    path("api/", include("compliance.urls")),
 ]
 
 handler404 = "casino.api.not_found"  # JSON under /api/

@@ -1,5 +1,4 @@
-"""Routes of the ledger-side API (mounted under /api/): cashier, responsible
-gaming and compliance."""
+"""Routes of the cashier and the player's responsible-gaming settings (mounted under /api/)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ from casino.cashier_views import (
     RefundView,
     WithdrawalRequestView,
 )
-from compliance.views import ExportKeyView, ExportView, GameRecallView, ReportView
 
 urlpatterns: list[Any] = [
     path("cashier/deposits/", DepositRequestView.as_view(), name="cashier-deposit"),
@@ -26,8 +24,4 @@ urlpatterns: list[Any] = [
     path("cashier/callback/", ProviderCallbackView.as_view(), name="cashier-callback"),
     path("me/limits/", LimitsView.as_view(), name="me-limits"),
     path("me/exclusion/", ExclusionView.as_view(), name="me-exclusion"),
-    path("compliance/exports/", ExportView.as_view(), name="compliance-export"),
-    path("compliance/export-key/", ExportKeyView.as_view(), name="compliance-export-key"),
-    path("compliance/reports/<str:name>/", ReportView.as_view(), name="compliance-report"),
-    path("compliance/game-recall/<str:game_number>/", GameRecallView.as_view(), name="compliance-game-recall"),
 ]

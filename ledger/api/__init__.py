@@ -1,1 +1,0 @@
-"""Ledger-side REST API: wallet, cashier, compliance exports and reports."""
