@@ -5,8 +5,9 @@ A view documents its own refusals (``casino.api.errors``). Whatever it leaves
 out, the plumbing around every view can still answer, so it is added here with
 the error envelope (``ErrorBody``) and the codes it carries:
 
-- 400 where there is a body or a parameter to get wrong (``parse_error``,
-  ``invalid_request``, ``invalid_field``, ``invalid_query``);
+- 400 where there is a body or a parameter to get wrong (``invalid_json``,
+  ``too_deep``, ``invalid_text``, ``invalid_request``, ``invalid_field``,
+  ``invalid_query``);
 - 401 and 403 where the view needs a logged-in caller (``not_authenticated``,
   ``authentication_failed``; ``permission_denied``: the caller's role may not,
   or a session request came without its CSRF token);
@@ -30,9 +31,10 @@ from rest_framework.permissions import AllowAny
 from casino.api import ErrorBody
 
 GENERIC_ERRORS = {
-    400: "parse_error (the body is not JSON), invalid_request / invalid_field (a field is missing or "
-    "of the wrong type), invalid_query (a query parameter is not a whole number in range), "
-    "value_out_of_range (a number would overflow a 64-bit column)",
+    400: "invalid_json (the body is not one JSON document, or a number is not finite), too_deep (nested "
+    "deeper than the API reads), invalid_text (a string with a lone surrogate or NUL, or bytes that are not "
+    "UTF-8), invalid_request / invalid_field (a field is missing or of the wrong type), invalid_query (a query "
+    "parameter is not a whole number in range), value_out_of_range (a number would overflow a 64-bit column)",
     401: "not_authenticated (no token or session), authentication_failed (an unknown token)",
     403: "permission_denied (the caller's role may not do this, or a session request without its CSRF token)",
     404: "not_found (no such object or path)",

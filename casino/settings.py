@@ -400,6 +400,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "casino.api.exception_handler",
+    # JSON bodies are checked at the edge (casino.json_input: too_deep, invalid_text, invalid_json).
+    "DEFAULT_PARSER_CLASSES": [
+        "casino.parsers.JSONBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.JSONFirstNegotiation",
     # DRF's throttles identify clients as casino.auth.client_ip does (never from an untrusted header).
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
@@ -466,6 +472,8 @@ CASINO_BENCH_ENDPOINTS = env_bool("CASINO_BENCH_ENDPOINTS") and not PRODUCTION
 # connection refused ``FLOOD_CLOSE`` times in a row is closed 1008; one player
 # holds at most ``MAX_CONNECTIONS_PER_PLAYER`` websockets (both families, every
 # process when Redis is configured), the next is closed 4429.
+# How deep a JSON body or websocket frame may nest arrays and objects (casino.json_input: too_deep).
+CASINO_JSON_MAX_DEPTH = int(os.environ.get("CASINO_JSON_MAX_DEPTH", "32"))
 CASINO_WS_MAX_FRAME_BYTES = int(os.environ.get("CASINO_WS_MAX_FRAME_BYTES", str(16 * 1024)))
 CASINO_WS_RATE = float(os.environ.get("CASINO_WS_RATE", "10"))
 CASINO_WS_BURST = int(os.environ.get("CASINO_WS_BURST", "20"))

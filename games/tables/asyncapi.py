@@ -71,8 +71,8 @@ def schemas() -> dict[str, Schema]:
             {
                 "code": {
                     **STRING,
-                    "description": "Specific code (e.g. malformed_message, unknown_message, rate_limited, "
-                    "bad_resume_seq, chat_rate_limited, not_seated, or a REST error code).",
+                    "description": "Specific code (e.g. malformed_message, too_deep, invalid_text, unknown_message, "
+                    "rate_limited, bad_resume_seq, chat_rate_limited, not_seated, or a REST error code).",
                 },
                 "message": STRING,
                 "id": {**STRING, "description": "The command's client id, when the refused message had one."},

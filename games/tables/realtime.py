@@ -8,7 +8,6 @@ layer: no game rule lives here."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import time
@@ -23,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
+from casino import json_input
 from casino.auth import consume_ws_ticket
 from games.tables.api import MAX_IDEMPOTENCY_KEY
 
@@ -310,6 +310,11 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
         self._refusals = 0
         try:
             content = await self.decode_json(text_data) if text_data else None
+        except (json_input.TooDeep, json_input.InvalidText) as refused:
+            # The same refusal as REST's; the connection stays open.
+            await self.send_json({"type": "error", **_command_id(text_data), "code": refused.code,
+                                  "message": refused.message})  # fmt: skip
+            return
         except ValueError:
             content = None
         if content is None:
@@ -318,6 +323,14 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
             )
             return
         await self.receive_json(content, **kwargs)
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        """One frame's JSON, checked at the edge (``casino.json_input``): a frame
+        nested too deep, or with a string that is not text, raises its refusal;
+        one that is not JSON (or not finite numbers) raises ``InvalidJSON``, a
+        ``ValueError``: ``malformed_message``."""
+        return json_input.loads(text_data, max_depth=settings.CASINO_JSON_MAX_DEPTH)
 
 
 def _command_id(text_data: str | None) -> dict[str, str]:
@@ -331,8 +344,8 @@ def _command_id(text_data: str | None) -> dict[str, str]:
     if not text_data:
         return {}
     try:
-        content = json.loads(text_data)
-    except ValueError:
+        content = json_input.loads(text_data, max_depth=settings.CASINO_JSON_MAX_DEPTH)
+    except ValueError:  # json_input's refusals are ValueErrors too
         return {}
     if not isinstance(content, dict):
         return {}

@@ -93,7 +93,7 @@ def test_refusals_keep_their_codes(handler, finished) -> None:
         handler, "POST", "/api/auth/token/", b"{not json", [(b"content-type", b"application/json")]
     )
     assert status == 400
-    assert json.loads(content)["error"]["code"] == "parse_error"
+    assert json.loads(content)["error"]["code"] == "invalid_json"
     assert len(finished) == 2
 
 

@@ -40,7 +40,9 @@ from games.tables.api import (
 from ledger.currencies import check_currency
 from ledger.services.money import player_balances
 
-_COMMAND_400 = "parse_error (malformed JSON), invalid_field, invalid_amount, idempotency_key_required"
+_COMMAND_400 = (
+    "invalid_json (malformed JSON), too_deep, invalid_text, invalid_field, invalid_amount, idempotency_key_required"
+)
 _PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
 BET_ERRORS = errors(
     r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
@@ -333,7 +335,7 @@ class ChatView(APIView):
         responses={
             201: schemas.ChatLine,
             **errors(
-                r400="parse_error, invalid_field, invalid_chat_message",
+                r400="invalid_json, too_deep, invalid_text, invalid_field, invalid_chat_message",
                 r404="table_not_found",
                 r409="not_seated",
                 r429="chat_rate_limited",

@@ -63,7 +63,7 @@ def refused(action: Callable[[], Any], status: int, code: str) -> None:
 def test_bet_refusals_each_have_their_code_and_change_nothing(betting) -> None:
     table, _player, client = betting
     chip = f"/api/tables/{table.pk}/bets/chip/"
-    refused(lambda: post(client, chip, raw="{not json"), 400, "parse_error")
+    refused(lambda: post(client, chip, raw="{not json"), 400, "invalid_json")
     refused(lambda: post(client, chip, {"spot": "ante", "amount": 100}, idem=None), 400, "idempotency_key_required")
     refused(lambda: post(client, chip, {"spot": "nope", "amount": 100}), 400, "spot_not_offered")
     refused(lambda: post(client, chip, {"spot": "ante", "amount": 50}), 400, "below_minimum")

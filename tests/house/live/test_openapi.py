@@ -147,5 +147,5 @@ def test_real_answers_of_a_played_round_match_the_schema(schema) -> None:
     codes = [a[3]["error"]["code"] for a in answers if a[2] >= 400]
     assert codes == [
         "table_not_found", "wrong_phase", "not_authenticated", "authentication_failed", "not_in_round",
-        "parse_error", "betting_closed", "invalid_query", "game_not_found", "round_not_found",
+        "invalid_json", "betting_closed", "invalid_query", "game_not_found", "round_not_found",
     ]  # fmt: skip
