@@ -100,6 +100,15 @@ def check(value: Any, *, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
                 stack.extend((member, depth + 1) for member in item)
 
 
+def is_text(text: str) -> bool:
+    """Whether ``text`` is text the API takes (no lone surrogate, no NUL)."""
+    try:
+        _check_text(text)
+    except InvalidText:
+        return False
+    return True
+
+
 def _check_text(text: str) -> None:
     if "\x00" in text:
         raise InvalidText("a string holds NUL")

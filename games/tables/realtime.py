@@ -8,6 +8,7 @@ layer: no game rule lives here."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
@@ -344,13 +345,16 @@ def _command_id(text_data: str | None) -> dict[str, str]:
     if not text_data:
         return {}
     try:
-        content = json_input.loads(text_data, max_depth=settings.CASINO_JSON_MAX_DEPTH)
-    except ValueError:  # json_input's refusals are ValueErrors too
+        # Leniently (the frame may be refused for another string in it): only the id must be text.
+        content = json.loads(text_data)
+    except (ValueError, RecursionError):
         return {}
     if not isinstance(content, dict):
         return {}
     client_id = content["id"] if "id" in content else content.get("idempotency_key")
-    return {"id": client_id} if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY else {}
+    if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY and json_input.is_text(client_id):
+        return {"id": client_id}
+    return {}
 
 
 def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:

@@ -12,6 +12,7 @@ changes nothing; the websocket keeps the connection.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -143,10 +144,10 @@ def test_no_documented_operation_answers_a_server_error_to_the_bad_shapes() -> N
         for method, operation in item.items()
         if method in {"post", "put", "patch"} and "requestBody" in operation
     ]
-    assert len(operations) > 30  # the schema was read
+    assert len(operations) > 15  # the schema was read
     for path, method in operations:
-        url = path.replace("{table_id}", "1").replace("{tournament_id}", "1").replace("{pk}", str(uuid.uuid4()))
-        url = url.replace("{game_number}", "NOPE-1").replace("{hand_id}", "nope").replace("{name}", "nope")
+        url = re.sub(r"\{[^}]*id\}", "1", path.replace("{id}", str(uuid.uuid4())))
+        url = re.sub(r"\{[^}]+\}", "nope", url)
         for body, code in shapes:
             answer = getattr(client, method)(
                 url, data=body, content_type="application/json", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex

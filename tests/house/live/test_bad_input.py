@@ -246,7 +246,7 @@ def test_chat_is_stored_rate_limited_and_hideable(betting, settings) -> None:
     assert post(client, path, {"text": "again"}, idem=None).status_code == 201
     refused(lambda: post(client, path, {"text": "spam"}, idem=None), 429, "chat_rate_limited")
     refused(lambda: post(client, path, {"text": ""}, idem=None), 400, "invalid_chat_message")
-    refused(lambda: post(client, path, {"text": "nul\u0000byte"}, idem=None), 400, "invalid_chat_message")
+    refused(lambda: post(client, path, {"text": "nul\u0000byte"}, idem=None), 400, "invalid_text")
     other = make_player(table)
     other_client = client_for(other)
     assert [m["text"] for m in other_client.get(path).json()] == ["hello", "again"]
