@@ -1,18 +1,22 @@
 """Database checks shared by the suites: the rows a refused command must leave
 exactly as they were, the ledger's per-currency sum (always zero), waiting
-for committed events to reach the global log's safe bound, and racing
-commands on real connections."""
+for committed events to reach the global log's safe bound, racing
+commands on real connections, and sessions left idle in a transaction."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.db import connection, connections, transaction
 
 from casino.errors import DomainError
+from casino.processes import database_url_of
 from ledger.services.events import safe_txid_bound
 
 
@@ -34,11 +38,9 @@ def ledger_sums() -> dict[str, int]:
 
 
 def wait_until_readable(timeout: float = 30) -> None:
-    """Wait until every committed event is below the global log's safe bound.
-
-    On PostgreSQL the bound is the oldest running transaction of the whole
-    cluster, and this server is shared: another database's open transaction
-    holds it back for a while (readers wait; they never skip)."""
+    """Wait until every committed event is below the global log's safe bound
+    (on PostgreSQL a transaction of the test database still running, e.g. a
+    live server's, holds it back for a moment: readers wait, never skip)."""
     deadline = time.monotonic() + timeout
     while True:
         with connection.cursor() as cursor:
@@ -80,3 +82,30 @@ def race(workers: int, work: Callable[[int], Any], *, atomic: bool = True) -> li
     for t in threads:
         t.join(30)
     return results
+
+
+def server_url(database: str) -> str:
+    """The test server's URL for ``database``, as the suite's user."""
+    return database_url_of({**connection.settings_dict, "NAME": database})
+
+
+def idle_in_transaction(url: str) -> psycopg.Connection:
+    """A session on ``url`` that has begun a transaction, taken a transaction id
+    and gone idle (what issue 35's red team left open)."""
+    session = psycopg.connect(url)
+    session.execute("SELECT txid_current()")
+    return session
+
+
+@contextmanager
+def idle_in_another_database() -> Iterator[psycopg.Connection]:
+    """A session idle in a transaction in a scratch database of the same server,
+    dropped afterwards."""
+    name = f"casino_scratch_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url("postgres"), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            with idle_in_transaction(server_url(name)) as session:
+                yield session
+        finally:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

@@ -11,7 +11,9 @@ import functools
 import hashlib
 import hmac
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import logging
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +29,8 @@ from ledger.errors import InvalidEvent, StaleStreamVersion
 from ledger.legs import LEGS_KEY
 from ledger.services.macs import event_mac_key
 from ledger.upcasting import CURRENT_VERSIONS, current_version, upcast
+
+log = logging.getLogger(__name__)
 
 MAX_STREAM_ID = 200
 MAX_TYPE = 100
@@ -504,18 +508,72 @@ class GlobalPosition:
     position: int = 0
 
 
+# Sessions whose user may write events: it has INSERT on ledger_event, or may
+# act as (is a member of) a role that has; superusers are members of every role.
+_MAY_APPEND = (
+    "(a.usesysid IS NULL OR EXISTS (SELECT 1 FROM pg_roles r WHERE pg_has_role(a.usesysid, r.oid, 'MEMBER') "
+    "AND has_table_privilege(r.oid, 'ledger_event', 'INSERT')))"
+)
+_RUNNING_HERE = (
+    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, ARRAY("
+    "SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) AS x WHERE x::xid IN ("
+    "SELECT a.backend_xid FROM pg_stat_activity a WHERE a.datname = current_database() "
+    f"AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL AND {_MAY_APPEND} UNION ALL "
+    "SELECT transaction FROM pg_prepared_xacts WHERE database = current_database()))"
+)
+
+
+def _running_here(cursor: Any) -> tuple[int, list[int]]:
+    """``(next, running)``: ``next``, the xmax of a snapshot taken now (every
+    transaction id from it on was assigned after it), and ``running``, the ids
+    (64-bit) of the transactions of *this database* that hold one, were
+    running then and could write events: other sessions' only (a session's own
+    writes are visible to it), of a user who may insert into ``ledger_event``
+    (``_MAY_APPEND``; not, say, a reporting role's or a person's read-only
+    login), prepared transactions included. Read from ``pg_stat_activity`` (its
+    ``backend_xid`` is shown to every role) after the snapshot, so a transaction
+    below ``next`` and missing from ``running`` had ended before this returned,
+    or cannot write an event."""
+    if connection.in_atomic_block:
+        # pg_stat_activity is cached for the rest of a transaction once read: read it afresh.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+    cursor.execute(_RUNNING_HERE)
+    row = cursor.fetchone()
+    return int(row[0]), [int(x) for x in row[1]]
+
+
+def _bound_past(cursor: Any, after: int, running: Sequence[int], skipped: Collection[int]) -> tuple[int, list[int]]:
+    """``(bound, still)`` from a snapshot taken now, after ``_running_here``
+    returned ``(after, running)``: ``bound``, the oldest transaction of the
+    snapshot still running that is of this database (in ``running``) or may
+    be (``after`` or later: assigned since), leaving out ``skipped``; the
+    snapshot's xmax if none. ``still``: those of ``skipped`` still running."""
+    cursor.execute(
+        "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap), "
+        "xip AS MATERIALIZED (SELECT x::text::bigint AS x FROM s, pg_snapshot_xip(s.snap) AS x) "
+        "SELECT COALESCE((SELECT MIN(x) FROM xip WHERE (x = ANY(%s) OR x >= %s) AND x <> ALL(%s)), "
+        "(SELECT pg_snapshot_xmax(snap)::text::bigint FROM s)), "
+        "ARRAY(SELECT x FROM xip WHERE x = ANY(%s))",
+        [list(running), after, list(skipped), list(skipped)],
+    )
+    row = cursor.fetchone()
+    return int(row[0]), [int(x) for x in row[1]]
+
+
 def safe_txid_bound(cursor: Any) -> int:
     """Every event with ``txid`` below this bound is committed (or rolled back),
     and no event can ever be written below it.
 
-    PostgreSQL: the oldest transaction still running in this snapshot
-    (``pg_snapshot_xmin``); later transactions get larger ids. SQLite: one
-    writer at a time, so one above the largest committed counter.
+    PostgreSQL: the oldest transaction *of this database* still running (other
+    sessions'), or, if none, the first id not yet assigned; later transactions
+    get larger ids. Transactions of other databases of the same server are
+    left out: they cannot write this database's events (``_running_here``).
+    SQLite: one writer at a time, so one above the largest committed counter.
     """
     if connection.vendor == "postgresql":
-        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
-    else:
-        cursor.execute("SELECT COALESCE(MAX(txid), 0) + 1 FROM ledger_event")
+        after, running = _running_here(cursor)
+        return _bound_past(cursor, after, running, ())[0]
+    cursor.execute("SELECT COALESCE(MAX(txid), 0) + 1 FROM ledger_event")
     return int(cursor.fetchone()[0])
 
 
@@ -531,6 +589,103 @@ def read_global(*, after: GlobalPosition | None = None, limit: int = 1000) -> li
             [bound, after.txid, after.position, limit],
         )
         return rows_to_events(cursor.fetchall())
+
+
+def head_position() -> GlobalPosition:
+    """The last position of the global log below the safe bound (where a fresh
+    follower starts)."""
+    with read_cursor() as cursor:
+        bound = safe_txid_bound(cursor)
+        cursor.execute("SELECT txid, id FROM ledger_event WHERE txid < %s ORDER BY txid DESC, id DESC LIMIT 1", [bound])
+        row = cursor.fetchone()
+    return GlobalPosition(int(row[0]), int(row[1])) if row else GlobalPosition()
+
+
+class LogFollower:
+    """A follower of the global log that a stuck transaction delays by a bounded
+    time (docs/ledger.md, "Global order"): the feed's reader.
+
+    Like ``read_global`` it reads in ``(txid, position)`` order below the safe
+    bound, except that a transaction of this database that has been running for
+    ``gap_seconds`` (first seen by this follower) no longer holds the bound: it
+    is *skipped*, the follower reads past it, and once it has ended its events,
+    if it committed, are returned by the next ``read`` (late, after events of
+    later transactions; never lost, never twice). Its state lives in the object:
+    one follower per reader, ``read`` called by one thread at a time.
+    PostgreSQL; on SQLite (one writer at a time) it is ``read_global``."""
+
+    def __init__(
+        self,
+        *,
+        after: GlobalPosition | None = None,
+        gap_seconds: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.position = after or GlobalPosition()
+        self.gap_seconds = gap_seconds
+        self.clock = clock
+        self.skipped: set[int] = set()  # running when skipped; read when they end
+        self.first_seen: dict[int, float] = {}  # running transactions of this database -> when first seen
+        self.caught_up: set[int] = set()  # skipped ones read since, above the position: never read again
+
+    def read(self, limit: int = 1000) -> list[RecordedEvent]:
+        """The next events, in ``(txid, position)`` order: the next committed ones
+        after the position (at most ``limit``), and those of skipped transactions
+        that have committed since and lie below what this read reached."""
+        if connection.vendor != "postgresql":
+            events = read_global(after=self.position, limit=limit)
+            if events:
+                self.position = position_of(events[-1])
+            return events
+        with read_cursor() as cursor:
+            after, running = _running_here(cursor)
+            self._skip_stuck(running)
+            bound, still = _bound_past(cursor, after, running, self.skipped)
+            cursor.execute(
+                _SELECT + "WHERE txid < %s AND (txid, id) > (%s, %s) AND txid <> ALL(%s) ORDER BY txid, id LIMIT %s",
+                [bound, self.position.txid, self.position.position, sorted(self.skipped | self.caught_up), limit],
+            )
+            events = rows_to_events(cursor.fetchall())
+            # Everything below ``reach`` but the skipped is now read: a skipped
+            # transaction that has ended joins the batch if it is below it too
+            # (else a later read, once the batch limit or the bound passes it).
+            reach = events[-1].txid if len(events) >= limit else bound
+            ended = sorted(txid for txid in self.skipped.difference(still) if txid < reach)
+            late: list[RecordedEvent] = []
+            if ended:
+                cursor.execute(_SELECT + "WHERE txid = ANY(%s) ORDER BY txid, id", [ended])
+                late = rows_to_events(cursor.fetchall())
+        self.skipped.difference_update(ended)
+        self.caught_up.update(ended)
+        if events:
+            self.position = position_of(events[-1])
+        self.caught_up = {txid for txid in self.caught_up if txid > self.position.txid}
+        if late:
+            log.info("event log: %s event(s) of skipped transaction(s) %s delivered late", len(late), ended)
+            events = sorted([*late, *events], key=lambda e: (e.txid, e.position))
+        return events
+
+    def mark(self) -> tuple[GlobalPosition, frozenset[int], frozenset[int]]:
+        """Where the follower is: ``rewind(mark)`` reads again what came after."""
+        return self.position, frozenset(self.skipped), frozenset(self.caught_up)
+
+    def rewind(self, mark: tuple[GlobalPosition, frozenset[int], frozenset[int]]) -> None:
+        """Back to ``mark`` (a batch that could not be handled is read again)."""
+        position, skipped, caught_up = mark
+        self.position, self.skipped, self.caught_up = position, set(skipped), set(caught_up)
+
+    def _skip_stuck(self, running: Sequence[int]) -> None:
+        now = self.clock()
+        self.first_seen = {txid: self.first_seen.get(txid, now) for txid in running}
+        for txid, since in self.first_seen.items():
+            if txid not in self.skipped and txid > self.position.txid and now - since >= self.gap_seconds:
+                log.warning(
+                    "event log: transaction %s of this database has run for over %s s; reading past it "
+                    "(its events follow when it commits)",
+                    txid,
+                    self.gap_seconds,
+                )
+                self.skipped.add(txid)
 
 
 def position_of(event: RecordedEvent) -> GlobalPosition:
