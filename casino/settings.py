@@ -452,6 +452,14 @@ CASINO_GROUP_COMMIT_THREADS = int(os.environ.get("CASINO_GROUP_COMMIT_THREADS", 
 CASINO_GROUP_COMMIT_LINGER = float(os.environ.get("CASINO_GROUP_COMMIT_LINGER", "0"))
 # The websocket relay (one per ASGI process) polls the event store's safe global log this often.
 CASINO_RELAY_POLL_SECONDS = float(os.environ.get("CASINO_RELAY_POLL_SECONDS", "0.05"))
+# The feed reads past a transaction of this database that has held the global log's safe bound
+# this long, and delivers its events when it commits (ledger.services.events.LogFollower;
+# docs/ledger.md, "Global order"): a stuck transaction delays deltas by about this much.
+CASINO_FEED_GAP_SECONDS = float(os.environ.get("CASINO_FEED_GAP_SECONDS", "3"))
+# ``setup_db_roles`` sets PostgreSQL's idle_in_transaction_session_timeout on the runtime role
+# to this (seconds; 0: none): a session idle in a transaction this long is ended, so it can hold
+# back seals and exports (which never read past a transaction of this database) for no longer.
+CASINO_DB_IDLE_IN_TRANSACTION_SECONDS = float(os.environ.get("CASINO_DB_IDLE_IN_TRANSACTION_SECONDS", "30"))
 # Websocket backpressure (games/tables/feed.py): a connection whose outbound queue holds more than this
 # many frames, or whose current send has not completed within this many seconds, is closed with
 # 4408 ("too slow: reconnect with your last seq and take a snapshot").
@@ -501,6 +509,10 @@ CASINO_EVENT_MAC_KEY = os.environ.get("CASINO_EVENT_MAC_KEY") or (
 CASINO_EVENT_MAC_RETIRED_KEYS = [
     key.strip() for key in os.environ.get("CASINO_EVENT_MAC_RETIRED_KEYS", "").split(",") if key.strip()
 ]
+# An audit export seals first and waits up to this long (seconds) for the seal to cover the
+# period (a transaction of this database still running holds the seal back; see above), then
+# answers period_not_sealed.
+CASINO_EXPORT_SEAL_WAIT_SECONDS = float(os.environ.get("CASINO_EXPORT_SEAL_WAIT_SECONDS", "10"))
 # Ed25519 seed (64 hex digits) signing compliance export manifests; regulators
 # pin its public key (docs/compliance.md). Production must set it.
 CASINO_EXPORT_SIGNING_KEY = os.environ.get("CASINO_EXPORT_SIGNING_KEY") or (

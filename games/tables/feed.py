@@ -3,10 +3,12 @@ docs/websocket.md, "Delivery" and "Close codes, resume and backpressure").
 Interface layer: asyncio and sockets; no game rule lives here.
 
 - ``LogReader``: ONE reader of the event store per ASGI process (event loop).
-  It tails the store's *safe* global log (``read_global``: never past a
-  transaction still running, so a late commit is delivered late, never
-  skipped), woken by PostgreSQL NOTIFY on round-stream commits and otherwise
-  polling every ``CASINO_RELAY_POLL_SECONDS``. Each family registers a
+  It tails the store's *safe* global log (``LogFollower``: never past a
+  transaction of this database still running, so a late commit is delivered
+  late, never skipped; one running past ``CASINO_FEED_GAP_SECONDS`` is read
+  past and its events follow when it commits; each table lane's deltas of a
+  batch in position order, ``in_lane_order``), woken by PostgreSQL NOTIFY on
+  round-stream commits and otherwise polling every ``CASINO_RELAY_POLL_SECONDS``. Each family registers a
   translator (``register_translator``) that turns a batch of events into
   ``Delta`` objects, already redacted and JSON-encoded once for everyone.
 - ``TableFeed``: one per table (family, table id) and process; it hands each
@@ -41,7 +43,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from casino.processes import database_url_of
-from ledger.services.events import GlobalPosition, RecordedEvent, position_of, read_cursor, read_global, safe_txid_bound
+from ledger.services.events import LogFollower, RecordedEvent, head_position
 
 log = logging.getLogger(__name__)
 
@@ -417,14 +419,11 @@ def route(deltas: Iterable[tuple[str, int, Delta]]) -> None:
 # --- the process's one reader of the event store --------------------------------
 
 
-def head_position() -> GlobalPosition:
-    """The last committed position of the global log (where a fresh reader
-    starts: a connecting client gets a snapshot, history is not replayed)."""
-    with read_cursor() as cursor:
-        bound = safe_txid_bound(cursor)
-        cursor.execute("SELECT txid, id FROM ledger_event WHERE txid < %s ORDER BY txid DESC, id DESC LIMIT 1", [bound])
-        row = cursor.fetchone()
-    return GlobalPosition(int(row[0]), int(row[1])) if row else GlobalPosition()
+def new_follower() -> LogFollower:
+    """A follower of the global log from its head (a connecting client gets a
+    snapshot, history is not replayed), skipping a transaction that holds it
+    back past ``CASINO_FEED_GAP_SECONDS``."""
+    return LogFollower(after=head_position(), gap_seconds=settings.CASINO_FEED_GAP_SECONDS)
 
 
 def translate(events: Sequence[RecordedEvent], tables: Mapping[str, frozenset[int]]) -> list[tuple[str, int, Delta]]:
@@ -458,14 +457,43 @@ def translate(events: Sequence[RecordedEvent], tables: Mapping[str, frozenset[in
 
 
 def next_batch(
-    after: GlobalPosition, tables: Mapping[str, frozenset[int]]
-) -> tuple[GlobalPosition, list[RecordedEvent], list[tuple[str, int, Delta]]]:
-    """The next committed events after ``after``, and their deltas for the
-    watched ``tables``. Presenting costs far more than reading: a process
-    presents only what its own connections watch."""
-    events = read_global(after=after, limit=BATCH)
-    deltas = translate(events, tables) if events else []
-    return (position_of(events[-1]) if events else after), events, deltas
+    follower: LogFollower, tables: Mapping[str, frozenset[int]]
+) -> tuple[list[RecordedEvent], list[tuple[str, int, Delta]]]:
+    """The follower's next committed events, and their deltas for the watched
+    ``tables``. Presenting costs far more than reading: a process presents
+    only what its own connections watch."""
+    mark = follower.mark()
+    try:
+        events = follower.read(limit=BATCH)
+        deltas = in_lane_order(translate(events, tables)) if events else []
+    except BaseException:
+        follower.rewind(mark)  # the reader retries the batch
+        raise
+    return events, deltas
+
+
+def in_lane_order(deltas: list[tuple[str, int, Delta]]) -> list[tuple[str, int, Delta]]:
+    """``deltas`` with each table lane's sequenced deltas in position order,
+    each kept in the slots its lane had (everything else stays put).
+
+    The log is read in ``(txid, position)`` order, and transaction ids are
+    handed out when a transaction first writes, not when it commits: a command
+    that took its id early (it locked its wallet first) can append a table's
+    next event after a younger transaction appended the one before, and both
+    can arrive in one batch, the later one first. Within a lane the positions
+    are the commit order (a table's events are appended one transaction after
+    the other), so sorting restores it."""
+    slots: dict[tuple[str, int, str], list[int]] = {}
+    for index, (family, table_id, delta) in enumerate(deltas):
+        if delta.lane is not None:
+            slots.setdefault((family, table_id, delta.lane), []).append(index)
+    ordered = list(deltas)
+    for indexes in slots.values():
+        if len(indexes) > 1:
+            lane = sorted((deltas[i] for i in indexes), key=lambda item: item[2].position)
+            for index, item in zip(indexes, lane, strict=True):
+                ordered[index] = item
+    return ordered
 
 
 class LogReader:
@@ -474,7 +502,7 @@ class LogReader:
     def __init__(self) -> None:
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
-        self.position: GlobalPosition | None = None
+        self.follower: LogFollower | None = None
         self.ready = asyncio.Event()
         self.wake = asyncio.Event()
 
@@ -508,33 +536,33 @@ class LogReader:
                 await asyncio.sleep(1)
 
     async def run(self) -> None:
-        if self.position is None:
-            self.position = await database_sync_to_async(head_position)()
+        if self.follower is None:
+            self.follower = await database_sync_to_async(new_follower)()
         self.ready.set()
         poll = settings.CASINO_RELAY_POLL_SECONDS
         while True:
             self.wake.clear()  # a commit from now on wakes the next wait
             births, tables = _births, watched()
+            mark = self.follower.mark()
             try:
-                position, events, deltas = await database_sync_to_async(next_batch)(self.position, tables)
+                events, deltas = await database_sync_to_async(next_batch)(self.follower, tables)
                 if events and _births != births:
                     # Feeds born while the batch was read: their tables' events of
                     # this batch may postdate the snapshots they are taking.
                     now = watched()
                     born = {family: ids - tables.get(family, frozenset()) for family, ids in now.items()}
-                    deltas += await database_sync_to_async(translate)(events, born)
+                    deltas = in_lane_order(deltas + await database_sync_to_async(translate)(events, born))
             except asyncio.CancelledError:
                 raise
             except Exception:  # a database hiccup must not kill realtime for good
                 log.exception("feed: reading the log failed; retrying")
+                self.follower.rewind(mark)
                 await asyncio.sleep(1)
                 continue
-            # Handing out never waits and never raises: the position always moves
+            # Handing out never waits and never raises: the follower has moved
             # on, so no batch is read (or sent) twice.
-            moved = position != self.position
-            self.position = position
             route(deltas)
-            if moved:
+            if events:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), poll)

@@ -1,4 +1,5 @@
-"""Live-table fixtures: fast tables, funded players, a dealer worker the test may kill."""
+"""Live-table fixtures: fast tables, funded players, a dealer worker the test may kill,
+and what a feed test checks at a reading client (tests/feed_clients.py ``Reader``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 from games.house.models import HouseTable
+from games.house.services import advance_table
 from tests.conftest import _database_url_for_subprocess
+from tests.feed_clients import Reader
 from tests.house.services.conftest import make_player, make_table
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,4 +101,43 @@ def spawn_worker() -> Iterator[Callable[[str], Worker]]:
         worker.stop()
 
 
-__all__ = ["FAST", "Worker", "fast_table", "make_player", "wait_for"]
+def change(table_id: int) -> tuple[float, int]:
+    """One dealer step at the table's deadline; (commit time, the seq before it)."""
+    current = HouseTable.objects.get(pk=table_id)
+    assert current.deadline is not None
+    assert advance_table(table_id=table_id, expected_seq=current.phase_seq, now=current.deadline) is not None
+    return time.monotonic(), current.public_seq
+
+
+def seqs(reader: Reader) -> list[int]:
+    return [frame["seq"] for frame in reader.of("delta")]
+
+
+def latencies(reader: Reader, changes: list[tuple[float, int]]) -> list[float]:
+    """For each change: the time from its commit to the first delta past the seq before it."""
+    out = []
+    for committed, before in changes:
+        arrived = [at for at, frame in reader.frames if frame["type"] == "delta" and frame["seq"] > before]
+        assert arrived, (before, seqs(reader))
+        out.append(arrived[0] - committed)
+    return out
+
+
+def assert_every_delta(reader: Reader, table_id: int) -> None:
+    """Every delta from the client's snapshot to the table's seq now, each once."""
+    snapshot = reader.of("snapshot")[0]["seq"]
+    got = seqs(reader)
+    assert got == list(range(snapshot + 1, HouseTable.objects.get(pk=table_id).public_seq + 1)), got
+
+
+__all__ = [
+    "FAST",
+    "Worker",
+    "assert_every_delta",
+    "change",
+    "fast_table",
+    "latencies",
+    "make_player",
+    "seqs",
+    "wait_for",
+]

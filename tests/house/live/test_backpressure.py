@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 from games.benchmarks.live import asgi_server
 from games.house.models import HouseTable
-from games.house.services import advance_table, place_chip
+from games.house.services import place_chip
 from tests.feed_clients import (
     ASGI_LOG,
     Reader,
@@ -36,7 +36,7 @@ from tests.feed_clients import (
     stalled,
     ws_url,
 )
-from tests.house.live.conftest import fast_table
+from tests.house.live.conftest import assert_every_delta, change, fast_table, latencies, seqs
 from tests.house.services.conftest import make_player, open_round
 from tests.ws_auth import token_for
 
@@ -70,35 +70,6 @@ def server(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
         asgi_server(extra_env={**SERVER_ENV, "LOG_LEVEL": "INFO"}, log=SERVER_LOG) as base,
     ):
         yield base
-
-
-def change(table_id: int) -> tuple[float, int]:
-    """One dealer step at the table's deadline; (commit time, the seq before it)."""
-    current = HouseTable.objects.get(pk=table_id)
-    assert current.deadline is not None
-    assert advance_table(table_id=table_id, expected_seq=current.phase_seq, now=current.deadline) is not None
-    return time.monotonic(), current.public_seq
-
-
-def seqs(reader: Reader) -> list[int]:
-    return [frame["seq"] for frame in reader.of("delta")]
-
-
-def latencies(reader: Reader, changes: list[tuple[float, int]]) -> list[float]:
-    """For each change: the time from its commit to the first delta past the seq before it."""
-    out = []
-    for committed, before in changes:
-        arrived = [at for at, frame in reader.frames if frame["type"] == "delta" and frame["seq"] > before]
-        assert arrived, (before, seqs(reader))
-        out.append(arrived[0] - committed)
-    return out
-
-
-def assert_every_delta(reader: Reader, table_id: int) -> None:
-    """Every delta from the client's snapshot to the table's seq now, each once."""
-    snapshot = reader.of("snapshot")[0]["seq"]
-    got = seqs(reader)
-    assert got == list(range(snapshot + 1, HouseTable.objects.get(pk=table_id).public_seq + 1)), got
 
 
 async def post_chat(http: httpx.AsyncClient, table_id: int, count: int) -> None:
