@@ -8,9 +8,9 @@ exporter writes exactly the bytes the verifier reads.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -155,15 +155,39 @@ def _filter(cursor: Any, events: list[dict[str, Any]], filters: ExportFilters) -
     return events
 
 
+def seal_through(*, start: datetime, end: datetime) -> None:
+    """Seal what has committed, so a past period is fully covered, waiting up to
+    ``CASINO_EXPORT_SEAL_WAIT_SECONDS`` for the seal to cover every event of
+    ``[start, end)`` committed now. A seal never reads past a transaction of
+    this database still running (docs/ledger.md, "Global order"): a dealer's,
+    a moment; a stuck one, until PostgreSQL ends it
+    (``CASINO_DB_IDLE_IN_TRANSACTION_SECONDS`` on the runtime role). A refused
+    seal (an event without a valid MAC, a moved integrity epoch: logged) sealed
+    at most what came before the problem; ``collect`` then refuses the period as
+    not sealed."""
+    deadline = time.monotonic() + settings.CASINO_EXPORT_SEAL_WAIT_SECONDS
+    while True:
+        try:
+            seal()
+        except SealRefused:
+            return
+        with read_cursor() as cursor:
+            cursor.execute(
+                "SELECT MAX(txid) < (SELECT COALESCE(MAX(to_txid), 0) FROM ledger_seal) FROM ledger_event "
+                "WHERE recorded_at >= %s AND recorded_at < %s",
+                [start, end],
+            )
+            covered = cursor.fetchone()[0]
+        if covered is not False or time.monotonic() >= deadline:
+            return  # covered (None: the period has no event)
+        time.sleep(0.1)
+
+
 def collect(*, start: datetime, end: datetime, filters: ExportFilters) -> dict[str, Any]:
     """Rows of every export file and the manifest's unsigned facts, read in one snapshot."""
     if end <= start:
         raise ExportRefused("the period's end must be after its start", start=str(start), end=str(end))
-    # Seal what has committed, so a past period is fully covered. A refused seal
-    # (an event without a valid MAC, a moved integrity epoch: logged) sealed at
-    # most what came before the problem; a period past it is refused below as not sealed.
-    with contextlib.suppress(SealRefused):
-        seal()
+    seal_through(start=start, end=end)
     with read_cursor() as cursor:
         cursor.execute(
             "SELECT MIN(txid), MAX(txid), COUNT(*) FROM ledger_event WHERE recorded_at >= %s AND recorded_at < %s",
