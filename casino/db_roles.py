@@ -16,6 +16,11 @@ owner only), and it holds exactly the grants of ``runtime_access``:
   auth ...): SELECT, INSERT, UPDATE, DELETE.
 - every sequence: USAGE (``nextval``). Nowhere TRUNCATE, REFERENCES or TRIGGER.
 
+It also sets the role's ``idle_in_transaction_session_timeout`` to
+``CASINO_DB_IDLE_IN_TRANSACTION_SECONDS``: a session of it left idle in a
+transaction is ended by PostgreSQL, so it cannot hold back the ledger's seals
+and exports for longer (docs/ledger.md, "Global order").
+
 ``setup_runtime_role`` applies that and is idempotent: it sets each table's
 grants to exactly the policy. A table created by a later migration has no
 grants until it runs again, so it is rerun after every ``migrate``
@@ -28,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, LiteralString
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
@@ -164,6 +170,7 @@ class RuntimeGrants:
     created: bool
     tables: dict[str, TableAccess]
     sequences: int
+    idle_in_transaction_ms: int = 0  # the role's idle_in_transaction_session_timeout (0: none)
 
 
 def setup_runtime_role(*, role: str, password: str | None = None, using: str = OWNER_ALIAS) -> RuntimeGrants:
@@ -212,6 +219,12 @@ def setup_runtime_role(*, role: str, password: str | None = None, using: str = O
             ]
             alter = sql.SQL("ALTER ROLE {} ").format(name) + sql.SQL(" ").join([sql.SQL("LOGIN"), *removed])
             _execute_with_password(cursor, alter, password)
+        # Sessions of the runtime role idle in a transaction this long are ended:
+        # such a session holds back seals and exports (docs/ledger.md, "Global order").
+        idle_ms = round(settings.CASINO_DB_IDLE_IN_TRANSACTION_SECONDS * 1000)
+        cursor.execute(
+            sql.SQL("ALTER ROLE {} SET idle_in_transaction_session_timeout = {}").format(name, sql.Literal(idle_ms))
+        )
         cursor.execute(
             "SELECT current_database(), current_schema(), "
             "has_database_privilege(%s, current_database(), 'CONNECT'), "
@@ -237,7 +250,13 @@ def setup_runtime_role(*, role: str, password: str | None = None, using: str = O
                 role=role,
                 findings=[finding.message for finding in findings],
             )
-        return RuntimeGrants(role=role, created=existing is None, tables=audit.tables, sequences=sequences)
+        return RuntimeGrants(
+            role=role,
+            created=existing is None,
+            tables=audit.tables,
+            sequences=sequences,
+            idle_in_transaction_ms=idle_ms,
+        )
 
 
 def audit_role(*, role: str | None = None, using: str = DEFAULT_DB_ALIAS) -> RoleAudit:

@@ -5,6 +5,7 @@ database's owner (the suite's superuser) and a role made by ``setup_db_roles``."
 
 from __future__ import annotations
 
+import time
 import uuid
 from io import StringIO
 from typing import Any
@@ -278,6 +279,27 @@ def test_setup_is_idempotent_and_sets_exactly_the_policy(runtime_role: RuntimeRo
         )
         assert cursor.fetchone() == (True, False, False, True)
     assert setup_runtime_role(role=runtime_role.name) == again
+
+
+def test_the_runtime_role_ends_its_sessions_left_idle_in_a_transaction(runtime_role: RuntimeRole, settings: Any):
+    """Issue 35: such a session would hold back the seals and exports (they never
+    read past a transaction of this database): PostgreSQL ends it."""
+    assert setup_runtime_role(role=runtime_role.name).idle_in_transaction_ms == 30_000  # the default, 30 s
+    settings.CASINO_DB_IDLE_IN_TRANSACTION_SECONDS = 0.5
+    assert setup_runtime_role(role=runtime_role.name).idle_in_transaction_ms == 500
+    with psycopg.connect(runtime_role.url) as session:
+        assert session.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("500ms",)
+        session.execute("SELECT txid_current()")  # a transaction with an id, left idle
+        pid = session.info.backend_pid
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid])
+                if cursor.fetchone() is None:
+                    break
+            time.sleep(0.1)
+        with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+            session.execute("SELECT 1")
 
 
 def test_setup_refuses_a_role_that_owns_a_table_and_changes_nothing():

@@ -31,7 +31,8 @@ class Command(BaseCommand):
         verb = "created" if grants.created else "updated"
         self.stdout.write(
             f"runtime role {grants.role} {verb}: grants on {len(grants.tables)} tables, "
-            f"USAGE on {grants.sequences} sequences"
+            f"USAGE on {grants.sequences} sequences, idle_in_transaction_session_timeout "
+            f"{grants.idle_in_transaction_ms} ms"
         )
         for table, access in grants.tables.items():
             self.stdout.write(f"  {table}: {access}")
