@@ -53,6 +53,7 @@ def lane_family() -> Iterator[None]:
     feed._translators.pop("lane-test", None)
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("lane_family")
 def test_a_tables_deltas_go_out_in_its_order_when_an_older_transaction_appends_its_next_event() -> None:
