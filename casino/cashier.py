@@ -2,16 +2,20 @@
 ledger's cashier account (docs/cashier-and-responsible-gaming.md).
 
 States: requested -> approved -> paid; requested/approved -> rejected; a
-deposit the provider paid that cannot be credited (the player self-excluded,
-cooled off or reached a deposit limit since asking) -> refund_due -> refunded.
+deposit the provider paid that cannot be credited (the player self-excluded
+or cooled off since asking) -> refund_due -> refunded.
 Every state change is an event in the stream ``cashier-<transaction id>``
 (``cashier.requested|approved|paid|rejected|refund_due|refunded``) with its actor. A withdrawal
 holds the player's funds from its request (ledger hold: wallet -> held,
 destination the cashier account) until it is paid (the hold is posted) or
-rejected (voided). Deposits pass ``assert_may_deposit`` at request and again
-when paid; refused then, the money goes to the player's suspense account
-(cashier -> suspense) until an operator refunds it through the provider
-(suspense -> cashier). Provider callbacks are idempotent by external reference.
+rejected (voided). A deposit is checked against the deposit limits once, when
+it is requested, under the player's lock (``lock_settings``: concurrent
+requests of one player are counted one after the other), and keeps the room it
+took: a deposit that fitted is credited when paid. When paid it is checked
+again only for an exclusion (``assert_not_excluded``); refused then, the money
+goes to the player's suspense account (cashier -> suspense) until an operator
+refunds it through the provider (suspense -> cashier). Provider callbacks are
+idempotent by external reference.
 """
 
 from __future__ import annotations
@@ -28,7 +32,12 @@ from casino.audit import record_operator_action
 from casino.errors import Conflict, DomainError, Forbidden, NotFound
 from casino.models import CashierKind, CashierState, CashierTransaction
 from casino.projectors import CashierTransactionProjector, cashier_stream
-from casino.responsible_gaming import ResponsibleGamingRefusal, assert_may_deposit
+from casino.responsible_gaming import (
+    ResponsibleGamingRefusal,
+    assert_may_deposit,
+    assert_not_excluded,
+    lock_settings,
+)
 from ledger.currencies import check_currency
 from ledger.services import (
     NewEvent,
@@ -138,14 +147,18 @@ def _request(
 def request_deposit(
     *, player_id: int, amount: int, currency: str, request_key: str, now: datetime
 ) -> CashierTransaction:
-    """A player asks to deposit; refused by self-exclusion, cool-off or a deposit limit.
-    The same ``request_key`` returns the same transaction."""
-    assert_may_deposit(player_id=player_id, amount=amount, currency=currency, now=now)
+    """A player asks to deposit; refused by self-exclusion, cool-off or a deposit
+    limit (``deposit_limit_exceeded``: nothing is stored). The same
+    ``request_key`` returns the same transaction, not checked again. The
+    player's settings row is locked first (``lock_settings``), so concurrent
+    requests are checked one after the other, each counting those before it."""
+    settings = lock_settings(player_id=player_id)
     txn, created = _request(
         player_id=player_id, kind=CashierKind.DEPOSIT, amount=amount, currency=currency,
         request_key=request_key, now=now,
     )  # fmt: skip
     if created:
+        assert_may_deposit(player_id=player_id, amount=amount, currency=currency, now=now, settings=settings)
         append = _event(txn, CashierState.REQUESTED, f"user:{player_id}", "", now)
         append_events(**_append_kwargs(append))
         _project(txn, append, now)
@@ -259,14 +272,14 @@ def provider_callback(
 
 
 def deposit_refusal(*, txn: CashierTransaction, now: datetime) -> ResponsibleGamingRefusal | None:
-    """Why the player may not be credited with this deposit now (self-exclusion,
-    cool-off, a deposit limit: the rules of now, this request not counted twice),
-    or ``None``. Reads only (in a savepoint, so a refusal leaves nothing behind)."""
+    """Why the player may not be credited with this deposit now (a self-exclusion
+    or cool-off in force), or ``None``. The deposit limits are not checked again:
+    the request took its room under them when it was accepted (``request_deposit``),
+    so a deposit that fitted is never refunded for them. Reads only (in a
+    savepoint, so a refusal leaves nothing behind)."""
     try:
         with transaction.atomic():
-            assert_may_deposit(
-                player_id=txn.player_id, amount=txn.amount, currency=txn.currency, now=now, request_id=txn.pk
-            )
+            assert_not_excluded(player_id=txn.player_id, now=now)
     except ResponsibleGamingRefusal as refusal:
         return refusal
     return None

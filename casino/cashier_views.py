@@ -221,8 +221,13 @@ def valid(serializer: serializers.Serializer[Any]) -> dict[str, Any]:
 
 
 def render_limits(row: ResponsibleGaming, currency: str) -> dict[str, Any]:
+    """The settings as the player reads them: each limit's value ``in_force``
+    now and, when a less protective change waits, its ``pending`` value and
+    ``pending_from`` (when it takes effect); the session time limit alike
+    (``session_limit``; ``session_limit_minutes`` is its value in force)."""
     now = timezone.now()
     in_currency = responsible_gaming.limits_in({"limits": row.limits}, currency)
+    session = responsible_gaming.session_limit_entry(row)
     return {
         "currency": currency,
         "limits": {
@@ -234,7 +239,12 @@ def render_limits(row: ResponsibleGaming, currency: str) -> dict[str, Any]:
             for kind in responsible_gaming.LIMIT_KINDS
         },
         "currencies": sorted(row.limits),
-        "session_limit_minutes": row.session_limit_minutes,
+        "session_limit_minutes": responsible_gaming.effective_limit(session, now),
+        "session_limit": {
+            "in_force": responsible_gaming.effective_limit(session, now),
+            "pending": session["pending"],
+            "pending_from": session["pending_from"],
+        },
         "reality_check_minutes": row.reality_check_minutes,
         "exclusion": row.exclusion if row.excluded_until and row.excluded_until > now else "",
         "excluded_until": row.excluded_until.isoformat() if row.excluded_until and row.excluded_until > now else None,
@@ -243,9 +253,12 @@ def render_limits(row: ResponsibleGaming, currency: str) -> dict[str, Any]:
 
 class LimitsView(APIView):
     """The caller's responsible-gaming limits in one currency (``?currency=``, or
-    ``currency`` in the body; default the casino's default currency): a decrease
-    applies at once, an increase after 24 hours. A change applies all or
-    nothing: one refused value leaves every limit as it was."""
+    ``currency`` in the body; default the casino's default currency). A more
+    protective change (a first limit, a lower one) applies at once; a less
+    protective one (higher, or removed: ``null``), the session time limit
+    included, after 24 hours: the answer shows it as ``pending`` with
+    ``pending_from``, the value in force staying until then. A change applies
+    all or nothing: one refused value leaves every limit as it was."""
 
     permission_classes = [IsAuthenticated]
 

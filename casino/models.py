@@ -33,6 +33,10 @@ class ResponsibleGaming(models.Model):
     ``{"amount": int | null, "pending": int | null, "pending_from": iso | null}``
     in minor units of that currency: a decrease replaces ``amount`` at once, an
     increase (or removal) waits in ``pending`` until ``pending_from`` (24 h).
+    The session time limit follows the same rule in its own columns:
+    ``session_limit_minutes`` is its ``amount``, ``session_limit_pending`` and
+    ``session_limit_pending_from`` its ``pending`` and ``pending_from``
+    (``casino.responsible_gaming.session_limit_entry``).
     ``currency`` is the currency the row was first created in (the reality
     check's headline ``net_loss``). ``session_started_at`` / ``last_wager_at``:
     the play session (starts at a wager after the idle gap, ends after it).
@@ -44,6 +48,9 @@ class ResponsibleGaming(models.Model):
     currency = models.CharField(max_length=3)
     limits = models.JSONField(default=dict, blank=True)
     session_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
+    # A longer session limit (or none: null) asked for, in force from ``session_limit_pending_from``.
+    session_limit_pending = models.PositiveIntegerField(null=True, blank=True)
+    session_limit_pending_from = models.DateTimeField(null=True, blank=True)
     reality_check_minutes = models.PositiveIntegerField(null=True, blank=True)
     session_started_at = models.DateTimeField(null=True, blank=True)
     last_wager_at = models.DateTimeField(null=True, blank=True)

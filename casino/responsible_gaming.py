@@ -7,7 +7,28 @@ bets (``assert_may_wager``, called by the bet services and before every poker
 hand), never in the API layer. On the bet path the check is one primary-key
 read of the player's own row (no shared row; the house context query reads it
 in its own join); only a player who set a loss limit in the bet's currency
-costs a second, per-player read of that wallet's statement lines in the window.
+pays more: their row read again ``FOR UPDATE`` (the per-player lock, below),
+one read of that wallet's statement lines over the windows, and one read of
+what they have in play elsewhere (``in_play``).
+
+**One rule for every change.** A change that makes a limit more protective (a
+first limit, a lower one) applies at once; one that makes it less protective
+(higher, removed) waits ``INCREASE_DELAY`` (24 h) as ``pending`` from
+``pending_from`` (``changed_entry``, read by ``effective_limit``): deposit and
+loss limits per currency, and the session time limit alike. Exclusions are
+never shortened at all (``exclude``).
+
+**Worst case, under a per-player lock.** A wager is checked against the net
+loss in the window plus the stake plus everything the player still has in play
+that could be lost without another check: the current round's forced decision
+(``reserve``) and those pending at their other tables, reported by the game
+families through ``register_in_play`` (a poker stack needs nothing more: it
+counts in full from its buy-in, the wallet movement). The check runs after
+``lock_settings`` took the player's row ``FOR UPDATE`` in a statement of its
+own, so the loss and in-play reads that follow see every wager of the player
+committed before (READ COMMITTED takes a new snapshot per statement): two
+wagers of one player at two tables cannot both pass a limit they pass alone.
+Deposits take the same lock (``casino.cashier.request_deposit``).
 
 **Sessions are play, not logins.** A session starts at the first wager after
 ``CASINO_RG_SESSION_IDLE_GAP_MINUTES`` without one and ends when that gap
@@ -33,7 +54,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -116,14 +137,47 @@ def _permanent() -> datetime:
     return datetime(9999, 12, 31, tzinfo=UTC)
 
 
-def effective_limit(entry: dict[str, Any] | None, now: datetime) -> int | None:
-    """The limit in force at ``now``: a pending increase applies from its date."""
+def _moment(value: datetime | str) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def effective_limit(entry: Mapping[str, Any] | None, now: datetime) -> int | None:
+    """The limit in force at ``now``: a pending less protective value applies from its date."""
     if not entry:
         return None
     pending_from = entry.get("pending_from")
-    if pending_from is not None and datetime.fromisoformat(pending_from) <= now:
+    if pending_from is not None and _moment(pending_from) <= now:
         return entry.get("pending")
     return entry.get("amount")
+
+
+def changed_entry(entry: Mapping[str, Any] | None, value: int | None, now: datetime) -> dict[str, Any]:
+    """A limit's entry once the player asks for ``value`` (``None``: no limit),
+    the one rule for every limit kind: a more protective value (a first limit, a
+    lower one, the one in force) applies at once and cancels anything pending; a
+    less protective one (higher, or none) waits ``INCREASE_DELAY`` as ``pending``
+    from ``pending_from``, the value in force staying until then. Asking again
+    for what is already pending keeps its date (a retry does not push it back)."""
+    current = effective_limit(entry, now)
+    if current is not None and (value is None or value > current):
+        pending_from = (entry or {}).get("pending_from")
+        if pending_from is not None and _moment(pending_from) > now and (entry or {}).get("pending") == value:
+            return {"amount": current, "pending": value, "pending_from": _moment(pending_from).isoformat()}
+        return {"amount": current, "pending": value, "pending_from": (now + INCREASE_DELAY).isoformat()}
+    return {"amount": value, "pending": None, "pending_from": None}
+
+
+def session_limit_entry(row: Mapping[str, Any] | ResponsibleGaming) -> dict[str, Any]:
+    """The session time limit (minutes) as a limit entry, from its three columns."""
+    get = row.get if isinstance(row, Mapping) else lambda name: getattr(row, name)
+    pending_from = get("session_limit_pending_from")
+    return {"amount": get("session_limit_minutes"), "pending": get("session_limit_pending"),
+            "pending_from": pending_from.isoformat() if pending_from is not None else None}  # fmt: skip
+
+
+def session_limit(row: Mapping[str, Any] | ResponsibleGaming, now: datetime) -> int | None:
+    """The session time limit in force at ``now`` (minutes; ``None``: none)."""
+    return effective_limit(session_limit_entry(row), now)
 
 
 # The settings a bet is checked against; a caller may read them in its own
@@ -132,6 +186,8 @@ ROW_COLUMNS = (
     "currency",
     "limits",
     "session_limit_minutes",
+    "session_limit_pending",
+    "session_limit_pending_from",
     "session_started_at",
     "last_wager_at",
     "exclusion",
@@ -139,6 +195,8 @@ ROW_COLUMNS = (
 )
 ROW_TABLE = ResponsibleGaming._meta.db_table
 _ROW_SQL = f"SELECT {', '.join(ROW_COLUMNS)} FROM {ROW_TABLE} WHERE user_id = %s"
+# ``lock_settings``'s key in the row it read ``FOR UPDATE`` (not a column).
+LOCKED = "locked"
 
 
 def _row(player_id: int) -> dict[str, Any] | None:
@@ -155,9 +213,9 @@ def settings_row(values: Sequence[Any]) -> dict[str, Any]:
     row = dict(zip(ROW_COLUMNS, values, strict=True))
     if isinstance(row["limits"], str | bytes):
         row["limits"] = json.loads(row["limits"])
-    for name in ("session_started_at", "last_wager_at", "excluded_until"):  # SQLite hands back naive UTC (or text)
+    for name in ("session_started_at", "last_wager_at", "excluded_until", "session_limit_pending_from"):
         value = row[name]
-        if isinstance(value, str):
+        if isinstance(value, str):  # SQLite hands back text, or naive UTC
             value = datetime.fromisoformat(value)
         if isinstance(value, datetime) and value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
@@ -165,7 +223,60 @@ def settings_row(values: Sequence[Any]) -> dict[str, Any]:
     return row
 
 
-def _check_exclusion(row: dict[str, Any], now: datetime) -> None:
+def _for_update() -> str:
+    # SQLite has no row locks: its writers are serialised by the database lock.
+    return " FOR UPDATE" if connection.features.has_select_for_update else ""
+
+
+def lock_settings(*, player_id: int) -> dict[str, Any] | None:
+    """The per-player lock: the player's settings row read ``FOR UPDATE`` (its
+    values as they are now), ``None`` when they have none (nothing to lock: no
+    limit). Held until the transaction ends; call it in a statement before the
+    reads it protects (a read in the same statement as the lock's wait would use
+    a snapshot from before it). Lock order: after the house command's own rows
+    (``games.house.store.commands``) or the poker table, before any wallet."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ROW_SQL + _for_update(), [player_id])
+        found = cursor.fetchone()
+    return None if found is None else {**settings_row(found), LOCKED: True}
+
+
+def lock_settings_many(*, player_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """``lock_settings`` for several players in one statement, locked in
+    player-id order (two batches locking the same players cannot deadlock)."""
+    ids = sorted(set(player_ids))
+    if not ids:
+        return {}
+    marks = ", ".join(["%s"] * len(ids))
+    sql = (f"SELECT user_id, {', '.join(ROW_COLUMNS)} FROM {ROW_TABLE} WHERE user_id IN ({marks}) "
+           f"ORDER BY user_id{_for_update()}")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ids)
+        found = cursor.fetchall()
+    return {int(values[0]): {**settings_row(values[1:]), LOCKED: True} for values in found}
+
+
+def loss_limited(row: Mapping[str, Any] | None, currency: str, now: datetime) -> bool:
+    """Whether a loss limit of ``currency`` is in force for the player (their
+    wagers in it then take the per-player lock)."""
+    if row is None:
+        return False
+    limits = limits_in(row, currency)
+    return any(effective_limit(limits.get(kind), now) is not None for kind in LOSS_KINDS)
+
+
+def lock_for_wagers(
+    *, settings: Mapping[int, dict[str, Any] | None], currency: str, now: datetime
+) -> dict[int, dict[str, Any] | None]:
+    """``settings`` (player -> their row as read, or ``None``) with the rows of
+    the players a loss limit in ``currency`` limits read again under the lock,
+    all in one statement (``lock_settings_many``); the others as they were. A
+    batch of wagers calls it before checking any of them."""
+    limited = [player for player, row in settings.items() if loss_limited(row, currency, now)]
+    return {**settings, **lock_settings_many(player_ids=limited)} if limited else dict(settings)
+
+
+def _check_exclusion(row: Mapping[str, Any], now: datetime) -> None:
     until = row["excluded_until"]
     if until is not None and until > now:
         exclusion = row["exclusion"] or "self_exclusion"
@@ -178,14 +289,23 @@ def _check_exclusion(row: dict[str, Any], now: datetime) -> None:
         raise PlayerExcluded(message, code=code, until=until.isoformat())
 
 
-def assert_may_deposit(*, player_id: int, amount: int, currency: str, now: datetime, request_id: Any = None) -> None:
+def assert_not_excluded(*, player_id: int, now: datetime) -> None:
+    """Refuse (``self_excluded`` / ``cooling_off``) a player excluded now: what
+    a paid deposit is checked against before it is credited."""
+    row = _row(player_id)
+    if row is not None:
+        _check_exclusion(row, now)
+
+
+def assert_may_deposit(*, player_id: int, amount: int, currency: str, now: datetime, settings: Any = None) -> None:
     """Refuse a deposit the player's exclusion or deposit limits forbid.
 
     Counts every deposit requested in the window that is not rejected, so
-    several pending requests cannot add up past a limit (``request_id``: the
-    cashier transaction being paid, not counted twice).
+    several pending requests cannot add up past a limit. ``settings``: the row
+    ``lock_settings`` read (the caller holds the lock, so concurrent requests
+    of the player are counted one after the other); ``None`` reads it unlocked.
     """
-    row = _row(player_id)
+    row = settings if settings is not None else _row(player_id)
     if row is None:
         return
     _check_exclusion(row, now)
@@ -199,7 +319,6 @@ def assert_may_deposit(*, player_id: int, amount: int, currency: str, now: datet
                 player_id=player_id, kind=CashierKind.DEPOSIT, created_at__gt=now - span, currency=currency
             )
             .exclude(state=CashierState.REJECTED)
-            .exclude(pk=request_id)
             .aggregate(total=Sum("amount"))["total"]
             or 0
         )
@@ -210,25 +329,80 @@ def assert_may_deposit(*, player_id: int, amount: int, currency: str, now: datet
             )  # fmt: skip
 
 
-def net_loss(*, player_id: int, currency: str, since: datetime) -> int:
-    """The player's net game loss since ``since`` (stakes minus returns; >= 0):
-    every wallet movement but cashier ones (deposits, withdrawals and the
-    holds of withdrawals)."""
+# Wallet movements that count as game losses: all but the cashier's (deposits,
+# withdrawals and the holds of withdrawals), in the window from %s.
+_LOSS_TERM = "COALESCE(SUM(sl.amount) FILTER (WHERE sl.created_at >= %s), 0)"
+_LOSSES_FROM = (
+    "FROM ledger_account w "
+    "JOIN ledger_statement_line sl ON sl.account_id = w.id "
+    "JOIN ledger_transfer t ON t.id = sl.transfer_id "
+    "LEFT JOIN ledger_hold h ON h.id = t.hold_id LEFT JOIN ledger_account d ON d.id = h.destination_id "
+    "WHERE w.key = %s AND sl.created_at >= %s AND t.kind NOT IN ('deposit', 'withdraw') "
+    "AND (d.kind IS NULL OR d.kind <> 'cashier')"
+)
+
+
+def net_losses(*, player_id: int, currency: str, since: Sequence[datetime]) -> list[int]:
+    """The player's net game loss since each of ``since`` (stakes minus returns;
+    >= 0): every wallet movement but cashier ones (deposits, withdrawals and
+    the holds of withdrawals). One read for every window."""
+    if not since:
+        return []
+    if connection.vendor != "postgresql":  # no FILTER clause: one read per window
+        return [_net_loss(player_id, currency, moment) for moment in since]
+    terms = ", ".join([_LOSS_TERM] * len(since))
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT COALESCE(SUM(sl.amount), 0) FROM ledger_account w "
-            "JOIN ledger_statement_line sl ON sl.account_id = w.id "
-            "JOIN ledger_transfer t ON t.id = sl.transfer_id "
-            "LEFT JOIN ledger_hold h ON h.id = t.hold_id LEFT JOIN ledger_account d ON d.id = h.destination_id "
-            "WHERE w.key = %s AND sl.created_at >= %s AND t.kind NOT IN ('deposit', 'withdraw') "
-            "AND (d.kind IS NULL OR d.kind <> 'cashier')",
-            [f"wallet:player:{player_id}:{currency}", since],
-        )
+        cursor.execute(f"SELECT {terms} {_LOSSES_FROM}",
+                       [*since, f"wallet:player:{player_id}:{currency}", min(since)])  # fmt: skip
+        found = cursor.fetchone()
+    return [max(0, -int(total)) for total in found]
+
+
+def _net_loss(player_id: int, currency: str, since: datetime) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COALESCE(SUM(sl.amount), 0) {_LOSSES_FROM}",
+                       [f"wallet:player:{player_id}:{currency}", since])  # fmt: skip
         return max(0, -int(cursor.fetchone()[0]))
+
+
+def net_loss(*, player_id: int, currency: str, since: datetime) -> int:
+    """The player's net game loss since ``since`` (``net_losses`` for one window)."""
+    return _net_loss(player_id, currency, since)
+
+
+#: What a game family reports the player has in play in a currency, beyond
+#: what already left their wallet: ``(player_id, currency, excluding) -> amount``
+#: (``excluding``: the family's own key of the item the wager being checked
+#: replaces, e.g. a house round's id; other families ignore it).
+InPlay = Callable[[int, str, "str | None"], int]
+_IN_PLAY: dict[str, InPlay] = {}
+
+
+def register_in_play(name: str, report: InPlay) -> None:
+    """Register a family's in-play report (``games.apps``: the house rounds'
+    pending forced decisions); casino imports no game."""
+    _IN_PLAY[name] = report
+
+
+def in_play(*, player_id: int, currency: str, excluding: str | None = None) -> int:
+    """Everything the player has in play in ``currency`` that could still be
+    lost without another check, across every family (module docstring)."""
+    return sum(report(player_id, currency, excluding) for report in _IN_PLAY.values())
 
 
 # ``assert_may_wager``'s default: read the settings row itself.
 UNREAD_SETTINGS: Any = object()
+
+
+def _check_session(row: Mapping[str, Any], now: datetime) -> None:
+    minutes = session_limit(row, now)
+    started = session_of(row, now) if minutes else None
+    if minutes and started is not None and now - started >= timedelta(minutes=minutes):
+        raise SessionTimeLimitReached(
+            "Your session time limit is reached; play again after a break.",
+            limit_minutes=minutes, session_started_at=started.isoformat(),
+            resumes_at=(row["last_wager_at"] + idle_gap()).isoformat(),
+        )  # fmt: skip
 
 
 def assert_may_wager(
@@ -239,48 +413,61 @@ def assert_may_wager(
     now: datetime,
     settings: dict[str, Any] | None = UNREAD_SETTINGS,
     reserve: int = 0,
+    excluding: str | None = None,
 ) -> None:
     """Refuse a bet of ``amount`` (in ``currency``) the player's exclusion,
-    session time limit or loss limits in that currency forbid. One primary-key
-    read (none when the caller passes the row it read in this transaction as
-    ``settings``: ``settings_row(...)``, or ``None`` for a player without one);
-    a loss limit in ``currency`` adds one read of that wallet's statement lines.
-    ``reserve``: money the player must still be able to stake after this bet
-    (the round's smallest forced decision wager): the loss limits must leave
-    room for it too. ``amount=0`` checks exclusion, session and a loss limit
-    already passed (poker, before each hand). Changes nothing; call inside the
-    bet's transaction."""
+    session time limit or loss limits in that currency forbid. Changes nothing;
+    call inside the bet's transaction, before any wallet moves.
+
+    One primary-key read (none when the caller passes the row it read in this
+    transaction as ``settings``: ``settings_row(...)``, or ``None`` for a player
+    without one). A loss limit in ``currency`` adds the per-player lock
+    (``lock_settings``: the row read again ``FOR UPDATE``, unless ``settings``
+    came from it), one read of the wallet's losses over the windows and one of
+    what is in play elsewhere (``in_play``). The worst case must fit every loss
+    limit: losses + ``amount`` + ``reserve`` (money the player must still be
+    able to stake after this bet: the round's forced decision) + in play at the
+    other tables (``excluding``: the item this bet replaces, whose part is
+    ``reserve``). ``amount=0`` checks exclusion, session and a loss limit
+    already passed, without the lock (poker, before each hand: the stack
+    already counts in full)."""
     row = _row(player_id) if settings is UNREAD_SETTINGS else settings
     if row is None:
         return
+    staking = amount > 0 or reserve > 0
+    if staking and not row.get(LOCKED) and loss_limited(row, currency, now):
+        row = lock_settings(player_id=player_id)
+        if row is None:
+            return
     _check_exclusion(row, now)
-    minutes = row["session_limit_minutes"]
-    started = session_of(row, now) if minutes else None
-    if minutes and started is not None and now - started >= timedelta(minutes=minutes):
-        raise SessionTimeLimitReached(
-            "Your session time limit is reached; play again after a break.",
-            limit_minutes=minutes, session_started_at=started.isoformat(),
-            resumes_at=(row["last_wager_at"] + idle_gap()).isoformat(),
-        )  # fmt: skip
+    _check_session(row, now)
     limits = limits_in(row, currency)
-    for window, span in WINDOWS.items():
-        limit = effective_limit(limits.get(f"loss_{window}"), now)
-        if limit is None:
-            continue
-        lost = net_loss(player_id=player_id, currency=currency, since=now - span)
-        if lost + amount + reserve > limit:
+    windows = [(w, span, limit) for w, span in WINDOWS.items()
+               if (limit := effective_limit(limits.get(f"loss_{w}"), now)) is not None]  # fmt: skip
+    if not windows:
+        return
+    # In play first, losses second: a forced decision taken elsewhere meanwhile
+    # (exempt: it takes no lock) is then counted twice, never missed.
+    elsewhere = in_play(player_id=player_id, currency=currency, excluding=excluding) if staking else 0
+    losses = net_losses(player_id=player_id, currency=currency, since=[now - span for _, span, _ in windows])
+    for (window, _, limit), lost in zip(windows, losses, strict=True):
+        if lost + amount + reserve + elsewhere > limit:
+            because = (" with the decisions your other tables can still ask for" if elsewhere
+                       else " with the decision the round can ask for" if reserve else "")  # fmt: skip
             raise LossLimitExceeded(
-                f"This bet could take your losses past your {window} loss limit"
-                + (" with the decision the round can ask for." if reserve else "."),
-                window=window, limit=limit, lost=lost, remaining=max(0, limit - lost), currency=currency,
-                reserved_for_decision=reserve,
+                f"This bet could take your losses past your {window} loss limit{because}.",
+                window=window, limit=limit, lost=lost, remaining=max(0, limit - lost - elsewhere),
+                currency=currency, reserved_for_decision=reserve, in_play=elsewhere,
             )  # fmt: skip
 
 
-def wager_allowance(*, player_id: int, currency: str, now: datetime, settings: Any = UNREAD_SETTINGS) -> int | None:
+def wager_allowance(
+    *, player_id: int, currency: str, now: datetime, settings: Any = UNREAD_SETTINGS, excluding: str | None = None
+) -> int | None:
     """The largest stake ``assert_may_wager`` would accept now in ``currency``
-    (``None``: no limit; 0 when excluded or past the session limit). The
-    decision offer hides the options above it."""
+    (``None``: no limit; 0 when excluded or past the session limit), with
+    ``excluding`` as the bet would pass it. The decision offer hides the options
+    above it. Reads only, no lock."""
     row = _row(player_id) if settings is UNREAD_SETTINGS else settings
     if row is None:
         return None
@@ -288,18 +475,19 @@ def wager_allowance(*, player_id: int, currency: str, now: datetime, settings: A
         assert_may_wager(player_id=player_id, amount=0, currency=currency, now=now, settings=row)
     except ResponsibleGamingRefusal:
         return 0
-    allowance: int | None = None
     limits = limits_in(row, currency)
-    for window, span in WINDOWS.items():
-        limit = effective_limit(limits.get(f"loss_{window}"), now)
-        if limit is None:
-            continue
-        room = max(0, limit - net_loss(player_id=player_id, currency=currency, since=now - span))
-        allowance = room if allowance is None else min(allowance, room)
-    return allowance
+    windows = [(span, limit) for w, span in WINDOWS.items()
+               if (limit := effective_limit(limits.get(f"loss_{w}"), now)) is not None]  # fmt: skip
+    if not windows:
+        return None
+    elsewhere = in_play(player_id=player_id, currency=currency, excluding=excluding)
+    losses = net_losses(player_id=player_id, currency=currency, since=[now - span for span, _ in windows])
+    return min(max(0, limit - lost - elsewhere) for (_, limit), lost in zip(windows, losses, strict=True))
 
 
-def wager_allowances(*, player_ids: Iterable[int], currency: str, now: datetime) -> dict[int, int | None]:
+def wager_allowances(
+    *, player_ids: Iterable[int], currency: str, now: datetime, excluding: str | None = None
+) -> dict[int, int | None]:
     """``wager_allowance`` for many players: one read of their rows (players
     without one are not listed: no limit)."""
     ids = list(player_ids)
@@ -311,7 +499,7 @@ def wager_allowances(*, player_ids: Iterable[int], currency: str, now: datetime)
         found = cursor.fetchall()
     return {
         int(values[0]): wager_allowance(player_id=int(values[0]), currency=currency, now=now,
-                                        settings=settings_row(values[1:]))
+                                        settings=settings_row(values[1:]), excluding=excluding)
         for values in found
     }  # fmt: skip
 
@@ -333,11 +521,12 @@ def note_wager(*, player_id: int, currency: str, now: datetime, settings: Any = 
 
 
 def note_wagers(*, player_ids: Iterable[int], currency: str, now: datetime) -> None:
-    """``note_wager`` for every player dealt into a poker hand (one read of their rows)."""
+    """``note_wager`` for every player dealt into a poker hand (one read of their
+    rows; written in player-id order, the order ``lock_settings_many`` locks in)."""
     ids = list(player_ids)
     if not ids:
         return
-    rows = ResponsibleGaming.objects.filter(pk__in=ids).values("pk", *ROW_COLUMNS)
+    rows = ResponsibleGaming.objects.filter(pk__in=ids).order_by("pk").values("pk", *ROW_COLUMNS)
     for values in rows:
         note_wager(player_id=values["pk"], currency=currency, now=now,
                    settings=settings_row([values[c] for c in ROW_COLUMNS]))  # fmt: skip
@@ -413,29 +602,28 @@ def set_limits(
     """Change several limits at once, all or nothing: everything is validated
     first (``check_limits``), then applied to the locked row and saved once, in
     one transaction; a refusal leaves every limit as it was. ``limits`` maps a
-    kind to an amount in minor units of ``currency`` (``None`` removes it): a
-    decrease (or a first limit) takes effect at once, an increase or a removal
-    only after 24 hours. The session settings apply at once; ``UNCHANGED``
-    leaves one as it is."""
+    kind to an amount in minor units of ``currency`` (``None`` removes it).
+    Every limit, the session time limit included, changes by ``changed_entry``:
+    a more protective value at once, a less protective one (higher, or none)
+    after 24 hours. The reality-check interval is a reminder, not a limit: it
+    applies at once. ``UNCHANGED`` leaves a session setting as it is."""
     check_limits(player_id=player_id, currency=currency, limits=limits,
                  session_limit_minutes=session_limit_minutes, reality_check_minutes=reality_check_minutes)  # fmt: skip
     ResponsibleGaming.objects.get_or_create(pk=player_id, defaults={"currency": currency})
     row = ResponsibleGaming.objects.select_for_update().get(pk=player_id)
     in_currency = dict(row.limits.get(currency) or {})
     for kind, amount in limits.items():
-        current = effective_limit(in_currency.get(kind), now)
-        if current is not None and (amount is None or amount > current):
-            in_currency[kind] = {"amount": current, "pending": amount,
-                                 "pending_from": (now + INCREASE_DELAY).isoformat()}  # fmt: skip
-        else:
-            in_currency[kind] = {"amount": amount, "pending": None, "pending_from": None}
+        in_currency[kind] = changed_entry(in_currency.get(kind), amount, now)
     if limits:
         row.limits = {**row.limits, currency: in_currency}
     if session_limit_minutes is not UNCHANGED:
-        row.session_limit_minutes = session_limit_minutes
+        entry = changed_entry(session_limit_entry(row), session_limit_minutes, now)
+        row.session_limit_minutes, row.session_limit_pending = entry["amount"], entry["pending"]
+        row.session_limit_pending_from = None if entry["pending_from"] is None else _moment(entry["pending_from"])
     if reality_check_minutes is not UNCHANGED:
         row.reality_check_minutes = reality_check_minutes
-    row.save(update_fields=["limits", "session_limit_minutes", "reality_check_minutes", "updated_at"])
+    row.save(update_fields=["limits", "session_limit_minutes", "session_limit_pending", "session_limit_pending_from",
+                            "reality_check_minutes", "updated_at"])  # fmt: skip
     return row
 
 
@@ -445,10 +633,11 @@ def set_limit(*, player_id: int, kind: str, amount: int | None, currency: str, n
 
 
 def set_session_limits(
-    *, player_id: int, currency: str, session_limit_minutes: int | None, reality_check_minutes: int | None
-) -> ResponsibleGaming:
+    *, player_id: int, currency: str, session_limit_minutes: int | None, reality_check_minutes: int | None,
+    now: datetime | None = None,
+) -> ResponsibleGaming:  # fmt: skip
     """Set the session time limit and the reality-check interval (``set_limits``)."""
-    return set_limits(player_id=player_id, currency=currency, limits={}, now=datetime.now(UTC),
+    return set_limits(player_id=player_id, currency=currency, limits={}, now=now or datetime.now(UTC),
                       session_limit_minutes=session_limit_minutes,
                       reality_check_minutes=reality_check_minutes)  # fmt: skip
 

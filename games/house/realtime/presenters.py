@@ -148,7 +148,8 @@ def table_view(
         balance, _ = player_balances(player_id=viewer_id, currency=table.currency)  # creates nothing
         moment = now or datetime.now(UTC)
         # Responsible gaming hides the options the bet services would refuse (docs/cashier-and-responsible-gaming.md).
-        allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=moment)
+        allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=moment,
+                                    excluding=state.config.round_id)  # fmt: skip
         view["me"] = {
             "player_id": viewer_id,
             "balance": balance,
@@ -181,7 +182,7 @@ def decision_hint(*, table_id: int, viewer_id: int, now: datetime) -> dict[str, 
     row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
     player = state_from_json(viewer_id, row.state if row else {})
     balance, _ = player_balances(player_id=viewer_id, currency=table.currency)
-    allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=now)
+    allowance = wager_allowance(player_id=viewer_id, currency=table.currency, now=now, excluding=state.config.round_id)
     offered = offered_options(state, player, balance=balance, now=now.isoformat(), allowance=allowance)
     points = {p.street: p for p in state.config.definition.decision_points}
     point = points.get(state.phase)

@@ -208,7 +208,8 @@ def offers(round_id: str) -> list[tuple[int, list[str], int]]:
     currency = state.config.currency
     balances = wallet_balances((pid, currency) for pid, _ in rows)
     # Responsible gaming: one read of the rows of those who have settings.
-    allowances = wager_allowances(player_ids=[pid for pid, _ in rows], currency=currency, now=moment)
+    allowances = wager_allowances(player_ids=[pid for pid, _ in rows], currency=currency, now=moment,
+                                  excluding=state.config.round_id)  # fmt: skip
     result = []
     for pid, data in rows:
         balance = balances.get((pid, currency), 0)

@@ -117,10 +117,11 @@ def _bet_command(
             if new_stake:
                 # Responsible gaming refuses new stakes (exclusion, cool-off,
                 # session and loss limits, with room left for the round's
-                # smallest forced decision); removing chips is always allowed.
+                # smallest forced decision and those pending at the player's
+                # other tables); removing chips is always allowed.
                 assert_may_wager(player_id=player_id, amount=new_stake, currency=round_row.currency, now=now,
-                                 settings=context.settings,
-                                 reserve=reserve_after(state, player, outcome.events))  # fmt: skip
+                                 settings=context.settings, reserve=reserve_after(state, player, outcome.events),
+                                 excluding=round_row.round_id)  # fmt: skip
                 note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
             _, players = commit(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
@@ -283,7 +284,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             # forced wager, which the limits made room for when the bets were placed.
             if not limit_exempt(state, player, made.amount):
                 assert_may_wager(player_id=player_id, amount=made.amount, currency=round_row.currency, now=now,
-                                 settings=context.settings)  # fmt: skip
+                                 settings=context.settings, excluding=round_row.round_id)  # fmt: skip
             note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
             money.open_holds.append((hold_id, accounts.wallet, accounts.held, accounts.house, made.amount, event))
         _, players = commit(

@@ -44,7 +44,7 @@ from uuid import UUID
 from django.db import DatabaseError, connection, transaction
 
 from casino.errors import DomainError
-from casino.responsible_gaming import assert_may_wager, note_wager
+from casino.responsible_gaming import assert_may_wager, lock_for_wagers, note_wager
 from games.house.models import HouseRound, PlayerRound
 from games.house.projectors import PlayerRoundProjector
 from games.house.round.commands import (
@@ -288,6 +288,7 @@ class _Run:
         requests = [CommandRequest(c.command, c.player_id, c.idempotency_key, c.request()) for _, c in items]
         reads = read_commands(table_id=self.table_id, requests=requests, now=self.now)
         players = [c.player_id for _, c in items]
+        self.lock_limited(reads)
         for (i, c), read in zip(items, reads, strict=True):
             if read.error is not None:
                 results[i] = read.error  # nothing was claimed
@@ -302,6 +303,21 @@ class _Run:
                     results[i] = error
                     self.released.append(c.idempotency_key)
         self.write(results)
+
+    def lock_limited(self, reads: Sequence[CommandRead]) -> None:
+        """The per-player lock of responsible gaming for every player of the run
+        a loss limit limits, taken at once in player-id order before any command
+        is decided (``lock_for_wagers``: one statement, none when nobody has a
+        loss limit); their commands are then checked on the rows read under it."""
+        contexts = {read.context.row.player_id: read.context for read in reads
+                    if read.context is not None and not read.retry and read.error is None}  # fmt: skip
+        if not contexts:
+            return
+        currency = next(iter(contexts.values())).round_row.currency
+        locked = lock_for_wagers(settings={p: c.settings for p, c in contexts.items()}, currency=currency,
+                                 now=self.now)  # fmt: skip
+        for player, context in contexts.items():
+            context.settings = locked[player]
 
     def decide(self, c: PlayerCommand, read: CommandRead, players: list[int]) -> BetResult | DecisionResult:
         context = read.context
@@ -359,7 +375,7 @@ class _Run:
             if not (isinstance(c, MakeDecision) and limit_exempt(state, before, new_stake)):
                 reserve = 0 if isinstance(c, MakeDecision) else reserve_after(state, before, decided.events)
                 assert_may_wager(player_id=c.player_id, amount=new_stake, currency=round_row.currency, now=self.now,
-                                 settings=context.settings, reserve=reserve)  # fmt: skip
+                                 settings=context.settings, reserve=reserve, excluding=round_row.round_id)  # fmt: skip
             note_wager(player_id=c.player_id, currency=round_row.currency, now=self.now, settings=context.settings)
         if not (accounts.wallet and accounts.held and accounts.house):
             # First stake of this player (or at this table) in this currency:

@@ -1,6 +1,7 @@
 """Bulk reads beside the rounds' writes: the wallets a settlement pays, the
-player streams' heads it appends onto, and the wagers in play with their
-pending holds (``verify_ledger``'s house check).
+player streams' heads it appends onto, the wagers in play with their pending
+holds (``verify_ledger``'s house check), and the forced decisions a player
+still has pending (responsible gaming's ``in_play``).
 
 None of these takes a lock or writes. ``wallets`` and
 ``player_heads_read_meanwhile`` run inside the dealer's settlement transaction
@@ -20,6 +21,7 @@ from django.db import connection
 
 from games.house.models import HouseRound
 from games.house.round.state import PlayerState
+from games.house.rules.registry import game
 from games.house.store.rows import state_from_json
 from games.house.store.streams import player_stream_prefix
 from ledger.services.postings import pipelined
@@ -116,3 +118,34 @@ def wagers_and_pending_holds() -> tuple[list[WagerRow], list[PendingHold]]:
     wagers.sort(key=lambda wager: wager.player_round_id)
     holds.sort(key=lambda hold: (hold.stream_id, hold.hold_id))
     return wagers, holds
+
+
+# The player's part in every table's current round still open in the currency
+# with a stake and no call/play or fold yet (a player's pending decisions are in
+# the current rounds only: a table opens its next round once the last one is
+# settled or voided). A few index probes: the partial index "playerround_undecided"
+# holds only undecided rows, "one_player_round" one row per round and player.
+_PENDING_DECISIONS = (
+    "SELECT p.game, p.totals FROM games_housetable t "
+    "JOIN games_houseround r ON r.round_id = t.current_round_id "
+    "JOIN games_playerround p ON p.round_id = r.id AND p.player_id = %s "
+    "WHERE r.status = 'open' AND r.currency = %s AND r.round_id <> %s AND p.staked > 0 AND NOT p.done_deciding"
+)
+
+
+def pending_forced_decisions(player_id: int, currency: str, excluding: str | None) -> int:
+    """What the player's pending forced decisions in ``currency`` can still take
+    from their wallet, summed over the open rounds (``excluding``: a round id
+    left out, the one a bet being checked is in): per round the game's forced
+    decision (``GameDefinition.forced_multiplier`` x Ante), which responsible
+    gaming never refuses (``round.commands.limit_exempt``). The larger optional
+    calls (UTH/Xtreme 4x, 3x, 2x) are not counted: each is checked when taken.
+    Registered as the house family's ``casino.responsible_gaming.in_play``."""
+    with connection.cursor() as cursor:
+        cursor.execute(_PENDING_DECISIONS, [player_id, currency, excluding or ""])
+        found = cursor.fetchall()
+    total = 0
+    for code, totals in found:
+        spots = json.loads(totals) if isinstance(totals, str | bytes) else totals or {}
+        total += game(code).forced_multiplier * int(spots.get("ante", 0))
+    return total
