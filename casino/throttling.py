@@ -10,33 +10,33 @@ runs one ASGI process.
 
 from __future__ import annotations
 
-from django.core.cache import BaseCache, caches
+from django.core.cache import caches
 from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from casino.auth import client_ip
 
 
-class SharedHistory:
-    """Mixin for a DRF ``SimpleRateThrottle``: its history lives in the ``throttles`` cache."""
-
-    @property
-    def cache(self) -> BaseCache:
-        return caches["throttles"]
-
-
-class LoginThrottle(SharedHistory, AnonRateThrottle):
+class LoginThrottle(AnonRateThrottle):
     """20 login requests a minute per client address (``casino.auth.client_ip``:
     never an untrusted ``X-Forwarded-For``), on top of django-axes' lockout."""
 
     rate = "20/min"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = caches["throttles"]
+
     def get_ident(self, request: Request) -> str:
         return client_ip(request._request)
 
 
-class PlayThrottle(SharedHistory, UserRateThrottle):
+class PlayThrottle(UserRateThrottle):
     """6,000 play requests (bets, decisions, poker actions) a minute per player."""
 
     scope = "play"
     rate = "6000/min"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = caches["throttles"]
