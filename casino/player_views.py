@@ -12,13 +12,11 @@ from rest_framework import status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.auth import (
     LoginLockedOut,
-    client_ip,
     issue_token,
     issue_ws_ticket,
     lockout_seconds,
@@ -34,20 +32,11 @@ from casino.serializers import (
     TokenSerializer,
     WsTicketSerializer,
 )
+from casino.throttling import LoginThrottle
 
 
 class InvalidCredentials(DomainError, code="invalid_credentials", http_status=401):
     """Unknown username or wrong password."""
-
-
-class LoginThrottle(AnonRateThrottle):
-    """20 login requests a minute per client address (``casino.auth.client_ip``:
-    never an untrusted ``X-Forwarded-For``), on top of django-axes' lockout."""
-
-    rate = "20/min"
-
-    def get_ident(self, request: Request) -> str:
-        return client_ip(request._request)
 
 
 class TokenLoginView(APIView):

@@ -386,6 +386,18 @@ CACHES: dict[str, dict[str, Any]] = {
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ws-tickets"}
     ),
+    # DRF's request rates (casino.throttling): in Redis with REDIS_URL, so a player
+    # or a client address gets the same rate however many ASGI processes serve it.
+    "throttles": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "casino:throttle",
+            "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttles"}
+    ),
 }
 
 # --- API ----------------------------------------------------------------------

@@ -55,6 +55,27 @@ def _flush_past_ledger_triggers() -> None:
 _flush_past_ledger_triggers()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_request_rates() -> None:
+    """Each test starts with no request-rate history (``casino.throttling``).
+
+    On Redis the history outlives the test (and the run, for a minute): only
+    the throttles' keys are removed, never the channel layer's or the broker's.
+    """
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    cache = caches["throttles"]
+    if not isinstance(cache, RedisCache):
+        cache.clear()
+        return
+    client = cache._cache.get_client(write=True)
+    prefix = settings.CACHES["throttles"]["KEY_PREFIX"]
+    stale = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    if stale:
+        client.delete(*stale)
+
+
 def _database_url_for_subprocess() -> str:
     """The URL of the database the tests use (the test database, once created)."""
     return database_url_of(settings.DATABASES["default"])

@@ -14,7 +14,6 @@ from django.urls.converters import IntConverter
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
-from rest_framework.throttling import UserRateThrottle
 
 from casino.api import ErrorBody as ErrorBody
 from casino.api import ErrorDetail as ErrorDetail
@@ -96,11 +95,6 @@ def result_json(result: Any) -> Any:
     if is_dataclass(result) and not isinstance(result, type):
         return asdict(result)
     return result
-
-
-class PlayThrottle(UserRateThrottle):
-    scope = "play"
-    rate = "6000/min"
 
 
 class InvalidQuery(DomainError, code="invalid_query"):

@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from casino.api import request_user
 from casino.errors import NotFound
+from casino.throttling import PlayThrottle
 from games.house.api import play, schemas
 from games.house.models import HouseTable, PlayerRound
 from games.house.realtime import presenters
@@ -31,7 +32,6 @@ from games.house.services import seats as seating
 from games.tables.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
-    PlayThrottle,
     body,
     errors,
     query_int,

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import request_user
+from casino.throttling import PlayThrottle
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.errors import HandNotFound, InvalidSeat
@@ -29,7 +30,6 @@ from games.tables.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
     MalformedAmount,
-    PlayThrottle,
     body,
     errors,
     idempotency_key,
