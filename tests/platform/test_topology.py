@@ -17,6 +17,7 @@ survives) while a round and a hand are in play. What must hold (docs/live.md,
   its snapshot, and every client ends at the table's last committed position;
 - a bet placed through one process reaches the bettor's socket on the other,
   and a poker action taken on one process reaches the opponent on the other;
+- the login rate (per client address) is counted across both processes;
 - the clients of the killed process reconnect to the survivor with their last
   position (``?since=``) and are refused nothing; the round and the hand in play
   at the kill complete or void exactly once; the ledger sums to zero.
@@ -497,6 +498,7 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
         worker1, worker2 = topo.worker("worker1"), topo.worker("worker2")
         topo.beat()
         wait_ready(topo.processes, [base1, base2])
+        check_login_rate_is_shared(base1, base2)
         servers = Servers([base1, base2])
         # Each house player's socket is on one process; their bets go through either, in turn.
         a = HousePlayer("alice", alice, house.pk, servers, rest=base1, ws=base2)
@@ -592,6 +594,25 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
         assert resumed.since is not None, client.name
     assert a.connections[1].frames[0]["seq"] >= int(a.connections[1].since or 0)
     assert ledger_sums() == {"EUR": 0}
+
+
+def check_login_rate_is_shared(base1: str, base2: str) -> None:
+    """The login throttle (20 a minute per client address, docs/auth.md) counts the requests
+    to either process: 20 logins alternating between the two are answered, the 21st (whichever
+    process gets it) is refused 429 ``throttled``. Kept in each process's memory, the two
+    would let 40 through."""
+    get_user_model().objects.create_user("rates", password="rates-Pw-35")
+    answers = [
+        httpx.post(
+            f"{(base1, base2)[n % 2]}/api/auth/token/",
+            json={"username": "rates", "password": "rates-Pw-35"},
+            headers=PROXY,
+            timeout=20,
+        )
+        for n in range(21)
+    ]
+    assert [answer.status_code for answer in answers] == [200] * 20 + [429], [a.text for a in answers[-2:]]
+    assert answers[-1].json()["error"]["code"] == "throttled"
 
 
 def hands_ended(player: PokerPlayer) -> set[str]:
