@@ -138,7 +138,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "1
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "casino.apps.CasinoAdminConfig",  # django.contrib.admin; its site takes only safe lookups (casino.admin_site)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
