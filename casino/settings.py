@@ -400,11 +400,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "casino.api.exception_handler",
-    # JSON bodies are checked at the edge (casino.json_input: too_deep, invalid_text, invalid_json).
+    # Bodies are checked at the edge (casino.json_input: too_deep, invalid_text, invalid_json); form
+    # bodies get the same text check (casino.parsers: invalid_text).
     "DEFAULT_PARSER_CLASSES": [
         "casino.parsers.JSONBodyParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "casino.parsers.CheckedFormParser",
+        "casino.parsers.CheckedMultiPartParser",
     ],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.JSONFirstNegotiation",
     # DRF's throttles identify clients as casino.auth.client_ip does (never from an untrusted header).
