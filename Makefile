@@ -46,8 +46,10 @@ fuzz-poker: $(DEPS)
 	POKER_FUZZ_EXAMPLES=$(POKER_FUZZ_EXAMPLES) POKER_FUZZ_STEPS=$(POKER_FUZZ_STEPS) \
 		$(BIN)/python -m pytest tests/poker/test_stateful.py --timeout=0 $(PYTEST_ARGS)
 
-## make fuzz-api: schemathesis over every documented REST operation, long and with fresh seeds
-## (tests/platform/test_schema_fuzz.py; the suite runs it with a fixed seed and 8 examples per operation).
+## make fuzz-api: schemathesis over every documented REST operation (player, operator, compliance), with
+## issue 35's hand-made shapes (deep nesting, lone surrogates, NUL, 1e400, 10**400, -0, NaN) in its cases,
+## long and with fresh seeds (tests/platform/test_schema_fuzz.py; the suite runs it with a fixed seed and
+## 8 examples per operation).
 SCHEMA_FUZZ_EXAMPLES ?= 200
 fuzz-api: $(DEPS)
 	SCHEMA_FUZZ_EXAMPLES=$(SCHEMA_FUZZ_EXAMPLES) SCHEMA_FUZZ_SEED=random \

@@ -421,7 +421,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # games.tables.api.DatabaseIdConverter: a table id the database's bigint can hold (larger: 404).
-    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}},
+    # casino.converters.TextConverter: a path segment without NUL (with one: 404).
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1},
+        "text": {"type": "string"},
+    },
 }
 
 # --- Casino -------------------------------------------------------------------

@@ -158,6 +158,21 @@ def test_no_documented_operation_answers_a_server_error_to_the_bad_shapes() -> N
                 assert answer.json()["error"]["code"] == code, (method, url, answer.content[:300])
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_path_segment_with_nul_names_nothing() -> None:
+    """``<text:...>`` (``casino.converters``): a game number or hand id with NUL
+    matches no route (404), where the lookup by it was a 500."""
+    client = APIClient()
+    client.force_authenticate(user=get_user_model().objects.create_superuser(username="nul-path", password="x" * 16))
+    for path in ("/api/history/games/%00/", "/api/rounds/a%00/fairness/", "/api/compliance/game-recall/%00/",
+                 "/api/compliance/reports/%00/", "/api/poker/hands/%00/", "/api/poker/hands/%00/replay/",
+                 "/api/poker/hands/%00/fairness/"):  # fmt: skip
+        answer = client.get(path)
+        assert answer.status_code == 404, (path, answer.content[:200])
+        assert answer.json()["error"]["code"] == "not_found", path
+
+
 # --- form bodies: the same text check (casino.parsers) ------------------------------------------
 
 
