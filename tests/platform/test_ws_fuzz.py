@@ -302,3 +302,27 @@ def test_websocket_sessions_of_generated_and_mutated_frames(
     )
     finish(session(fuzz_server, token, template(document, channel), address, document, sent))
     assert_the_log_is_clean((ROOT / "var" / LOG).read_bytes())
+
+
+def test_a_text_frame_that_is_not_utf8_closes_1007_and_nothing_else_does(fuzz_server: str, arena: Arena) -> None:
+    """The one close a frame may cause: a text frame whose bytes are not UTF-8 is
+    failed by the websocket implementation (RFC 6455: 1007, invalid frame payload
+    data) before any consumer code; the same bytes in a binary frame are answered
+    ``malformed_message`` and the connection stays."""
+    address, token = arena.connections["houseTable"]
+
+    async def scenario() -> tuple[dict[str, Any], int | None]:
+        async with connect(fuzz_server, address, token) as ws:
+            await recv_json(ws, ANSWER_SECONDS)  # the snapshot
+            await ws.send(b'{"type": "chat", "text": "\xff"}')  # binary
+            binary = await recv_json(ws, ANSWER_SECONDS)
+            await ws.send(b'{"type": "chat", "text": "\xff"}', text=True)
+            with contextlib.suppress(websockets.ConnectionClosed):
+                while True:
+                    await recv_json(ws, ANSWER_SECONDS)
+            return binary, ws.close_code
+
+    binary, code = finish(scenario())
+    assert binary["code"] == "malformed_message", binary
+    assert code == 1007
+    assert_the_log_is_clean((ROOT / "var" / LOG).read_bytes())
