@@ -42,7 +42,8 @@ operation's examples. Not covered: sequences of operations (schemathesis'
 stateful phase), what runs only after a commit (``on_commit``: the dealer's
 Celery tasks are not sent, so no round advances during an item), headers the
 schema does not declare (e.g. the cashier callback's signature), the
-websocket API (docs/websocket.md) and the admin site.
+websocket API (``tests/platform/test_ws_fuzz.py``) and the admin site
+(``tests/compliance/test_admin_querystrings.py``).
 
 **The hand-made shapes** (``tests/platform/shapes.py``: JSON nested 1,100+ and
 33 deep, lone surrogates and NUL in strings and keys, ``1e400``, ``10**400``,
