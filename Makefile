@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench fuzz-poker fuzz-api simulate venv clean browser-deps
+.PHONY: run test lint format bench fuzz-poker fuzz-api fuzz-ws simulate venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,12 +46,25 @@ fuzz-poker: $(DEPS)
 	POKER_FUZZ_EXAMPLES=$(POKER_FUZZ_EXAMPLES) POKER_FUZZ_STEPS=$(POKER_FUZZ_STEPS) \
 		$(BIN)/python -m pytest tests/poker/test_stateful.py --timeout=0 $(PYTEST_ARGS)
 
-## make fuzz-api: schemathesis over every documented REST operation, long and with fresh seeds
-## (tests/platform/test_schema_fuzz.py; the suite runs it with a fixed seed and 8 examples per operation).
+## make fuzz-api: schemathesis over every documented REST operation (player, operator, compliance), with
+## issue 35's hand-made shapes (deep nesting, lone surrogates, NUL, 1e400, 10**400, -0, NaN) in its cases,
+## long and with fresh seeds (tests/platform/test_schema_fuzz.py; the suite runs it with a fixed seed and
+## 8 examples per operation).
 SCHEMA_FUZZ_EXAMPLES ?= 200
 fuzz-api: $(DEPS)
 	SCHEMA_FUZZ_EXAMPLES=$(SCHEMA_FUZZ_EXAMPLES) SCHEMA_FUZZ_SEED=random \
 		$(BIN)/python -m pytest tests/platform/test_schema_fuzz.py --timeout=0 $(PYTEST_ARGS)
+
+## make fuzz-ws: the websocket fuzz over every command of every channel the AsyncAPI document lists, long:
+## fresh seeds, WS_FUZZ_SESSIONS sessions of up to WS_FUZZ_FRAMES generated, mutated and shaped frames, and
+## every hand-made shape in every message (tests/platform/test_ws_fuzz.py; the suite runs a fixed seed,
+## 8 sessions of up to 15 frames, each shape once per channel). Fails on any unanswered frame, closed
+## socket, server_error answer or traceback in the server's log (var/test-ws-fuzz.log).
+WS_FUZZ_SESSIONS ?= 200
+WS_FUZZ_FRAMES ?= 40
+fuzz-ws: $(DEPS)
+	WS_FUZZ_SESSIONS=$(WS_FUZZ_SESSIONS) WS_FUZZ_FRAMES=$(WS_FUZZ_FRAMES) WS_FUZZ_SEED=random WS_FUZZ_MATRIX=full \
+		$(BIN)/python -m pytest tests/platform/test_ws_fuzz.py --timeout=0 $(PYTEST_ARGS)
 
 ## make simulate: the fault simulator over many seeds (docs/simulation.md, "A long search"), each
 ## run in a scratch database of its own; the last line of each run is printed, a failing seed's whole

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class CasinoConfig(AppConfig):
@@ -14,3 +15,10 @@ class CasinoConfig(AppConfig):
         log_filters.install()  # no websocket ticket in uvicorn's log lines
         for projector in CASINO_PROJECTORS:  # the cashier's read model (rebuild_projections, verify_ledger)
             register_projector(projector)
+
+
+class CasinoAdminConfig(admin_apps.AdminConfig):
+    """``django.contrib.admin`` with ``casino.admin_site.CasinoAdminSite`` as ``admin.site``."""
+
+    default = False  # casino's own config is CasinoConfig
+    default_site = "casino.admin_site.CasinoAdminSite"

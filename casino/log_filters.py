@@ -1,4 +1,5 @@
-"""Logging filters that keep credentials out of log lines (docs/auth.md, "Logs").
+"""Logging filters that keep credentials out of log lines (docs/auth.md, "Logs"),
+and a client's malformed frame from reading as a server fault.
 
 No model or DRF import here: logging may be set up before Django's apps are ready."""
 
@@ -26,15 +27,39 @@ class StripQueryStrings(logging.Filter):
         return True
 
 
+#: uvicorn's line for a text frame that is not UTF-8 (its sans-I/O websocket
+#: implementation closes the connection 1007, as RFC 6455 says, and logs the
+#: decoding error at ERROR with its traceback).
+CLIENT_FAULTS = ("Invalid UTF-8 sequence received from client",)
+
+
+class ClientFaultsAsWarnings(logging.Filter):
+    """A client's malformed input that uvicorn refuses itself (``CLIENT_FAULTS``)
+    is logged as one WARNING line, without a traceback: the server did nothing
+    wrong, and a client could otherwise fill the error log with tracebacks
+    (issue 35: no traceback in the server log for any frame)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(CLIENT_FAULTS):
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 # uvicorn's websocket handshake lines and its access log.
 UVICORN_LOGGERS = ("uvicorn.error", "uvicorn.access")
 
 
 def install() -> None:
-    """Put ``StripQueryStrings`` on uvicorn's loggers, leaving their handlers and
-    levels as uvicorn set them (idempotent; ``casino.apps`` calls it in every
-    process, after uvicorn has configured its logging)."""
+    """Put ``StripQueryStrings`` on uvicorn's loggers and ``ClientFaultsAsWarnings``
+    on its error logger, leaving their handlers and levels as uvicorn set them
+    (idempotent; ``casino.apps`` calls it in every process, after uvicorn has
+    configured its logging)."""
     for name in UVICORN_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, StripQueryStrings) for f in logger.filters):
             logger.addFilter(StripQueryStrings())
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, ClientFaultsAsWarnings) for f in errors.filters):
+        errors.addFilter(ClientFaultsAsWarnings())

@@ -32,9 +32,10 @@ from casino.api import ErrorBody
 
 GENERIC_ERRORS = {
     400: "invalid_json (the body is not one JSON document, or a number is not finite), too_deep (nested "
-    "deeper than the API reads), invalid_text (a string with a lone surrogate or NUL, or bytes that are not "
-    "UTF-8), invalid_request / invalid_field (a field is missing or of the wrong type), invalid_query (a query "
-    "parameter is not a whole number in range), value_out_of_range (a number would overflow a 64-bit column)",
+    "deeper than the API reads), invalid_text (a string of a JSON body or a form field with a lone "
+    "surrogate or NUL, or JSON bytes that are not UTF-8), invalid_request / invalid_field (a field is missing "
+    "or of the wrong type), invalid_query (a query parameter is not a whole number in range), "
+    "value_out_of_range (a number would overflow a 64-bit column)",
     401: "not_authenticated (no token or session), authentication_failed (an unknown token)",
     403: "permission_denied (the caller's role may not do this, or a session request without its CSRF token)",
     404: "not_found (no such object or path)",

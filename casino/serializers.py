@@ -20,8 +20,13 @@ class MeSerializer(serializers.Serializer[PlayerProfile]):
     settings = PlayerSettingsSerializer(source="*")
 
 
+#: The longest username Django's user model holds (150): a longer one names no user,
+#: and django-axes' record of a failed login (varchar 255) could not hold it (a 500).
+USERNAME_MAX_LENGTH = 150
+
+
 class LoginSerializer(serializers.Serializer[dict[str, str]]):
-    username = serializers.CharField()
+    username = serializers.CharField(max_length=USERNAME_MAX_LENGTH)
     password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
 
 

@@ -138,7 +138,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "1
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "casino.apps.CasinoAdminConfig",  # django.contrib.admin; its site takes only safe lookups (casino.admin_site)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -412,11 +412,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "casino.api.exception_handler",
-    # JSON bodies are checked at the edge (casino.json_input: too_deep, invalid_text, invalid_json).
+    # Bodies are checked at the edge (casino.json_input: too_deep, invalid_text, invalid_json); form
+    # bodies get the same text check (casino.parsers: invalid_text).
     "DEFAULT_PARSER_CLASSES": [
         "casino.parsers.JSONBodyParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "casino.parsers.CheckedFormParser",
+        "casino.parsers.CheckedMultiPartParser",
     ],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "casino.api.JSONFirstNegotiation",
     # DRF's throttles identify clients as casino.auth.client_ip does (never from an untrusted header).
@@ -432,7 +433,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # games.tables.api.DatabaseIdConverter: a table id the database's bigint can hold (larger: 404).
-    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}},
+    # casino.converters.TextConverter: a path segment without NUL (with one: 404).
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1},
+        "text": {"type": "string"},
+    },
 }
 
 # --- Casino -------------------------------------------------------------------

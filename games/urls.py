@@ -6,6 +6,7 @@ from typing import Any
 
 from django.urls import include, path
 
+import casino.converters  # noqa: F401 (registers the <text:...> route converter)
 import games.tables.api  # noqa: F401 (registers the <id:...> route converter)
 from games.house.api import operator_views, views
 from games.poker.api import operator_views as poker_operator_views
@@ -29,9 +30,9 @@ urlpatterns: list[Any] = [
     *poker_operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
-    path("history/games/<str:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
+    path("history/games/<text:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
     *tournament_history.urlpatterns,
-    path("rounds/<str:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
+    path("rounds/<text:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
     path("asyncapi.json", AsyncAPIView.as_view(), name="asyncapi"),
     path("", include("games.poker.api.views")),
 ]

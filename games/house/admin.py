@@ -301,14 +301,15 @@ class HouseRoundAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
 
     list_display = ["game_number", "table", "phase", "status", "participants", "staked", "returned", "opened_at"]
     list_filter = ["game", "status"]
-    search_fields = ["game_number"]
+    # Named columns only (the summary is JSON: SafeLookups): the game number, the round id, the table's code.
+    search_fields = ["game_number", "=round_id", "table__code"]
 
 
 @admin.register(PlayerRound)
 class PlayerRoundAdmin(HouseRoundAdmin):
     list_display = ["game_number", "player", "staked", "returned", "net", "status", "created_at"]
     list_filter = ["game", "status"]
-    search_fields = ["game_number", "player__username"]
+    search_fields = ["game_number", "player__username", "table__code"]
 
 
 # Poker ring-game tables (games/poker/admin.py).

@@ -153,7 +153,7 @@ class PokerHandAdmin(ReadOnlyAdmin):
 
     list_display = ["hand_id", "table", "hand_number", "phase", "status", "pot", "rake", "started_at"]
     list_filter = ["status"]
-    search_fields = ["hand_id"]
+    search_fields = ["hand_id", "table__code"]  # not the players (JSON: SafeLookups)
     readonly_fields = ["timeline"]
 
     @admin.display(description="event timeline")

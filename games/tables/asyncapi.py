@@ -83,7 +83,14 @@ def schemas() -> dict[str, Schema]:
         ),
         "Ack": message_schema(
             "ack",
-            {"id": CLIENT_ID, "request": STRING, "result": {**OBJECT, "description": "Exactly the REST answer body."}},
+            {
+                "id": CLIENT_ID,
+                "request": STRING,
+                "result": {
+                    "type": ["object", "null"],
+                    "description": "Exactly the REST answer body (null where REST answers 204 No Content: leave).",
+                },
+            },
             ("id", "request", "result"),
         ),
         "Pong": message_schema("pong", {"nonce": {"description": "The ping's nonce, echoed (any JSON value)."}}),

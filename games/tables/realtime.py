@@ -334,6 +334,15 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
         return json_input.loads(text_data, max_depth=settings.CASINO_JSON_MAX_DEPTH)
 
 
+def message_type(content: Any) -> str | None:
+    """A decoded frame's ``type`` when the frame is an object and its ``type`` a
+    string, else ``None`` (answered ``unknown_message``). A ``type`` that is a list
+    or an object is not hashable: ``kind in COMMANDS`` raised on it and dropped
+    the socket (issue 35, found by tests/platform/test_ws_fuzz.py)."""
+    kind = content.get("type") if isinstance(content, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def _command_id(text_data: str | None) -> dict[str, str]:
     """``{"id": <the command's id>}`` for a refused frame that is a command whose
     id an answer repeats (as ``ws_commands.answer_awaiting`` does: a string of at

@@ -15,6 +15,7 @@ import json
 import re
 import uuid
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -155,6 +156,59 @@ def test_no_documented_operation_answers_a_server_error_to_the_bad_shapes() -> N
             assert answer.status_code < 500, (method, url, code, answer.content[:300])
             if answer.status_code == 400:
                 assert answer.json()["error"]["code"] == code, (method, url, answer.content[:300])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_path_segment_with_nul_names_nothing() -> None:
+    """``<text:...>`` (``casino.converters``): a game number or hand id with NUL
+    matches no route (404), where the lookup by it was a 500."""
+    client = APIClient()
+    client.force_authenticate(user=get_user_model().objects.create_superuser(username="nul-path", password="x" * 16))
+    for path in ("/api/history/games/%00/", "/api/rounds/a%00/fairness/", "/api/compliance/game-recall/%00/",
+                 "/api/compliance/reports/%00/", "/api/poker/hands/%00/", "/api/poker/hands/%00/replay/",
+                 "/api/poker/hands/%00/fairness/"):  # fmt: skip
+        answer = client.get(path)
+        assert answer.status_code == 404, (path, answer.content[:200])
+        assert answer.json()["error"]["code"] == "not_found", path
+
+
+# --- form bodies: the same text check (casino.parsers) ------------------------------------------
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_form_bodies_get_the_same_text_check_and_no_number_shape_answers_500() -> None:
+    """The API documents form bodies too (``application/x-www-form-urlencoded``,
+    ``multipart/form-data``): NUL in a field is ``invalid_text`` as in JSON, and
+    the number shapes a form can carry (as text) get the field's own refusal."""
+    table = fast_table("uth", betting_seconds=60)
+    player_id = make_player(table)
+    start_table(table_id=table.pk, now=timezone.now())
+    client = _client(get_user_model().objects.get(pk=player_id))
+    chip = f"/api/tables/{table.pk}/bets/chip/"
+    before = _state()
+    for fmt in ("multipart", "form"):
+        for body, code in (
+            ({"spot": "ante\x00", "amount": "100"}, "invalid_text"),
+            ({"spot": "ante", "amount": "100", "note\x00": "x"}, "invalid_text"),
+            ({"spot": "ante", "amount": "1e400"}, None),
+            ({"spot": "ante", "amount": "9" * 5_000}, None),
+            ({"spot": "ante", "amount": "NaN"}, None),
+            ({"spot": "ante", "amount": "-0"}, None),
+        ):
+            if fmt == "form":
+                answer = client.post(chip, data=urlencode(body), content_type="application/x-www-form-urlencoded",
+                                     HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex)  # fmt: skip
+            else:
+                answer = client.post(chip, data=body, format="multipart", HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex)
+            assert 400 <= answer.status_code < 500, (fmt, body, answer.content[:300])
+            if code is not None:
+                assert answer.json()["error"]["code"] == code, (fmt, answer.content[:300])
+    assert _state() == before
+    # A username no user model holds (it overflowed django-axes' record of the failure: a 500).
+    login = APIClient().post("/api/auth/token/", {"username": "9" * 5_000, "password": "x"}, format="multipart")
+    assert login.status_code == 400, login.content[:300]
 
 
 # --- websocket: the same refusals, and the connection stays -------------------------------------

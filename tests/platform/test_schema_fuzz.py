@@ -1,4 +1,5 @@
-"""No 500 from any input (issue 22): schemathesis over every documented REST operation.
+"""No 500 from any input (issues 22 and 35): schemathesis over every documented REST
+operation, with the hand-made shapes of issue 35 in what it generates.
 
 The schema is the one the app publishes (``/api/schema/``, drf-spectacular),
 loaded from the WSGI application in-process when this module is collected, so
@@ -41,7 +42,26 @@ operation's examples. Not covered: sequences of operations (schemathesis'
 stateful phase), what runs only after a commit (``on_commit``: the dealer's
 Celery tasks are not sent, so no round advances during an item), headers the
 schema does not declare (e.g. the cashier callback's signature), the
-websocket API (docs/websocket.md) and the admin site.
+websocket API (``tests/platform/test_ws_fuzz.py``) and the admin site
+(``tests/compliance/test_admin_querystrings.py``).
+
+**The hand-made shapes** (``tests/platform/shapes.py``: JSON nested 1,100+ and
+33 deep, lone surrogates and NUL in strings and keys, ``1e400``, ``10**400``,
+5,000-digit integers, ``2**63``, ``-0``, ``NaN``/``Infinity``) go into the
+generated cases through schemathesis' ``flatmap_case`` hook (``with_shapes``),
+in every phase that draws from Hypothesis, for every operation: about half the
+cases keep what schemathesis generated, the others get one shape, in the JSON
+body (as one of its members, or the whole body: written as raw bytes, since
+``json.dumps`` cannot write them), in a form body's field, in a query parameter
+or in a text path parameter. A JSON body holding a shape the edge refuses
+(``casino.json_input``) carries ``X-Fuzz-Shape: <its code>``, and the extra
+check ``shaped_body_refused`` asserts such a body is never accepted (4xx).
+
+Who calls which operation: the player's and the operator's run over the one
+published schema, which holds every endpoint: the player's, the operator's
+(``.../round/pause|resume|void/``, ``.../hand/...``, tournaments' pause, resume,
+cancel, cashier refunds) and compliance's (``/api/compliance/...``); the operator
+is in both staff groups, so the staff operations run past their permission check.
 
 ``NARROWED_CHECKS`` lists the only operation whose checks are narrowed: the
 readiness check answers its documented 503 when the broker round trip fails,
@@ -55,6 +75,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import schemathesis
@@ -66,8 +87,10 @@ from django.db import close_old_connections
 from django.middleware.csrf import _get_new_csrf_string
 from django.test import Client
 from django.utils import timezone
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.core import media_types
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -78,6 +101,7 @@ from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.house.services import start_table
 from tests.house.live.conftest import fast_table
 from tests.house.services.conftest import make_player
+from tests.platform import shapes
 from tests.poker.tables import make_table as make_poker_table
 from tests.poker.tables import make_tournament, sit
 
@@ -112,6 +136,83 @@ config.projects.default.generation.update(
     deterministic=not RANDOM_SEED,
 )
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), config=config)
+
+SHAPE_HEADER = "X-Fuzz-Shape"
+
+
+def _shaped(case: schemathesis.Case, **changes: Any) -> schemathesis.Case:
+    """A copy of ``case`` with ``changes`` (body, query, path_parameters, headers)."""
+    shaped = case.derive(headers=changes.pop("headers", None), query=changes.pop("query", None))
+    for name, value in changes.items():
+        setattr(shaped, name, value)
+    return shaped
+
+
+def _json_body(case: schemathesis.Case) -> st.SearchStrategy[schemathesis.Case]:
+    def build(shape: tuple[str, str | None], where: str | int | None) -> schemathesis.Case:
+        raw, code = shape
+        headers = case.headers.copy() if case.headers else {}
+        if code is not None:
+            headers[SHAPE_HEADER] = code
+        return _shaped(case, body=shapes.splice(case.body, where, raw), headers=headers)
+
+    return st.builds(build, shapes.raw_json_shape(), shapes.members(case.body))
+
+
+def _form_body(case: schemathesis.Case) -> st.SearchStrategy[schemathesis.Case]:
+    body: dict[str, Any] = case.body if isinstance(case.body, dict) else {}
+    fields = sorted(body) or ["x"]
+    return st.builds(
+        lambda text, name: _shaped(case, body={**body, name: text}),
+        shapes.text_shape(),
+        st.sampled_from(fields),
+    )
+
+
+def _query(case: schemathesis.Case, names: list[str]) -> st.SearchStrategy[schemathesis.Case]:
+    return st.builds(
+        lambda text, name: _shaped(case, query={**(case.query or {}), name: text}),
+        shapes.text_shape(),
+        st.sampled_from(names),
+    )
+
+
+def _text_path(case: schemathesis.Case, names: list[str]) -> st.SearchStrategy[schemathesis.Case]:
+    return st.builds(
+        lambda text, name: _shaped(case, path_parameters={**case.path_parameters, name: quote(text, safe="")}),
+        shapes.text_shape(),
+        st.sampled_from(names),
+    )
+
+
+@schema.hook("flatmap_case")
+def with_shapes(context: Any, case: schemathesis.Case) -> st.SearchStrategy[schemathesis.Case]:
+    """``case`` as generated, or with one hand-made shape (module docstring)."""
+    variants = [st.just(case)]
+    operation = case.operation
+    if case.media_type and media_types.is_json(case.media_type):
+        variants.append(_json_body(case))
+    elif case.media_type and isinstance(case.body, dict):  # a form: urlencoded or multipart
+        variants.append(_form_body(case))
+    queries = [parameter.name for parameter in operation.query]
+    if queries:
+        variants.append(_query(case, queries))
+    texts = [p.name for p in operation.path_parameters if not isinstance((case.path_parameters or {}).get(p.name), int)]
+    if texts:
+        variants.append(_text_path(case, texts))
+    return st.one_of(variants)
+
+
+@schemathesis.check
+def shaped_body_refused(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:
+    """A body holding a shape the edge refuses is never accepted (which code
+    refuses it is ``tests/platform/test_json_edge.py``'s: here the generated rest
+    of the body may hold another of the edge's refusals, or the view may refuse
+    a header first)."""
+    code = case.headers.get(SHAPE_HEADER) if case.headers else None
+    if code is not None:
+        assert response.status_code >= 400, f"a body with a {code} shape was accepted: {response.status_code}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,7 +295,7 @@ def aim(case: schemathesis.Case, actor: Actor) -> None:
 def run(case: schemathesis.Case, actor: Actor) -> None:
     aim(case, actor)
     skipped = NARROWED_CHECKS.get((case.method.upper(), case.path), [])
-    checks = [check for check in ALL_CHECKS if check not in skipped]
+    checks: list[Any] = [check for check in [*ALL_CHECKS, shaped_body_refused] if check not in skipped]
     case.call_and_validate(headers=actor.headers, cookies=actor.cookies, checks=checks)
 
 
@@ -218,3 +319,42 @@ def test_as_player(case: schemathesis.Case, player_actor: Actor) -> None:
 @FUZZ_SETTINGS
 def test_as_operator(case: schemathesis.Case, operator_actor: Actor) -> None:
     run(case, operator_actor)
+
+
+def test_the_hand_made_shapes_reach_the_generated_cases() -> None:
+    """The hook is registered and applied: a shape turns up in what schemathesis
+    draws for an operation, and each kind of shape in what the hook makes of a
+    case of each kind (no request sent)."""
+    assert with_shapes in schema.hooks.get_all_by_name("flatmap_case")
+    search = settings(max_examples=300, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    chip = schema["/api/tables/{table_id}/bets/chip/"]["POST"]
+    drawn: list[bool] = []
+
+    @settings(max_examples=60, phases=[Phase.generate], derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(chip.as_strategy())
+    def draw(case: schemathesis.Case) -> None:
+        drawn.append(SHAPE_HEADER in (case.headers or {}))
+
+    draw()
+    assert any(drawn), f"no shaped body in {len(drawn)} cases"
+
+    def shaped(operation: Any, **parts: Any) -> Any:
+        return with_shapes(None, operation.Case(**parts))
+
+    as_json = shaped(
+        chip, path_parameters={"table_id": 1}, body={"spot": "ante", "amount": 1}, media_type="application/json"
+    )
+    for code in ("too_deep", "invalid_text", "invalid_json"):
+
+        def refused_with(case: Any, code: str = code) -> bool:
+            return bool(case.headers.get(SHAPE_HEADER) == code)
+
+        find(as_json, refused_with, settings=search)
+    find(as_json, lambda case: case.body == b'{"spot": "ante", "amount": ' + b"1" + b"0" * 400 + b"}", settings=search)
+    as_form = shaped(chip, path_parameters={"table_id": 1}, body={"spot": "ante"}, media_type="multipart/form-data")
+    find(as_form, lambda case: case.body == {"spot": "a\x00b"}, settings=search)
+    history = shaped(schema["/api/history/"]["GET"], query={"limit": 1})
+    find(history, lambda case: case.query.get("offset") == "1e400", settings=search)
+    recall = shaped(schema["/api/history/games/{game_number}/"]["GET"], path_parameters={"game_number": "G-1"})
+    find(recall, lambda case: case.path_parameters["game_number"] == "%00", settings=search)

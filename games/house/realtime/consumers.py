@@ -27,7 +27,14 @@ from games.house.services import chat
 from games.house.store.streams import load_round
 from games.tables.feed import FeedSocket, TableFeed, consistent_read, feed_of, ready
 from games.tables.presence import HOUSE, PresentSocket
-from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, authenticate_scope, refuse
+from games.tables.realtime import (
+    CLOSE_TABLE_NOT_FOUND,
+    CLOSE_UNAUTHENTICATED,
+    JSONFrames,
+    authenticate_scope,
+    message_type,
+    refuse,
+)
 
 CHAT_SETTING_REFRESH_SECONDS = 5.0
 
@@ -140,7 +147,7 @@ class TableConsumer(FeedSocket, PresentSocket, JSONFrames):
     # --- from the client -------------------------------------------------------
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        kind = content.get("type") if isinstance(content, dict) else None
+        kind = message_type(content)
         if kind == "snapshot":
             await self.send_snapshot()
         elif kind == "chat":

@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import casino.converters  # noqa: F401 (registers the <text:...> route converter)
 from casino.api import request_user
 from casino.throttling import PlayThrottle
 from games.poker import event_types as et
@@ -437,7 +438,7 @@ urlpatterns: list[Any] = [
         name="poker-tournament-unregister",
     ),
     path("poker/hands/", HandListView.as_view(), name="poker-hands"),
-    path("poker/hands/<str:hand_id>/", HandView.as_view(), name="poker-hand"),
-    path("poker/hands/<str:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),
-    path("poker/hands/<str:hand_id>/fairness/", HandFairnessView.as_view(), name="poker-hand-fairness"),
+    path("poker/hands/<text:hand_id>/", HandView.as_view(), name="poker-hand"),
+    path("poker/hands/<text:hand_id>/replay/", HandReplayView.as_view(), name="poker-hand-replay"),
+    path("poker/hands/<text:hand_id>/fairness/", HandFairnessView.as_view(), name="poker-hand-fairness"),
 ]

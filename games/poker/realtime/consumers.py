@@ -51,6 +51,7 @@ from games.tables.presence import POKER, PresentSocket
 from games.tables.realtime import (
     CLOSE_MOVED,
     authenticate_scope,
+    message_type,
 )
 from ledger.legs import without_legs
 from ledger.models import Event
@@ -313,7 +314,7 @@ class PokerTableConsumer(PresentSocket, PokerSocket):
         return await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        kind = content.get("type") if isinstance(content, dict) else None
+        kind = message_type(content)
         if kind == "act":
             await self._act(content)
         elif kind == "snapshot" and self.following is not None:

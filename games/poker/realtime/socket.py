@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from django.db import models
 
 from games.tables.feed import FeedSocket, ready
-from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, refuse
+from games.tables.realtime import CLOSE_TABLE_NOT_FOUND, CLOSE_UNAUTHENTICATED, JSONFrames, message_type, refuse
 
 
 class PokerSocket(FeedSocket, JSONFrames):
@@ -43,7 +43,7 @@ class PokerSocket(FeedSocket, JSONFrames):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """``snapshot`` (the snapshot again) and ``ping`` (``pong`` with its
         ``nonce``); anything else is ``unknown_message``."""
-        kind = content.get("type") if isinstance(content, dict) else None
+        kind = message_type(content)
         if kind == "snapshot":
             await self.send_snapshot()
         elif kind == "ping":
