@@ -74,14 +74,15 @@ def _stop(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
 @contextmanager
 def uvicorn_process(*, log_name: str, ready_path: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """A uvicorn process of the project on the test database (``env`` on top of
-    the tests' environment), its output in ``var/<log_name>``; yields its base
+    the tests' environment), its output in ``settings.VAR_DIR / log_name`` (``var/``,
+    or ``var/xdist/gwN/`` in an xdist worker: tests/services.py); yields its base
     URL once ``ready_path`` answers, and stops it on exit."""
     import httpx
 
     port = free_port()
     full = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
     full.update(env or {})
-    log = open(ROOT / "var" / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
+    log = open(settings.VAR_DIR / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         # A bounded shutdown: open sockets and the feed's tasks are cancelled after 2 s, not waited for.
         uvicorn_command(host="127.0.0.1", port=port, extra=["--timeout-graceful-shutdown", "2"]),
@@ -121,7 +122,7 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
     from casino.health import check_broker
 
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-    log = open(ROOT / "var" / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
+    log = open(settings.VAR_DIR / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--hostname", f"test-{os.getpid()}@%h"],
