@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import pytest
+from _pytest.nodeid import NodeId
 from django.conf import settings
 
 from casino.processes import database_url_of, free_port, uvicorn_command
@@ -136,6 +138,26 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
         yield process
     finally:
         _stop(process, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every item has its own node id: pytest-xdist's schedulers key tests by it,
+    and ``--dist loadfile`` (``make test``) runs one of each duplicated id only.
+
+    The schemathesis items of ``tests/platform/test_schema_fuzz.py`` (schemathesis
+    4.32 on pytest 9.2) all carry their function's id (``::test_as_player``, pytest 9
+    builds it from ``originalname``); each gets its name's
+    (``::test_as_player[GET /api/...]``). pytest has no public way to set an id:
+    this sets ``_id`` (pytest 9) and stops the run if any id is still shared.
+    """
+    counts = Counter(item.nodeid for item in items)
+    for item in items:
+        if counts[item.nodeid] > 1 and item.parent is not None and item.nodeid != f"{item.parent.nodeid}::{item.name}":
+            item._id = NodeId.parse(f"{item.parent.nodeid}::{item.name}")  # type: ignore[attr-defined]
+    shared = [nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1]
+    if shared:
+        raise pytest.UsageError(f"tests share a node id (pytest-xdist would run one of them): {shared[:5]}")
 
 
 def _uses_database(item: pytest.Item) -> bool:
