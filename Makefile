@@ -23,8 +23,9 @@ run: $(DEPS)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
 ## make test: install if needed and run the whole suite (PostgreSQL + Redis when they answer), on
-## PYTEST_WORKERS pytest-xdist workers (2: the machines have 2 cores; never more). PYTEST_ARGS are
-## appended, so `make test PYTEST_ARGS="-n 0"` runs serially (docs/testing.md).
+## PYTEST_WORKERS pytest-xdist workers (2: the machines have 2 cores; never more), each with a
+## PostgreSQL server, Redis database and var/ of its own. PYTEST_ARGS are appended, so
+## `make test PYTEST_ARGS="-n 0"` runs serially (docs/testing.md).
 PYTEST_WORKERS ?= 2
 PYTEST_XDIST ?= -n $(PYTEST_WORKERS) --dist loadfile
 test: $(DEPS)

@@ -154,7 +154,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     counts = Counter(item.nodeid for item in items)
     for item in items:
         if counts[item.nodeid] > 1 and item.parent is not None and item.nodeid != f"{item.parent.nodeid}::{item.name}":
-            item._id = NodeId.parse(f"{item.parent.nodeid}::{item.name}")  # type: ignore[attr-defined]
+            item._id = NodeId.parse(f"{item.parent.nodeid}::{item.name}")
     shared = [nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1]
     if shared:
         raise pytest.UsageError(f"tests share a node id (pytest-xdist would run one of them): {shared[:5]}")
