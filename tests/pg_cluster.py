@@ -21,11 +21,12 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from casino.processes import free_port
 
 PREFIX = "casino-test-pg-"
 SETTINGS = {
@@ -50,12 +51,6 @@ def _bindir() -> Path | None:
 def _as_postgres(command: list[str]) -> list[str]:
     """PostgreSQL refuses to run as root: root runs it as the ``postgres`` user."""
     return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _alive(pid: int) -> bool:
@@ -121,7 +116,7 @@ def start(worker: str) -> Cluster:
         raise RuntimeError(f"initdb failed: {initdb.stderr.strip()[-500:]}")
     log = data / "server.log"
     for _ in range(3):  # a free port can be taken before the server binds it: another one then
-        cluster.port = _free_port()
+        cluster.port = free_port()
         options = " ".join(f"-c {name}={value}" for name, value in {**SETTINGS, "port": cluster.port}.items())
         started = subprocess.run(
             _as_postgres([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "120",
