@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,10 +84,15 @@ class Cluster:
 def remove_abandoned(bindir: Path) -> None:
     """Stop and remove the servers whose worker process is gone (a killed run)."""
     for top in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
-        owner = top / "owner.pid"
-        with contextlib.suppress(OSError, ValueError):
-            if _alive(int(owner.read_text())):
-                continue
+        try:
+            owner: int | None = int((top / "owner.pid").read_text())
+        except (OSError, ValueError):
+            owner = None
+        if owner is not None and _alive(owner):
+            continue
+        with contextlib.suppress(OSError):
+            if owner is None and time.time() - top.stat().st_mtime < 3600:
+                continue  # another worker is setting it up right now
         Cluster(bindir, top / "data", 0).stop()
 
 
