@@ -22,9 +22,14 @@ venv: $(DEPS)
 run: $(DEPS)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
 
-## make test: install if needed and run the whole suite (PostgreSQL + Redis when they answer).
+## make test: install if needed and run the whole suite (PostgreSQL + Redis when they answer), on
+## PYTEST_WORKERS pytest-xdist workers (2: the machines have 2 cores; never more), each with a
+## PostgreSQL server, Redis database and var/ of its own. PYTEST_ARGS are appended, so
+## `make test PYTEST_ARGS="-n 0"` runs serially (docs/testing.md).
+PYTEST_WORKERS ?= 2
+PYTEST_XDIST ?= -n $(PYTEST_WORKERS) --dist loadfile
 test: $(DEPS)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: $(DEPS)
 	$(BIN)/ruff check .

@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import pytest
+from _pytest.nodeid import NodeId
 from django.conf import settings
 
 from casino.processes import database_url_of, free_port, uvicorn_command
@@ -95,14 +97,15 @@ def _stop(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
 @contextmanager
 def uvicorn_process(*, log_name: str, ready_path: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """A uvicorn process of the project on the test database (``env`` on top of
-    the tests' environment), its output in ``var/<log_name>``; yields its base
+    the tests' environment), its output in ``settings.VAR_DIR / log_name`` (``var/``,
+    or ``var/xdist/gwN/`` in an xdist worker: tests/services.py); yields its base
     URL once ``ready_path`` answers, and stops it on exit."""
     import httpx
 
     port = free_port()
     full = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
     full.update(env or {})
-    log = open(ROOT / "var" / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
+    log = open(settings.VAR_DIR / log_name.format(port=port), "wb")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
         # A bounded shutdown: open sockets and the feed's tasks are cancelled after 2 s, not waited for.
         uvicorn_command(host="127.0.0.1", port=port, extra=["--timeout-graceful-shutdown", "2"]),
@@ -142,7 +145,7 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
     from casino.health import check_broker
 
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-    log = open(ROOT / "var" / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
+    log = open(settings.VAR_DIR / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--hostname", f"test-{os.getpid()}@%h"],
@@ -156,6 +159,26 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
         yield process
     finally:
         _stop(process, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every item has its own node id: pytest-xdist's schedulers key tests by it,
+    and ``--dist loadfile`` (``make test``) runs one of each duplicated id only.
+
+    The schemathesis items of ``tests/platform/test_schema_fuzz.py`` (schemathesis
+    4.32 on pytest 9.2) all carry their function's id (``::test_as_player``, pytest 9
+    builds it from ``originalname``); each gets its name's
+    (``::test_as_player[GET /api/...]``). pytest has no public way to set an id:
+    this sets ``_id`` (pytest 9) and stops the run if any id is still shared.
+    """
+    counts = Counter(item.nodeid for item in items)
+    for item in items:
+        if counts[item.nodeid] > 1 and item.parent is not None and item.nodeid != f"{item.parent.nodeid}::{item.name}":
+            item._id = NodeId.parse(f"{item.parent.nodeid}::{item.name}")
+    shared = [nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1]
+    if shared:
+        raise pytest.UsageError(f"tests share a node id (pytest-xdist would run one of them): {shared[:5]}")
 
 
 def _uses_database(item: pytest.Item) -> bool:

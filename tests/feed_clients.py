@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import websockets
+from django.conf import settings
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Origin
@@ -102,7 +103,8 @@ def gap_free(numbers: list[int]) -> bool:
     return numbers == list(range(numbers[0], numbers[0] + len(numbers))) if numbers else True
 
 
-ASGI_LOG = Path(__file__).resolve().parents[1] / "var" / "test-asgi.log"
+# The session server's log: settings.VAR_DIR is var/, or var/xdist/gwN/ in an xdist worker (tests/services.py).
+ASGI_LOG = Path(settings.VAR_DIR) / "test-asgi.log"
 
 
 def log_offset(path: Path = ASGI_LOG) -> int:

@@ -8,13 +8,37 @@ point the suite at real PostgreSQL and Redis.
   ``DATABASE_URL``, stops the run with an error naming it.
 
 Tests marked ``postgres`` are skipped on SQLite, but only outside CI.
+
+Under pytest-xdist (``make test`` runs ``-n 2``) each worker process gets its
+own services, set here before Django reads its settings:
+
+- PostgreSQL: a server of the worker's own (tests/pg_cluster.py: initdb'd in a
+  temporary directory, on a free port, removed at the end), because the ledger's
+  safe bound is server-wide: one worker's open transactions would hold back the
+  other's seals, exports and websocket feed. Its databases keep their names
+  (pytest-django's ``test_casino_gw0``; scratch databases named after it).
+  ``CASINO_TEST_PG_PER_WORKER=0`` keeps the workers on the ``DATABASE_URL``
+  server (the seal and feed tests are then not isolated).
+- Redis: worker ``gwN`` uses database number ``base + 1 + N``, where ``base`` is
+  the number in ``REDIS_URL`` (``redis://127.0.0.1:6379/7``: gw0 on 8, gw1 on 9),
+  so the channel layer's groups, Celery's queues and results of one worker are
+  never another's. ``CELERY_BROKER_URL`` / ``CELERY_RESULT_BACKEND``, when set to
+  Redis, move the same way. A number past 15 (Redis' default 16 databases) stops
+  the run: pick a lower base.
+- ``var/``: logs, the SQLite fallback and the filesystem broker go to
+  ``var/xdist/gwN/`` (``CASINO_VAR_DIR``, so the servers and workers the tests
+  start write there too); tests name files through ``settings.VAR_DIR``.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
-from urllib.parse import urlsplit
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -22,6 +46,10 @@ LOCAL_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/casino"
 # Database 1, so a developer's running system on database 0 is left alone.
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/1"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+ROOT = Path(__file__).resolve().parent.parent
+# "gw0", "gw1", ... in a pytest-xdist worker (set before this plugin is imported); None otherwise.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+REDIS_DATABASES = 16  # Redis' default ``databases``
 
 
 def _answers(url: str, default_port: int) -> bool:
@@ -51,19 +79,96 @@ def _choose_services() -> list[str]:
     return problems
 
 
+def worker_index(worker: str | None = XDIST_WORKER) -> int | None:
+    """0 for ``gw0``, 1 for ``gw1``...; None outside a pytest-xdist worker."""
+    return int(worker.removeprefix("gw")) if worker else None
+
+
+def redis_url_for_worker(url: str, index: int) -> str:
+    """``url`` on database ``base + 1 + index`` (``base``: the URL's database, 0 when it names none)."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    number = base + 1 + index
+    if number >= REDIS_DATABASES:
+        raise ValueError(
+            f"xdist worker gw{index} would use Redis database {number} (base {base} + 1 + {index}), "
+            f"past the last one ({REDIS_DATABASES - 1}): set REDIS_URL to a lower database number"
+        )
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
+_STOP: list[Callable[[], None]] = []
+
+
+def _own_postgres_server(worker: str) -> list[str]:
+    """Point ``DATABASE_URL`` (and ``DATABASE_OWNER_URL``) at a PostgreSQL server of
+    this worker's own (tests/pg_cluster.py says why), stopped when the worker ends."""
+    from tests import pg_cluster
+
+    try:
+        cluster = pg_cluster.start(worker)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        return [f"xdist worker {worker}: no PostgreSQL server of its own ({error}); run serially with -n 0"]
+    _STOP.append(cluster.stop)
+    atexit.register(cluster.stop)  # also when pytest_unconfigure is never reached
+    for name in ("DATABASE_URL", "DATABASE_OWNER_URL"):
+        url = os.environ.get(name, "")
+        if url.startswith("postgres"):
+            parts = urlsplit(url)
+            os.environ[name] = urlunsplit(parts._replace(netloc=f"postgres@127.0.0.1:{cluster.port}"))
+    return []
+
+
+def _isolate_worker(index: int) -> list[str]:
+    """Give this xdist worker its own PostgreSQL server, Redis database and ``var/``
+    directory (module docstring)."""
+    if (os.environ.get("DATABASE_URL") or "").startswith("postgres") and os.environ.get(
+        "CASINO_TEST_PG_PER_WORKER", "1"
+    ) != "0":
+        problems = _own_postgres_server(f"gw{index}")
+        if problems:
+            return problems
+    for name in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+        url = os.environ.get(name, "")
+        if url.startswith(("redis://", "rediss://")):
+            try:
+                os.environ[name] = redis_url_for_worker(url, index)
+            except ValueError as error:
+                return [str(error)]
+    base_var = Path(os.environ.get("CASINO_VAR_DIR") or ROOT / "var")
+    var_dir = base_var / "xdist" / f"gw{index}"
+    var_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["CASINO_VAR_DIR"] = str(var_dir)
+    return []
+
+
 _PROBLEMS = _choose_services()
+_INDEX = worker_index()
+if _INDEX is not None:
+    _PROBLEMS += _isolate_worker(_INDEX)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if _PROBLEMS:
-        raise pytest.UsageError("CI=true and the real services are missing: " + "; ".join(_PROBLEMS))
+        raise pytest.UsageError("the test services are not usable: " + "; ".join(_PROBLEMS))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _STOP:
+        _STOP.pop()()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [
+    lines = [
         f"database: {os.environ.get('DATABASE_URL') or 'SQLite (embedded default)'}",
         f"redis: {os.environ.get('REDIS_URL') or 'none (in-memory layer, filesystem broker)'}",
     ]
+    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
+        lines.append(
+            "xdist: each worker gwN has its own test database (test_<name>_gwN), "
+            "Redis database (base + 1 + N) and var/xdist/gwN/"
+        )
+    return lines
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -207,10 +207,15 @@ class PlayerConnections:
 
     async def close(self) -> None:
         """Stop refreshing and close the Redis client (a process that stops serving;
-        its entries then expire after the TTL)."""
-        if self._refresher is not None:
-            self._refresher.cancel()
-            self._refresher = None
+        its entries then expire after the TTL). The refresher has ended before the
+        client closes: cancelled in the middle of a call, it would otherwise see its
+        connection closed under it and log a failed refresh. A cancellation that
+        lands as a redis-py call completes can be lost (``asyncio.wait_for``), so it
+        is asked again until the task ends (it next waits in its sleep)."""
+        refresher, self._refresher = self._refresher, None
+        while refresher is not None and not refresher.done():
+            refresher.cancel()
+            await asyncio.wait({refresher}, timeout=0.5)
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

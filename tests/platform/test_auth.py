@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
+from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
@@ -158,14 +159,27 @@ def test_an_address_is_locked_after_the_failure_limit_whatever_the_usernames() -
     assert login("jack", REMOTE_ADDR="10.3.0.2").status_code == 200
 
 
-def test_a_lockout_ends_after_the_cool_off() -> None:
+def test_a_lockout_ends_after_the_cool_off(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read on a moved clock (Django's and axes' ``now``), not by sleeping: with a
+    real one-second cool-off a slow machine (a parallel run) let the failures
+    expire before the lockout was checked. Locked a second before the cool-off
+    has passed since the first failure, open a second after it passed since the last."""
     _player("kate")
-    with override_settings(AXES_COOLOFF_TIME=timedelta(seconds=1)):
-        for _ in range(LIMIT):
-            login("kate", "wrong-password", REMOTE_ADDR="10.4.0.1")
-        assert login("kate", REMOTE_ADDR="10.4.0.2").status_code == 429
-        time.sleep(1.3)
-        assert login("kate", REMOTE_ADDR="10.4.0.2").status_code == 200
+    cool_off = settings.AXES_COOLOFF_TIME
+    first = timezone.now()
+    for _ in range(LIMIT):
+        login("kate", "wrong-password", REMOTE_ADDR="10.4.0.1")
+    last = timezone.now()
+    assert login("kate", REMOTE_ADDR="10.4.0.2").status_code == 429
+
+    def clock_at(moment: datetime) -> None:
+        for target in ("django.utils.timezone.now", "axes.attempts.now", "axes.handlers.proxy.now"):
+            monkeypatch.setattr(target, lambda: moment)
+
+    clock_at(first + cool_off - timedelta(seconds=1))
+    assert login("kate", REMOTE_ADDR="10.4.0.2").status_code == 429
+    clock_at(last + cool_off + timedelta(seconds=1))
+    assert login("kate", REMOTE_ADDR="10.4.0.2").status_code == 200
 
 
 def test_forwarded_for_is_never_read_without_trusted_proxies() -> None:

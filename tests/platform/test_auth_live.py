@@ -14,17 +14,17 @@ from typing import Any
 import httpx
 import pytest
 import websockets
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from websockets.typing import Origin
 
 from casino.auth import issue_token
-from tests.conftest import ROOT
 from tests.house.services.conftest import make_table
 from tests.ws_auth import ws_ticket
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-LOG = ROOT / "var" / "test-asgi-auth.log"
+LOG = settings.VAR_DIR / "test-asgi-auth.log"
 TICKET_SECONDS = 2
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -26,7 +27,6 @@ from casino import json_input
 from casino.auth import issue_token
 from games.house.services import start_table
 from games.tables.chat import ChatMessage
-from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_limits import connect, finish, until
 from tests.house.services.conftest import make_player, rows
@@ -219,7 +219,7 @@ def test_form_bodies_get_the_same_text_check_and_no_number_shape_answers_500() -
 def test_a_deep_frame_and_a_surrogate_chat_message_are_refused_and_the_socket_stays(asgi_server) -> None:
     table = fast_table("uth", betting_seconds=60)
     token = issue_token(user=get_user_model().objects.get(pk=make_player(table)))
-    log = ROOT / "var" / "test-asgi.log"
+    log = settings.VAR_DIR / "test-asgi.log"
     logged_before = log.stat().st_size
 
     async def scenario() -> list[dict[str, Any]]:

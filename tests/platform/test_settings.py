@@ -52,7 +52,8 @@ def _check_deploy(**extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("CASINO_", "DJANGO_", "DEBUG", "ALLOWED_HOSTS"))
+        # CASINO_VAR_DIR stays: an xdist worker's var/ (tests/services.py) is no setting under test.
+        if not key.startswith(("CASINO_", "DJANGO_", "DEBUG", "ALLOWED_HOSTS")) or key == "CASINO_VAR_DIR"
     }
     env.update(extra)
     return subprocess.run(
@@ -187,6 +188,8 @@ def test_check_deploy_refuses_the_demo_bots_in_production():
         (PRODUCTION_ENV["CASINO_CARD_KEY"], "12", "64 hexadecimal digits"),
         (PRODUCTION_ENV["CASINO_CARD_KEY"], PRODUCTION_ENV["CASINO_CARD_KEY"], "also listed as retired"),
     ],
+    # Named, not derived from the random key: pytest-xdist's workers must collect the same test ids.
+    ids=["unset", "short", "not-hex", "malformed-retired-list", "retired-is-the-current-key"],
 )
 def test_check_deploy_refuses_a_missing_or_malformed_card_key_in_production(card_key, retired, why):
     """Face-down cards are sealed under keys the card key wraps (docs/fairness.md):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from games.house.models import HouseTable
 from games.house.services import advance_table
@@ -58,7 +59,7 @@ class Worker:
     def __init__(self, name: str) -> None:
         self.queue = f"{name}-{os.getpid()}"
         env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-        self.log_path = ROOT / "var" / f"test-live-{name}.log"
+        self.log_path = settings.VAR_DIR / f"test-live-{name}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",

@@ -32,7 +32,6 @@ from games.house.services import start_table
 from games.house.services.seats import take_seat
 from games.poker import services as poker
 from games.tables.chat import ChatMessage
-from tests.conftest import ROOT
 from tests.house.live.conftest import fast_table
 from tests.poker.tables import advance, make_table
 from tests.poker.test_tables import AA_VS_KK
@@ -128,7 +127,7 @@ def wide_server(django_db_setup, django_db_blocker) -> Iterator[str]:
     16 KiB: a bigger frame reaches ``JSONFrames``, the second line of defence."""
     from games.benchmarks.live import asgi_server
 
-    log = ROOT / "var" / "test-asgi-wide.log"
+    log = settings.VAR_DIR / "test-asgi-wide.log"
     with (
         django_db_blocker.unblock(),
         asgi_server(extra_env={"LOG_LEVEL": "INFO"}, log=log, args=["--ws-max-size", str(1 << 20)]) as base,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.conf import settings
 from django.utils import timezone
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
@@ -148,7 +149,7 @@ def test_a_killed_server_process_does_not_keep_its_players_present(asgi_server: 
     port = free_port()
     env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), CASINO_PRESENCE_LEASE_SECONDS="2",
                PYTHONUNBUFFERED="1")  # fmt: skip
-    log = open(ROOT / "var" / "test-presence-asgi.log", "wb")  # noqa: SIM115 (closed below)
+    log = open(settings.VAR_DIR / "test-presence-asgi.log", "wb")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(uvicorn_command(host="127.0.0.1", port=port), cwd=ROOT, env=env, stdout=log,
                               stderr=subprocess.STDOUT)  # fmt: skip
     base = f"http://127.0.0.1:{port}"

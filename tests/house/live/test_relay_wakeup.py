@@ -27,8 +27,13 @@ POLL_SECONDS = 3.0
 
 
 def listening() -> bool:
+    """This test's server is listening: a LISTEN on this database (pg_stat_activity
+    is cluster-wide; another run's or xdist worker's servers listen on theirs)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE query = %s", [f"LISTEN {NOTIFY_CHANNEL}"])
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE query = %s AND datname = current_database()",
+            [f"LISTEN {NOTIFY_CHANNEL}"],
+        )
         return bool(cursor.fetchone()[0])
 
 
