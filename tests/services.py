@@ -12,13 +12,11 @@ Tests marked ``postgres`` are skipped on SQLite, but only outside CI.
 Under pytest-xdist (``make test`` runs ``-n 2``) each worker process gets its
 own services, set here before Django reads its settings:
 
-- PostgreSQL: a server of the worker's own (tests/pg_cluster.py: initdb'd in a
-  temporary directory, on a free port, removed at the end), because the ledger's
-  safe bound is server-wide: one worker's open transactions would hold back the
-  other's seals, exports and websocket feed. Its databases keep their names
-  (pytest-django's ``test_casino_gw0``; scratch databases named after it).
-  ``CASINO_TEST_PG_PER_WORKER=0`` keeps the workers on the ``DATABASE_URL``
-  server (the seal and feed tests are then not isolated).
+- PostgreSQL: the same server, a test database of the worker's own
+  (pytest-django's ``test_casino_gw0``; scratch databases are named after it).
+  One worker's open transactions do not hold back the other's seals, exports or
+  websocket feed: the ledger's safe bound waits only on this database's
+  transactions (``ledger.services.events.safe_txid_bound``, docs/ledger.md).
 - Redis: worker ``gwN`` uses database number ``base + 1 + N``, where ``base`` is
   the number in ``REDIS_URL`` (``redis://127.0.0.1:6379/7``: gw0 on 8, gw1 on 9),
   so the channel layer's groups, Celery's queues and results of one worker are
@@ -32,11 +30,8 @@ own services, set here before Django reads its settings:
 
 from __future__ import annotations
 
-import atexit
 import os
 import socket
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -97,37 +92,9 @@ def redis_url_for_worker(url: str, index: int) -> str:
     return urlunsplit(parts._replace(path=f"/{number}"))
 
 
-_STOP: list[Callable[[], None]] = []
-
-
-def _own_postgres_server(worker: str) -> list[str]:
-    """Point ``DATABASE_URL`` (and ``DATABASE_OWNER_URL``) at a PostgreSQL server of
-    this worker's own (tests/pg_cluster.py says why), stopped when the worker ends."""
-    from tests import pg_cluster
-
-    try:
-        cluster = pg_cluster.start(worker)
-    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
-        return [f"xdist worker {worker}: no PostgreSQL server of its own ({error}); run serially with -n 0"]
-    _STOP.append(cluster.stop)
-    atexit.register(cluster.stop)  # also when pytest_unconfigure is never reached
-    for name in ("DATABASE_URL", "DATABASE_OWNER_URL"):
-        url = os.environ.get(name, "")
-        if url.startswith("postgres"):
-            parts = urlsplit(url)
-            os.environ[name] = urlunsplit(parts._replace(netloc=f"postgres@127.0.0.1:{cluster.port}"))
-    return []
-
-
 def _isolate_worker(index: int) -> list[str]:
-    """Give this xdist worker its own PostgreSQL server, Redis database and ``var/``
-    directory (module docstring)."""
-    if (os.environ.get("DATABASE_URL") or "").startswith("postgres") and os.environ.get(
-        "CASINO_TEST_PG_PER_WORKER", "1"
-    ) != "0":
-        problems = _own_postgres_server(f"gw{index}")
-        if problems:
-            return problems
+    """Give this xdist worker its own Redis database and ``var/`` directory
+    (module docstring); pytest-django gives it its own test database."""
     for name in ("REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
         url = os.environ.get(name, "")
         if url.startswith(("redis://", "rediss://")):
@@ -151,11 +118,6 @@ if _INDEX is not None:
 def pytest_configure(config: pytest.Config) -> None:
     if _PROBLEMS:
         raise pytest.UsageError("the test services are not usable: " + "; ".join(_PROBLEMS))
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    while _STOP:
-        _STOP.pop()()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -561,7 +561,7 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
                 for c in clients
             }
             kill["refusals"] = {c.name: getattr(c, "refusals", []) for c in clients}
-            (ROOT / "var" / "test-topology-clients.json").write_text(
+            (Path(settings.VAR_DIR) / "test-topology-clients.json").write_text(
                 json.dumps({"kill": kill, "clients": dump}, default=str)
             )
             raise

@@ -37,10 +37,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from hypothesis import HealthCheck, Phase, given, settings
@@ -49,7 +51,7 @@ from hypothesis import strategies as st
 from casino.auth import issue_token
 from games.house.services import start_table
 from games.tables import asyncapi
-from tests.conftest import ROOT, uvicorn_process
+from tests.conftest import uvicorn_process
 from tests.house.live.conftest import fast_table
 from tests.house.live.test_asyncapi import resolve, validate_frames
 from tests.house.live.test_limits import connect, finish, recv_json
@@ -277,7 +279,7 @@ def test_every_websocket_command_with_every_hand_made_shape(fuzz_server: str, ar
             ]
         sent += GARBAGE  # frames that are no message; a list or object as type crashed the house socket
         finish(session(fuzz_server, token, template(document, channel), address, document, sent))
-    assert_the_log_is_clean((ROOT / "var" / LOG).read_bytes())
+    assert_the_log_is_clean((Path(django_settings.VAR_DIR) / LOG).read_bytes())
 
 
 @settings(
@@ -301,7 +303,7 @@ def test_websocket_sessions_of_generated_and_mutated_frames(
         st.lists(frames(receives(document, channel)), min_size=max(1, FRAMES // 2), max_size=FRAMES), label="frames"
     )
     finish(session(fuzz_server, token, template(document, channel), address, document, sent))
-    assert_the_log_is_clean((ROOT / "var" / LOG).read_bytes())
+    assert_the_log_is_clean((Path(django_settings.VAR_DIR) / LOG).read_bytes())
 
 
 def test_a_text_frame_that_is_not_utf8_closes_1007_and_nothing_else_does(fuzz_server: str, arena: Arena) -> None:
@@ -325,4 +327,4 @@ def test_a_text_frame_that_is_not_utf8_closes_1007_and_nothing_else_does(fuzz_se
     binary, code = finish(scenario())
     assert binary["code"] == "malformed_message", binary
     assert code == 1007
-    assert_the_log_is_clean((ROOT / "var" / LOG).read_bytes())
+    assert_the_log_is_clean((Path(django_settings.VAR_DIR) / LOG).read_bytes())
