@@ -372,32 +372,28 @@ REST_KNOX = {
 }
 # Websocket tickets (POST /api/auth/ws-ticket/): single use, valid this long.
 CASINO_WS_TICKET_SECONDS = int(os.environ.get("CASINO_WS_TICKET_SECONDS", "30"))
-# Where tickets live: Redis with REDIS_URL (every process sees them, one DEL wins),
-# else the memory of the one ASGI process of the embedded default.
+
+
+def _shared_cache(name: str) -> dict[str, Any]:
+    """A cache every process shares: Redis with ``REDIS_URL`` (keys under
+    ``casino:<name>``), else the memory of the one ASGI process of the embedded default."""
+    if not REDIS_URL:
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
+    return {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": f"casino:{name}",
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
+    }
+
+
 CACHES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "ws_tickets": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "casino:ws-ticket",
-            "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
-        }
-        if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ws-tickets"}
-    ),
-    # DRF's request rates (casino.throttling): in Redis with REDIS_URL, so a player
-    # or a client address gets the same rate however many ASGI processes serve it.
-    "throttles": (
-        {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "casino:throttle",
-            "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
-        }
-        if REDIS_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttles"}
-    ),
+    # Websocket tickets: a ticket from one process opens a socket on another, one DEL wins.
+    "ws_tickets": _shared_cache("ws-ticket"),
+    # DRF's request rates (casino.throttling): a player or a client address gets
+    # the same rate however many ASGI processes serve it.
+    "throttles": _shared_cache("throttle"),
 }
 
 # --- API ----------------------------------------------------------------------
