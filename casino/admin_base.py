@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import FieldDoesNotExist
 from django.db import DatabaseError, models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
@@ -80,6 +80,17 @@ class SafeLookups:
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return CheckedChangeList
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # Django sends a changelist it could not filter back to ``?e=1`` and shows the
+        # whole list without a word: say so, or staff read it as the filtered answer.
+        if request.GET.get(ERROR_FLAG) == "1":
+            messages.warning(
+                request,
+                "The filter or search in that address could not be run (a value the database does not take): "
+                "the whole list is shown.",
+            )
+        return super().changelist_view(request, extra_context)  # type: ignore[misc,no-any-return]
 
 
 class NoWrites:
