@@ -10,6 +10,8 @@ class ComplianceAccess(models.Model):
 
     class Meta:
         managed = False
+        # Django would make the plural "compliance accesss" in the admin's menu.
+        verbose_name = verbose_name_plural = "compliance access"
         default_permissions = ()
         permissions = [
             ("export_audit", "Can export and verify audit data"),

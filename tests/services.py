@@ -30,6 +30,7 @@ own services, set here before Django reads its settings:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 from pathlib import Path
@@ -37,11 +38,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-LOCAL_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/casino"
 # Database 1, so a developer's running system on database 0 is left alone.
 LOCAL_REDIS_URL = "redis://127.0.0.1:6379/1"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 ROOT = Path(__file__).resolve().parent.parent
+# Named after this checkout (pytest-django tests in ``test_casino_<hash>``), so two
+# checkouts on one host never share, or drop, each other's test databases.
+CHECKOUT = hashlib.sha256(str(ROOT).encode()).hexdigest()[:8]
+LOCAL_DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/casino_{CHECKOUT}"
 # "gw0", "gw1", ... in a pytest-xdist worker (set before this plugin is imported); None otherwise.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 REDIS_DATABASES = 16  # Redis' default ``databases``
