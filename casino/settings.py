@@ -362,6 +362,8 @@ AXES_CLIENT_IP_CALLABLE = "casino.auth.client_ip"
 AXES_LOCKOUT_CALLABLE = "casino.auth.lockout_response"
 AXES_RESET_ON_SUCCESS = False  # one's own valid account must not wipe an address's failures
 AXES_HTTP_RESPONSE_CODE = 429
+# django-axes logs "AXES: BEGIN version ..." from every process and every manage.py command: noise.
+AXES_VERBOSE = False
 # django-rest-knox: API tokens stored as SHA-512 digests, expiring this long
 # after login (no sliding renewal: the bet path never writes the token).
 CASINO_TOKEN_TTL_SECONDS = int(os.environ.get("CASINO_TOKEN_TTL_SECONDS", str(10 * 3600)))
