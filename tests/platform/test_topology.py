@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -221,7 +222,7 @@ class Connection:
     received: list[float] = field(default_factory=list)  # when each frame arrived (a failure's dump)
 
 
-class Client:
+class Client(ABC):
     """A player with an API token: REST on ``rest``, a websocket to one table on ``ws``."""
 
     path: str
@@ -260,11 +261,13 @@ class Client:
                     await asyncio.sleep(0.5)  # the kill may not be recorded yet
         raise AssertionError(f"{self.name}: {method} {path} reached no server")
 
+    @abstractmethod
     def resume_token(self) -> str | None:
-        raise NotImplementedError
+        """The position to resume from (``?since=``) after a reconnect; None: a fresh snapshot."""
 
+    @abstractmethod
     async def on_frame(self, message: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Take one frame the server sent (the player's side of the game)."""
 
     async def run(self) -> None:
         """Connect, read, and when the server goes away reconnect (to the
