@@ -64,9 +64,28 @@ def major_to_minor(amount: str, currency: str) -> int:
     return sign * (abs(int(whole or "0")) * 10**exponent + int((frac or "0").ljust(exponent, "0") or "0"))
 
 
-def format_minor(amount: int, currency: str) -> str:
-    """1234 EUR -> ``"12.34 EUR"``; tournament chips are whole (``"1234 XXX"``)."""
+def format_minor(amount: int, currency: str, *, grouped: bool = False) -> str:
+    """1234 EUR -> ``"12.34 EUR"``; tournament chips are whole (``"1234 XXX"``).
+
+    ``grouped``: thousands separated by commas (``123456789`` EUR ->
+    ``"1,234,567.89 EUR"``), how the operator's screens show money
+    (``display_money``). The digits after the point are always the currency's
+    minor-unit exponent, never rounded: the figure is the ledger's, to the unit."""
     exponent = 0 if currency == CHIPS else MINOR_UNITS[check_currency(currency)]
     sign = "-" if amount < 0 else ""
     whole, frac = divmod(abs(amount), 10**exponent)
-    return f"{sign}{whole}.{frac:0{exponent}d} {currency}" if exponent else f"{sign}{whole} {currency}"
+    digits = f"{whole:,}" if grouped else str(whole)
+    return f"{sign}{digits}.{frac:0{exponent}d} {currency}" if exponent else f"{sign}{digits} {currency}"
+
+
+def display_money(amount: int | None, currency: str | None) -> str:
+    """The one way an operator's screen (admin, dashboard, reports page) shows
+    an amount in minor units: grouped, with the currency's decimals and code
+    (``display_money(150000, "EUR") == "1,500.00 EUR"``). ``None`` (no amount)
+    is shown as an empty string; an unknown currency code as the bare grouped
+    integer followed by the code, so a forged or legacy row still renders."""
+    if amount is None:
+        return ""
+    if currency is None or (currency != CHIPS and currency not in MINOR_UNITS):
+        return f"{int(amount):,} {currency or ''}".rstrip()
+    return format_minor(int(amount), currency, grouped=True)
