@@ -16,10 +16,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db.models import Case, Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum, When
+from django.db.models.functions import TruncDate
 
 from casino.errors import DomainError
 from ledger.currencies import CHIPS
+from ledger.models import Account, Event, Hold, StatementLine, Transfer
 from ledger.services.events import json_value, now, timestamp
 
 NO_ACTIVITY = "No Activity"
@@ -80,67 +82,84 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-_TRANSFERS = """
-SELECT t.debit_account_id, t.credit_account_id, t.amount, t.kind, da.kind, ca.kind, hd.kind
-FROM ledger_transfer t
-JOIN ledger_account da ON da.id = t.debit_account_id
-JOIN ledger_account ca ON ca.id = t.credit_account_id
-LEFT JOIN ledger_hold h ON h.id = t.hold_id
-LEFT JOIN ledger_account hd ON hd.id = h.destination_id
-WHERE t.created_at >= %s AND t.created_at < %s AND (t.debit_account_id = ANY(%s) OR t.credit_account_id = ANY(%s))
-"""
+@dataclass(frozen=True)
+class Accounts:
+    """A set of ledger accounts by kind (and owner, owner prefix, currency, ids),
+    as a filter on either side of a transfer or statement line: the ORM's joins,
+    so every report runs the same on PostgreSQL and SQLite, with no list of ids
+    as parameters (``docs/compliance.md``, "Both databases")."""
+
+    kind: str | None = None
+    owner: str | None = None
+    owner_prefix: str | None = None
+    currency: str | None = None
+    kinds: tuple[str, ...] = ()
+
+    def on(self, side: str = "") -> Q:
+        """This set as a filter on the relation ``side`` (``debit_account``,
+        ``credit_account``, ``account``), or on ``Account`` itself (no side)."""
+        prefix = f"{side}__" if side else ""
+        lookups: dict[str, Any] = {
+            f"{prefix}kind": self.kind, f"{prefix}owner": self.owner,
+            f"{prefix}owner__startswith": self.owner_prefix, f"{prefix}currency": self.currency,
+        }  # fmt: skip
+        if self.kinds:
+            lookups[f"{prefix}kind__in"] = list(self.kinds)
+        return Q(**{lookup: value for lookup, value in lookups.items() if value is not None})
+
+    def either_side(self) -> Q:
+        return self.on("debit_account") | self.on("credit_account")
 
 
 def _accounts(kind: str, owner: str | None, currency: str | None) -> dict[int, tuple[str, str]]:
-    sql = "SELECT id, owner, currency FROM ledger_account WHERE kind = %s"
-    params: list[Any] = [kind]
-    if owner is not None:
-        sql += " AND owner = %s"
-        params.append(owner)
-    if currency is not None:
-        sql += " AND currency = %s"
-        params.append(currency)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {int(r[0]): (r[1], r[2]) for r in cursor.fetchall()}
+    """The accounts of ``kind`` (with that owner and currency when given): id -> (owner, currency)."""
+    rows = Account.objects.filter(Accounts(kind=kind, owner=owner, currency=currency).on())
+    return {int(pk): (own, cur) for pk, own, cur in rows.values_list("id", "owner", "currency")}
 
 
-def _per_account(ids: list[int], sql: str, params: list[Any]) -> dict[int, int]:
-    """``sql``'s (account id, amount) rows as a dict; with no ``ids``, nothing (and no query)."""
-    if not ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {int(r[0]): int(r[1]) for r in cursor.fetchall()}
+def _balances_before(accounts: Accounts, moment: datetime) -> dict[int, int]:
+    """Each account of the set with transfers before ``moment``: its balance then (credits - debits)."""
+    balances: dict[int, int] = defaultdict(int)
+    before = Transfer.objects.filter(created_at__lt=moment)
+    for side, sign in (("credit_account", 1), ("debit_account", -1)):
+        for account, total in (
+            before.filter(accounts.on(side)).values_list(f"{side}_id").annotate(total=Sum("amount")).order_by()
+        ):
+            balances[int(account)] += sign * int(total)
+    return dict(balances)
 
 
-def _balances_before(ids: list[int], moment: datetime) -> dict[int, int]:
-    """Each account's balance from its transfers before ``moment`` (credits - debits)."""
-    return _per_account(
-        ids,
-        "SELECT a, SUM(d) FROM (SELECT credit_account_id a, amount d FROM ledger_transfer "
-        "WHERE created_at < %s AND credit_account_id = ANY(%s) UNION ALL SELECT debit_account_id, -amount "
-        "FROM ledger_transfer WHERE created_at < %s AND debit_account_id = ANY(%s)) x GROUP BY a",
-        [moment, ids, moment, ids],
-    )
-
-
-def _projected_before(ids: list[int], moment: datetime) -> dict[int, int]:
+def _projected_before(accounts: Accounts, moment: datetime) -> dict[int, int]:
     """The ledger's statement projection: each account's last running balance before ``moment``."""
-    return _per_account(
-        ids,
-        "SELECT DISTINCT ON (account_id) account_id, balance_after FROM ledger_statement_line "
-        "WHERE account_id = ANY(%s) AND created_at < %s ORDER BY account_id, id DESC",
-        [ids, moment],
+    last = (
+        StatementLine.objects.filter(accounts.on("account"), created_at__lt=moment)
+        .values("account_id")
+        .annotate(last=Max("id"))
+        .values("last")
     )
+    lines = StatementLine.objects.filter(id__in=Subquery(last)).values_list("account_id", "balance_after")
+    return {int(account): int(balance) for account, balance in lines}
 
 
-def _movements(ids: list[int], start: datetime, end: datetime) -> list[tuple[Any, ...]]:
-    if not ids:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(_TRANSFERS, [start, end, ids, ids])
-        return cursor.fetchall()
+def _movements(accounts: Accounts, start: datetime, end: datetime) -> list[tuple[Any, ...]]:
+    """The transfers on the set's accounts in ``[start, end)``: debit and credit
+    account ids, amount, kind, both accounts' kinds, and the kind of the
+    destination of the hold a transfer belongs to (None outside holds)."""
+    destination = Hold.objects.filter(id=OuterRef("hold_id")).values("destination__kind")[:1]
+    return list(
+        Transfer.objects.filter(accounts.either_side(), created_at__gte=start, created_at__lt=end)
+        .annotate(hold_destination_kind=Subquery(destination))
+        .order_by("id")
+        .values_list(
+            "debit_account_id",
+            "credit_account_id",
+            "amount",
+            "kind",
+            "debit_account__kind",
+            "credit_account__kind",
+            "hold_destination_kind",
+        )
+    )
 
 
 def player_account_summary(*, day: date, player: str | None = None, currency: str | None = None) -> Report:
@@ -153,25 +172,28 @@ def player_account_summary(*, day: date, player: str | None = None, currency: st
     player with only suspense movements that day has a row too."""
     start, end = day_bounds(day)
     owner = None if player is None else f"player:{player}"
+    wallet_set = Accounts(kind="wallet", owner=owner, currency=currency)
+    suspense_set = Accounts(kind="suspense", owner=owner, currency=currency)
     wallets = _accounts("wallet", owner, currency)
-    ids = list(wallets)
     sums: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(_FLOWS + _INTERNAL, 0))
-    for debit, credit, amount, kind, debit_kind, credit_kind, hold_dest_kind in _movements(ids, start, end):
+    for debit, credit, amount, kind, debit_kind, credit_kind, hold_dest_kind in _movements(wallet_set, start, end):
         for account, sign, other_kind in ((debit, -1, credit_kind), (credit, 1, debit_kind)):
             if account in wallets:
                 sums[account][_classify(sign, kind, other_kind, hold_dest_kind)] += amount
     wallet_of = {key: account for account, key in wallets.items()}
     suspense = {a: wallet_of[key] for a, key in _accounts("suspense", owner, currency).items() if key in wallet_of}
     suspense_flows: dict[int, dict[str, int]] = defaultdict(lambda: {"refund_due": 0, "refunded": 0})
-    for debit, credit, amount, *_ in _movements(list(suspense), start, end):
+    for debit, credit, amount, *_ in _movements(suspense_set, start, end):
         if credit in suspense:
             suspense_flows[suspense[credit]]["refund_due"] += amount
         if debit in suspense:
             suspense_flows[suspense[debit]]["refunded"] += amount
-    suspense_closing = {suspense[a]: balance for a, balance in _balances_before(list(suspense), end).items()}
-    opening = _balances_before(ids, start)
-    closing = _balances_before(ids, end)
-    projected = _projected_before(ids, end)
+    suspense_closing = {
+        suspense[a]: balance for a, balance in _balances_before(suspense_set, end).items() if a in suspense
+    }
+    opening = _balances_before(wallet_set, start)
+    closing = _balances_before(wallet_set, end)
+    projected = _projected_before(wallet_set, end)
     rows = []
     for account in sorted(set(sums) | set(suspense_flows), key=lambda a: (wallets[a][0], wallets[a][1])):
         flow = sums[account]
@@ -223,24 +245,25 @@ def _classify(sign: int, kind: str, other_kind: str, hold_dest_kind: str | None)
 
 
 def progressive_pool_report(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
-    """Per progressive pool account: opening balance, contributions, payouts, closing balance."""
+    """Per progressive pool account: opening balance, contributions (the share of
+    stakes paid in), seeding (the house's seed and its reset after a hit: never a
+    contribution), payouts (pool hits), closing balance."""
     pools = _accounts("pool", None, currency)
-    ids = list(pools)
-    flows: dict[int, dict[str, int]] = defaultdict(lambda: {"contributions": 0, "payouts": 0})
-    for debit, credit, amount, *_ in _movements(ids, start, end):
+    pool_set = Accounts(kind="pool", currency=currency)
+    flows: dict[int, dict[str, int]] = defaultdict(lambda: {"contributions": 0, "seeding": 0, "payouts": 0})
+    for debit, credit, amount, kind, *_ in _movements(pool_set, start, end):
         if credit in pools:
-            flows[credit]["contributions"] += amount
+            flows[credit]["seeding" if kind in SEEDING_KINDS else "contributions"] += amount
         if debit in pools:
             flows[debit]["payouts"] += amount
-    opening = _balances_before(ids, start)
-    closing = _balances_before(ids, end)
+    opening = _balances_before(pool_set, start)
+    closing = _balances_before(pool_set, end)
     rows = [
         {
             "pool": pools[a][0],
             "currency": pools[a][1],
             "opening_balance": opening.get(a, 0),
-            "contributions": flows[a]["contributions"],
-            "payouts": flows[a]["payouts"],
+            **flows[a],
             "closing_balance": closing.get(a, 0),
         }
         for a in sorted(flows, key=lambda a: pools[a])
@@ -250,76 +273,156 @@ def progressive_pool_report(*, start: datetime, end: datetime, currency: str | N
         start=start,
         end=end,
         filters={"currency": currency},
-        columns=["pool", "currency", "opening_balance", "contributions", "payouts", "closing_balance"],
+        columns=["pool", "currency", "opening_balance", "contributions", "seeding", "payouts", "closing_balance"],
         rows=rows,
     )
 
 
+#: The transfer kinds that fund a progressive pool from the house: its seed when
+#: empty (``pool_seed``) and its reset after a hit (``pool_reset``).
+SEEDING_KINDS = frozenset({"pool_seed", "pool_reset"})
+#: The lines of the house's money (docs/compliance.md, "Handle, payouts and
+#: hold"): every transfer on a house, progressive pool or rake account is on
+#: exactly one of them (``house_line``).
+HOUSE_LINES = (
+    "handle", "payouts", "progressive_seeding", "progressive_contributions", "pool_hits", "rake", "tournament_fees",
+    "prize_pool_overlay", "other",
+)  # fmt: skip
+_PLAYER_SIDE = frozenset({"wallet", "held"})
+_HOUSE_SIDE = ("house", "pool", "rake")
+
+
+def house_line(kind: str, debit_kind: str, credit_kind: str) -> tuple[str, int]:
+    """The line of ``HOUSE_LINES`` a transfer on a house, pool or rake account is
+    on, and the sign it is counted with there, from its ledger ``kind`` and its two
+    accounts' kinds:
+
+    - a player's stake into a house (``post`` of a hold, or from the wallet): handle;
+    - a house paying a player: payouts (winnings paid; nothing else is a payout);
+    - into a progressive pool: seeding (``pool_seed``, ``pool_reset``) or
+      contributions (the share of stakes, from the house or a player);
+    - a pool paying a player: pool hits;
+    - a house into a tournament's prize pool (the guarantee's overlay): prize pool overlay;
+    - into or out of a rake account: tournament fees (``tourney_*``: fees in,
+      refunds out, negative) or rake (a poker pot's rake);
+    - anything else a house account takes (+) or gives (-): other.
+    """
+    if credit_kind == "house" and debit_kind in _PLAYER_SIDE:
+        return "handle", 1
+    if debit_kind == "house" and credit_kind in _PLAYER_SIDE:
+        return "payouts", 1
+    if credit_kind == "pool":
+        return ("progressive_seeding" if kind in SEEDING_KINDS else "progressive_contributions"), 1
+    if debit_kind == "pool" and credit_kind in _PLAYER_SIDE:
+        return "pool_hits", 1
+    if debit_kind == "house" and credit_kind == "tournament_pool":
+        return "prize_pool_overlay", 1
+    if "rake" in (credit_kind, debit_kind):
+        return ("tournament_fees" if kind.startswith("tourney_") else "rake"), 1 if credit_kind == "rake" else -1
+    return "other", 1 if credit_kind == "house" else -1
+
+
+def _house_transfers(start: datetime, end: datetime, currency: str | None) -> QuerySet[Transfer]:
+    """Money transfers (never tournament chips) in ``[start, end)`` on a house, pool or rake account."""
+    transfers = Transfer.objects.filter(
+        Accounts(kinds=_HOUSE_SIDE).either_side(), created_at__gte=start, created_at__lt=end
+    ).exclude(currency=CHIPS)
+    return transfers if currency is None else transfers.filter(currency=currency)
+
+
+def _with_hold(lines: dict[str, int]) -> dict[str, Any]:
+    """``lines`` with hold = handle - payouts and hold % of handle ("" with no handle), in report order."""
+    hold = lines["handle"] - lines["payouts"]
+    pct = f"{100 * hold / lines['handle']:.2f}" if lines["handle"] else ""
+    return {"handle": lines["handle"], "payouts": lines["payouts"], "hold": hold, "hold_pct": pct,
+            **{line: lines[line] for line in HOUSE_LINES[2:]}}  # fmt: skip
+
+
+HOUSE_DAY_COLUMNS = ["day", "currency", "handle", "payouts", "hold", "hold_pct", *HOUSE_LINES[2:]]
+
+
 def house_days(*, start: date, days: int, currency: str | None = None) -> Report:
-    """Handle and hold per day over every table's house account: handle = stakes
-    the house took (posted holds and direct stakes), payouts = what it paid back,
-    hold = handle - payouts, hold % of handle."""
+    """Per UTC day and currency with money on the house's lines (``house_line``):
+    handle = players' stakes into the houses, payouts = winnings the houses paid
+    players, hold = handle - payouts, hold % of handle; then each other line on
+    its own: progressive seeding, contributions and pool hits, poker rake,
+    tournament fees (net of refunds), the houses' overlay into prize pools, other.
+    Days without money have no row (the reports page draws them as zero)."""
     first, _ = day_bounds(start)
     last = first + timedelta(days=days)
-    houses = _accounts("house", None, currency)
-    ids = list(houses)
-    rows: dict[tuple[date, str], dict[str, int]] = defaultdict(lambda: {"handle": 0, "payouts": 0})
-    if ids:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT (created_at AT TIME ZONE 'UTC')::date, currency, "
-                "SUM(CASE WHEN credit_account_id = ANY(%s) THEN amount ELSE 0 END), "
-                "SUM(CASE WHEN debit_account_id = ANY(%s) THEN amount ELSE 0 END) FROM ledger_transfer "
-                "WHERE created_at >= %s AND created_at < %s AND (credit_account_id = ANY(%s) OR debit_account_id = "
-                "ANY(%s)) GROUP BY 1, 2 ORDER BY 1, 2",
-                [ids, ids, first, last, ids, ids],
-            )
-            for day, cur, handle, payouts in cursor.fetchall():
-                rows[(day, cur)] = {"handle": int(handle), "payouts": int(payouts)}
-    out = []
-    for (day, cur), value in sorted(rows.items()):
-        hold = value["handle"] - value["payouts"]
-        pct = f"{100 * hold / value['handle']:.2f}" if value["handle"] else ""
-        out.append({"day": day.isoformat(), "currency": cur, **value, "hold": hold, "hold_pct": pct})
+    rows: dict[tuple[date, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(HOUSE_LINES, 0))
+    grouped = (
+        _house_transfers(first, last, currency)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values("day", "currency", "kind", "debit_account__kind", "credit_account__kind")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    for g in grouped:
+        line, sign = house_line(g["kind"], g["debit_account__kind"], g["credit_account__kind"])
+        rows[(g["day"], g["currency"])][line] += sign * int(g["total"])
+    out = [{"day": day.isoformat(), "currency": cur, **_with_hold(lines)} for (day, cur), lines in sorted(rows.items())]
     return Report(
         title="House handle and hold per day",
         start=first,
         end=last,
         filters={"currency": currency},
-        columns=["day", "currency", "handle", "payouts", "hold", "hold_pct"],
+        columns=list(HOUSE_DAY_COLUMNS),
         rows=out,
     )
 
 
+_TABLE_OWNER = "table:"
+PERFORMANCE_COLUMNS = ["table", "game", "currency", "rounds", "handle", "payouts", "hold", "hold_pct",
+                       *HOUSE_LINES[2:], "voids"]  # fmt: skip
+
+
 def table_performance(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
-    """Per table and game, rounds opened in the period: rounds, handle (staked),
-    payouts (returned), hold and hold %, voided rounds, rake (from the ledger's
-    rake accounts of the table). Voided rounds' stakes are refunded, so they
-    count in ``voids`` but not in handle or payouts. Poker tables are rows too
-    (``_poker_performance``): rounds are hands, the house's hold is the rake."""
-    from django.db.models import Count, Q, Sum
+    """Per table and game. House-banked tables: rounds opened in the period and
+    how many were voided (``HouseRound``), and the money the ledger moved in the
+    period on the table's house and progressive pool accounts, on the house's
+    lines (``house_line``: handle, payouts, hold, hold %, seeding, contributions,
+    pool hits ...). Voided rounds' stakes are never posted to the house (their
+    holds are voided), so they are in neither handle nor payouts. Poker tables
+    are rows too (``_poker_performance``): rounds are hands, the house's hold is
+    the rake."""
+    from games.house.models import HouseRound, HouseTable
 
-    from games.house.models import HouseRound
-
+    money: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: dict.fromkeys(HOUSE_LINES, 0))
+    table_side = Accounts(kinds=("house", "pool"), owner_prefix=_TABLE_OWNER)
+    grouped = (
+        _house_transfers(start, end, currency)
+        .filter(table_side.either_side())
+        .annotate(
+            owner=Case(
+                When(table_side.on("credit_account"), then=F("credit_account__owner")),
+                default=F("debit_account__owner"),
+            )
+        )
+        .values("owner", "currency", "kind", "debit_account__kind", "credit_account__kind")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    for g in grouped:
+        line, sign = house_line(g["kind"], g["debit_account__kind"], g["credit_account__kind"])
+        money[(g["owner"].split(":")[1], g["currency"])][line] += sign * int(g["total"])
     rounds = HouseRound.objects.filter(opened_at__gte=start, opened_at__lt=end)
     if currency is not None:
         rounds = rounds.filter(currency=currency)
-    grouped = (
-        rounds.values("table_id", "table__code", "game", "currency")
-        .annotate(
-            rounds=Count("id"),
-            voids=Count("id", filter=Q(status="voided")),
-            handle=Sum("staked", filter=~Q(status="voided")),
-            payouts=Sum("returned", filter=~Q(status="voided")),
-        )
-        .order_by("table__code", "game", "currency")
-    )
+    counts = {
+        (str(g["table_id"]), g["currency"]): (g["rounds"], g["voids"])
+        for g in rounds.values("table_id", "currency").annotate(rounds=Count("id"),
+                                                                voids=Count("id", filter=Q(status="voided")))
+    }  # fmt: skip
+    tables = {str(t.pk): t for t in HouseTable.objects.filter(pk__in=[int(k) for k, _ in {*money, *counts}
+                                                                       if k.isdigit()])}  # fmt: skip
     rows = []
-    for g in grouped:
-        handle, payouts = int(g["handle"] or 0), int(g["payouts"] or 0)
+    for key in sorted({*money, *counts}):
+        table = tables.get(key[0])
+        played, voids = counts.get(key, (0, 0))
         rows.append(
-            _performance_row(g["table__code"], g["game"], g["currency"], g["rounds"], handle, payouts, g["voids"],
-                             _rake(f"table:{g['table_id']}", g["currency"], start, end))
+            _performance_row(table.code if table else f"{_TABLE_OWNER}{key[0]}", table.game if table else "",
+                             key[1], played, money[key], voids)
         )  # fmt: skip
     rows += _poker_performance(start=start, end=end, currency=currency)
     rows.sort(key=lambda row: (row["table"], row["game"], row["currency"]))
@@ -328,24 +431,25 @@ def table_performance(*, start: datetime, end: datetime, currency: str | None = 
         start=start,
         end=end,
         filters={"currency": currency},
-        columns=["table", "game", "currency", "rounds", "handle", "payouts", "hold", "hold_pct", "voids", "rake"],
+        columns=list(PERFORMANCE_COLUMNS),
         rows=rows,
     )
 
 
 def _performance_row(
-    table: str, game: str, currency: str, rounds: int, handle: int, payouts: int, voids: int, rake: int
+    table: str, game: str, currency: str, rounds: int, lines: dict[str, int], voids: int
 ) -> dict[str, Any]:
-    hold = handle - payouts
-    return {
-        "table": table, "game": game, "currency": currency, "rounds": rounds, "handle": handle, "payouts": payouts,
-        "hold": hold, "hold_pct": f"{100 * hold / handle:.2f}" if handle else "", "voids": voids, "rake": rake,
-    }  # fmt: skip
+    return {"table": table, "game": game, "currency": currency, "rounds": rounds, **_with_hold(lines), "voids": voids}
 
 
 def _rake(owner: str, currency: str, start: datetime, end: datetime) -> int:
     """What the ledger credited to ``owner``'s rake account in the period."""
-    return sum(_credits(list(_accounts("rake", owner, currency)), start, end).values())
+    credited = Transfer.objects.filter(
+        Accounts(kind="rake", owner=owner, currency=currency).on("credit_account"),
+        created_at__gte=start,
+        created_at__lt=end,
+    ).aggregate(total=Sum("amount"))["total"]
+    return int(credited or 0)
 
 
 def _poker_performance(*, start: datetime, end: datetime, currency: str | None) -> list[dict[str, Any]]:
@@ -353,8 +457,6 @@ def _poker_performance(*, start: datetime, end: datetime, currency: str | None) 
     the finished hands' pots (uncalled bets included), payouts what went back to
     the players, so the house's hold is the rake taken; voided hands refund
     everything and count only in ``voids``. ``rake`` is the ledger's figure."""
-    from django.db.models import Count, Q, Sum
-
     from games.poker.models import PokerHand
 
     # Tournament hands are played for tournament chips (XXX), never money: not here
@@ -375,21 +477,16 @@ def _poker_performance(*, start: datetime, end: datetime, currency: str | None) 
     rows = []
     for g in grouped:
         handle = int(g["handle"] or 0)
+        lines = dict.fromkeys(HOUSE_LINES, 0) | {
+            "handle": handle,
+            "payouts": handle - int(g["kept"] or 0),
+            "rake": _rake(f"poker-table:{g['table_id']}", g["currency"], start, end),
+        }
         rows.append(
-            _performance_row(g["table__code"], f"holdem_{g['table__variant']}", g["currency"], g["hands"], handle,
-                             handle - int(g["kept"] or 0), g["voids"],
-                             _rake(f"poker-table:{g['table_id']}", g["currency"], start, end))
+            _performance_row(g["table__code"], f"holdem_{g['table__variant']}", g["currency"], g["hands"], lines,
+                             g["voids"])
         )  # fmt: skip
     return rows
-
-
-def _credits(ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
-    return _per_account(
-        ids,
-        "SELECT credit_account_id, SUM(amount) FROM ledger_transfer WHERE credit_account_id = ANY(%s) "
-        "AND created_at >= %s AND created_at < %s GROUP BY 1",
-        [ids, start, end],
-    )
 
 
 def voided_rounds(*, start: datetime, end: datetime, currency: str | None = None) -> Report:
@@ -494,33 +591,27 @@ def tournaments(*, start: datetime, end: datetime, currency: str | None = None) 
     from games.poker.models import PokerHand
     from games.poker.tournament.models import Tournament
 
-    sql = (
-        "SELECT id, kind, owner, currency FROM ledger_account WHERE owner LIKE %s AND currency <> %s AND kind = ANY(%s)"
+    money_accounts = Accounts(kinds=("tournament_pool", "rake"), owner_prefix=_TOURNAMENT_OWNER, currency=currency)
+    accounts: dict[int, tuple[str, int, str]] = {}
+    for pk, kind, owner, cur in (
+        Account.objects.filter(money_accounts.on())
+        .exclude(currency=CHIPS)
+        .values_list("id", "kind", "owner", "currency")
+    ):
+        accounts[int(pk)] = (kind, int(owner.removeprefix(_TOURNAMENT_OWNER)), cur)
+    moves = list(
+        Transfer.objects.filter(money_accounts.either_side(), created_at__gte=start, created_at__lt=end)
+        .exclude(currency=CHIPS)
+        .order_by("id")
+        .values_list("debit_account_id", "credit_account_id", "amount", "kind", "event_id", "event__type")
     )
-    params: list[Any] = [_TOURNAMENT_OWNER + "%", CHIPS, ["tournament_pool", "rake"]]
-    if currency is not None:
-        sql += " AND currency = %s"
-        params.append(currency)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        accounts = {int(r[0]): (r[1], int(r[2].removeprefix(_TOURNAMENT_OWNER)), r[3]) for r in cursor.fetchall()}
-        ids = list(accounts)
-        moves: list[tuple[Any, ...]] = []
-        if ids:
-            cursor.execute(
-                "SELECT t.debit_account_id, t.credit_account_id, t.amount, t.kind, t.event_id, e.type "
-                "FROM ledger_transfer t JOIN ledger_event e ON e.id = t.event_id "
-                "WHERE t.created_at >= %s AND t.created_at < %s "
-                "AND (t.debit_account_id = ANY(%s) OR t.credit_account_id = ANY(%s)) ORDER BY t.id",
-                [start, end, ids, ids],
-            )
-            moves = cursor.fetchall()
-        cursor.execute(
-            "SELECT stream_id, data, recorded_at FROM ledger_event WHERE type = ANY(%s) AND stream_id LIKE %s "
-            "AND recorded_at >= %s AND recorded_at < %s ORDER BY id",
-            [[et.TOURNAMENT_CANCELLED, et.TOURNAMENT_PAID], "poker-tournament-%", start, end],
-        )
-        marks = [(int(r[0].removeprefix("poker-tournament-")), _json(r[1]), r[2]) for r in cursor.fetchall()]
+    marks = [
+        (int(stream.removeprefix("poker-tournament-")), _json(data), recorded_at)
+        for stream, data, recorded_at in Event.objects.filter(
+            type__in=[et.TOURNAMENT_CANCELLED, et.TOURNAMENT_PAID], stream_id__startswith="poker-tournament-",
+            recorded_at__gte=start, recorded_at__lt=end,
+        ).order_by("id").values_list("stream_id", "data", "recorded_at")
+    ]  # fmt: skip
     zero = ("registrations", "unregistrations", "buy_ins", "buy_ins_refunded", "overlay", "payouts", "fees",
             "fees_refunded", "cancel_refunded", "cancel_paid")  # fmt: skip
     rows: dict[int, dict[str, Any]] = defaultdict(lambda: dict.fromkeys(zero, 0))
@@ -563,8 +654,9 @@ def tournaments(*, start: datetime, end: datetime, currency: str | None = None) 
     if currency is not None:  # a cancellation without money (nobody registered) has no account to filter by
         rows = defaultdict(dict, {k: v for k, v in rows.items() if k in known and known[k].currency == currency})
     pools = {tid: a for a, (kind, tid, _) in accounts.items() if kind == "tournament_pool"}
-    opening = _balances_before(list(pools.values()), start)
-    closing = _balances_before(list(pools.values()), end)
+    pool_set = Accounts(kind="tournament_pool", owner_prefix=_TOURNAMENT_OWNER, currency=currency)
+    opening = _balances_before(pool_set, start)
+    closing = _balances_before(pool_set, end)
     out = []
     for tid in sorted(rows):
         row, tournament = rows[tid], known.get(tid)

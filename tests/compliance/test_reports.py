@@ -89,8 +89,8 @@ def test_progressive_pool_report(day_of_play):
     start = timezone.now() - timedelta(hours=1)
     report = progressive_pool_report(start=start, end=start + timedelta(hours=2))
     assert report.rows == [
-        {"pool": "jackpot:uth", "currency": EUR, "opening_balance": 0, "contributions": 50, "payouts": 20,
-         "closing_balance": 30}
+        {"pool": "jackpot:uth", "currency": EUR, "opening_balance": 0, "contributions": 50, "seeding": 0,
+         "payouts": 20, "closing_balance": 30}
     ]  # fmt: skip
 
 

@@ -36,7 +36,8 @@ def test_a_raked_hand_and_a_voided_hand_in_the_reports() -> None:
     [row] = [r for r in table_performance(start=start, end=end).rows if r["table"] == table.code]
     assert row == {
         "table": table.code, "game": "holdem_no_limit", "currency": "EUR", "rounds": 2, "handle": 210,
-        "payouts": 205, "hold": 5, "hold_pct": "2.38", "voids": 1, "rake": 5,
+        "payouts": 205, "hold": 5, "hold_pct": "2.38", "voids": 1, "rake": 5, "progressive_seeding": 0,
+        "progressive_contributions": 0, "pool_hits": 0, "tournament_fees": 0, "prize_pool_overlay": 0, "other": 0,
     }  # fmt: skip
     [void] = [r for r in voided_rounds(start=start, end=end).rows if r["table"] == table.code]
     assert (void["game_number"], void["game"], void["reason"], void["actor"]) == (
