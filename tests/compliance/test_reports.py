@@ -118,8 +118,25 @@ def test_reports_carry_the_regulator_header_in_csv_and_json(day_of_play):
 def test_admin_reports_page_shows_the_handle_and_hold_chart(day_of_play):
     setup_roles()
     _, client = staff("cat2", COMPLIANCE)
-    page = client.get("/admin/compliance/complianceaccess/").content.decode()
-    assert "<svg" in page
-    # Handle 1,500 (stakes posted to the house), payouts 1,800: hold -300.
-    assert "handle 1500" in page
-    assert "hold -300" in page
+    response = client.get("/admin/compliance/complianceaccess/?days=7")
+    page = response.content.decode()
+    [chart] = [part.partition("</svg>")[0] for part in page.split('class="handle-hold-chart"')[1:]]  # one currency
+    # Handle 1,500 (stakes posted to the house), payouts 1,800: hold -300, as money.
+    assert f"{timezone.now().date().isoformat()} handle 15.00 EUR" in chart
+    assert "hold -3.00 EUR" in chart
+    assert '<td class="amount negative">-3.00 EUR</td>' in page
+    # A bar pair for each of the 7 days, the six without play at zero height; a legend, the axes' names.
+    assert chart.count("<title>") == 14
+    assert chart.count('height="0.0"') == 12
+    assert all(text in chart for text in ("handle (stakes)", "hold (handle", ">EUR</text>", ">day (UTC)</text>"))
+    assert page.count(">Compliance reports</h") == 1  # one heading (the page's title; the template's is gone)
+
+
+@pytest.mark.parametrize("days", ["", "0", "367", "abc", "9" * 40, "-1"])
+def test_admin_reports_page_answers_any_window(days):
+    """A window out of range or not a number shows the default 30 days, never a 500."""
+    setup_roles()
+    _, client = staff("cat3", COMPLIANCE)
+    response = client.get("/admin/compliance/complianceaccess/", {"days": days})
+    assert response.status_code == 200
+    assert "last 30 days" in response.content.decode()
