@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tempfile
 import zipfile
 from datetime import date, timedelta
@@ -93,9 +94,10 @@ class InvalidReportParameter(DomainError, code="invalid_report_parameter"):
 
 def report_arguments(name: str, params: Any) -> dict[str, Any]:
     """Arguments of a report from query parameters (``day``; ``from``/``to``;
-    ``days`` from 1 to ``MAX_REPORT_DAYS``; filters). Anything missing, not a
-    date or time, out of range, or running past the calendar's last day:
-    ``invalid_report_parameter``."""
+    ``days`` from 1 to ``MAX_REPORT_DAYS``; filters: ``player`` a player id,
+    ``currency`` three capital letters). Anything missing, not a date or time,
+    out of range, running past the calendar's last day, or a filter of another
+    shape: ``invalid_report_parameter``."""
     args: dict[str, Any] = {}
     parameter = ""
     try:
@@ -104,7 +106,8 @@ def report_arguments(name: str, params: Any) -> dict[str, Any]:
             args["day"] = date.fromisoformat(params["day"])
             args["day"] + timedelta(days=1)  # the day's end exists
             if params.get("player"):
-                args["player"] = params["player"]
+                parameter = "player"
+                args["player"] = _matching(PLAYER_ID, params["player"], "a player id")
         elif name == "house-days":
             parameter = "from"
             args["start"] = date.fromisoformat(params["from"])
@@ -120,11 +123,23 @@ def report_arguments(name: str, params: Any) -> dict[str, Any]:
             args["start"] = aware_datetime(params["from"])
             parameter = "to"
             args["end"] = aware_datetime(params["to"])
+        if params.get("currency"):
+            parameter = "currency"
+            args["currency"] = _matching(CURRENCY_CODE, params["currency"], "a three-letter currency code")
     except (KeyError, ValueError, OverflowError) as exc:
         raise InvalidReportParameter(f"missing or bad parameter {parameter}: {exc}", parameter=parameter) from None
-    if params.get("currency"):
-        args["currency"] = params["currency"]
     return args
+
+
+PLAYER_ID = re.compile(r"[0-9]{1,18}")
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
+
+
+def _matching(pattern: re.Pattern[str], value: str, what: str) -> str:
+    """``value`` if it is wholly ``pattern`` (a NUL or stray character never reaches the database), else ValueError."""
+    if not pattern.fullmatch(value):
+        raise ValueError(f"not {what}")
+    return value
 
 
 class ReportView(APIView):

@@ -140,3 +140,26 @@ def test_admin_reports_page_answers_any_window(days):
     response = client.get("/admin/compliance/complianceaccess/", {"days": days})
     assert response.status_code == 200
     assert "last 30 days" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "house-days/?from=2026-01-01&currency=E%00R",
+        "house-days/?from=2026-01-01&currency=eur",
+        "tournaments/?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&currency=%00",
+        "table-performance/?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&currency=EURO",
+        "player-account-summary/?day=2026-01-01&player=1%00",
+        "player-account-summary/?day=2026-01-01&player=rex",
+    ],
+)
+def test_a_filter_of_another_shape_is_refused_and_never_reaches_the_database(query):
+    """A currency is three capital letters, a player an id: anything else (a NUL
+    among it, which PostgreSQL refuses in text) is ``invalid_report_parameter``."""
+    setup_roles()
+    _, client = staff("cat4", COMPLIANCE)
+    response = client.get(f"/api/compliance/reports/{query}")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["parameter"]) == (
+        "invalid_report_parameter", "player" if "player=" in query else "currency")  # fmt: skip
