@@ -50,7 +50,9 @@ def handle_hold_svg(rows: Sequence[dict[str, Any]], *, start: date, days: int, c
                int(by_day.get(day.isoformat(), {}).get("hold", 0))) for day in window]  # fmt: skip
     highest = max([0, *(max(handle, hold) for _, handle, hold in series)])
     lowest = min([0, *(hold for _, _, hold in series)])
-    step = nice_step(max(highest - lowest, EMPTY_SPAN))
+    if highest == lowest == 0:
+        highest = EMPTY_SPAN
+    step = nice_step(highest - lowest)
     top = step * max(1, math.ceil(highest / step))
     bottom = step * math.floor(lowest / step)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
