@@ -40,3 +40,20 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+def admin_login(browser: Any, base_url: str, *, username: str, password: str, next_path: str, title: str) -> None:
+    """Log in to the admin through its form and wait until the redirect to
+    ``next_path`` has landed (its page title contains ``title``): navigating
+    before that would be replaced by the redirect arriving after."""
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{base_url}/admin/login/?next={quote(next_path)}")
+    browser.find_element(By.NAME, "username").send_keys(username)
+    browser.find_element(By.NAME, "password").send_keys(password)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    WebDriverWait(browser, 10).until(expected_conditions.title_contains(title))

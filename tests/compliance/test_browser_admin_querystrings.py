@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 
 from compliance.roles import OPERATOR, setup_roles
 from games.house.models import HouseRound
-from tests.compliance.browser import needs_browser
+from tests.compliance.browser import admin_login, needs_browser
 from tests.house.services.conftest import make_table, open_round
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
@@ -26,8 +26,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, nee
 
 def test_refused_lookups_show_the_admins_own_answers_not_a_server_error(live_server, browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
     shots = Path(os.environ.get("CASINO_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
@@ -39,12 +37,8 @@ def test_refused_lookups_show_the_admins_own_answers_not_a_server_error(live_ser
     round_row = HouseRound.objects.get()
 
     browser.set_window_size(1400, 900)
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/games/houseround/")
-    browser.find_element(By.NAME, "username").send_keys("night")
-    browser.find_element(By.NAME, "password").send_keys("night-shift-pw")
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    # The login's redirect must land before the next address, or it lands after and replaces it.
-    WebDriverWait(browser, 10).until(expected_conditions.title_contains("house round"))
+    admin_login(browser, live_server.url, username="night", password="night-shift-pw",
+                next_path="/admin/games/houseround/", title="house round")  # fmt: skip
 
     # The red team's lookup on event data: Django's 400 page, not a 500.
     browser.get(f"{live_server.url}/admin/ledger/event/?data__contains=x")

@@ -20,7 +20,7 @@ from django.utils import timezone
 from compliance.reports import house_days
 from compliance.roles import COMPLIANCE, setup_roles
 from ledger.currencies import display_money
-from tests.compliance.browser import needs_browser
+from tests.compliance.browser import admin_login, needs_browser
 from tests.compliance.report_scenario import play
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
@@ -28,8 +28,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, nee
 
 def test_the_compliance_role_reads_the_reports_page_in_a_real_browser(live_server, browser, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
     shots = Path(os.environ.get("CASINO_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
@@ -41,11 +39,8 @@ def test_the_compliance_role_reads_the_reports_page_in_a_real_browser(live_serve
     [row] = house_days(start=today, days=1).rows
 
     browser.set_window_size(1400, 1300)
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/compliance/complianceaccess/%3Fdays%3D14")
-    browser.find_element(By.NAME, "username").send_keys("auditor")
-    browser.find_element(By.NAME, "password").send_keys("auditor-reads-pw")
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    WebDriverWait(browser, 10).until(expected_conditions.title_contains("Compliance reports"))
+    admin_login(browser, live_server.url, username="auditor", password="auditor-reads-pw",
+                next_path="/admin/compliance/complianceaccess/?days=14", title="Compliance reports")  # fmt: skip
     browser.save_screenshot(str(shots / "admin-compliance-reports.png"))
 
     chart = browser.find_element(By.CSS_SELECTOR, "svg.handle-hold-chart")
