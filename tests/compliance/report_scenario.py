@@ -163,14 +163,14 @@ def play() -> Played:
 
 
 def window() -> dict[str, Any]:
-    """The reports' period: from a day before the scenario's table clock (rounds and
-    hands are opened at ``T0``) to a day after now (the ledger's clock)."""
+    """The reports' period: a day either side of both the scenario's table clock
+    (rounds and hands are opened at ``T0``) and now (the ledger's clock)."""
     from django.utils import timezone
 
     from tests.house.services.conftest import T0
 
     start = min(T0, timezone.now()) - timedelta(days=1)
-    end = timezone.now() + timedelta(days=1)
+    end = max(T0, timezone.now()) + timedelta(days=1)
     return {"start": start, "end": end}
 
 
