@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from casino.admin_base import ReadOnlyAdmin, SafeLookups
+from casino.admin_base import MoneyFields, ReadOnlyAdmin, SafeLookups
 from casino.cashier import operator_decide, operator_refund
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
@@ -43,13 +43,14 @@ class RefundForm(forms.Form):
 
 
 @admin.register(CashierTransaction)
-class CashierTransactionAdmin(ReadOnlyAdmin):
+class CashierTransactionAdmin(MoneyFields, ReadOnlyAdmin):
     """Deposits and withdrawals. Operators approve or reject (recorded as
     ``operator.action`` events with their identity); payment is the provider's.
     A deposit in ``refund_due`` (filter "state") is refunded through the
     provider, then recorded here with the action "Refund through the provider"."""
 
-    list_display = ["id", "player", "kind", "amount", "currency", "state", "external_reference", "created_at"]
+    list_display = ["id", "player", "kind", "amount", "state", "external_reference", "created_at"]
+    money_fields = {"amount": "currency"}
     list_filter = ["state", "kind", "currency"]
     search_fields = ["=id", "external_reference", "player__username"]
     actions = ["approve", "reject", "refund"]

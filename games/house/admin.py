@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
+from casino.admin_base import MoneyFields, NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
 from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
@@ -296,13 +296,15 @@ class TableSeatAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
 
 
 @admin.register(HouseRound)
-class HouseRoundAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
+class HouseRoundAdmin(MoneyFields, SafeLookups, NoWrites, admin.ModelAdmin):
     """Round summaries are projections of the event store: read-only here."""
 
     list_display = ["game_number", "table", "phase", "status", "participants", "staked", "returned", "opened_at"]
     list_filter = ["game", "status"]
     # Named columns only (the summary is JSON: SafeLookups): the game number, the round id, the table's code.
     search_fields = ["game_number", "=round_id", "table__code"]
+    money_fields = {"staked": "currency", "returned": "currency", "net": "currency", "balance_before": "currency",
+                    "balance_after": "currency"}  # fmt: skip
 
 
 @admin.register(PlayerRound)
