@@ -52,6 +52,9 @@ def sees(user: Any) -> Sees:
 
 
 class CasinoAdminSite(admin.AdminSite):
+    site_header = "Casino operations"
+    site_title = "Casino operations"
+    index_title = "Operator's dashboard"
     index_template = "admin/casino/dashboard.html"
 
     def dashboard_context(self, request: HttpRequest) -> dict[str, Any]:

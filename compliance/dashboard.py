@@ -125,6 +125,20 @@ class Dashboard:
     money_note: str
     alerts: list[Alert] = field(default_factory=list)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """The floor in figures: tables live, paused, in trouble (late or dealer gone),
+        closed; players seated and watching."""
+        status = [t.status for t in self.tables]
+        return {
+            "live": status.count("live") + status.count("closing"),
+            "paused": status.count("paused"),
+            "trouble": status.count("late") + status.count("gone"),
+            "closed": status.count("closed"),
+            "seated": sum(t.seated for t in self.tables),
+            "watching": sum(t.watching for t in self.tables),
+        }
+
 
 def operator_dashboard(*, now: datetime, sees: Sees) -> Dashboard:
     """The dashboard at ``now`` as ``sees`` allows (module docstring)."""

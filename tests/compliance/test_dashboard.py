@@ -14,8 +14,10 @@ from datetime import timedelta
 from html.parser import HTMLParser
 from typing import Any
 
+import psycopg
 import pytest
 from django.contrib.auth.models import Group, Permission
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -117,6 +119,12 @@ def test_the_dashboard_shows_every_table_as_it_stands(floor: tuple[Floor, Client
     assert poker[2:4] == ["live", "hand"]
     assert poker[5:8] == ["2", "0", built.hand.hand_id]
     assert f"/admin/games/pokerhand/{built.hand.pk}/change/" in links["NL1"]
+    counts = re.search(r'<p class="tiles" id="dash-counts">(.*?)</p>', html, re.S)
+    assert counts is not None
+    # Live: LIVE1 and NL1; late or gone: LATE1, GONE1; closed: SHUT1 and the settled round's table.
+    assert " ".join(re.sub(r"<[^>]+>", " ", counts.group(1)).split()) == (
+        "2 live 1 paused 2 late or dealer gone 2 closed 8 players seated 1 watching"
+    )
     # The app list stays, folded below.
     assert '<details id="all-models">' in html
 
@@ -215,6 +223,21 @@ def test_an_unsealed_event_older_than_the_threshold_is_an_alert_with_its_age(flo
     [sealing] = [a for a in later.alerts if a.kind == "seal_age"]
     assert sealing.level == CRITICAL
     assert "events recorded 60 min ago are not sealed yet (never sealed" in sealing.text
+
+
+def test_a_transaction_held_open_is_feed_lag(settings: Any) -> None:
+    settings.CASINO_DASHBOARD_FEED_LAG_SECONDS = 0
+    tables = Sees(house_tables=True)
+    assert [a.kind for a in operator_dashboard(now=timezone.now(), sees=tables).alerts] == []
+    database = connection.settings_dict
+    with psycopg.connect(dbname=database["NAME"], user=database["USER"], host=database["HOST"],
+                         port=database["PORT"] or 5432, password=database["PASSWORD"] or None) as other:  # fmt: skip
+        other.execute("SELECT pg_current_xact_id()")  # a transaction that could write events, left open
+        [lag] = operator_dashboard(now=timezone.now(), sees=tables).alerts
+        assert lag.kind == "feed_lag"
+        assert lag.text.startswith("Feed lag: a database transaction has been open for ")
+        other.rollback()
+    assert operator_dashboard(now=timezone.now(), sees=tables).alerts == []
 
 
 @pytest.mark.django_db(transaction=True)  # sealing needs its own transactions
