@@ -12,11 +12,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
-from casino.admin_base import MoneyFields, ReadOnlyAdmin, SafeLookups
+from casino.admin_base import MoneyFields, ReadOnlyAdmin, SafeLookups, money_table
 from casino.cashier import operator_decide, operator_refund
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
+from ledger.currencies import display_money
 
 
 @admin.register(PlayerProfile)
@@ -32,6 +34,21 @@ class ResponsibleGamingAdmin(ReadOnlyAdmin):
 
     list_display = ["user", "currency", "exclusion", "excluded_until", "session_limit_minutes", "updated_at"]
     search_fields = ["user__username"]
+    exclude = ["limits"]  # shown as limits_view: each limit with its currency
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["limits_view" if name == "limits" else name for name in super().get_readonly_fields(request, obj)]
+
+    @admin.display(description="deposit and loss limits")
+    def limits_view(self, obj: ResponsibleGaming) -> SafeString:
+        rows = [
+            (currency, kind.replace("_", " per "), display_money(entry.get("amount"), currency) or "none",
+             (display_money(entry.get("pending"), currency) or "none") if entry.get("pending_from") else "",
+             entry.get("pending_from") or "")
+            for currency, kinds in sorted((obj.limits or {}).items()) for kind, entry in sorted(kinds.items())
+        ]  # fmt: skip
+        return money_table(rows, ("currency", "limit", "in force", "pending (a higher one or none)", "from"),
+                           html_id="player-limits")  # fmt: skip
 
 
 class RejectForm(forms.Form):

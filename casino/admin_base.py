@@ -13,6 +13,8 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import DatabaseError, models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from casino.errors import DomainError
 from ledger.currencies import display_money
@@ -201,6 +203,16 @@ def signed_money(amount: int, currency: str | None) -> str:
     """A movement of money: ``display_money`` with a ``+`` on credits ("+12.00 EUR", "-5.00 EUR")."""
     shown = display_money(amount, currency)
     return f"+{shown}" if amount > 0 else shown
+
+
+def money_table(rows: Sequence[Sequence[Any]], header: Sequence[str], *, html_id: str = "") -> SafeString:
+    """A small read-only table (``header``, then ``rows`` of already formatted
+    cells, e.g. ``display_money``'s), for a page that shows amounts kept in JSON."""
+    head = format_html_join("", "<th>{}</th>", ((title,) for title in header))
+    body = format_html_join(
+        "", "<tr>{}</tr>", ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows)
+    )
+    return format_html('<table id="{}"><tr>{}</tr>{}</table>', html_id, head, body) if rows else format_html("none")
 
 
 def _swap(names: Sequence[Any], swapped: Callable[[str], bool]) -> list[Any]:

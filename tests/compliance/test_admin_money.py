@@ -17,6 +17,7 @@ from django.test import RequestFactory
 from django.utils import timezone
 
 from casino.cashier import request_deposit
+from casino.responsible_gaming import set_limit
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.poker.models import PokerTable
 from tests.compliance.staff import staff
@@ -113,3 +114,22 @@ def test_a_tournaments_fixed_terms_are_shown_as_money() -> None:
     assert 'name="buy_in"' not in page
     listed = operator.get("/admin/games/tournament/").content.decode()
     assert "10.00 EUR" in listed
+
+
+def test_a_players_limits_and_a_tables_betting_limits_read_as_money() -> None:
+    setup_roles()
+    _, operator = staff("op", OPERATOR)
+    _, compliance = staff("co", COMPLIANCE)
+    player = get_user_model().objects.create_user("limited", password="pw-limited-123")
+    set_limit(player_id=player.pk, kind="loss_week", amount=25_000, currency="EUR", now=timezone.now())
+    page = operator.get(f"/admin/casino/responsiblegaming/{player.pk}/change/").content.decode()
+    limits = re.search(r'<table id="player-limits">.*?</table>', page, re.S)
+    assert limits is not None
+    assert "<td>EUR</td><td>loss per week</td><td>250.00 EUR</td>" in limits.group(0)
+    assert "25000" not in page
+
+    table = make_table("uth", code="LIM1")  # every spot from 1.00 EUR to 10,000.00 EUR
+    read = compliance.get(f"/admin/games/housetable/{table.pk}/change/").content.decode()
+    shown = re.search(r'<table id="table-limits">.*?</table>', read, re.S)
+    assert shown is not None
+    assert "<td>ante</td><td>1.00 EUR</td><td>10,000.00 EUR</td>" in shown.group(0)
