@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 
 from compliance.roles import OPERATOR, setup_roles
 from tests.compliance.browser import needs_browser
@@ -66,3 +66,18 @@ def test_an_operator_reads_the_dashboard_in_a_browser(live_server: Any, browser:
     assert "10.00 EUR" in browser.find_element(By.ID, "dash-money").text
     assert cards_in(browser.page_source) == set()
     browser.save_screenshot(str(shots / "dashboard-operator.png"))
+
+    # A role with the games' permissions only: the tables and their alerts, no money.
+    pit = Group.objects.create(name="pit boss")
+    pit.permissions.set(Permission.objects.filter(content_type__app_label="games", codename__startswith="view_"))
+    boss = get_user_model().objects.create_user("boss", password="pit-boss-pw-1", is_staff=True)
+    boss.groups.add(pit)
+    browser.delete_all_cookies()
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
+    browser.find_element(By.NAME, "username").send_keys("boss")
+    browser.find_element(By.NAME, "password").send_keys("pit-boss-pw-1")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    WebDriverWait(browser, 20).until(expected_conditions.presence_of_element_located((By.ID, "dash-tables")))
+    assert browser.find_elements(By.ID, "dash-money") == []
+    assert "EUR" not in browser.find_element(By.ID, "dash-alerts").text
+    browser.save_screenshot(str(shots / "dashboard-no-money-role.png"))
