@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeGuard, TypeVar
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
@@ -54,6 +55,7 @@ from ledger.services.seals import seal_lag
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 CRITICAL, WARNING = "critical", "warning"
 #: The phases in which nobody deals (the table waits for an operator, or for players).
 _WAITING = frozenset({"", "idle", "paused"})
@@ -141,29 +143,45 @@ class Dashboard:
 
 
 def operator_dashboard(*, now: datetime, sees: Sees) -> Dashboard:
-    """The dashboard at ``now`` as ``sees`` allows (module docstring)."""
+    """The dashboard at ``now`` as ``sees`` allows (module docstring). A part that
+    cannot be read (a bug, a forged row) is an alert saying so, its error logged;
+    the rest of the dashboard is shown."""
     tables: list[TableRow] = []
     alerts: list[Alert] = []
+
+    def part(name: str, read: Callable[[], T], empty: T) -> T:
+        try:
+            with transaction.atomic():
+                return read()
+        except Exception:  # the index page must answer; the error is logged in full
+            log.exception("dashboard: %s could not be read", name)
+            alerts.append(Alert(WARNING, "unreadable", f"The dashboard could not read {name} (the error is in the "
+                                "server's log).", "", ""))  # fmt: skip
+            return empty
+
     if sees.house_tables:
-        house = house_rows(now=now)
+        house = part("the house tables", lambda: house_rows(now=now), list[TableRow]())
         tables += house
-        alerts += paused_rounds(now=now)
+        alerts += part("the paused rounds", lambda: paused_rounds(now=now), [])
         alerts += dealer_alerts(house)
     if sees.poker_tables:
-        poker = poker_rows(now=now)
+        poker = part("the poker tables", lambda: poker_rows(now=now), list[TableRow]())
         tables += poker
-        alerts += paused_hands()
+        alerts += part("the paused hands", paused_hands, [])
         alerts += dealer_alerts(poker)
     if sees.house_tables or sees.poker_tables:
-        alerts += feed_lag()
+        alerts += part("the feed's lag", feed_lag, [])
     if sees.ledger:
-        alerts += seal_alerts(now=now)
+        alerts += part("the ledger's seals", lambda: seal_alerts(now=now), [])
     if sees.cashier:
-        alerts += payment_alerts(now=now, money=sees.money)
+        alerts += part("the payments", lambda: payment_alerts(now=now, money=sees.money), [])
     if sees.responsible_gaming:
-        alerts += limit_alerts(now=now, money=sees.money)
+        alerts += part("the players' limits", lambda: limit_alerts(now=now, money=sees.money), [])
     day = now.astimezone(UTC).date()
-    money, note = today_figures(day=day) if sees.money else (None, "")
+    money: list[MoneyLine] | None = None  # None: not the viewer's to see
+    note = ""
+    if sees.money:
+        money, note = part("today's money", lambda: today_figures(day=day), (list[MoneyLine](), ""))
     alerts.sort(key=lambda a: a.level != CRITICAL)  # critical first, each kind in its own order
     return Dashboard(now=now, day=day, tables=tables, money=money, money_note=note, alerts=alerts)
 
@@ -392,6 +410,11 @@ def payment_alerts(*, now: datetime, money: bool) -> list[Alert]:
     return out
 
 
+def _amount(value: object) -> TypeGuard[int]:
+    """A limit the dashboard can weigh: a positive integer (a forged entry is left out)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 @dataclass(frozen=True)
 class LimitUse:
     player_id: int
@@ -420,7 +443,7 @@ def limits_in_use(*, now: datetime, share_percent: float, players: int) -> list[
     for row in rows:
         for currency in row["limits"] or {}:
             found = {kind: limit for kind in (*DEPOSIT_KINDS, *LOSS_KINDS)
-                     if (limit := effective_limit(limits_in(row, currency).get(kind), now))}  # fmt: skip
+                     if _amount(limit := effective_limit(limits_in(row, currency).get(kind), now))}  # fmt: skip
             if found:
                 limits[(int(row["user_id"]), currency)] = found
     used: dict[tuple[int, str], dict[str, int]] = {pair: {} for pair in limits}

@@ -16,11 +16,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from casino.models import ResponsibleGaming
 from compliance.dashboard import CRITICAL, Sees, operator_dashboard
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from ledger.services.seals import seal
@@ -261,3 +263,19 @@ def test_limits_are_shown_without_amounts_to_a_role_without_money(floor: tuple[F
     [near] = operator_dashboard(now=timezone.now(), sees=no_money).alerts
     assert near.text == "Player near-nina has used 90 % of their daily deposit limit (EUR)."
     assert near.url.startswith("/admin/casino/responsiblegaming/")
+
+
+def test_a_forged_limits_row_leaves_the_dashboard_readable(floor: tuple[Floor, Client]) -> None:
+    built, client = floor
+    odd = get_user_model().objects.create_user("odd-otto", password="pw-odd-otto-1")
+    ResponsibleGaming.objects.create(user=odd, currency="EUR", limits={"EUR": {"loss_day": {"amount": "lots"}}})
+    page = client.get("/admin/")
+    assert page.status_code == 200
+    assert "odd-otto" not in page.content.decode()  # a limit that is no amount is left out
+    ResponsibleGaming.objects.filter(user=odd).update(limits=["not", "a", "mapping"])
+    page = client.get("/admin/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "The dashboard could not read the players&#x27; limits (the error is in the server&#x27;s log)." in html
+    assert cells(html, "data-table")[0]["LIVE1"][7] == built.live_round.game_number  # the rest is there
+    assert "1 payment (25.00 EUR) rejected" in html
