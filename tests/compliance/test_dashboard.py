@@ -9,6 +9,7 @@ Never a card or a token."""
 
 from __future__ import annotations
 
+import html as html_text
 import re
 from datetime import timedelta
 from html.parser import HTMLParser
@@ -22,9 +23,12 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from casino.cashier import provider_callback, request_deposit
 from casino.models import ResponsibleGaming
+from casino.responsible_gaming import exclude
 from compliance.dashboard import CRITICAL, Sees, operator_dashboard
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
+from games.poker import services
 from ledger.services.seals import seal
 from tests.compliance.dashboard_floor import FOLDED_ANTE, Floor, build_floor
 from tests.compliance.hidden_cards import cards_in
@@ -78,7 +82,7 @@ def cells(html: str, attribute: str) -> tuple[dict[str, list[str]], dict[str, li
 def alerts(html: str) -> list[tuple[str, str, str]]:
     """(level, text, link) of each alert shown."""
     found = re.findall(r'<li class="(critical|warning)" data-kind="[a-z_]+"><span>(.*?)</span> <a href="(.*?)">', html)
-    return [(level, " ".join(text.split()), link) for level, text, link in found]
+    return [(level, " ".join(html_text.unescape(text).split()), link) for level, text, link in found]
 
 
 @pytest.fixture
@@ -279,3 +283,33 @@ def test_a_forged_limits_row_leaves_the_dashboard_readable(floor: tuple[Floor, C
     assert "The dashboard could not read the players&#x27; limits (the error is in the server&#x27;s log)." in html
     assert cells(html, "data-table")[0]["LIVE1"][7] == built.live_round.game_number  # the rest is there
     assert "1 payment (25.00 EUR) rejected" in html
+
+
+def test_a_paused_hand_a_refund_due_and_an_unanswered_payment_are_alerts(floor: tuple[Floor, Client]) -> None:
+    built, client = floor
+    operator = get_user_model().objects.get(username="floor")
+    services.operator_hand_control(table_id=built.poker.pk, operator=operator, action="pause", reason="dealer's slip")
+    # Paid by the provider after the player cooled off: the money waits for a refund.
+    cooled = get_user_model().objects.create_user("cool-cora", password="pw-cool-cora-1")
+    paid = request_deposit(player_id=cooled.pk, amount=4_000, currency="EUR", request_key="cora-1",
+                           now=timezone.now())  # fmt: skip
+    exclude(player_id=cooled.pk, currency="EUR", kind="cool_off", days=1, now=timezone.now())
+    provider_callback(external_reference=paid.external_reference, status="paid", amount=4_000, currency="EUR",
+                      provider="acme", now=timezone.now())  # fmt: skip
+    # Asked for an hour ago; the provider never answered.
+    slow = get_user_model().objects.create_user("slow-sid", password="pw-slow-sid-1")
+    request_deposit(player_id=slow.pk, amount=1_200, currency="EUR", request_key="sid-1",
+                    now=timezone.now() - timedelta(hours=1))  # fmt: skip
+
+    shown = alerts(client.get("/admin/").content.decode())
+    texts = {text: (level, link) for level, text, link in shown}
+    [paused] = [text for text in texts if text.startswith("Table NL1:")]
+    assert paused == f"Table NL1: hand {built.hand.hand_id} paused; nobody may act until it is resumed or voided."
+    assert texts[paused][1] == f"/admin/games/pokertable/{built.poker.pk}/change/"
+    refund = ("1 deposit (40.00 EUR) paid by the provider could not be credited (the player is excluded since): "
+              "refund through the provider.")  # fmt: skip
+    assert texts[refund] == (CRITICAL, "/admin/casino/cashiertransaction/?state__exact=refund_due")
+    waiting = "1 payment (12.00 EUR) waiting over 30 min for the provider's callback."
+    assert texts[waiting][1] == "/admin/casino/cashiertransaction/?state__exact=requested"
+    rows, _ = cells(client.get("/admin/").content.decode(), "data-table")
+    assert rows["NL1"][2:4] == ["paused", "paused"]
