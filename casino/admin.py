@@ -12,11 +12,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
-from casino.admin_base import ReadOnlyAdmin, SafeLookups
+from casino.admin_base import MoneyFields, ReadOnlyAdmin, SafeLookups, money_table
 from casino.cashier import operator_decide, operator_refund
 from casino.errors import DomainError
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
+from ledger.currencies import display_money
 
 
 @admin.register(PlayerProfile)
@@ -32,6 +34,21 @@ class ResponsibleGamingAdmin(ReadOnlyAdmin):
 
     list_display = ["user", "currency", "exclusion", "excluded_until", "session_limit_minutes", "updated_at"]
     search_fields = ["user__username"]
+    exclude = ["limits"]  # shown as limits_view: each limit with its currency
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["limits_view" if name == "limits" else name for name in super().get_readonly_fields(request, obj)]
+
+    @admin.display(description="deposit and loss limits")
+    def limits_view(self, obj: ResponsibleGaming) -> SafeString:
+        rows = [
+            (currency, kind.replace("_", " per "), display_money(entry.get("amount"), currency) or "none",
+             (display_money(entry.get("pending"), currency) or "none") if entry.get("pending_from") else "",
+             entry.get("pending_from") or "")
+            for currency, kinds in sorted((obj.limits or {}).items()) for kind, entry in sorted(kinds.items())
+        ]  # fmt: skip
+        return money_table(rows, ("currency", "limit", "in force", "pending (a higher one or none)", "from"),
+                           html_id="player-limits")  # fmt: skip
 
 
 class RejectForm(forms.Form):
@@ -43,13 +60,14 @@ class RefundForm(forms.Form):
 
 
 @admin.register(CashierTransaction)
-class CashierTransactionAdmin(ReadOnlyAdmin):
+class CashierTransactionAdmin(MoneyFields, ReadOnlyAdmin):
     """Deposits and withdrawals. Operators approve or reject (recorded as
     ``operator.action`` events with their identity); payment is the provider's.
     A deposit in ``refund_due`` (filter "state") is refunded through the
     provider, then recorded here with the action "Refund through the provider"."""
 
-    list_display = ["id", "player", "kind", "amount", "currency", "state", "external_reference", "created_at"]
+    list_display = ["id", "player", "kind", "amount", "state", "external_reference", "created_at"]
+    money_fields = {"amount": "currency"}
     list_filter = ["state", "kind", "currency"]
     search_fields = ["=id", "external_reference", "player__username"]
     actions = ["approve", "reject", "refund"]

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.options import IncorrectLookupParameters, InlineModelAdmin
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import FieldDoesNotExist
 from django.db import DatabaseError, models, router, transaction
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from casino.errors import DomainError
+from ledger.currencies import display_money
 
 
 def reads_json(model: type[models.Model], lookup: str) -> bool:
@@ -159,3 +163,115 @@ class MalfunctionControlForm(forms.Form):
         if self.action == "void" and not data.get("confirm"):
             raise forms.ValidationError("Voiding needs your confirmation.")
         return data
+
+
+# --- money --------------------------------------------------------------------------------------
+
+#: Where an admin row's currency is: an attribute path from the row (``"currency"``,
+#: ``"account.currency"``, ``"tournament.currency"``) or a function of the row.
+CurrencyOf = str | Callable[[Any], str | None]
+
+MONEY_SUFFIX = "_money"
+
+
+def currency_of(obj: Any, where: CurrencyOf) -> str | None:
+    """The currency code of ``obj`` found as ``where`` says (``None``: none)."""
+    if callable(where):
+        return where(obj)
+    value: Any = obj
+    for part in where.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return str(value)
+
+
+def money(field: str, currency: CurrencyOf = "currency", *, description: str | None = None) -> Any:
+    """An admin display (list column or read-only field) of the amount in minor
+    units ``field`` with its currency: ``ledger.currencies.display_money``
+    ("1,500.00 EUR"), sorted by the amount. Declared once per admin through
+    ``MoneyFields.money_fields``, or alone as ``<name> = money("amount")``."""
+
+    def shown(admin_: Any, obj: Any) -> str:
+        return display_money(getattr(obj, field, None), currency_of(obj, currency))
+
+    shown.__name__ = field + MONEY_SUFFIX
+    return admin.display(description=description or field.replace("_", " "), ordering=field)(shown)
+
+
+def signed_money(amount: int, currency: str | None) -> str:
+    """A movement of money: ``display_money`` with a ``+`` on credits ("+12.00 EUR", "-5.00 EUR")."""
+    shown = display_money(amount, currency)
+    return f"+{shown}" if amount > 0 else shown
+
+
+def money_table(rows: Sequence[Sequence[Any]], header: Sequence[str], *, html_id: str = "") -> SafeString:
+    """A small read-only table (``header``, then ``rows`` of already formatted
+    cells, e.g. ``display_money``'s), for a page that shows amounts kept in JSON."""
+    head = format_html_join("", "<th>{}</th>", ((title,) for title in header))
+    body = format_html_join(
+        "", "<tr>{}</tr>", ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows)
+    )
+    return format_html('<table id="{}"><tr>{}</tr>{}</table>', html_id, head, body) if rows else format_html("none")
+
+
+def _swap(names: Sequence[Any], swapped: Callable[[str], bool]) -> list[Any]:
+    """``names`` (a fieldset's fields: names, or tuples of names on one line) with each
+    name ``swapped`` says is shown as money replaced by its money display's name."""
+    out: list[Any] = []
+    for name in names:
+        if isinstance(name, list | tuple):
+            out.append(tuple(_swap(name, swapped)))
+        else:
+            out.append(name + MONEY_SUFFIX if isinstance(name, str) and swapped(name) else name)
+    return out
+
+
+class MoneyFields:
+    """Every amount an admin shows, in lists and on read-only pages, with its
+    currency and decimals (``display_money``), declared in one line:
+    ``money_fields = {"amount": "currency", "balance_after": "account.currency"}``
+    (field -> where its currency is, ``CurrencyOf``). A money field that is
+    editable on the page stays a form field (the integer in minor units, as the
+    services take it); wherever it is read-only (the list, a view-only page, a
+    field read-only once set) it is shown as money. Put it first among the bases:
+    it maps the names the other bases' ``get_list_display``,
+    ``get_readonly_fields`` and ``get_fieldsets`` give."""
+
+    money_fields: ClassVar[Mapping[str, CurrencyOf]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for field, currency in cls.money_fields.items():
+            setattr(cls, field + MONEY_SUFFIX, money(field, currency))
+
+    def _as_money(self, names: Sequence[Any]) -> list[Any]:
+        return _swap(names, lambda name: name in self.money_fields)
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        return self._as_money(super().get_list_display(request))  # type: ignore[misc]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return self._as_money(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+
+    def get_exclude(self, request: HttpRequest, obj: Any = None) -> list[str] | None:
+        # A money field shown read-only (as money) is no form field.
+        readonly = set(self.get_readonly_fields(request, obj))
+        shown = [name for name in self.money_fields if name + MONEY_SUFFIX in readonly]
+        excluded = super().get_exclude(request, obj)  # type: ignore[misc]
+        return [*(excluded or ()), *shown] if shown or excluded is not None else None
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        sets = super().get_fieldsets(request, obj)  # type: ignore[misc]
+        if isinstance(self, InlineModelAdmin):  # ``obj``: the parent row
+            editable = self.has_add_permission(request, obj) or self.has_change_permission(request, obj)
+        elif obj is None:
+            editable = self.has_add_permission(request)  # type: ignore[attr-defined]
+        else:
+            editable = self.has_change_permission(request, obj)  # type: ignore[attr-defined]
+        readonly = set(self.get_readonly_fields(request, obj))
+
+        def swapped(name: str) -> bool:
+            return name in self.money_fields and (not editable or name + MONEY_SUFFIX in readonly)
+
+        return [(title, {**options, "fields": _swap(options.get("fields", ()), swapped)}) for title, options in sets]

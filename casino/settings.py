@@ -456,6 +456,22 @@ CASINO_RG_SESSION_IDLE_GAP_MINUTES = int(os.environ.get("CASINO_RG_SESSION_IDLE_
 # whose dealer has been gone longer than the void limit is voided with refunds.
 CASINO_SWEEP_GRACE_SECONDS = float(os.environ.get("CASINO_SWEEP_GRACE_SECONDS", "3"))
 CASINO_DEALER_GONE_VOID_SECONDS = float(os.environ.get("CASINO_DEALER_GONE_VOID_SECONDS", "120"))
+# The operator's dashboard (the admin's index page; docs/live.md, "Operator's dashboard"): how often it
+# refreshes itself, and its alerts' thresholds. A live table whose phase deadline passed more than
+# QUEUE_LAG seconds ago with no action is late (the dealer's task queue is behind), more than DEALER_GONE
+# seconds ago its dealer is gone (no worker or no beat: the sweeper would have moved it). FEED_LAG: a
+# database transaction open longer holds back the feed and the seals. SEAL_AGE: an event older than
+# this not sealed yet. PAYMENT_WAIT_MINUTES: a payment waiting that long for the provider's callback.
+# RG_SHARE_PERCENT: a player who used this share of a responsible-gaming limit is listed (at most
+# RG_PLAYERS players are looked at, the most recently active first).
+CASINO_DASHBOARD_REFRESH_SECONDS = float(os.environ.get("CASINO_DASHBOARD_REFRESH_SECONDS", "10"))
+CASINO_DASHBOARD_QUEUE_LAG_SECONDS = float(os.environ.get("CASINO_DASHBOARD_QUEUE_LAG_SECONDS", "5"))
+CASINO_DASHBOARD_DEALER_GONE_SECONDS = float(os.environ.get("CASINO_DASHBOARD_DEALER_GONE_SECONDS", "20"))
+CASINO_DASHBOARD_FEED_LAG_SECONDS = float(os.environ.get("CASINO_DASHBOARD_FEED_LAG_SECONDS", "5"))
+CASINO_DASHBOARD_SEAL_AGE_SECONDS = float(os.environ.get("CASINO_DASHBOARD_SEAL_AGE_SECONDS", "300"))
+CASINO_DASHBOARD_PAYMENT_WAIT_MINUTES = float(os.environ.get("CASINO_DASHBOARD_PAYMENT_WAIT_MINUTES", "30"))
+CASINO_DASHBOARD_RG_SHARE_PERCENT = float(os.environ.get("CASINO_DASHBOARD_RG_SHARE_PERCENT", "80"))
+CASINO_DASHBOARD_RG_PLAYERS = int(os.environ.get("CASINO_DASHBOARD_RG_PLAYERS", "500"))
 # Table chat: at most this many messages per player per table in the window (seconds).
 CASINO_CHAT_RATE = int(os.environ.get("CASINO_CHAT_RATE", "5"))
 CASINO_CHAT_RATE_WINDOW = float(os.environ.get("CASINO_CHAT_RATE_WINDOW", "10"))

@@ -16,8 +16,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import ReadOnlyAdmin
+from casino.admin_base import MoneyFields, ReadOnlyAdmin, signed_money
 from ledger.confidential import redacted, staff_data
+from ledger.currencies import display_money
 from ledger.models import Account, Event, Hold, Seal, StatementLine, Transfer
 from ledger.upcasting import upcast
 
@@ -57,8 +58,9 @@ class EventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Transfer)
-class TransferAdmin(ReadOnlyAdmin):
-    list_display = ["id", "debit_account", "credit_account", "amount", "currency", "kind", "event_id", "created_at"]
+class TransferAdmin(MoneyFields, ReadOnlyAdmin):
+    list_display = ["id", "debit_account", "credit_account", "amount", "kind", "event_id", "created_at"]
+    money_fields = {"amount": "currency"}
     list_filter = ["kind", "currency"]
     search_fields = ["=id", "=event__id", "debit_account__key", "credit_account__key", "=hold_id"]
     list_select_related = ["debit_account", "credit_account"]
@@ -66,18 +68,20 @@ class TransferAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Hold)
-class HoldAdmin(ReadOnlyAdmin):
-    list_display = ["id", "source", "destination", "amount", "currency", "status", "posted_amount"]
+class HoldAdmin(MoneyFields, ReadOnlyAdmin):
+    list_display = ["id", "source", "destination", "amount", "status", "posted_amount"]
+    money_fields = {"amount": "currency", "posted_amount": "currency"}
     list_filter = ["status", "currency"]
     search_fields = ["=id", "source__key", "destination__key"]
     list_select_related = ["source", "destination"]
 
 
 @admin.register(Account)
-class AccountAdmin(ReadOnlyAdmin):
+class AccountAdmin(MoneyFields, ReadOnlyAdmin):
     """Accounts; a wallet's page shows its recent statement and pending holds."""
 
-    list_display = ["key", "kind", "owner", "currency", "balance"]
+    list_display = ["key", "kind", "owner", "balance"]
+    money_fields = {"balance": "currency"}
     list_filter = ["kind", "currency"]
     search_fields = ["key", "owner"]
     readonly_fields = ["statement", "pending_holds"]
@@ -88,7 +92,16 @@ class AccountAdmin(ReadOnlyAdmin):
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((ln.created_at, ln.transfer_id, ln.event_id, f"{ln.amount:+d}", ln.balance_after) for ln in lines),
+            (
+                (
+                    ln.created_at,
+                    ln.transfer_id,
+                    ln.event_id,
+                    signed_money(ln.amount, obj.currency),
+                    display_money(ln.balance_after, obj.currency),
+                )
+                for ln in lines
+            ),
         )
         return format_html(
             "<table><tr><th>at</th><th>transfer</th><th>event</th><th>amount</th><th>balance</th></tr>{}</table>", rows
@@ -97,16 +110,17 @@ class AccountAdmin(ReadOnlyAdmin):
     @admin.display(description="pending holds")
     def pending_holds(self, obj: Account) -> SafeString:
         holds = Hold.objects.filter(source_id=obj.pk, status="pending").order_by("id")[:STATEMENT_ROWS]
-        rows = format_html_join("", "<li>{} {} {} → {}</li>", ((h.id, h.amount, h.currency, h.destination_id)
-                                                                for h in holds))  # fmt: skip
+        rows = format_html_join("", "<li>{} {} → {}</li>", ((h.id, display_money(h.amount, h.currency),
+                                                             h.destination_id) for h in holds))  # fmt: skip
         return format_html("<ul>{}</ul>", rows) if holds else format_html("{}", "none")
 
 
 @admin.register(StatementLine)
-class StatementLineAdmin(ReadOnlyAdmin):
+class StatementLineAdmin(MoneyFields, ReadOnlyAdmin):
     list_display = ["id", "account", "amount", "balance_after", "transfer_id", "event_id", "created_at"]
     search_fields = ["account__key", "=transfer__id", "=event__id"]
     list_select_related = ["account"]
+    money_fields = {"amount": "account.currency", "balance_after": "account.currency"}
     show_full_result_count = False
 
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
+from casino.admin_base import MoneyFields, NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin, money_table
 from casino.audit import RECORDED_BY_SERVICE
 from casino.errors import DomainError
 from games.house.forms import TableForm, table_form
@@ -38,6 +38,7 @@ from games.house.rules.table_config import DURATION_FIELDS
 from games.house.services import dealer
 from games.house.services.tables import configure_table, create_table
 from games.tables.admin_controls import control_url, controlled
+from ledger.currencies import display_money
 
 TABLE_CONTROLS = ("open", "close")
 
@@ -224,7 +225,18 @@ class HouseTableAdmin(ServiceSavedAdmin):
 
     # --- read-only displays --------------------------------------------------------------------
 
-    limits_view = _json_display("limits", "limits (minor units)")
+    @admin.display(description="limits")
+    def limits_view(self, obj: HouseTable) -> SafeString:
+        rows = [
+            (
+                spot,
+                display_money((limit or {}).get("min"), obj.currency),
+                display_money((limit or {}).get("max"), obj.currency),
+            )
+            for spot, limit in sorted(obj.limits.items())
+        ]
+        return money_table(rows, ("betting spot", "minimum", "maximum"), html_id="table-limits")  # fmt: skip
+
     pay_tables_view = _json_display("pay_tables", "pay tables")
     progressives_view = _json_display("progressives", "STAX progressives")
     wheel_view = _json_display("wheel", "Bonus Spin wheel")
@@ -296,13 +308,15 @@ class TableSeatAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
 
 
 @admin.register(HouseRound)
-class HouseRoundAdmin(SafeLookups, NoWrites, admin.ModelAdmin):
+class HouseRoundAdmin(MoneyFields, SafeLookups, NoWrites, admin.ModelAdmin):
     """Round summaries are projections of the event store: read-only here."""
 
     list_display = ["game_number", "table", "phase", "status", "participants", "staked", "returned", "opened_at"]
     list_filter = ["game", "status"]
     # Named columns only (the summary is JSON: SafeLookups): the game number, the round id, the table's code.
     search_fields = ["game_number", "=round_id", "table__code"]
+    money_fields = {"staked": "currency", "returned": "currency", "net": "currency", "balance_before": "currency",
+                    "balance_after": "currency"}  # fmt: skip
 
 
 @admin.register(PlayerRound)

@@ -42,7 +42,14 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_base import MalfunctionControlForm, NoWrites, ReadOnlyAdmin, SafeLookups, ServiceSavedAdmin
+from casino.admin_base import (
+    MalfunctionControlForm,
+    MoneyFields,
+    NoWrites,
+    ReadOnlyAdmin,
+    SafeLookups,
+    ServiceSavedAdmin,
+)
 from casino.errors import MAX_REASON, DomainError
 from games.poker import services
 from games.poker.event_types import hand_stream
@@ -54,7 +61,7 @@ from games.poker.tournament.services import TournamentControlResult
 from games.poker.tournament.services.registration import ACTIVE
 from games.tables.admin_controls import control_url, controlled
 from ledger.confidential import staff_reader
-from ledger.currencies import MINOR_UNITS
+from ledger.currencies import MINOR_UNITS, display_money
 from ledger.services import read_stream
 
 HAND_CONTROLS = ("pause", "resume", "void")
@@ -87,9 +94,11 @@ class PokerTableForm(forms.ModelForm):
 
 
 @admin.register(PokerTable)
-class PokerTableAdmin(ServiceSavedAdmin):
+class PokerTableAdmin(MoneyFields, ServiceSavedAdmin):
     form = PokerTableForm
     list_display = ["code", "name", "variant", "small_blind", "big_blind", "currency", "is_open", "phase", "deadline"]
+    money_fields = dict.fromkeys(("small_blind", "big_blind", "ante", "buy_in_min", "buy_in_max", "rake_minimum",
+                                  "rake_cap"), "currency")  # fmt: skip
     list_filter = ["variant", "is_open"]
     search_fields = ["code", "name"]
     readonly_fields = ["phase", "phase_seq", "deadline", "current_hand_id", "hand_controls", "button_seat",
@@ -139,19 +148,22 @@ class PokerTableAdmin(ServiceSavedAdmin):
 
 
 @admin.register(PokerSeat)
-class PokerSeatAdmin(ReadOnlyAdmin):
+class PokerSeatAdmin(MoneyFields, ReadOnlyAdmin):
     list_display = ["table", "seat_number", "player", "stack", "sitting_out", "reserved_until"]
+    money_fields = {"stack": "table.currency"}  # chips: one a minor unit (XXX at a tournament's table)
+    list_select_related = ["table", "player"]
     search_fields = ["player__username", "table__code"]
 
 
 @admin.register(PokerHand)
-class PokerHandAdmin(ReadOnlyAdmin):
+class PokerHandAdmin(MoneyFields, ReadOnlyAdmin):
     """A hand's summary and its event timeline as staff may see it now
     (``ledger.confidential.staff_reader``): a hand in play as a spectator at the
     table sees it (no hole card before showdown), the stored events once it is
     over, sealed values as ``(sealed)``."""
 
     list_display = ["hand_id", "table", "hand_number", "phase", "status", "pot", "rake", "started_at"]
+    money_fields = {"pot": "currency", "rake": "currency"}
     list_filter = ["status"]
     search_fields = ["hand_id", "table__code"]  # not the players (JSON: SafeLookups)
     readonly_fields = ["timeline"]
@@ -218,14 +230,15 @@ class TournamentTableInline(NoWrites, admin.TabularInline):
     @admin.display(description="players (chips)")
     def players(self, obj: PokerTable) -> str:
         seats = obj.seats.select_related("player").order_by("seat_number")
-        return ", ".join(f"{s.seat_number}: {s.player} ({s.stack})" for s in seats) or "-"
+        return ", ".join(f"{s.seat_number}: {s.player} ({display_money(s.stack, obj.currency)})" for s in seats) or "-"
 
 
-class TournamentEntryInline(NoWrites, admin.TabularInline):
+class TournamentEntryInline(MoneyFields, NoWrites, admin.TabularInline):
     """The entries, read-only (registration, eliminations and prizes are the services')."""
 
     model = TournamentEntry
     fields = ("player", "state", "place", "tied", "prize", "registered_at", "eliminated_at")
+    money_fields = {"prize": "tournament.currency"}
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -247,7 +260,7 @@ def _on_tables(
 
 
 @admin.register(Tournament)
-class TournamentAdmin(SafeLookups, admin.ModelAdmin):
+class TournamentAdmin(MoneyFields, SafeLookups, admin.ModelAdmin):
     """Create tournaments (validated by ``Tournament.clean``: levels and payouts
     through the domain), watch them (state, level, players, tables, entries),
     pause, resume and cancel them through the services."""
@@ -255,6 +268,7 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     list_display = ["name", "kind", "state", "current_level", "players", "hand_for_hand", "buy_in", "fee",
                     "currency", "registered", "max_players", "start_at", "started_at", "finished_at"]  # fmt: skip
     list_filter = ["kind", "state", "hand_for_hand", "cancel_policy"]
+    money_fields = {"buy_in": "currency", "fee": "currency"}
     search_fields = ["name"]
     readonly_fields = [
         "state", "current_level", "started_at", "finished_at", "clock_elapsed", "clock_started_at", "entrants",
@@ -282,7 +296,7 @@ class TournamentAdmin(SafeLookups, admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Tournament | None = None) -> list[str]:
         # Money terms are fixed once created (entries keep what they paid; the pool has one currency).
         fixed = ["kind", "currency", "buy_in", "fee"] if obj is not None else []
-        return [*self.readonly_fields, *fixed]
+        return self._as_money([*self.readonly_fields, *fixed])
 
     def get_inlines(self, request: HttpRequest, obj: Tournament | None = None) -> list[Any]:
         return list(self.inlines) if obj is not None else []
@@ -358,7 +372,7 @@ class CreateFromTemplateForm(forms.Form):
 
 
 @admin.register(TournamentTemplate)
-class TournamentTemplateAdmin(SafeLookups, admin.ModelAdmin):
+class TournamentTemplateAdmin(MoneyFields, SafeLookups, admin.ModelAdmin):
     """Reusable tournament definitions: list, create, edit (validated by
     ``TournamentTemplate.clean``: the levels and the payouts through the domain,
     e.g. ``tournament_payouts_not_100`` shown on the field); the action creates a
@@ -367,6 +381,7 @@ class TournamentTemplateAdmin(SafeLookups, admin.ModelAdmin):
     list_display = ["name", "kind", "currency", "buy_in", "fee", "starting_chips", "max_players", "table_seats",
                     "guarantee", "cancel_policy", "tournaments_made"]  # fmt: skip
     list_filter = ["kind", "currency", "cancel_policy"]
+    money_fields = dict.fromkeys(("buy_in", "fee", "guarantee"), "currency")
     search_fields = ["name"]
     readonly_fields = ["created_at"]
     actions = ["create_tournament"]

@@ -690,3 +690,25 @@ class LogFollower:
 
 def position_of(event: RecordedEvent) -> GlobalPosition:
     return GlobalPosition(event.txid, event.position)
+
+
+def oldest_writer_seconds() -> float | None:
+    """How long (seconds) the oldest running transaction of this database that
+    could write events (``_running_here``'s: other sessions', of a role that may
+    append) has been open, or ``None`` when none is (or on SQLite, whose writers
+    hold no transaction open between commands). While it runs the seals stop
+    below it and the feed waits for it (up to ``CASINO_FEED_GAP_SECONDS``, then
+    delivers its events late): the operator's dashboard reports it as feed lag.
+    One read of ``pg_stat_activity``."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        if connection.in_atomic_block:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")  # as _running_here: read it afresh
+        cursor.execute(
+            "SELECT EXTRACT(EPOCH FROM clock_timestamp() - MIN(a.xact_start)) FROM pg_stat_activity a "
+            "WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL "
+            f"AND {_MAY_APPEND}"
+        )
+        row = cursor.fetchone()
+    return None if row is None or row[0] is None else float(row[0])

@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -223,3 +224,31 @@ def _write_seal(
     )
     seal_id = int(cursor.fetchone()[0])
     return replace(record, id=seal_id, signature=signature)
+
+
+@dataclass(frozen=True)
+class SealLag:
+    """The ledger's seal state for the operator: the last seal's time (``None``:
+    never sealed) and the oldest committed event it does not cover yet (``None``:
+    every event is sealed)."""
+
+    last_sealed_at: datetime | None
+    oldest_unsealed_at: datetime | None
+
+
+def seal_lag() -> SealLag:
+    """Where sealing stands (``SealLag``): two indexed reads (the last seal; the
+    first event at or after its bound in global order)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_txid, created_at FROM ledger_seal ORDER BY id DESC LIMIT 1")
+        last = cursor.fetchone()
+        cursor.execute("SELECT recorded_at FROM ledger_event WHERE txid >= %s ORDER BY txid, id LIMIT 1",
+                       [int(last[0]) if last else 0])  # fmt: skip
+        first = cursor.fetchone()
+    return SealLag(_aware(last[1]) if last else None, _aware(first[0]) if first else None)
+
+
+def _aware(value: Any) -> datetime:
+    """A timestamp column as an aware datetime (SQLite hands back text or naive UTC)."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -80,9 +80,11 @@ def test_a_wallet_page_shows_its_statement_and_holds(roles, funded_player):
     request_withdrawal(player_id=player.pk, amount=1_200, currency=EUR, request_key="w", now=timezone.now())
     _, client = staff("o1", OPERATOR)
     page = client.get(f"/admin/ledger/account/{accounts.wallet}/change/").content.decode()
-    assert "+5000" in page
-    assert "-1200" in page
-    assert "1200 EUR" in page
+    # Money with its currency and decimals (display_money), never a bare figure.
+    assert "+50.00 EUR" in page  # the deposit
+    assert "-12.00 EUR" in page  # the withdrawal's hold
+    assert "12.00 EUR → " in page  # the pending hold
+    assert "38.00 EUR" in page  # the balance after it
 
 
 def test_compliance_sees_everything_and_changes_nothing(roles, funded_player):
