@@ -218,10 +218,9 @@ def logging_config(
         "loggers": {
             "django.db.backends": {"level": "INFO"},
             # uvicorn's own lines ("Started server process", websocket handshakes, its errors) in
-            # the same format and places; its access log stays as uvicorn's --no-access-log left it.
-            "uvicorn": {"handlers": everywhere, "level": level, "propagate": False},
-            # Configuring "uvicorn" would reset its children; the access log stays off, as
-            # casino.processes.uvicorn_command's --no-access-log asks.
-            "uvicorn.access": {"handlers": [], "propagate": False},
+            # the same format and places, at the level uvicorn's --log-level gave the logger. Not
+            # "uvicorn" itself: configuring it would reset its children, and its access log
+            # ("uvicorn.access") stays as --no-access-log left it.
+            "uvicorn.error": {"handlers": everywhere, "propagate": False},
         },
     }

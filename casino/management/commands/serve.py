@@ -66,20 +66,24 @@ class Command(BaseCommand):
         python = sys.executable
         token = settings.HEALTH_CHECK_TOKEN or secrets.token_urlsafe(32)
         logs = log_files()
+        if options["no_seed"]:
+            del logs["bots"]  # no demo data, no bots
         commands = {
             "web": uvicorn_command(host=host, port=port),
             "worker": [
-                python, "-m", "celery", "-A", "casino", "--quiet", "worker", "--loglevel", "INFO",
+                # Celery logs through the project's LOGGING (casino.celery): LOG_LEVEL, not --loglevel.
+                python, "-m", "celery", "-A", "casino", "--quiet", "worker",
                 "--hostname", "dealer@%h", "--concurrency", str(options["worker_concurrency"]),
             ],
             "beat": [
-                python, "-m", "celery", "-A", "casino", "--quiet", "beat", "--loglevel", "INFO",
+                python, "-m", "celery", "-A", "casino", "--quiet", "beat",
                 "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME,
             ],
         }  # fmt: skip
         envs = {
             "web": {"HEALTH_CHECK_TOKEN": token, "CASINO_LOG_FILE": str(logs["web"])},
-            "worker": {"CASINO_LOG_FILE": str(logs["worker"]), "CASINO_BOTS_LOG_FILE": str(logs["bots"])},
+            "worker": {"CASINO_LOG_FILE": str(logs["worker"])}
+            | ({"CASINO_BOTS_LOG_FILE": str(logs["bots"])} if "bots" in logs else {}),
             "beat": {"CASINO_LOG_FILE": str(logs["beat"])},
         }
         children: dict[str, subprocess.Popen[bytes]] = {}
@@ -105,7 +109,9 @@ class Command(BaseCommand):
             while not stopping:
                 for name, child in children.items():
                     if child.poll() is not None:
-                        self.stderr.write(f"{name} exited with code {child.returncode}; stopping everything")
+                        self.stderr.write(
+                            f"{name} exited with code {child.returncode}; stopping everything (its log: {logs[name]})"
+                        )
                         exit_code = 1
                         stopping = True
                 if not announced and not stopping and _healthy(f"{base}/api/health/", token):
