@@ -22,15 +22,18 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from casino import log_context
 from casino.auth import issue_token
 from casino.logs import JsonFormatter, PlainFormatter, logging_config
 from games.house.models import HouseRound, HouseTable
 from games.house.services import start_table
+from games.poker.models import PokerSeat
 from tests.conftest import celery_worker, uvicorn_process
 from tests.house.live.conftest import fast_table, wait_for
 from tests.house.services.conftest import make_player
+from tests.poker.tables import heads_up_dealt
 from tests.ws_auth import snapshot_socket
 
 SERVER_LOG = "test-logs-asgi.log"
@@ -162,22 +165,58 @@ def test_the_task_a_request_schedules_logs_with_the_request_s_id(json_server, js
     assert line["task_id"]
 
 
+@pytest.mark.django_db
+def test_a_poker_action_logs_its_request_id_player_table_and_hand_id() -> None:
+    """Through the real DRF stack in this process (token, middleware), its line read
+    with the JSON formatter: the hand's id where a house round has its game number."""
+    table = heads_up_dealt()
+    players = list(PokerSeat.objects.filter(table=table).values_list("player_id", flat=True))
+
+    def act_as_whoever_is_to_act(logger: logging.Logger) -> None:
+        for player in players:
+            api = APIClient()
+            api.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user=get_user_model().objects.get(pk=player))}")
+            response = api.post(
+                f"/api/poker/tables/{table.pk}/act/", {"action": "call"}, format="json",
+                HTTP_IDEMPOTENCY_KEY=uuid.uuid4().hex, HTTP_X_REQUEST_ID=f"act-{player}",
+            )  # fmt: skip
+            assert response["X-Request-ID"] == f"act-{player}"
+            if response.status_code == 200:
+                return
+            assert response.json()["error"]["code"] == "poker_not_your_turn"
+        raise AssertionError("nobody could call")
+
+    text = contextvars.Context().run(captured, JsonFormatter(), act_as_whoever_is_to_act, "games.poker.api.views")
+    [line] = [json.loads(row) for row in text.splitlines() if json.loads(row)["message"] == "poker action accepted"]
+    table.refresh_from_db()
+    assert line["request_id"] == f"act-{line['player']}"
+    assert line["player"] in players
+    assert line["table"] == table.pk
+    assert line["hand_id"] == table.current_hand_id
+    assert line["action"] == "call"
+
+
 # --- the formats themselves (no server) ------------------------------------------------------------
 
 SECRETS = ("hunter2-pass", "tok-9f8e7d", "tkt-123abc", "sess-556", "As-Kd-hole")
 
 
-def captured(formatter: logging.Formatter, emit: Any) -> str:
-    """What ``emit(logger)`` writes through ``formatter`` (with the context filter)."""
+def captured(formatter: logging.Formatter, emit: Any, name: str = "") -> str:
+    """What ``emit(logger)`` writes through ``formatter`` (with the context filter) to
+    the logger ``name`` (default: a new one of its own)."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
     handler.addFilter(log_context.ContextFilter())
-    logger = logging.getLogger(f"test.logs.{uuid.uuid4().hex}")
-    logger.propagate = False
+    logger = logging.getLogger(name or f"test.logs.{uuid.uuid4().hex}")
+    level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    emit(logger)
+    try:
+        emit(logger)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
     return stream.getvalue()
 
 
