@@ -187,20 +187,11 @@ def logging_config(
             "filters": [*common, *(["not_for_terminal"] if local_broker else [])],
         }
     }
-    if log_file:
-        handlers["file"] = {
-            "class": "logging.handlers.WatchedFileHandler",
-            "filename": log_file,
-            "formatter": "json",
-            "filters": [*common, *(["not_bots"] if bots_log_file else [])],
-        }
-    if bots_log_file:
-        handlers["bots"] = {
-            "class": "logging.handlers.WatchedFileHandler",
-            "filename": bots_log_file,
-            "formatter": "json",
-            "filters": [*common, "bots"],
-        }
+    files = {"file": (log_file, ["not_bots"] if bots_log_file else []), "bots": (bots_log_file, ["bots"])}
+    for name, (filename, only) in files.items():
+        if filename:  # JSON lines, appended (a log rotator may move the file: WatchedFileHandler reopens it)
+            handlers[name] = {"class": "logging.handlers.WatchedFileHandler", "filename": filename,
+                              "formatter": "json", "filters": [*common, *only]}  # fmt: skip
     everywhere = list(handlers)
     return {
         "version": 1,
