@@ -40,6 +40,8 @@ _vars: dict[str, ContextVar[Any]] = {name: ContextVar(f"casino_log_{name}", defa
 
 #: The header a client (or a proxy) names its request with, and the one the answer echoes.
 REQUEST_ID_HEADER = "X-Request-ID"
+#: The ``HttpRequest`` attribute that keeps its request id (for the lines logged after the middleware).
+REQUEST_ID_ATTRIBUTE = "casino_request_id"
 #: The Celery message header that carries the request id to the task.
 TASK_HEADER = "casino_request_id"
 #: A request id a client may choose: 1 to 128 letters, digits and ``._:-`` (a UUID fits);
@@ -92,12 +94,18 @@ def clear() -> None:
 
 class ContextFilter(logging.Filter):
     """Adds the context fields set now to each record (as attributes the
-    formatters read); a field the call passed in ``extra`` wins."""
+    formatters read); a field the call passed in ``extra`` wins. Django's line
+    for an answer 4xx or 5xx (``django.request``, logged once the middleware is
+    done) takes the request id from its ``request``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         for name, value in current().items():
             if not hasattr(record, name):
                 setattr(record, name, value)
+        if not hasattr(record, "request_id"):
+            request_id = getattr(getattr(record, "request", None), REQUEST_ID_ATTRIBUTE, None)
+            if request_id is not None:
+                record.request_id = request_id
         return True
 
 
@@ -112,6 +120,7 @@ class RequestContextMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER))
+        setattr(request, REQUEST_ID_ATTRIBUTE, request_id)
         with scope(request_id=request_id):
             response = self.get_response(request)
         response[REQUEST_ID_HEADER] = request_id

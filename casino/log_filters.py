@@ -89,13 +89,16 @@ def is_secret_name(name: str) -> bool:
 
 def redacted(value: object, depth: int = 0) -> object:
     """``value`` with every dict entry under a secret name (``is_secret_name``)
-    replaced by ``REDACTED``, through nested dicts and lists (8 levels; deeper is cut)."""
+    replaced by ``REDACTED``, through nested dicts and lists (8 levels; deeper is cut),
+    and every text as ``redacted_text`` leaves it."""
     if depth > 8:
         return REDACTED
     if isinstance(value, dict):
         return {k: REDACTED if is_secret_name(str(k)) else redacted(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redacted(v, depth + 1) for v in value]
+    if isinstance(value, str):
+        return redacted_text(value)
     return value
 
 

@@ -155,11 +155,19 @@ LOCAL_BROKER_WARNINGS = ("running the worker with superuser privileges",)
 
 
 class NotForTerminal(logging.Filter):
-    """Drops ``LOCAL_BROKER_WARNINGS`` (on the terminal's handler, with the
-    local filesystem broker only)."""
+    """On the terminal's handler when there is a log file: drops Django's line for
+    each answer 4xx (``django.request`` at WARNING: a client's refused request is
+    not a problem of the system; it stays in the file) and, with the local
+    filesystem broker (``local_broker``), ``LOCAL_BROKER_WARNINGS``."""
+
+    def __init__(self, local_broker: bool = False) -> None:
+        super().__init__()
+        self.local_broker = local_broker
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not any(text in record.getMessage() for text in LOCAL_BROKER_WARNINGS)
+        if record.name == "django.request" and getattr(record, "status_code", 500) < 500:
+            return False
+        return not (self.local_broker and any(text in record.getMessage() for text in LOCAL_BROKER_WARNINGS))
 
 
 # --- the LOGGING setting -------------------------------------------------------------------------
@@ -175,7 +183,8 @@ def logging_config(
     ``console_level`` (default: ``level``, or ``WARNING`` with a ``log_file``).
     ``bots_log_file``: the records of ``bot_tasks`` and ``bot_loggers`` there,
     not in ``log_file``. ``routine_tasks``: ``QuietRoutineTasks``' tasks.
-    ``local_broker``: the terminal skips ``LOCAL_BROKER_WARNINGS``."""
+    With a ``log_file`` the terminal skips what ``NotForTerminal`` drops (``local_broker``:
+    ``LOCAL_BROKER_WARNINGS`` too)."""
     if console_format not in {"json", "plain"}:
         raise ValueError(f"LOG_FORMAT must be json or plain, not {console_format!r}")
     common = ["context", "routine"]
@@ -184,7 +193,7 @@ def logging_config(
             "class": "logging.StreamHandler",
             "formatter": console_format,
             "level": console_level or ("WARNING" if log_file else level),
-            "filters": [*common, *(["not_for_terminal"] if local_broker else [])],
+            "filters": [*common, *(["not_for_terminal"] if log_file else [])],
         }
     }
     files = {"file": (log_file, ["not_bots"] if bots_log_file else []), "bots": (bots_log_file, ["bots"])}
@@ -202,7 +211,7 @@ def logging_config(
             "routine": {"()": QuietRoutineTasks, "tasks": list(routine_tasks), "keep_all": level.upper() == "DEBUG"},
             "bots": {"()": OnlyTasks, "tasks": list(bot_tasks), "loggers": list(bot_loggers), "want": True},
             "not_bots": {"()": OnlyTasks, "tasks": list(bot_tasks), "loggers": list(bot_loggers), "want": False},
-            "not_for_terminal": {"()": NotForTerminal},
+            "not_for_terminal": {"()": NotForTerminal, "local_broker": local_broker},
         },
         "handlers": handlers,
         "root": {"handlers": everywhere, "level": level},

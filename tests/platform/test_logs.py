@@ -21,12 +21,13 @@ import httpx
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from casino import log_context
 from casino.auth import issue_token
-from casino.logs import JsonFormatter, PlainFormatter, logging_config
+from casino.logs import JsonFormatter, NotForTerminal, PlainFormatter, logging_config
 from games.house.models import HouseRound, HouseTable
 from games.house.services import start_table
 from games.poker.models import PokerSeat
@@ -225,7 +226,8 @@ def leaky(logger: logging.Logger) -> None:
     logger.info(
         "login for bob with password=hunter2-pass from GET /ws/tables/1/?ticket=tkt-123abc",
         extra={"password": "hunter2-pass", "token": "tok-9f8e7d", "auth": {"api_token": "tok-9f8e7d"},
-               "ws_ticket": "tkt-123abc", "sessionid": "sess-556", "seat": {"hole_cards": "As-Kd-hole"}},
+               "ws_ticket": "tkt-123abc", "sessionid": "sess-556", "seat": {"hole_cards": "As-Kd-hole"},
+               "path": "/api/me/?token=tok-9f8e7d"},
     )  # fmt: skip
     logger.warning('answer {"token": "tok-9f8e7d"}, header Authorization: Token tok-9f8e7d')
     try:
@@ -268,3 +270,21 @@ def test_with_a_log_file_the_terminal_gets_warnings_only() -> None:
     assert logging_config(level="INFO", console_format="json")["handlers"]["console"]["level"] == "INFO"
     with pytest.raises(ValueError, match="LOG_FORMAT"):
         logging_config(level="INFO", console_format="xml")
+
+
+def test_the_terminal_of_make_run_skips_a_client_s_4xx_but_not_a_500() -> None:
+    """Django logs every answer 4xx at WARNING after the middleware is done: the line
+    takes the request's id from the request, goes to the file, not to the terminal."""
+    request = HttpRequest()
+    request_id = log_context.RequestContextMiddleware(lambda r: HttpResponse())(request)["X-Request-ID"]
+    records = {
+        status: logging.LogRecord("django.request", logging.WARNING if status < 500 else logging.ERROR, __file__, 1,
+                                  "answer %s", (status,), None)
+        for status in (404, 409, 500)
+    }  # fmt: skip
+    for status, record in records.items():
+        record.status_code, record.request = status, request
+        assert log_context.ContextFilter().filter(record)
+        assert getattr(record, "request_id", None) == request_id
+    terminal = NotForTerminal()
+    assert [status for status, record in records.items() if terminal.filter(record)] == [500]
