@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint format bench fuzz-poker fuzz-api fuzz-ws simulate venv clean browser-deps
+.PHONY: run quiet-check test lint format bench fuzz-poker fuzz-api fuzz-ws simulate venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,15 @@ $(DEPS): requirements/base.txt requirements/dev.txt | $(BIN)/python
 
 venv: $(DEPS)
 
-## make run: install if needed, migrate, load demo data, start API + websockets, worker and beat.
+## make run: install if needed, migrate, load demo data, start API + websockets, worker and beat
+## (their lines in var/log/*.log as JSON; the terminal shows the banner, warnings and errors).
 run: $(DEPS)
 	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+
+## make quiet-check: start `manage.py serve` on the embedded default (a scratch var/, a free port), wait for
+## the banner, then count the terminal's lines over an idle minute: at most 10 (tests/platform/test_quiet_run.py).
+quiet-check: $(DEPS)
+	$(BIN)/python -m pytest -n 0 tests/platform/test_quiet_run.py $(PYTEST_ARGS)
 
 ## make test: install if needed and run the whole suite (PostgreSQL + Redis when they answer), on
 ## PYTEST_WORKERS pytest-xdist workers (2: the machines have 2 cores; never more), each with a

@@ -37,6 +37,7 @@ from knox.models import AuthToken
 from knox.settings import CONSTANTS
 from rest_framework import authentication, exceptions
 
+from casino import log_context
 from casino.errors import DomainError
 
 # --- client address ------------------------------------------------------------------------------
@@ -130,6 +131,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         user = get_user_model().from_db(connection.alias, names, values)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        log_context.bind(player=user.pk)  # the request's log lines name its player
         return user, AuthToken(digest=digest, token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH], user=user)
 
 

@@ -6,6 +6,7 @@ No model or DRF import here: logging may be set up before Django's apps are read
 from __future__ import annotations
 
 import logging
+import re
 
 
 def _without_query(value: object) -> object:
@@ -63,3 +64,45 @@ def install() -> None:
     errors = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, ClientFaultsAsWarnings) for f in errors.filters):
         errors.addFilter(ClientFaultsAsWarnings())
+
+
+#: Names of values a log line never shows (case-insensitive, anywhere in the
+#: name): credentials, and the cards a player holds face down. A record's
+#: ``extra`` field or a key of a dict in it with such a name is written as
+#: ``REDACTED`` (``redacted``); ``password=...`` and the like in a message too.
+SECRET_NAMES = (
+    "password", "passwd", "token", "ticket", "secret", "authorization", "cookie", "session", "csrf",
+    "api_key", "apikey", "signature", "private", "hole", "face_down", "hidden", "card_key", "seal_key", "mac_key",
+)  # fmt: skip
+REDACTED = "[redacted]"
+_SECRET_IN_TEXT = re.compile(
+    r"(?i)(\b[\w-]*(?:" + "|".join(re.escape(n) for n in SECRET_NAMES) + r")[\w-]*)"
+    r"(\"?\s*[=:]\s*\"?)(?:Token\s+|Bearer\s+)?([^\s&\"',;}]+)"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a field called ``name`` holds something a log line never shows (``SECRET_NAMES``)."""
+    lowered = name.lower()
+    return any(part in lowered for part in SECRET_NAMES)
+
+
+def redacted(value: object, depth: int = 0) -> object:
+    """``value`` with every dict entry under a secret name (``is_secret_name``)
+    replaced by ``REDACTED``, through nested dicts and lists (8 levels; deeper is cut),
+    and every text as ``redacted_text`` leaves it."""
+    if depth > 8:
+        return REDACTED
+    if isinstance(value, dict):
+        return {k: REDACTED if is_secret_name(str(k)) else redacted(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v, depth + 1) for v in value]
+    if isinstance(value, str):
+        return redacted_text(value)
+    return value
+
+
+def redacted_text(text: str) -> str:
+    """``text`` with the value after ``password=``, ``"token": ``, ``ticket=``...
+    (any ``SECRET_NAMES`` name followed by ``=`` or ``:``) replaced by ``REDACTED``."""
+    return _SECRET_IN_TEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

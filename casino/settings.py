@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from kombu import Exchange, Queue
 
 from casino.db_routing import OWNER_ALIAS
+from casino.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CASINO_VAR_DIR", BASE_DIR / "var"))
@@ -158,6 +159,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every answer carries its X-Request-ID, and every line logged meanwhile its request id.
+    "casino.log_context.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -239,7 +242,9 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 # --- Redis, Celery, Channels -------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+# The filesystem broker's URL names its host (kombu warns "No hostname was supplied" otherwise);
+# the folders are in CELERY_BROKER_TRANSPORT_OPTIONS.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://localhost/"
 CELERY_RESULT_BACKEND = (
     os.environ.get("CELERY_RESULT_BACKEND") or REDIS_URL or f"file://{(VAR_DIR / 'celery' / 'results').as_posix()}"
 )
@@ -572,14 +577,27 @@ if PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
-}
-# uvicorn's own loggers keep uvicorn's handlers (and --no-access-log); a URL's query
+# Logs (casino.logs, docs/live.md "Logs"): one line per record, with the request id, player, table,
+# game number or hand id and Celery task where known. LOG_FORMAT is the terminal's (standard error)
+# format: json (production's default) or plain. CASINO_LOG_FILE (manage.py serve sets one per process
+# under var/log/): every record there as JSON lines, and only CASINO_LOG_CONSOLE_LEVEL (WARNING) and
+# above on the terminal; CASINO_BOTS_LOG_FILE: the demo bots' lines there instead.
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "json" if PRODUCTION else "plain").lower()
+CASINO_LOG_FILE = os.environ.get("CASINO_LOG_FILE", "")
+CASINO_BOTS_LOG_FILE = os.environ.get("CASINO_BOTS_LOG_FILE", "")
+LOGGING = logging_config(
+    level=LOG_LEVEL,
+    console_format=LOG_FORMAT,
+    log_file=CASINO_LOG_FILE,
+    console_level=os.environ.get("CASINO_LOG_CONSOLE_LEVEL", "").upper(),
+    bots_log_file=CASINO_BOTS_LOG_FILE,
+    # Beat's tasks that run more often than once a minute: their lines when they did nothing are dropped.
+    routine_tasks=[entry["task"] for entry in CELERY_BEAT_SCHEDULE.values() if float(entry["schedule"]) < 60],
+    bot_tasks=["games.poker.demo_bots"],
+    bot_loggers=["games.poker.demo_bots"],
+    local_broker=CELERY_BROKER_URL.startswith("filesystem://") and "pickle" not in CELERY_ACCEPT_CONTENT,
+)
+# uvicorn's own loggers keep their filters (and --no-access-log); a URL's query
 # string may carry a websocket ticket, so casino.apps adds casino.log_filters'
 # StripQueryStrings to them (docs/auth.md, "Logs").

@@ -137,19 +137,22 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module")
-def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
-    """A real ``celery worker`` process on the test broker and the test database,
-    for one test module: a worker left running would deal and time out other
-    modules' tables (their tasks are enqueued on commit, due at once)."""
+@contextmanager
+def celery_worker(
+    *, log_name: str = "test-worker.log", env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``celery worker`` process on the test broker and the test database
+    (``env`` on top of the tests' environment), its output in ``settings.VAR_DIR / log_name``;
+    yields it once it answers the broker's ping, and stops it on exit."""
     from casino.health import check_broker
 
-    env = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
-    log = open(settings.VAR_DIR / "test-worker.log", "wb")  # noqa: SIM115 (closed at teardown)
+    full = dict(os.environ, DATABASE_URL=_database_url_for_subprocess(), PYTHONUNBUFFERED="1")
+    full.update(env or {})
+    log = open(settings.VAR_DIR / log_name, "wb")  # noqa: SIM115 (closed at teardown)
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO", "--pool", "solo",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--hostname", f"test-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -159,6 +162,15 @@ def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subpro
         yield process
     finally:
         _stop(process, log)
+
+
+@pytest.fixture(scope="module")
+def celery_worker_process(django_db_setup, django_db_blocker) -> Iterator[subprocess.Popen[bytes]]:
+    """A real ``celery worker`` process (``celery_worker``) for one test module: a
+    worker left running would deal and time out other modules' tables (their
+    tasks are enqueued on commit, due at once)."""
+    with celery_worker() as process:
+        yield process
 
 
 @pytest.hookimpl(tryfirst=True)

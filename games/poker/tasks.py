@@ -12,6 +12,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.utils import timezone
 
+from casino import log_context
 from casino.errors import DomainError
 from games.poker import services
 from games.poker.tournament import services as tournament_services
@@ -32,6 +33,7 @@ def _stepped(what: str, step: Callable[[], object | None]) -> bool:
 @shared_task(name="games.poker.advance", ignore_result=True)
 def advance_poker_table_task(table_id: int, expected_seq: int) -> bool:
     """Advance poker table ``table_id`` from phase ``expected_seq``; False when it had moved on."""
+    log_context.bind(table=table_id)
     return _stepped(
         f"poker advance: table {table_id}",
         lambda: services.advance_table(table_id=table_id, expected_seq=expected_seq, now=timezone.now()),

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
-from casino import json_input
+from casino import json_input, log_context
 from casino.auth import consume_ws_ticket
 from games.tables.api import MAX_IDEMPOTENCY_KEY
 
@@ -328,7 +328,10 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
                 {"type": "error", "code": "malformed_message", "message": "Send one JSON object per text frame."}
             )
             return
-        await self.receive_json(content, **kwargs)
+        # Each command frame is a request of its own in the log lines (casino.log_context).
+        with log_context.scope(request_id=log_context.new_request_id(), player=getattr(self, "player_id", None),
+                               table=getattr(self, "table_id", None)):  # fmt: skip
+            await self.receive_json(content, **kwargs)
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:

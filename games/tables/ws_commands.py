@@ -21,6 +21,7 @@ refusal code (``DomainError.as_dict()``). ``id`` is the client's id as sent
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -73,7 +74,9 @@ def as_rendered(value: Any) -> Any:
 async def on_thread(function: Callable[..., Any], /, **kwargs: Any) -> Any:
     """``function(**kwargs)`` on a command thread, treated as a request (module docstring)."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(command_pool(), functools.partial(_as_request, function, kwargs))
+    # In a copy of the frame's log context (request id, player): a pool thread keeps no context between commands.
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(command_pool(), functools.partial(context.run, _as_request, function, kwargs))
 
 
 async def answer_awaiting(request: str, client_id: object, command: Awaitable[Any]) -> dict[str, Any]:

@@ -10,6 +10,13 @@ each gets SIGTERM (Celery's warm shutdown finishes the task in hand), and
 whatever is still running after the grace period is killed. With the demo
 data the worker and beat run the demo bots (``CASINO_DEMO_BOTS``): they fill
 and play the demo Sit & Go (``games.poker.demo_bots``).
+
+The terminal stays readable (docs/live.md, "Logs"): each process logs every
+line as JSON to its file under ``var/log/`` (``server.log``, ``worker.log``,
+``beat.log``, and the demo bots' ``bots.log``: ``CASINO_LOG_FILE``,
+``CASINO_BOTS_LOG_FILE``), and only warnings and errors to the terminal; the
+banner lists the URLs, the demo logins and these files. Celery runs with
+``--quiet`` (no banner of its own: the config it shows is in the settings).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -47,23 +55,37 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host, port = options["host"], options["port"]
         call_command("migrate", interactive=False, verbosity=0)
+        logins: list[str] = []
         if not options["no_seed"]:
             for line in seed_demo():
-                self.stdout.write(line)
+                # The logins go in the banner, which stays on screen; the rest is said once, here.
+                if " login" in line:
+                    logins.append(line)
+                else:
+                    self.stdout.write(line)
         python = sys.executable
         token = settings.HEALTH_CHECK_TOKEN or secrets.token_urlsafe(32)
-        web_env = dict(os.environ, HEALTH_CHECK_TOKEN=token)
+        logs = log_files()
+        if options["no_seed"]:
+            del logs["bots"]  # no demo data, no bots
         commands = {
             "web": uvicorn_command(host=host, port=port),
             "worker": [
-                python, "-m", "celery", "-A", "casino", "worker", "--loglevel", "INFO",
+                # Celery logs through the project's LOGGING (casino.celery): LOG_LEVEL, not --loglevel.
+                python, "-m", "celery", "-A", "casino", "--quiet", "worker",
                 "--hostname", "dealer@%h", "--concurrency", str(options["worker_concurrency"]),
             ],
             "beat": [
-                python, "-m", "celery", "-A", "casino", "beat", "--loglevel", "INFO",
+                python, "-m", "celery", "-A", "casino", "--quiet", "beat",
                 "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME,
             ],
         }  # fmt: skip
+        envs = {
+            "web": {"HEALTH_CHECK_TOKEN": token, "CASINO_LOG_FILE": str(logs["web"])},
+            "worker": {"CASINO_LOG_FILE": str(logs["worker"])}
+            | ({"CASINO_BOTS_LOG_FILE": str(logs["bots"])} if "bots" in logs else {}),
+            "beat": {"CASINO_LOG_FILE": str(logs["beat"])},
+        }
         children: dict[str, subprocess.Popen[bytes]] = {}
         stopping = False
 
@@ -76,9 +98,9 @@ class Command(BaseCommand):
         # Own sessions: the terminal's Ctrl-C reaches only this supervisor,
         # which then stops the children in order.
         # The demo data comes with bots that fill and play the demo Sit & Go (beat's demo-bots).
-        dealer_env = None if options["no_seed"] else dict(os.environ, CASINO_DEMO_BOTS="1")
+        bots = {} if options["no_seed"] else {"CASINO_DEMO_BOTS": "1"}
         for name, command in commands.items():
-            env = web_env if name == "web" else dealer_env
+            env = dict(os.environ, **envs[name], **({} if name == "web" else bots))
             children[name] = subprocess.Popen(command, start_new_session=True, env=env)
         base = f"http://{host}:{port}"
         announced = False
@@ -87,22 +109,14 @@ class Command(BaseCommand):
             while not stopping:
                 for name, child in children.items():
                     if child.poll() is not None:
-                        self.stderr.write(f"{name} exited with code {child.returncode}; stopping everything")
+                        self.stderr.write(
+                            f"{name} exited with code {child.returncode}; stopping everything (its log: {logs[name]})"
+                        )
                         exit_code = 1
                         stopping = True
                 if not announced and not stopping and _healthy(f"{base}/api/health/", token):
                     announced = True
-                    self.stdout.write(
-                        self.style.SUCCESS(
-                            "\nThe casino is up (Ctrl-C stops it):\n"
-                            f"  API root      {base}/api/\n"
-                            f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)\n"
-                            f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)\n"
-                            f"  Health        {base}/api/health/live  (readiness {base}/api/health/: staff,\n"
-                            "                or the X-Health-Check-Token header with HEALTH_CHECK_TOKEN)\n"
-                            f"  Admin         {base}/admin/\n"
-                        )
-                    )
+                    self.stdout.write(self.style.SUCCESS(banner(base=base, logins=logins, logs=logs)))
                 time.sleep(0.5)
         finally:
             self.stdout.write("stopping: web, worker, beat ...")
@@ -110,6 +124,40 @@ class Command(BaseCommand):
             self.stdout.write("stopped.")
         if exit_code:
             sys.exit(exit_code)
+
+
+def log_files() -> dict[str, Path]:
+    """Each process's log file under ``var/log/`` (created), by process name; ``bots``: the demo bots'."""
+    directory = settings.VAR_DIR / "log"
+    directory.mkdir(parents=True, exist_ok=True)
+    return {name: directory / f"{file}.log" for name, file in LOG_FILES.items()}
+
+
+#: The process (or part) each file under ``var/log/`` is for.
+LOG_FILES = {"web": "server", "worker": "worker", "beat": "beat", "bots": "bots"}
+
+
+def banner(*, base: str, logins: list[str], logs: dict[str, Path]) -> str:
+    """What stays on the terminal once the casino is up: the URLs, the demo logins and the log files."""
+    lines = [
+        "",
+        "The casino is up (Ctrl-C stops it):",
+        f"  API root      {base}/api/",
+        f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)",
+        f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)",
+        f"  Health        {base}/api/health/live  (readiness {base}/api/health/: staff,",
+        "                or the X-Health-Check-Token header with HEALTH_CHECK_TOKEN)",
+        f"  Admin         {base}/admin/",
+    ]
+    if logins:
+        lines += ["", "Demo logins:", *(f"  {line}" for line in logins)]
+    lines += [
+        "",
+        "Logs (JSON lines; this terminal shows only warnings and errors):",
+        *(f"  {name:<7} {path}" for name, path in logs.items()),
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _healthy(url: str, token: str) -> bool:

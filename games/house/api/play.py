@@ -15,15 +15,17 @@ Commands (``kind``): ``bet`` (REST ``bets/chip/``, fields ``spot``, ``amount``),
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from casino import log_context
 from casino.errors import DomainError
 from games.house.api.group_commit import run_grouped
 from games.house.services import dealer
 from games.house.services import seats as seating
-from games.house.services.bets import DecisionResult
+from games.house.services.bets import BetResult, DecisionResult
 from games.house.services.group import (
     ClearBets,
     CommandResult,
@@ -35,6 +37,8 @@ from games.house.services.group import (
     UndoBet,
 )
 from games.tables.api import player_key, positive_int, result_json, text_field
+
+log = logging.getLogger(__name__)
 
 #: The fields of a command (REST: the JSON body, parsed lazily, only by the
 #: commands that read one; websocket: the frame).
@@ -112,4 +116,20 @@ def run_command(*, kind: str, table_id: int, player_id: int, raw_key: object, fi
         raise
     # Together with the commands other request threads bring to this table meanwhile.
     result = run_grouped(table_id=table_id, command=command)
-    return answer_of(table_id=table_id, player_id=player_id, result=result)
+    answer = answer_of(table_id=table_id, player_id=player_id, result=result)
+    log_accepted(kind=kind, table_id=table_id, command=command, result=result)
+    return answer
+
+
+def log_accepted(*, kind: str, table_id: int, command: PlayerCommand, result: CommandResult) -> None:
+    """One INFO line per accepted bet command or decision (REST and websocket),
+    with its table and game number (the round id is the game number) in the log context."""
+    if not isinstance(result, BetResult | DecisionResult):
+        return
+    log_context.bind(table=table_id, game_number=result.round_id)
+    if isinstance(command, PlaceChip):
+        log.info("bet accepted", extra={"command": kind, "spot": command.spot, "amount": command.amount})
+    elif isinstance(result, DecisionResult):
+        log.info("decision accepted", extra={"command": kind, "option": result.option, "amount": result.amount})
+    else:
+        log.info("bet command accepted", extra={"command": kind})

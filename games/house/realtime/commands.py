@@ -64,8 +64,11 @@ async def _grouped(*, table_id: int, player_id: int, kind: str, fields: dict[str
         raise
     result = await batcher.submit(table_id, command)
     if isinstance(result, DomainError | DecisionResult):
-        return await ws_commands.on_thread(play.answer_of, table_id=table_id, player_id=player_id, result=result)
-    return result_json(result)
+        answer = await ws_commands.on_thread(play.answer_of, table_id=table_id, player_id=player_id, result=result)
+    else:
+        answer = result_json(result)
+    play.log_accepted(kind=kind, table_id=table_id, command=command, result=result)
+    return answer
 
 
 def _seat_command(*, table_id: int, player_id: int, kind: str, fields: dict[str, Any], client_id: object) -> Any:

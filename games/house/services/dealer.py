@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from casino import log_context
 from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
 from games.house import services
@@ -72,9 +73,12 @@ def start(*, table_id: int, now: datetime | None = None) -> Any:
 
 def advance(*, table_id: int, expected_seq: int, now: datetime | None = None) -> Any:
     """Move the table on from phase ``expected_seq``; ``None`` when it had already moved."""
+    log_context.bind(table=table_id)
     with transaction.atomic():
         tick = services.advance_table(table_id=table_id, expected_seq=expected_seq, now=now or timezone.now())
         schedule_tick(tick)
+    if tick is not None:
+        log_context.bind(game_number=tick.game_number)  # the task's own line (Celery's "succeeded") names the round
     return tick
 
 
@@ -104,6 +108,10 @@ def sweep(*, now: datetime | None = None) -> dict[str, int]:
     gone = timedelta(seconds=settings.CASINO_DEALER_GONE_VOID_SECONDS)
 
     def step(table: HouseTable, done: dict[str, int]) -> None:
+        with log_context.scope(table=table.pk):  # each table's lines name it, and only its lines
+            table_step(table, done)
+
+    def table_step(table: HouseTable, done: dict[str, int]) -> None:
         if table.phase in IDLE_PHASES:
             if table.is_open:
                 start(table_id=table.pk, now=now)

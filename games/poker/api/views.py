@@ -4,6 +4,7 @@ under ``/api/poker/``. Refusals are ``DomainError`` codes rendered by
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import casino.converters  # noqa: F401 (registers the <text:...> route converter)
+from casino import log_context
 from casino.api import request_user
 from casino.throttling import PlayThrottle
 from games.poker import event_types as et
@@ -43,6 +45,8 @@ from games.tables.api import (
 
 ViewT = TypeVar("ViewT", bound=Callable[..., Any])
 RESPONSIBLE_GAMING = "self_excluded, deposit_limit_exceeded, loss_limit_exceeded, session_time_limit_reached"
+
+log = logging.getLogger(__name__)
 
 
 class SitBody(serializers.Serializer):
@@ -215,6 +219,8 @@ def act_command(
         table_id=table_id, player_id=player_id, action=action, amount=amount,
         idempotency_key=player_key(player_id, raw_key), now=now,
     )  # fmt: skip
+    log_context.bind(table=table_id, hand_id=result.hand_id)
+    log.info("poker action accepted", extra={"action": result.action, "amount": result.amount})
     return asdict(result)
 
 
