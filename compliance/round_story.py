@@ -21,8 +21,9 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
+from casino.admin_cards import cards_html
 from casino.errors import DomainError
 from games.house.models import HouseRound, PlayerRound
 from games.house.realtime.presenters import round_fairness
@@ -39,32 +40,12 @@ from ledger.services import read_stream
 MAX_PLAYERS_TOLD = 50
 RAW_LIMIT = 20_000  # characters of an event's data shown behind its toggle
 
-SUITS = {"h": ("♥", "red"), "d": ("♦", "red"), "c": ("♣", "black"), "s": ("♠", "black")}
-_CARD = re.compile(r"[2-9TJQKA][hdcs]")
 STREETS = {"preflop": "Pre-flop", "flop": "Flop", "turn": "Turn", "river": "River", "showdown": "Showdown"}
 _RAISE = re.compile(r"([a-z]+?)(\d+)x")
 TIMES = "\u00d7"  # the multiplication sign: "raised 4 times" reads "raised 4" and this sign
 VERBS = {"raise": "raised", "play": "played", "bet": "bet", "call": "called", "check": "checked", "fold": "folded"}
 # A decision with a multiple of the Ante ("call4x" in UTH, "play2x" in Xtreme) raises by it.
 MULTIPLE_VERBS = {"call": "raised", "raise": "raised", "play": "played", "bet": "bet"}
-
-
-def card_html(code: str | None) -> SafeString:
-    """One card drawn as a card: rank and suit symbol (hearts and diamonds red,
-    clubs and spades black); ``None`` (a face-down card) as a card back. The
-    card's code is in ``data-card`` (quoted), so scans for card codes find every
-    card drawn; anything that is not a card code is shown as escaped text."""
-    if code is None:
-        return mark_safe('<span class="card back" title="face down"></span>')  # a constant
-    if not isinstance(code, str) or not _CARD.fullmatch(code):
-        return format_html('<span class="card unknown">{}</span>', str(code))
-    symbol, colour = SUITS[code[1]]
-    rank = "10" if code[0] == "T" else code[0]
-    return format_html('<span class="card {}" data-card="{}">{}{}</span>', colour, code, rank, symbol)
-
-
-def cards_html(codes: Sequence[str | None]) -> SafeString:
-    return format_html('<span class="cards">{}</span>', format_html_join("", "{}", ((card_html(c),) for c in codes)))
 
 
 def words(name: str) -> str:

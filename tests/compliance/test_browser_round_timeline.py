@@ -7,7 +7,8 @@ non-superuser operator reads it (issue 36, part 2):
   source (neither as a code nor drawn), pause and void offered, resume not;
 - after the end: every card, the raise and the payout in words, the proof (the
   revealed deck) checked, no control; an event's data opens behind its toggle;
-- the round list: a round nobody bet in is hidden unless the Players filter asks.
+- the round list: a round nobody bet in is hidden unless the Players filter asks;
+- a poker hand's page after the end (the board drawn, the proof checked).
 
 Screenshots of the whole page each time go to ``$CASINO_SCREENSHOTS`` (a folder;
 default: the test's temporary folder), to be looked at; no page scrolls sideways.
@@ -155,3 +156,22 @@ def test_the_round_list_in_a_browser_hides_empty_rounds(live_server, browser, tm
     results = browser.find_element(By.ID, "result_list").text
     assert empty.game_number in results
     assert played.game_number not in results
+
+
+def test_a_poker_hand_page_after_the_end_in_a_browser(live_server, browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from games.poker.models import PokerHand
+    from tests.compliance.test_staff_sees_no_hidden_card import play_to_the_end
+    from tests.poker.tables import heads_up_dealt
+
+    shots = screenshots(tmp_path)
+    table = heads_up_dealt()
+    hand = PokerHand.objects.get(hand_id=table.current_hand_id)
+    seats = {int(seat): player for seat, player in hand.players.items()}
+    play_to_the_end(table, hand.hand_id, lambda seat: seats[seat])
+    log_in_as_operator(browser, live_server, f"/admin/games/pokerhand/{hand.pk}/change/")
+    board = browser.find_element(By.CSS_SELECTOR, "#hand-cards .hand")
+    assert len(board.find_elements(By.CSS_SELECTOR, ".card[data-card]")) == 5
+    assert "Proof checked" in browser.find_element(By.ID, "hand-fairness").text
+    whole_page(browser, shots / "poker-hand-after.png")

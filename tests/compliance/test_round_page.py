@@ -11,6 +11,8 @@ tests/compliance/test_browser_round_timeline.py).
   paused one, void on any round not over; only for ``games.change_houseround``.
   Out of state, the control (form or POST) is refused with its code
   (``round_over``, ``round_paused``, ``round_not_paused``) and nothing is appended.
+- A poker hand's page: the same treatment (hole cards as backs in play, the
+  board and the story in words, the proof checked after the end).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ import re
 import pytest
 from django.test import Client
 
+from casino.admin_cards import card_html
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
-from compliance.round_story import card_html
 from games.house.models import HouseRound
+from games.poker.event_types import hand_stream
+from games.poker.models import PokerHand
+from ledger.currencies import display_money
 from ledger.models import Event
 from tests.compliance.hidden_cards import cards_in
 from tests.compliance.round_pages import (
@@ -36,6 +41,8 @@ from tests.compliance.round_pages import (
     round_in_play,
 )
 from tests.compliance.staff import staff
+from tests.compliance.test_staff_sees_no_hidden_card import play_to_the_end, poker_hidden
+from tests.poker.tables import heads_up_dealt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -193,3 +200,33 @@ def test_the_round_list_hides_empty_rounds_unless_asked() -> None:
     every = listed("?players=all")
     assert played.game_number in every
     assert empty.game_number in every
+
+
+def test_a_poker_hand_page_draws_its_cards_and_tells_its_story() -> None:
+    setup_roles()
+    _, operator = staff("shift-op", OPERATOR)
+    table = heads_up_dealt()
+    hand = PokerHand.objects.get(hand_id=table.current_hand_id)
+    url = f"/admin/games/pokerhand/{hand.pk}/change/"
+    hidden = poker_hidden(hand.hand_id)
+    page = operator.get(url).content.decode()
+    words = text_of(page)
+    # In play: both seats' hole cards are backs, no card of the deck drawn or named.
+    assert not cards_in(page) & hidden
+    assert not [card for card in hidden if face(card) in words or f'data-card="{card}"' in page]
+    assert page[page.index('id="hand-cards"') : page.index('id="hand-timeline"')].count("card back") == 4
+    assert "posts the small blind" in words
+    assert "posts the big blind" in words
+    assert "The cards the table saw are proven when the hand ends" in words
+    seats = {int(seat): player for seat, player in hand.players.items()}
+    play_to_the_end(table, hand.hand_id, lambda seat: seats[seat])
+    hand.refresh_from_db()
+    page = operator.get(url).content.decode()
+    words = text_of(page)
+    board = [c for e in Event.objects.filter(stream_id=hand_stream(hand.hand_id), type="poker.board_dealt")
+             for c in e.data["cards"]]  # fmt: skip
+    assert f"Flop dealt: {' '.join(face(c) for c in board[:3])}" in words
+    assert set(board) <= cards_in(page)
+    assert "Proof checked" in words
+    assert display_money(hand.pot, hand.currency) in words  # the header's pot, with its currency
+    assert "wins" in words
