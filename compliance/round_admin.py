@@ -18,6 +18,7 @@ from datetime import UTC
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import SEARCH_VAR
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet, Sum
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -41,16 +42,22 @@ WITH_BETS, EMPTY, ALL = "with_bets", "empty", "all"
 
 class PlayersFilter(admin.SimpleListFilter):
     """Rounds where a player staked (the default), rounds nobody staked in
-    (demo tables deal every 20 s with nobody seated), or all of them."""
+    (demo tables deal every 20 s with nobody seated), or all of them. A search
+    (``?q=``: a game number, a round id) looks in all of them unless the filter
+    is chosen: a round looked for by its number is found, empty or not."""
 
     title = "players"
     parameter_name = "players"
 
+    def __init__(self, request: HttpRequest, params: Any, model: Any, model_admin: Any) -> None:
+        super().__init__(request, params, model, model_admin)
+        self.default = ALL if request.GET.get(SEARCH_VAR) else WITH_BETS
+
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(WITH_BETS, "with bets (default)"), (EMPTY, "empty"), (ALL, "all")]
+        return [(WITH_BETS, "with bets (default)"), (EMPTY, "empty"), (ALL, "all (default when searching)")]
 
     def choices(self, changelist: Any) -> Any:
-        chosen = self.value() or WITH_BETS
+        chosen = self.value() or self.default
         for value, label in self.lookup_choices:
             yield {
                 "selected": chosen == value,
@@ -59,7 +66,7 @@ class PlayersFilter(admin.SimpleListFilter):
             }
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[HouseRound]) -> QuerySet[HouseRound]:
-        chosen = self.value() or WITH_BETS
+        chosen = self.value() or self.default
         if chosen == ALL:
             return queryset
         staked = Exists(PlayerRound.objects.filter(round=OuterRef("pk"), staked__gt=0))

@@ -197,6 +197,9 @@ def test_the_round_list_hides_empty_rounds_unless_asked() -> None:
     only_empty = listed("?players=empty")
     assert empty.game_number in only_empty
     assert played.game_number not in only_empty
+    # Looked for by its game number, a round is found, empty or not.
+    assert empty.game_number in listed(f"?q={empty.game_number}")
+    assert empty.game_number not in listed(f"?q={empty.game_number}&players=with_bets")
     every = listed("?players=all")
     assert played.game_number in every
     assert empty.game_number in every
