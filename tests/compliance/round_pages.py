@@ -52,6 +52,15 @@ def raise_and_finish(table: Any, demo: int, tick: Any) -> Any:
     return tick
 
 
+def finished_round(code: str) -> tuple[HouseRound, int]:
+    """``round_in_play`` with its raise, played to its end: the settled round and ``demo``."""
+    table, demo, tick, round_row, _ = round_in_play(code)
+    raise_and_finish(table, demo, tick)
+    round_row.refresh_from_db()
+    assert round_row.status == "settled"
+    return round_row, demo
+
+
 def empty_round(code: str) -> HouseRound:
     """A round dealt at a table where nobody bet, played out (closed: no bets)."""
     table = make_table("uth", code=code)

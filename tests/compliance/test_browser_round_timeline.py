@@ -29,7 +29,16 @@ from django.contrib.auth.models import Group
 from compliance.roles import OPERATOR, setup_roles
 from tests.compliance.browser import needs_browser
 from tests.compliance.hidden_cards import cards_in
-from tests.compliance.round_pages import BOARD, DEALER, PLAYER_HAND, empty_round, face, raise_and_finish, round_in_play
+from tests.compliance.round_pages import (
+    BOARD,
+    DEALER,
+    PLAYER_HAND,
+    empty_round,
+    face,
+    finished_round,
+    raise_and_finish,
+    round_in_play,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
@@ -141,8 +150,7 @@ def test_the_round_list_in_a_browser_hides_empty_rounds(live_server, browser, tm
     from selenium.webdriver.support.ui import WebDriverWait
 
     shots = screenshots(tmp_path)
-    table, demo, tick, played, _ = round_in_play("UTHL")
-    raise_and_finish(table, demo, tick)
+    played, _ = finished_round("UTHL")
     empty = empty_round("UTHM")
     log_in_as_operator(browser, live_server, "/admin/games/houseround/")
     results = browser.find_element(By.ID, "result_list").text

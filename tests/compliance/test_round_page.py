@@ -37,7 +37,7 @@ from tests.compliance.round_pages import (
     PLAYER_HAND,
     empty_round,
     face,
-    raise_and_finish,
+    finished_round,
     round_in_play,
 )
 from tests.compliance.staff import staff
@@ -107,10 +107,7 @@ def test_a_round_in_play_tells_its_story_without_a_face_down_card() -> None:
 def test_after_the_end_the_page_shows_every_card_the_payouts_and_the_proof() -> None:
     setup_roles()
     _, operator = staff("shift-op", OPERATOR)
-    table, demo, tick, round_row, _ = round_in_play("RPG2")
-    raise_and_finish(table, demo, tick)
-    round_row.refresh_from_db()
-    assert round_row.status == "settled"
+    round_row, demo = finished_round("RPG2")
     page = page_of(operator, round_row)
     words = text_of(page)
     assert {*PLAYER_HAND, *DEALER, *BOARD} <= cards_in(page)
@@ -175,11 +172,9 @@ def test_controls_only_where_they_apply_and_refused_out_of_state() -> None:
 def test_the_round_list_hides_empty_rounds_unless_asked() -> None:
     setup_roles()
     _, operator = staff("shift-op", OPERATOR)
-    table, demo, tick, played, _ = round_in_play("RPG4")
-    raise_and_finish(table, demo, tick)
-    played.refresh_from_db()
+    played, _ = finished_round("RPG4")
     empty = empty_round("RPG5")
-    assert empty.status == "empty" or empty.staked == 0
+    assert empty.status == "empty"
 
     def listed(query: str) -> str:
         response = operator.get(f"/admin/games/houseround/{query}")
