@@ -13,7 +13,6 @@ A read-side presenter for the admin (an interface), no writes.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_cards import cards_html
+from casino.admin_story import cards_html, clock, raw_json
 from casino.errors import DomainError
 from games.house.models import HouseRound, PlayerRound
 from games.house.realtime.presenters import round_fairness
@@ -38,7 +37,6 @@ from ledger.services import read_stream
 # A round's story reads at most this many players' streams (a demo round has a few;
 # a 10,000-player round is read player by player through game recall).
 MAX_PLAYERS_TOLD = 50
-RAW_LIMIT = 20_000  # characters of an event's data shown behind its toggle
 
 STREETS = {"preflop": "Pre-flop", "flop": "Flop", "turn": "Turn", "river": "River", "showdown": "Showdown"}
 _RAISE = re.compile(r"([a-z]+?)(\d+)x")
@@ -308,17 +306,6 @@ class _Teller:
         )  # fmt: skip
 
 
-def clock(moment: Any) -> str:
-    """``2026-11-22T13:45:16+00:00`` -> ``13:45:16`` (the events record UTC)."""
-    text = str(moment or "")
-    return text[11:19] if len(text) >= 19 and text[10] == "T" else text
-
-
-def _raw(data: Mapping[str, Any] | str) -> str:
-    text = json.dumps(data, sort_keys=True, indent=1, default=str)
-    return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + " …"
-
-
 def _shown_cards(hands: dict[str, dict[int, str | None]], data: Mapping[str, Any] | str) -> None:
     """Fold the cards of a dealt or revealed event, as staff may see it, into ``hands``."""
     if not isinstance(data, Mapping) or not isinstance(data.get("cards"), list):
@@ -377,7 +364,7 @@ def round_story(round_row: HouseRound) -> RoundStory:
         if event.type == ev.DECK_REVEALED and isinstance(data, Mapping):
             master_salt = str(data.get("salt", ""))
         text = teller.round_line(event.type, data) if isinstance(data, Mapping) else format_html("{}", NOT_SHOWN)
-        told.append((event.position, StoryLine(_when(event, data), "round", text, event.type, _raw(data), False)))
+        told.append((event.position, StoryLine(_when(event, data), "round", text, event.type, raw_json(data), False)))
     for row in rows[:MAX_PLAYERS_TOLD]:
         name = names[row.player_id]
         player_events = player_stream(round_row.round_id, row.player_id)
@@ -385,7 +372,7 @@ def round_story(round_row: HouseRound) -> RoundStory:
         for event in read_stream(stream_id=player_events):
             data = shown_player(event.type, event.data)
             text = teller.player_line(name, event.type, data) if isinstance(data, Mapping) else format_html("{}", data)
-            told.append((event.position, StoryLine(_when(event, data), name, text, event.type, _raw(data), True)))
+            told.append((event.position, StoryLine(_when(event, data), name, text, event.type, raw_json(data), True)))
     story.lines = [line for _, line in sorted(told, key=lambda item: item[0])]
     story.players_not_told = max(0, len(rows) - MAX_PLAYERS_TOLD)
     order = sorted(hands, key=lambda place: ({"dealer": 0, "board": 1}.get(place, 2), place))

@@ -1,6 +1,6 @@
 """A poker hand told for the operator's admin page (docs/compliance.md, "Poker
 hands in the admin"): the board and each seat's hole cards drawn as cards
-(``casino.admin_cards``; a card the table has not seen is a card back), one
+(``casino.admin_story``; a card the table has not seen is a card back), one
 line in words per event of the hand's stream with its data behind a toggle,
 pot and rake with their currency, the deal's commitment and, once the hand is
 over, the leaves the table saw, each checked against the commitment here
@@ -14,7 +14,6 @@ presenter for the admin, no writes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from casino.admin_cards import cards_html
+from casino.admin_story import cards_html, clock, raw_json
 from games.poker import event_types as et
 from games.poker.models import PokerHand
 from ledger.confidential import NOT_SHOWN, staff_reader
@@ -33,7 +32,6 @@ from tools.verify_deal import MERKLE_ALGORITHM, check_answer
 STREETS = ("pre-flop", "flop", "turn", "river")
 BOARD_STREETS = {1: "Flop", 2: "Turn", 3: "River"}
 ACTIONS = {"fold": "folds", "check": "checks", "call": "calls", "bet": "bets", "raise": "raises to"}
-RAW_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,6 @@ class HandStory:
         return cards_html(self.revealed)
 
 
-def _clock(moment: Any) -> str:
-    text = str(moment or "")
-    return text[11:19] if len(text) >= 19 and text[10] == "T" else text
-
-
 class _Teller:
     def __init__(self, hand: PokerHand, names: Mapping[int, str]) -> None:
         self.currency, self.names = hand.currency, names
@@ -107,7 +100,7 @@ class _Teller:
         if kind == "poker.hole_cards_dealt":
             return format_html("{} is dealt {}", who, cards_html(_cards(d.get("cards"))))
         if kind == et.TURN:
-            return format_html("{} to act, until {}", who, _clock(d.get("deadline")))
+            return format_html("{} to act, until {}", who, clock(d.get("deadline")))
         if kind == et.TIMED_OUT:
             return format_html("{} ran out of time", who)
         if kind == "poker.action_taken":
@@ -179,9 +172,8 @@ def hand_story(hand: PokerHand) -> HandStory:
                 story.over = True
         at = event.metadata.get("at") if isinstance(event.metadata, Mapping) else None
         who = teller.seat(data.get("seat")) if isinstance(data, Mapping) and "seat" in data else "table"
-        raw = json.dumps(data, sort_keys=True, indent=1, default=str)
-        story.lines.append(HandLine(_clock(at) if at else event.recorded_at.strftime("%H:%M:%S"), who, text,
-                                    event.type, raw[:RAW_LIMIT]))  # fmt: skip
+        story.lines.append(HandLine(clock(at) if at else event.recorded_at.strftime("%H:%M:%S"), who, text,
+                                    event.type, raw_json(data)))  # fmt: skip
     story.board = tuple(board)
     story.seats = [
         SeatCards(f"{teller.seat(seat)} (seat {seat})", tuple(cards)) for seat, cards in sorted(hole.items())

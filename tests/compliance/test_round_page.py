@@ -23,7 +23,7 @@ import re
 import pytest
 from django.test import Client
 
-from casino.admin_cards import card_html
+from casino.admin_story import card_html
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.house.models import HouseRound
 from games.poker.event_types import hand_stream

@@ -1,18 +1,22 @@
-"""Cards drawn as cards on the admin's pages (the rounds' and the poker hands'
-pages): rank and suit symbol, hearts and diamonds red, clubs and spades black;
-a face-down card (``None``) as a card back. Their look: the template
-``admin/casino/cards_style.html``, included by the pages that draw cards."""
+"""Helpers of the admin pages that tell a round or a hand (the rounds' and the
+poker hands' pages): cards drawn as cards (rank and suit symbol, hearts and
+diamonds red, clubs and spades black; a face-down card, ``None``, as a card
+back; their look: the template ``admin/casino/cards_style.html``), an event's
+time as people read it, and an event's data as shown behind its toggle."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 SUITS = {"h": ("\u2665", "red"), "d": ("\u2666", "red"), "c": ("\u2663", "black"), "s": ("\u2660", "black")}
 _CARD = re.compile(r"[2-9TJQKA][hdcs]")
+RAW_LIMIT = 20_000  # characters of an event's data shown behind its toggle
 
 
 def card_html(code: str | None) -> SafeString:
@@ -31,3 +35,15 @@ def card_html(code: str | None) -> SafeString:
 
 def cards_html(codes: Sequence[str | None]) -> SafeString:
     return format_html('<span class="cards">{}</span>', format_html_join("", "{}", ((card_html(c),) for c in codes)))
+
+
+def clock(moment: Any) -> str:
+    """``2026-11-22T13:45:16+00:00`` -> ``13:45:16`` (the events record UTC); anything else as it is."""
+    text = str(moment or "")
+    return text[11:19] if len(text) >= 19 and text[10] == "T" else text
+
+
+def raw_json(data: Mapping[str, Any] | str) -> str:
+    """An event's data (as staff may see it) for its toggle: indented JSON, cut at ``RAW_LIMIT`` characters."""
+    text = json.dumps(data, sort_keys=True, indent=1, default=str)
+    return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + " …"
