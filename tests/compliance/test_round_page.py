@@ -26,12 +26,15 @@ from django.test import Client
 from casino.admin_story import card_html
 from compliance.roles import COMPLIANCE, OPERATOR, setup_roles
 from games.house.models import HouseRound
+from games.house.round.events import SHUFFLED
+from games.house.services import place_chip
 from games.poker.event_types import hand_stream
 from games.poker.models import PokerHand
 from ledger.currencies import display_money
 from ledger.models import Event
-from tests.compliance.hidden_cards import cards_in
+from tests.compliance.hidden_cards import cards_in, opened_deck
 from tests.compliance.round_pages import (
+    ANTE,
     BOARD,
     DEALER,
     PLAYER_HAND,
@@ -42,6 +45,7 @@ from tests.compliance.round_pages import (
 )
 from tests.compliance.staff import staff
 from tests.compliance.test_staff_sees_no_hidden_card import play_to_the_end, poker_hidden
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, step
 from tests.poker.tables import heads_up_dealt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -228,3 +232,28 @@ def test_a_poker_hand_page_draws_its_cards_and_tells_its_story() -> None:
     assert "Proof checked" in words
     assert display_money(hand.pot, hand.currency) in words  # the header's pot, with its currency
     assert "wins" in words
+
+
+def test_a_per_seat_round_in_play_shows_no_seats_hole_cards() -> None:
+    """Per-seat: a spectator sees no seat's own hand while the round is in play, nor does staff."""
+    setup_roles()
+    _, operator = staff("shift-op", OPERATOR)
+    table = make_table("xtreme", code="RPS1", hand_mode="per_seat")
+    players = [make_player(table, name=name) for name in ("ann", "bob")]
+    tick = open_round(table)
+    for player in players:
+        place_chip(table_id=table.pk, player_id=player, spot="ante", amount=ANTE, idempotency_key=key(),
+                   now=later(tick))  # fmt: skip
+    tick = step(table, tick)
+    assert tick.phase not in ("betting", "between"), tick.phase
+    round_row = HouseRound.objects.get(round_id=tick.round_id)
+    deck = opened_deck(stream_id=f"round-{round_row.round_id}", shuffled_type=SHUFFLED,
+                       deal_id=f"house-round:{round_row.round_id}")  # fmt: skip
+    page = page_of(operator, round_row)
+    words = text_of(page)
+    assert not cards_in(page)
+    assert not [card for card in deck if face(card) in words]
+    cards_panel = page[page.index('id="round-cards"') : page.index('id="round-players"')]
+    assert "ann&#x27;s hand" in cards_panel
+    assert "bob&#x27;s hand" in cards_panel
+    assert "data-card" not in cards_panel
