@@ -26,15 +26,15 @@ from a template. The compliance role views everything and acts on nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -52,7 +52,7 @@ from casino.admin_base import (
 )
 from casino.errors import MAX_REASON, DomainError
 from games.poker import services
-from games.poker.event_types import hand_stream
+from games.poker.admin_story import hand_story
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.services.configure import SETTINGS
 from games.poker.tournament import services as tournament_services
@@ -60,9 +60,7 @@ from games.poker.tournament.models import CancelPolicy, Tournament, TournamentEn
 from games.poker.tournament.services import TournamentControlResult
 from games.poker.tournament.services.registration import ACTIVE
 from games.tables.admin_controls import control_url, controlled
-from ledger.confidential import staff_reader
 from ledger.currencies import MINOR_UNITS, display_money
-from ledger.services import read_stream
 
 HAND_CONTROLS = ("pause", "resume", "void")
 VOID_CONFIRM = "I confirm: void this hand and give every player back the chips they put in"
@@ -166,20 +164,26 @@ class PokerHandAdmin(MoneyFields, ReadOnlyAdmin):
     money_fields = {"pot": "currency", "rake": "currency"}
     list_filter = ["status"]
     search_fields = ["hand_id", "table__code"]  # not the players (JSON: SafeLookups)
-    readonly_fields = ["timeline"]
 
-    @admin.display(description="event timeline")
-    def timeline(self, obj: PokerHand) -> SafeString:
-        stream = hand_stream(obj.hand_id)
-        shown = staff_reader(stream)
-        rows = format_html_join(
-            "", "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            ((e.version, e.type, e.recorded_at.isoformat(), json.dumps(shown(e.type, e.data), sort_keys=True))
-             for e in read_stream(stream_id=stream)),
-        )  # fmt: skip
-        return format_html(
-            '<table id="hand-timeline"><tr><th>#</th><th>event</th><th>at</th><th>data</th></tr>{}</table>', rows
-        )
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The hand's story page (``games.poker.admin_story``) in place of Django's read-only form."""
+        hand = self.get_object(request, object_id)
+        if hand is None:
+            raise Http404(f"no poker hand {object_id!r}")
+        if not self.has_view_permission(request, hand):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Poker hand {hand.hand_id}",
+            "hand": hand,
+            "story": hand_story(hand),
+            "pot": display_money(hand.pot, hand.currency),
+            "rake": display_money(hand.rake, hand.currency),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/games/poker_hand_story.html", context)
 
 
 class TournamentReasonForm(forms.Form):

@@ -32,8 +32,6 @@ MONEY_COLUMNS = frozenset({
     "rake", "prize", "buy_in", "fee", "guarantee", "small_blind", "big_blind", "ante", "buy_in_min", "buy_in_max",
     "rake_minimum", "rake_cap", "stack",
 })  # fmt: skip
-#: compliance/round_admin.py (the rounds' page) is converted by its own part of issue 36.
-CONVERTED_ELSEWHERE = frozenset({"RoundControlAdmin"})
 
 
 def _bare_money(model: type[models.Model], names: Any) -> list[str]:
@@ -56,8 +54,6 @@ def test_no_admin_lists_or_shows_a_bare_amount() -> None:
     request.user = superuser
     found = {}
     for model, model_admin in admin.site._registry.items():
-        if type(model_admin).__name__ in CONVERTED_ELSEWHERE:
-            continue
         shown = [*model_admin.get_list_display(request), *model_admin.get_readonly_fields(request, None)]
         if bare := _bare_money(model, shown):
             found[model.__name__] = bare

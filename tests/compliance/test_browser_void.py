@@ -45,7 +45,7 @@ def test_an_operator_voids_a_round_in_the_admin_in_a_real_browser(live_server, b
     WebDriverWait(browser, 10).until(expected_conditions.url_contains("q="))
     browser.find_element(By.LINK_TEXT, round_row.game_number).click()
     assert "house_round.opened" in browser.find_element(By.ID, "round-timeline").text
-    browser.find_element(By.LINK_TEXT, "void").click()
+    browser.find_element(By.ID, "control-void").click()
     browser.find_element(By.NAME, "reason").send_keys("shuffler malfunction")
     browser.find_element(By.ID, "submit-void").click()  # without confirming
     WebDriverWait(browser, 10).until(

@@ -28,7 +28,7 @@ from typing import Any
 
 from games.cards.cards import Card, parse_card
 from games.cards.deal import DealtCard
-from games.house.round.errors import RoundPaused, TableFull, WrongPhase
+from games.house.round.errors import RoundNotPaused, RoundOver, RoundPaused, TableFull, WrongPhase
 from games.house.round.events import (
     BettingWindowClosed,
     CardAt,
@@ -440,6 +440,31 @@ def _settle(
     if memo is not None:
         memo[key] = settlement
     return settlement
+
+
+OPERATOR_CONTROLS = ("pause", "resume", "void")
+
+
+def check_operator_control(state: RoundState, action: str) -> None:
+    """Refuse an operator control the round's state does not admit, with its own
+    code: ``round_over`` (settled, voided or closed: nothing applies),
+    ``round_paused`` (pause on a paused round), ``round_not_paused`` (resume on
+    a round in play). Void applies to any round not over, paused or not."""
+    if action not in OPERATOR_CONTROLS:
+        raise ValueError(f"unknown round control {action!r}")
+    if state.closed or state.voided or state.settled:
+        raise RoundOver(phase=state.phase)
+    if action == "pause" and state.paused:
+        raise RoundPaused()
+    if action == "resume" and not state.paused:
+        raise RoundNotPaused(phase=state.phase)
+
+
+def operator_controls(state: RoundState) -> tuple[str, ...]:
+    """The operator controls that apply to the round now (``check_operator_control`` admits them)."""
+    if state.closed or state.voided or state.settled:
+        return ()
+    return ("resume", "void") if state.paused else ("pause", "void")
 
 
 def decide_pause(state: RoundState, *, actor: str, reason: str, now: str) -> list[Event]:

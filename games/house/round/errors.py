@@ -25,6 +25,14 @@ class RoundPaused(RoundError, code="round_paused"):
     """The round is paused by the operator."""
 
 
+class RoundOver(RoundError, code="round_over"):
+    """The round is over (settled, voided or closed): it can no longer be paused, resumed or voided."""
+
+
+class RoundNotPaused(RoundError, code="round_not_paused"):
+    """Only a paused round can be resumed."""
+
+
 class SpotNotOffered(RoundError, code="spot_not_offered", http_status=400):
     """The table offers no such betting spot."""
 
