@@ -133,6 +133,9 @@ class Transfer(models.Model):
 
     class Meta:
         db_table = "ledger_transfer"
+        # Reports and the operator's dashboard read transfers by period (issue 36);
+        # without it "today's handle" scans the whole ledger on every refresh.
+        indexes = [models.Index(fields=["created_at"], name="ledger_transfer_created_idx")]
         constraints = [
             models.CheckConstraint(condition=models.Q(amount__gt=0), name="ledger_transfer_amount_positive"),
             models.CheckConstraint(

@@ -168,10 +168,11 @@ def plan_for_database() -> list[tuple[str, str]]:
 
 def test_a_database_at_the_last_released_migrations_runs_only_the_migrations_written_since(applied_before_the_squash):
     # The chat's content type (issue 34), the pending session limit's columns (issue 35) and
-    # the compliance permissions' plural name (options only: no table changes).
+    # the compliance permissions' plural name (options only: no table changes) and the
+    # transfers' period index (issue 36).
     assert sorted(plan_for_database()) == [
         ("casino", "0006_rg_session_limit_pending"), ("compliance", "0002_compliance_access_plural"),
-        ("games", "0002_chatmessage_content_type"),
+        ("games", "0002_chatmessage_content_type"), ("ledger", "0012_transfer_created_idx"),
     ]  # fmt: skip
     loader = MigrationLoader(connection)
     assert set(SQUASHES) <= set(loader.applied_migrations)
