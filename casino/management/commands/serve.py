@@ -29,6 +29,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from casino import metrics
 from casino.demo import seed_demo
 from casino.processes import uvicorn_command
 
@@ -51,6 +52,8 @@ class Command(BaseCommand):
             for line in seed_demo():
                 self.stdout.write(line)
         python = sys.executable
+        # Every child writes its metrics under PROMETHEUS_MULTIPROC_DIR (exported by the settings): start empty.
+        metrics.reset_multiprocess_dir()
         token = settings.HEALTH_CHECK_TOKEN or secrets.token_urlsafe(32)
         web_env = dict(os.environ, HEALTH_CHECK_TOKEN=token)
         commands = {
@@ -133,3 +136,4 @@ def _stop_all(children: dict[str, subprocess.Popen[bytes]]) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+        metrics.process_dead(child.pid)
