@@ -89,12 +89,6 @@ FEED_LAG = Histogram(
     buckets=LAG_BUCKETS,
 )
 FEED_EVENTS = Counter("feed_events", "Events the websocket feeds read from the global log.", namespace=NAMESPACE)
-FEED_POSITION = Gauge(
-    "feed_read_position",
-    "Global log position (event id) the websocket feed has read up to; the lowest of the live ASGI processes.",
-    namespace=NAMESPACE,
-    multiprocess_mode="livemin",
-)
 WS_CONNECTIONS = Gauge(
     "ws_connections",
     "Open websocket connections (accepted, not yet closed), by family, over the live ASGI processes.",
@@ -122,24 +116,45 @@ RG_REFUSALS = Counter(
     ["limit"],
     namespace=NAMESPACE,
 )
-VERIFY_OK = Gauge(
-    "ledger_verify_ok",
-    "1 when the last verify_ledger run found no problem, 0 when it found some.",
-    namespace=NAMESPACE,
-    multiprocess_mode="mostrecent",
-)
-VERIFY_PROBLEMS = Gauge(
-    "ledger_verify_problems",
-    "Problems the last verify_ledger run found.",
-    namespace=NAMESPACE,
-    multiprocess_mode="mostrecent",
-)
-VERIFY_TIMESTAMP = Gauge(
-    "ledger_verify_last_run_timestamp_seconds",
-    "When the last verify_ledger run finished (Unix time).",
-    namespace=NAMESPACE,
-    multiprocess_mode="mostrecent",
-)
+
+
+# Gauges without labels are made on first use, in the processes that set them: made at import, every
+# process (a worker, a shell) would report a 0 that the multi-process modes below would take as a value.
+
+
+@functools.cache
+def _feed_position() -> Gauge:
+    return Gauge(
+        "feed_read_position",
+        "Global log position (event id) the websocket feed has read up to; the lowest of the live ASGI processes.",
+        namespace=NAMESPACE,
+        multiprocess_mode="livemin",
+    )
+
+
+@functools.cache
+def _verify_gauges() -> tuple[Gauge, Gauge, Gauge]:
+    return (
+        Gauge(
+            "ledger_verify_ok",
+            "1 when the last verify_ledger run found no problem, 0 when it found some (absent: no run yet).",
+            namespace=NAMESPACE,
+            multiprocess_mode="mostrecent",
+        ),
+        Gauge(
+            "ledger_verify_problems",
+            "Problems the last verify_ledger run found.",
+            namespace=NAMESPACE,
+            multiprocess_mode="mostrecent",
+        ),
+        Gauge(
+            "ledger_verify_last_run_timestamp_seconds",
+            "When the last verify_ledger run finished (Unix time).",
+            namespace=NAMESPACE,
+            multiprocess_mode="mostrecent",
+        ),
+    )
+
 
 #: Close codes counted by their number; any other code a client sends counts as "other".
 KNOWN_CLOSE_CODES = frozenset({1000, 1001, 1005, 1006, 1008, 1009, 1011, 1012, 4401, 4404, 4408, 4409, 4410, 4429})
@@ -200,7 +215,7 @@ def feed_batch(*, oldest: datetime, count: int, position: int, now: datetime) ->
     """The feed read ``count`` events up to ``position``; the oldest was recorded at ``oldest``."""
     FEED_LAG.observe(max(0.0, (now - oldest).total_seconds()))
     FEED_EVENTS.inc(count)
-    FEED_POSITION.set(position)
+    _feed_position().set(position)
 
 
 def ws_opened(family: str) -> None:
@@ -225,9 +240,10 @@ def rg_refused(limit: str) -> None:
 
 def ledger_verified(*, problems: int) -> None:
     """A verify_ledger run finished with ``problems`` problems."""
-    VERIFY_OK.set(0 if problems else 1)
-    VERIFY_PROBLEMS.set(problems)
-    VERIFY_TIMESTAMP.set(time.time())
+    ok, count, finished = _verify_gauges()
+    ok.set(0 if problems else 1)
+    count.set(problems)
+    finished.set(time.time())
 
 
 # --- Celery: how long tasks wait in the queue ----------------------------------------------------

@@ -270,13 +270,13 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
         try:
             await super().__call__(scope, receive, send)
         finally:
-            # Whatever ended the consumer (disconnect, an exception): free the slot.
-            slot, self._slot = self._slot, None
-            if slot is not None:
-                await player_connections.release(*slot)
+            # Whatever ended the consumer (disconnect, an exception): count the close, free the slot.
             family, self._counted_family = self._counted_family, None
             if family is not None:
                 metrics.ws_closed(family, self._close_code)
+            slot, self._slot = self._slot, None
+            if slot is not None:
+                await player_connections.release(*slot)
 
     async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
         await super().accept(subprotocol=subprotocol, headers=headers)

@@ -125,7 +125,8 @@ def test_rest_commands_are_counted_by_kind_and_outcome_and_no_series_names_a_pla
     client = player_client(player_id)
     chip = f"/api/tables/{table.pk}/bets/chip/"
     for _ in range(3):
-        ok = client.post(chip, {"spot": "ante", "amount": 100}, format="json", headers={"Idempotency-Key": uuid.uuid4().hex})
+        key = {"Idempotency-Key": uuid.uuid4().hex}
+        ok = client.post(chip, {"spot": "ante", "amount": 100}, format="json", headers=key)
         assert ok.status_code == 200, ok.content
     refused = client.post(chip, {"spot": "nowhere", "amount": 100}, format="json",
                           headers={"Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
