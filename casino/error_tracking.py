@@ -30,9 +30,11 @@ SENSITIVE_KEYS = (
 )  # fmt: skip
 #: A card as the game writes it (rank then suit: ``As``, ``Td``, ``10h``).
 _CARD = re.compile(r"(?<![A-Za-z0-9])(?:10|[2-9TJQKA])[shdc](?![A-Za-z0-9])")
-#: A word long enough to be a token, a ticket or a key, with a digit in it (knox tokens: 64 hex digits;
-#: tickets: 43 url-safe characters); a UUID (a round, a hand) is left as it is.
-_TOKENISH = re.compile(r"(?<![A-Za-z0-9_\-])(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{24,}")
+#: A word long enough to be a token, a ticket or a key: 20 characters with a digit, or any 32 (knox
+#: tokens: 64 hex digits; tickets: 43 url-safe characters); a UUID (a round, a hand) is left as it is.
+_TOKENISH = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{20,}|[A-Za-z0-9_\-]{32,})(?![A-Za-z0-9_\-])"
+)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 #: Where strings are code, not data: a stack trace's frames (file names, functions, source lines).
 _CODE_KEYS = frozenset({"stacktrace", "frames", "raw_stacktrace"})
