@@ -55,28 +55,35 @@ class LedgerCollector(Collector):
     age and what it does not cover yet, and the log's head position (compare
     ``casino_feed_read_position``)."""
 
+    FAMILIES = {
+        "scrape_ok": "1 when the ledger's figures could be read (0: the database did not answer).",
+        "head_position": "The global log's last event id.",
+        "seal_age_seconds": "Seconds since the last ledger seal was taken (absent before the first seal).",
+        "unsealed_events": "Events above the last seal's last event id (not yet covered by a seal).",
+    }
+
+    def describe(self) -> Iterator[Metric]:
+        """Every family ``collect`` may yield (without values)."""
+        for name, documentation in self.FAMILIES.items():
+            yield GaugeMetricFamily(f"{NAMESPACE}_ledger_{name}", documentation)
+
     def collect(self) -> Iterator[Metric]:
         try:
             seal = Seal.objects.order_by("-id").values("created_at", "last_event_id").first()
             head = Event.objects.aggregate(head=Max("id"))["head"] or 0
         except DatabaseError:
             logger.warning("metrics: could not read the ledger's seal and head", exc_info=True)
-            yield GaugeMetricFamily(f"{NAMESPACE}_ledger_scrape_ok", "1 when the ledger's figures could be read.", 0)
+            yield self._gauge("scrape_ok", 0)
             return
-        yield GaugeMetricFamily(f"{NAMESPACE}_ledger_scrape_ok", "1 when the ledger's figures could be read.", 1)
-        yield GaugeMetricFamily(f"{NAMESPACE}_ledger_head_position", "The global log's last event id.", head)
+        yield self._gauge("scrape_ok", 1)
+        yield self._gauge("head_position", head)
         if seal is None:
             return  # no seal yet: no age (alert on absence)
-        age = max(0.0, time.time() - seal["created_at"].timestamp())
-        yield GaugeMetricFamily(
-            f"{NAMESPACE}_ledger_seal_age_seconds", "Seconds since the last ledger seal was taken.", age
-        )
-        unsealed = max(0, head - (seal["last_event_id"] or 0))
-        yield GaugeMetricFamily(
-            f"{NAMESPACE}_ledger_unsealed_events",
-            "Events above the last seal's last event id (not yet covered by a seal).",
-            unsealed,
-        )
+        yield self._gauge("seal_age_seconds", max(0.0, time.time() - seal["created_at"].timestamp()))
+        yield self._gauge("unsealed_events", max(0, head - (seal["last_event_id"] or 0)))
+
+    def _gauge(self, name: str, value: float) -> GaugeMetricFamily:
+        return GaugeMetricFamily(f"{NAMESPACE}_ledger_{name}", self.FAMILIES[name], value)
 
 
 def scrape(accept: str) -> tuple[bytes, str]:

@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,7 +86,7 @@ def sentry_server() -> Iterator[ThreadingHTTPServer]:
 
 def test_an_error_reaches_sentry_without_a_card_token_password_ticket_or_cookie(sentry_server):
     hole = random.sample([str(card) for card in FULL_DECK], 2)
-    given = {
+    given: dict[str, Any] = {
         "cards": hole,
         "token": secrets.token_hex(32),  # a knox token's shape
         "password": "pw-" + secrets.token_urlsafe(9),
@@ -126,7 +127,7 @@ def test_an_error_reaches_sentry_without_a_card_token_password_ticket_or_cookie(
 
 def test_scrub_masks_secret_keys_at_any_depth_and_secrets_inside_text():
     token = secrets.token_hex(32)
-    event = {
+    event: dict[str, Any] = {
         "request": {"headers": [["Authorization", f"Token {token}"], ["Accept", "application/json"]],
                     "data": {"seat": {"hole_cards": ["As", "Kd"], "Password": "hunter2"}, "spot": "ante"}},
         "extra": {"message": f"deal As Kd 10h to token={token} with password: hunter2",
