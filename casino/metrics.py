@@ -34,6 +34,8 @@ _MULTIPROC_DIR = settings.METRICS_MULTIPROC_DIR
 
 from prometheus_client import Counter, Gauge, Histogram  # noqa: E402 (after the settings: see above)
 
+from casino.errors import DomainError  # noqa: E402
+
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -167,8 +169,6 @@ def command_observed(*, family: str, command: str, transport: str) -> Iterator[N
     when it returns, the refusal's ``code`` when a ``DomainError`` leaves it,
     ``server_error`` for anything else (which is raised on, as is the refusal).
     ``command`` must come from a fixed list (the caller's command kinds)."""
-    from casino.errors import DomainError
-
     started = time.perf_counter()
     outcome = "ok"
     try:
