@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.models import Max
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
@@ -35,6 +35,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from casino.api import errors
 from casino.errors import DomainError
 from casino.metrics import NAMESPACE
 from ledger.models import Event, Seal
@@ -110,8 +111,16 @@ class MetricsView(APIView):
         return renderer, renderer.media_type
 
     @extend_schema(
-        parameters=[OpenApiParameter("Authorization", str, OpenApiParameter.HEADER, required=False)],
-        responses={(200, "text/plain"): str, 401: None, 403: None},
+        description="Prometheus' scrape: every process's series in the text format (OpenMetrics when asked "
+        'for), for staff or a caller sending `Authorization: Bearer <METRICS_TOKEN>` (docs/live.md, "Metrics").',
+        responses={
+            (200, "text/plain"): str,
+            **errors(
+                r401="metrics_unauthenticated (no credentials, or a wrong bearer token), authentication_failed "
+                "(an unknown API token)",
+                r403="metrics_refused (a player who is not staff)",
+            ),
+        },
     )
     def get(self, request: Request) -> HttpResponse:
         _check_caller(request)
