@@ -22,26 +22,23 @@ from django.core.management import call_command
 from django.db import connections
 from django.utils import timezone
 
-from casino.auth import issue_token
 from casino.responsible_gaming import set_limit
 from ledger.services.seals import seal
-from tests.house.live.conftest import fast_table, make_player
 from tests.platform.conftest import RuntimeRole
 from tests.platform.test_metrics import ALLOWED_LABELS, samples, value
 from tests.platform.test_topology import (
     PROXY,
+    Cast,
     Client,
-    HousePlayer,
-    PokerPlayer,
     Servers,
     hands_ended,
     in_db_thread,
     production_env,
+    sit_down,
     topology,
     until,
     wait_ready,
 )
-from tests.poker.tables import make_table as make_poker_table
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True, databases=["default", "owner"])]
 METRICS_TOKEN = "metrics-" + uuid.uuid4().hex
@@ -76,12 +73,8 @@ async def until_scraped(base: str, check: Callable[[str], bool], *, what: str, t
 
 
 def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: RuntimeRole, tmp_path: Path) -> None:
-    house = fast_table("uth", betting_seconds=3, warning_seconds=1)
-    poker = make_poker_table(turn_seconds=20, between_hands_seconds=1, disconnection_bank_seconds=2)
-    users = get_user_model().objects
-    house_ids = [make_player(house, funds=50_000) for _ in range(2)]
-    alice, bob = (issue_token(user=users.get(pk=pk)) for pk in house_ids)
-    carol, dave = (issue_token(user=users.get(pk=make_player(funds=50_000))) for _ in range(2))
+    cast = Cast.make()
+    house, poker, house_ids = cast.house, cast.poker, cast.house_ids
     env = {**production_env(runtime_role.url, uuid.uuid4().hex), "METRICS_TOKEN": METRICS_TOKEN}
 
     with ExitStack() as stack:
@@ -92,31 +85,27 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
         topo.beat()
         wait_ready(topo.processes, [base1, base2])
         servers = Servers([base1, base2])
-        a = HousePlayer("alice", alice, house.pk, servers, rest=base1, ws=base2)
-        b = HousePlayer("bob", bob, house.pk, servers, rest=base2, ws=base1)
-        c = PokerPlayer("carol", carol, poker.pk, servers, rest=base1, ws=base1, seat=1)
-        d = PokerPlayer("dave", dave, poker.pk, servers, rest=base2, ws=base2, seat=2)
+        a, b, c, d = cast.clients(servers, base1, base2)
         clients: list[Client] = [a, b, c, d]
         seen: dict[str, str] = {}
+
+        # Gauges of processes other tests left (a killed process's sockets count until it is marked dead).
+        before = scrape(base1)
+
+        def sockets(text: str, family: str) -> float:
+            now, then = (value(t, "casino_ws_connections", family=family) for t in (text, before))
+            return now - then
 
         async def scenario() -> None:
             tasks = [asyncio.ensure_future(client.run()) for client in clients]
             try:
-                for player in (c, d):
-                    sat = await player.request(
-                        "POST", f"/api/poker/tables/{poker.pk}/sit/", {"seat": player.seat, "buy_in": 1000},
-                        key=uuid.uuid4().hex,
-                    )  # fmt: skip
-                    assert sat.status_code == 201, sat.text
+                await sit_down((c, d), poker)
                 await until(lambda: a.settled_rounds() and b.settled_rounds(), timeout=90, what="house rounds")
                 await until(lambda: hands_ended(c) and hands_ended(d), timeout=90, what="a poker hand")
                 # Four sockets open, two per family, over the two processes: the gauge sums them.
                 seen["open"] = await until_scraped(
                     base2,
-                    lambda t: (
-                        value(t, "casino_ws_connections", family="house") == 2
-                        and value(t, "casino_ws_connections", family="poker") == 2
-                    ),
+                    lambda t: sockets(t, "house") == 2 and sockets(t, "poker") == 2,
                     what="four open sockets",
                 )
                 # A responsible-gaming refusal: alice's loss limit is 0 from now on; her next chip is refused.
@@ -148,9 +137,9 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
             seen["closed"] = await until_scraped(
                 base1,
                 lambda t: (
-                    value(t, "casino_ws_connections", family="house") == 0
+                    sockets(t, "house") == 0
                     and closed(t, "house") == 2
-                    and value(t, "casino_ws_connections", family="poker") <= 1
+                    and sockets(t, "poker") <= 1
                     and closed(t, "poker") >= 1
                 ),
                 what="the sockets' closes",
@@ -169,42 +158,45 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
         return sorted((n, sorted(ls.items()), v) for n, ls, v in samples(text) if n == "casino_commands_total")
 
     assert commands(one) == commands(other)
+
+    def grew(name: str, **labels: str) -> float:
+        """What this test added to a counter (other tests of this run write into the same directory)."""
+        return value(one, name, **labels) - value(before, name, **labels)
+
     rest_bet = {"family": "house", "command": "bet", "transport": "rest"}
     bets = a.bets + b.bets
     assert {server for _round, server in bets} == {base1, base2}  # bets were accepted by both processes
     # The refusals the clients saw were answered (and counted) too.
     refused = len(a.refusals) + len(b.refusals)
-    assert value(one, "casino_commands_total", **rest_bet, outcome="ok") == len(bets)
-    assert value(one, "casino_commands_total", **rest_bet) == len(bets) + refused
+    assert grew("casino_commands_total", **rest_bet, outcome="ok") == len(bets)
+    assert grew("casino_commands_total", **rest_bet) == len(bets) + refused
     over_limit = a.refusals.count("loss_limit_exceeded")
     assert over_limit >= 1
-    assert value(one, "casino_commands_total", **rest_bet, outcome="loss_limit_exceeded") == over_limit
+    assert grew("casino_commands_total", **rest_bet, outcome="loss_limit_exceeded") == over_limit
     # Her decisions in the round in play meet the same limit (over the socket): counted as refusals too.
-    assert value(one, "casino_rg_refusals_total", limit="loss_day") >= over_limit
-    assert value(one, "casino_command_duration_seconds_count", **rest_bet) == value(
-        one, "casino_commands_total", **rest_bet
-    )
-    assert value(one, "casino_commands_total", family="house", command="decision", transport="ws") >= 1
-    assert value(one, "casino_commands_total", family="poker", command="sit", transport="rest", outcome="ok") == 2
+    assert grew("casino_rg_refusals_total", limit="loss_day") >= over_limit
+    assert grew("casino_command_duration_seconds_count", **rest_bet) == grew("casino_commands_total", **rest_bet)
+    assert grew("casino_commands_total", family="house", command="decision", transport="ws") >= 1
+    assert grew("casino_commands_total", family="poker", command="sit", transport="rest", outcome="ok") == 2
     # Every act acknowledged was counted (an ack sent as its client stopped reading is counted, not seen).
     acts = len(c.acts) + len(d.acts)
     assert acts >= 1
-    assert value(one, "casino_commands_total", family="poker", command="act", transport="ws", outcome="ok") >= acts
-    assert value(one, "casino_group_commit_batch_size_count", interface="rest") >= len(bets)
-    assert value(one, "casino_group_commit_batch_size_sum", interface="rest") >= len(bets)
+    assert grew("casino_commands_total", family="poker", command="act", transport="ws", outcome="ok") >= acts
+    assert grew("casino_group_commit_batch_size_count", interface="rest") >= len(bets)
+    assert grew("casino_group_commit_batch_size_sum", interface="rest") >= len(bets)
     # The dealer (worker and beat) reports into the same scrape: phases ended after their deadlines
     # and the tasks' time in the queue.
     lags = [(labels, v) for n, labels, v in samples(one) if n == "casino_dealer_phase_lag_seconds_count"]
     # At least the first round's betting and the pause after it ended at their deadlines (decision
     # windows everyone answered end early: not a lag).
-    assert value(one, "casino_dealer_phase_lag_seconds_count", family="house") >= 2, lags
-    assert value(one, "casino_dealer_phase_lag_seconds_count", family="poker") >= 1
-    assert value(one, "casino_task_queue_lag_seconds_count", task="games.advance") >= 3
-    assert value(one, "casino_task_queue_lag_seconds_count", task="games.poker.advance") >= 1
-    assert value(one, "casino_task_queue_lag_seconds_count", task="games.sweep") >= 1
+    assert grew("casino_dealer_phase_lag_seconds_count", family="house") >= 2, lags
+    assert grew("casino_dealer_phase_lag_seconds_count", family="poker") >= 1
+    assert grew("casino_task_queue_lag_seconds_count", task="games.advance") >= 3
+    assert grew("casino_task_queue_lag_seconds_count", task="games.poker.advance") >= 1
+    assert grew("casino_task_queue_lag_seconds_count", task="games.sweep") >= 1
     # The feeds of both processes read the log.
-    assert value(one, "casino_feed_events_total") > 0
-    assert value(one, "casino_feed_lag_seconds_count") > 0
+    assert grew("casino_feed_events_total") > 0
+    assert grew("casino_feed_lag_seconds_count") > 0
     head = value(one, "casino_ledger_head_position")
     assert 0 < value(one, "casino_feed_read_position") <= head
     # The ledger: sealed, verified (verify_ledger ran in this test's process), read at the scrape.
@@ -213,7 +205,10 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
     assert value(one, "casino_ledger_verify_ok") == 1
     assert value(one, "casino_ledger_verify_problems") == 0
     # No series names a player, a table or a round.
-    player_ids = {str(pk) for pk in users.values_list("pk", flat=True)} | {str(house.pk), str(poker.pk)}
+    player_ids = {str(pk) for pk in get_user_model().objects.values_list("pk", flat=True)} | {
+        str(house.pk),
+        str(poker.pk),
+    }
     for text in (one, seen["open"], seen["closed"]):
         for name, labels, _ in samples(text):
             assert set(labels) - {"le"} <= ALLOWED_LABELS, (name, labels)
