@@ -19,7 +19,6 @@ import httpx
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import connections
 from django.utils import timezone
 
 from casino.responsible_gaming import set_limit
@@ -35,6 +34,7 @@ from tests.platform.test_topology import (
     in_db_thread,
     production_env,
     sit_down,
+    stop_clients,
     topology,
     until,
     wait_ready,
@@ -119,12 +119,7 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
                     bettor.betting = False
                     await asyncio.gather(*bettor.tasks)
             finally:
-                await in_db_thread(connections.close_all)
-                for client in clients:
-                    client.stopping = True
-                    if client.socket is not None:
-                        await client.socket.close()
-                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)
+                await stop_clients(clients, tasks)
 
             # The sockets closed (by the clients: 1000) leave the gauge and are counted by code. (Poker: at
             # least one of the two; a poker consumer has been seen to outlive its client's close now and then,

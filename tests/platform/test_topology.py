@@ -35,7 +35,7 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -528,6 +528,20 @@ async def sit_down(players: tuple[PokerPlayer, ...], poker: PokerTable) -> None:
         assert sat.status_code == 201, sat.text
 
 
+async def stop_clients(clients: Sequence[Client], tasks: Sequence[asyncio.Future[None]]) -> None:
+    """Close the scenario's database connection, then every client's socket; wait for the
+    clients' ``run`` tasks and raise the first failure of any of them or their background work."""
+    await in_db_thread(connections.close_all)
+    for client in clients:
+        client.stopping = True
+        if client.socket is not None:
+            await client.socket.close()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)
+    for task in [*tasks, *(t for client in clients for t in client.tasks)]:
+        if task.done() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+
 # --- the test -----------------------------------------------------------------------------------
 
 
@@ -578,15 +592,7 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
                     lambda: caught_up(clients, house, poker), timeout=60, what="clients caught up", reads_db=True
                 )
             finally:
-                await in_db_thread(connections.close_all)
-                for client in clients:
-                    client.stopping = True
-                    if client.socket is not None:
-                        await client.socket.close()
-                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)
-                for task in [*tasks, *(t for client in clients for t in client.tasks)]:
-                    if task.done() and task.exception() is not None:
-                        raise task.exception()  # type: ignore[misc]
+                await stop_clients(clients, tasks)
 
         try:
             asyncio.run(scenario())
