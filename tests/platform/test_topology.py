@@ -485,10 +485,12 @@ async def until(predicate: Callable[[], Any], *, timeout: float, what: str, read
 # --- the cast: two tables, four players -----------------------------------------------------------
 
 
+Players = tuple[HousePlayer, HousePlayer, PokerPlayer, PokerPlayer]  # alice, bob, carol, dave
+
+
 @dataclass
 class Cast:
-    """A fast house table with two funded players seated, a poker table, two
-    funded poker players, and the four players' API tokens."""
+    """A fast house table with two funded players seated, a poker table, two funded players, their tokens."""
 
     house: HouseTable
     poker: PokerTable
@@ -500,16 +502,12 @@ class Cast:
         house = fast_table("casino_holdem", betting_seconds=3, warning_seconds=1)
         # A long turn (players act at once): a timeout would sit a player out and stop the table.
         poker = make_poker_table(turn_seconds=20, between_hands_seconds=1, disconnection_bank_seconds=2)
-        users = get_user_model().objects
         house_ids = [make_player(house, funds=50_000) for _ in range(2)]
-        poker_ids = [make_player(funds=50_000) for _ in range(2)]
-        return cls(house, poker, house_ids, [issue_token(user=users.get(pk=pk)) for pk in house_ids + poker_ids])
+        ids = house_ids + [make_player(funds=50_000) for _ in range(2)]
+        return cls(house, poker, house_ids, [issue_token(user=get_user_model().objects.get(pk=pk)) for pk in ids])
 
-    def clients(
-        self, servers: Servers, base1: str, base2: str
-    ) -> tuple[HousePlayer, HousePlayer, PokerPlayer, PokerPlayer]:
-        """Each house player's socket on one process, their bets through either in turn; the
-        poker players' sockets on different processes."""
+    def clients(self, servers: Servers, base1: str, base2: str) -> Players:
+        """Each house player's socket on one process (bets through either); the poker players' on each."""
         alice, bob, carol, dave = self.tokens
         return (
             HousePlayer("alice", alice, self.house.pk, servers, rest=base1, ws=base2),
@@ -522,15 +520,13 @@ class Cast:
 async def sit_down(players: tuple[PokerPlayer, ...], poker: PokerTable) -> None:
     """Each poker player sits down (over REST on their ``rest`` process) with a 1,000 buy-in."""
     for player in players:
-        sat = await player.request(
-            "POST", f"/api/poker/tables/{poker.pk}/sit/", {"seat": player.seat, "buy_in": 1000}, key=uuid.uuid4().hex
-        )
+        body = {"seat": player.seat, "buy_in": 1000}
+        sat = await player.request("POST", f"/api/poker/tables/{poker.pk}/sit/", body, key=uuid.uuid4().hex)
         assert sat.status_code == 201, sat.text
 
 
 async def stop_clients(clients: Sequence[Client], tasks: Sequence[asyncio.Future[None]]) -> None:
-    """Close the scenario's database connection, then every client's socket; wait for the
-    clients' ``run`` tasks and raise the first failure of any of them or their background work."""
+    """Close the scenario's database thread and every client's socket; raise the first failure of a client's tasks."""
     await in_db_thread(connections.close_all)
     for client in clients:
         client.stopping = True
