@@ -64,6 +64,7 @@ from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.models import Sum
 
+from casino import metrics
 from casino.errors import DomainError
 from casino.models import CashierKind, CashierState, CashierTransaction, ResponsibleGaming
 
@@ -286,6 +287,7 @@ def _check_exclusion(row: Mapping[str, Any], now: datetime) -> None:
             if code == "cooling_off"
             else "You have excluded yourself until the date given: no bets and no deposits."
         )
+        metrics.rg_refused("cool_off" if code == "cooling_off" else "self_exclusion")
         raise PlayerExcluded(message, code=code, until=until.isoformat())
 
 
@@ -323,6 +325,7 @@ def assert_may_deposit(*, player_id: int, amount: int, currency: str, now: datet
             or 0
         )
         if used + amount > limit:
+            metrics.rg_refused(f"deposit_{window}")
             raise DepositLimitExceeded(
                 f"This deposit would exceed your {window} deposit limit.",
                 window=window, limit=limit, used=used, remaining=max(0, limit - used), currency=currency,
@@ -413,6 +416,7 @@ def _check_session(row: Mapping[str, Any], now: datetime) -> None:
     minutes = session_limit(row, now)
     started = session_of(row, now) if minutes else None
     if minutes and started is not None and now - started >= timedelta(minutes=minutes):
+        metrics.rg_refused("session_time")
         raise SessionTimeLimitReached(
             "Your session time limit is reached; play again after a break.",
             limit_minutes=minutes, session_started_at=started.isoformat(),
@@ -469,6 +473,7 @@ def assert_may_wager(
         if lost + amount + reserve + elsewhere > limit:
             because = (" with the decisions your other tables can still ask for" if elsewhere
                        else " with the decision the round can ask for" if reserve else "")  # fmt: skip
+            metrics.rg_refused(f"loss_{window}")
             raise LossLimitExceeded(
                 f"This bet could take your losses past your {window} loss limit{because}.",
                 window=window, limit=limit, lost=lost, remaining=max(0, limit - lost - elsewhere),

@@ -601,3 +601,25 @@ LOGGING = logging_config(
 # uvicorn's own loggers keep their filters (and --no-access-log); a URL's query
 # string may carry a websocket ticket, so casino.apps adds casino.log_filters'
 # StripQueryStrings to them (docs/auth.md, "Logs").
+
+# Metrics and error tracking (issue 36) -----------------------------------------------------------
+
+# Prometheus (casino/metrics.py, docs/live.md "Metrics"): every process writes its series into this
+# directory (prometheus_client's multi-process mode) and ``GET /metrics`` adds them up. It is exported
+# as PROMETHEUS_MULTIPROC_DIR, so the processes a process starts write there too; ``serve`` empties it
+# at start (the tests' plugin, for each run). ``GET /metrics`` is for staff or a caller sending
+# ``Authorization: Bearer <METRICS_TOKEN>`` (empty: staff only).
+METRICS_MULTIPROC_DIR = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or str(VAR_DIR / "prometheus")
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = METRICS_MULTIPROC_DIR
+Path(METRICS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Sentry (casino/error_tracking.py): on only when SENTRY_DSN is set; what it sends is scrubbed of
+# cards, tokens, passwords, tickets, cookies and Authorization headers.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+SENTRY_ENVIRONMENT = os.environ.get("SENTRY_ENVIRONMENT", "production" if PRODUCTION else "development")
+SENTRY_TRACES_SAMPLE_RATE = float(os.environ.get("SENTRY_TRACES_SAMPLE_RATE", "0"))
+if SENTRY_DSN:
+    from casino.error_tracking import init_sentry
+
+    init_sentry(dsn=SENTRY_DSN, environment=SENTRY_ENVIRONMENT, release=CASINO_VERSION,
+                traces_sample_rate=SENTRY_TRACES_SAMPLE_RATE)  # fmt: skip

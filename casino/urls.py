@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from casino.metrics_view import MetricsView
 from casino.views import ApiRootView, HealthView, LivenessView
 
 urlpatterns = [
@@ -14,6 +15,7 @@ urlpatterns = [
     path("api/", ApiRootView.as_view(), name="api-root"),
     path("api/health/", HealthView.as_view(), name="health"),
     path("api/health/live", LivenessView.as_view(), name="health-live"),
+    path("metrics", MetricsView.as_view(), name="metrics"),  # Prometheus' default path
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("casino.api_urls")),

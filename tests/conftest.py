@@ -84,13 +84,17 @@ def _database_url_for_subprocess() -> str:
 
 
 def _stop(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
-    """Stop a process the harness started (killed if it has not ended after 20 s), then close its log."""
+    """Stop a process the harness started (killed if it has not ended after 20 s), drop its live
+    metrics gauges (``casino.metrics.process_dead``), then close its log."""
+    from casino import metrics
+
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    metrics.process_dead(process.pid)
     log.close()
 
 

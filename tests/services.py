@@ -26,6 +26,9 @@ own services, set here before Django reads its settings:
 - ``var/``: logs, the SQLite fallback and the filesystem broker go to
   ``var/xdist/gwN/`` (``CASINO_VAR_DIR``, so the servers and workers the tests
   start write there too); tests name files through ``settings.VAR_DIR``.
+
+Every run (each xdist worker) gets an empty Prometheus multi-process directory,
+``<its var/>/prometheus-test`` (``PROMETHEUS_MULTIPROC_DIR``, ``casino.metrics``).
 """
 
 from __future__ import annotations
@@ -113,10 +116,24 @@ def _isolate_worker(index: int) -> list[str]:
     return []
 
 
+def _fresh_metrics_dir() -> None:
+    """Prometheus' multi-process directory of this run (``casino.metrics``):
+    ``prometheus-test/`` in this process's ``var/`` (a ``make run`` beside the
+    tests keeps ``var/prometheus/``), emptied, and exported before Django (and
+    prometheus_client) read it, so the servers and workers the tests start
+    write there too."""
+    directory = Path(os.environ.get("CASINO_VAR_DIR") or ROOT / "var") / "prometheus-test"
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink(missing_ok=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+
+
 _PROBLEMS = _choose_services()
 _INDEX = worker_index()
 if _INDEX is not None:
     _PROBLEMS += _isolate_worker(_INDEX)
+_fresh_metrics_dir()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -41,7 +41,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import DatabaseError, connection
+from django.utils import timezone
 
+from casino import metrics
 from casino.processes import database_url_of
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
@@ -198,15 +200,18 @@ class Outbox:
         if not self.open:
             return
         if len(self.frames) >= self.limit:
-            self.too_slow(f"outbox over {self.limit} frames")
+            self.too_slow(f"outbox over {self.limit} frames", reason="outbox_full")
             return
         self.frames.append(text)
         self.wake.set()
 
-    def too_slow(self, why: str) -> None:
+    def too_slow(self, why: str, *, reason: str) -> None:
+        """Close with 4408: ``why`` for the log, ``reason`` (``outbox_full``,
+        ``send_timeout``, ``snapshot_backlog``) for ``casino_ws_too_slow_total``."""
         if not self.open:
             return
         log.warning("feed: closing a connection with %s (%s)", CLOSE_TOO_SLOW, why)
+        metrics.ws_too_slow(reason)
         self.closing = True
         self.frames.clear()  # the client resumes from its last seq with a snapshot
         if self.sending_since is not None:
@@ -270,7 +275,7 @@ class Outbox:
     def overdue(self, now: float) -> None:
         """Called by the watchdog: a send in flight for longer than the bound is too slow."""
         if self.sending_since is not None and now - self.sending_since > self.timeout:
-            self.too_slow(f"a send took over {self.timeout} s")
+            self.too_slow(f"a send took over {self.timeout} s", reason="send_timeout")
 
     async def stop(self) -> None:
         """End the writer (the connection is closing); frames still queued are dropped."""
@@ -299,7 +304,7 @@ class Subscriber:
     def offer(self, delta: Delta) -> None:
         if self.pending is not None:
             if len(self.pending) >= self.outbox.limit:
-                self.outbox.too_slow("too many deltas while its snapshot was read")
+                self.outbox.too_slow("too many deltas while its snapshot was read", reason="snapshot_backlog")
                 return
             self.pending.append(delta)
         elif self.marks is not None:
@@ -563,6 +568,10 @@ class LogReader:
             # on, so no batch is read (or sent) twice.
             route(deltas)
             if events:
+                metrics.feed_batch(
+                    oldest=min(e.recorded_at for e in events), count=len(events),
+                    position=self.follower.position.position, now=timezone.now(),
+                )  # fmt: skip
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), poll)

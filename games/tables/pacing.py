@@ -32,6 +32,7 @@ from typing import Any, Protocol, TypeVar
 
 from django.db import models, transaction
 
+from casino import metrics
 from casino.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,13 @@ def schedule_advance(*, task: str, table_id: int, expected_seq: int, deadline: d
         _task(task).apply_async(args=(table_id, expected_seq), eta=deadline)
 
     transaction.on_commit(enqueue)
+
+
+def phase_ended(*, family: str, phase: str, deadline: datetime | None, now: datetime) -> None:
+    """The dealer is ending ``phase`` because its ``deadline`` passed (``now``):
+    its lag (``casino_dealer_phase_lag_seconds``) is recorded once the step's
+    transaction commits (a rolled-back step ended nothing)."""
+    transaction.on_commit(lambda: metrics.phase_ended(family=family, phase=phase, deadline=deadline, now=now))
 
 
 def advance_now(*, task: str, table_id: int, expected_seq: int) -> None:

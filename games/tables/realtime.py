@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
-from casino import json_input, log_context
+from casino import json_input, log_context, metrics
 from casino.auth import consume_ws_ticket
 from games.tables.api import MAX_IDEMPOTENCY_KEY
 
@@ -261,15 +261,33 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
     _refusals = 0
     _closing = False
     _slot: tuple[int, str] | None = None
+    # Metrics (casino_ws_connections, casino_ws_closes_total): the family counted when the
+    # handshake was accepted, and the close code (the server's, else the client's).
+    _counted_family: str | None = None
+    _close_code: int | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
-            # Whatever ended the consumer (disconnect, an exception): free the slot.
+            # Whatever ended the consumer (disconnect, an exception): count the close, free the slot.
+            family, self._counted_family = self._counted_family, None
+            if family is not None:
+                metrics.ws_closed(family, self._close_code)
             slot, self._slot = self._slot, None
             if slot is not None:
                 await player_connections.release(*slot)
+
+    async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
+        await super().accept(subprotocol=subprotocol, headers=headers)
+        if self._counted_family is None:
+            self._counted_family = str(getattr(self, "feed_family", "other"))
+            metrics.ws_opened(self._counted_family)
+
+    async def websocket_disconnect(self, message: Any) -> None:
+        if self._close_code is None and isinstance(message.get("code"), int):
+            self._close_code = message["code"]
+        await super().websocket_disconnect(message)
 
     async def admit(self, player_id: int) -> bool:
         """Accept the handshake for ``player_id``; at their connection limit close it
@@ -285,6 +303,8 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
 
     async def close(self, code: int | bool | None = None, reason: str | None = None) -> None:
         self._closing = True
+        if self._close_code is None:
+            self._close_code = code if isinstance(code, int) and not isinstance(code, bool) else 1000
         await super().close(code=code, reason=reason)
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:

@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from rest_framework.utils.encoders import JSONEncoder
 
+from casino import metrics
 from casino.errors import DomainError
 from games.tables.api import MAX_IDEMPOTENCY_KEY
 
@@ -79,15 +80,17 @@ async def on_thread(function: Callable[..., Any], /, **kwargs: Any) -> Any:
     return await loop.run_in_executor(command_pool(), functools.partial(context.run, _as_request, function, kwargs))
 
 
-async def answer_awaiting(request: str, client_id: object, command: Awaitable[Any]) -> dict[str, Any]:
+async def answer_awaiting(request: str, client_id: object, command: Awaitable[Any], *, family: str) -> dict[str, Any]:
     """The ``ack`` or ``error`` frame for the command of type ``request`` with
     id ``client_id``, once ``command`` (its REST answer body, or a raised
     ``DomainError``) is done. An unexpected failure is logged and answered
     ``server_error`` (REST's 500): the connection stays, and a retry with the
-    same id is safe."""
+    same id is safe. Counted and timed under ``family`` (``casino.metrics``,
+    transport ``ws``; ``request`` is one of the family's command kinds)."""
     echo = {"id": client_id} if isinstance(client_id, str) and len(client_id) <= MAX_IDEMPOTENCY_KEY else {}
     try:
-        result = await command
+        with metrics.command_observed(family=family, command=request, transport="ws"):
+            result = await command
     except DomainError as exc:
         return {"type": "error", **echo, "request": request, **exc.as_dict()}
     except Exception:
@@ -96,6 +99,8 @@ async def answer_awaiting(request: str, client_id: object, command: Awaitable[An
     return {"type": "ack", **echo, "request": request, "result": as_rendered(result)}
 
 
-async def answer(request: str, client_id: object, function: Callable[..., Any], /, **kwargs: Any) -> dict[str, Any]:
+async def answer(
+    request: str, client_id: object, function: Callable[..., Any], /, *, family: str, **kwargs: Any
+) -> dict[str, Any]:
     """``answer_awaiting`` for ``function(**kwargs)`` run on a command thread."""
-    return await answer_awaiting(request, client_id, on_thread(function, **kwargs))
+    return await answer_awaiting(request, client_id, on_thread(function, **kwargs), family=family)

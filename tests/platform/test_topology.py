@@ -35,7 +35,7 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -50,6 +50,7 @@ from django.contrib.auth import get_user_model
 from django.db import connections
 from websockets.typing import Origin
 
+from casino import metrics
 from casino.auth import issue_token
 from casino.processes import free_port, uvicorn_command
 from games.house.models import HouseRound, HouseTable, PlayerRound
@@ -87,6 +88,7 @@ class Process:
     def kill(self) -> None:
         self.signal_group(signal.SIGKILL)
         self.popen.wait(timeout=30)
+        metrics.process_dead(self.popen.pid)  # its open sockets leave casino_ws_connections
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after a short grace; the group is killed either way."""
@@ -97,6 +99,7 @@ class Process:
         self.signal_group(signal.SIGKILL)
         with suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=10)
+        metrics.process_dead(self.popen.pid)
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
@@ -479,19 +482,70 @@ async def until(predicate: Callable[[], Any], *, timeout: float, what: str, read
         await asyncio.sleep(0.1)
 
 
+# --- the cast: two tables, four players -----------------------------------------------------------
+
+
+Players = tuple[HousePlayer, HousePlayer, PokerPlayer, PokerPlayer]  # alice, bob, carol, dave
+
+
+@dataclass
+class Cast:
+    """A fast house table with two funded players seated, a poker table, two funded players, their tokens."""
+
+    house: HouseTable
+    poker: PokerTable
+    house_ids: list[int]
+    tokens: list[str]  # alice, bob (house); carol, dave (poker)
+
+    @classmethod
+    def make(cls) -> Cast:
+        house = fast_table("casino_holdem", betting_seconds=3, warning_seconds=1)
+        # A long turn (players act at once): a timeout would sit a player out and stop the table.
+        poker = make_poker_table(turn_seconds=20, between_hands_seconds=1, disconnection_bank_seconds=2)
+        house_ids = [make_player(house, funds=50_000) for _ in range(2)]
+        ids = house_ids + [make_player(funds=50_000) for _ in range(2)]
+        return cls(house, poker, house_ids, [issue_token(user=get_user_model().objects.get(pk=pk)) for pk in ids])
+
+    def clients(self, servers: Servers, base1: str, base2: str) -> Players:
+        """Each house player's socket on one process (bets through either); the poker players' on each."""
+        alice, bob, carol, dave = self.tokens
+        return (
+            HousePlayer("alice", alice, self.house.pk, servers, rest=base1, ws=base2),
+            HousePlayer("bob", bob, self.house.pk, servers, rest=base2, ws=base1),
+            PokerPlayer("carol", carol, self.poker.pk, servers, rest=base1, ws=base1, seat=1),
+            PokerPlayer("dave", dave, self.poker.pk, servers, rest=base2, ws=base2, seat=2),
+        )
+
+
+async def sit_down(players: tuple[PokerPlayer, ...], poker: PokerTable) -> None:
+    """Each poker player sits down (over REST on their ``rest`` process) with a 1,000 buy-in."""
+    for player in players:
+        body = {"seat": player.seat, "buy_in": 1000}
+        sat = await player.request("POST", f"/api/poker/tables/{poker.pk}/sit/", body, key=uuid.uuid4().hex)
+        assert sat.status_code == 201, sat.text
+
+
+async def stop_clients(clients: Sequence[Client], tasks: Sequence[asyncio.Future[None]]) -> None:
+    """Close the scenario's database thread and every client's socket; raise the first failure of a client's tasks."""
+    await in_db_thread(connections.close_all)
+    for client in clients:
+        client.stopping = True
+        if client.socket is not None:
+            await client.socket.close()
+    await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)
+    for task in [*tasks, *(t for client in clients for t in client.tasks)]:
+        if task.done() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+
+
 # --- the test -----------------------------------------------------------------------------------
 
 
 def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_killed(
     runtime_role: RuntimeRole, tmp_path: Path
 ) -> None:
-    house = fast_table("casino_holdem", betting_seconds=3, warning_seconds=1)
-    # A long turn (players act at once): a timeout would sit a player out and stop the table.
-    poker = make_poker_table(turn_seconds=20, between_hands_seconds=1, disconnection_bank_seconds=2)
-    users = get_user_model().objects
-    house_ids = [make_player(house, funds=50_000) for _ in range(2)]
-    alice, bob = (issue_token(user=users.get(pk=pk)) for pk in house_ids)
-    carol, dave = (issue_token(user=users.get(pk=make_player(funds=50_000))) for _ in range(2))
+    cast = Cast.make()
+    house, poker, house_ids = cast.house, cast.poker, cast.house_ids
     env = production_env(runtime_role.url, uuid.uuid4().hex)
 
     with ExitStack() as stack:
@@ -503,23 +557,14 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
         wait_ready(topo.processes, [base1, base2])
         check_login_rate_is_shared(base1, base2)
         servers = Servers([base1, base2])
-        # Each house player's socket is on one process; their bets go through either, in turn.
-        a = HousePlayer("alice", alice, house.pk, servers, rest=base1, ws=base2)
-        b = HousePlayer("bob", bob, house.pk, servers, rest=base2, ws=base1)
-        c = PokerPlayer("carol", carol, poker.pk, servers, rest=base1, ws=base1, seat=1)
-        d = PokerPlayer("dave", dave, poker.pk, servers, rest=base2, ws=base2, seat=2)
+        a, b, c, d = cast.clients(servers, base1, base2)
         clients: list[Client] = [a, b, c, d]
         kill: dict[str, Any] = {}
 
         async def scenario() -> None:
             tasks = [asyncio.ensure_future(client.run()) for client in clients]
             try:
-                for player in (c, d):
-                    sat = await player.request(
-                        "POST", f"/api/poker/tables/{poker.pk}/sit/", {"seat": player.seat, "buy_in": 1000},
-                        key=uuid.uuid4().hex,
-                    )  # fmt: skip
-                    assert sat.status_code == 201, sat.text
+                await sit_down((c, d), poker)
                 # Both processes carry play: a round settled for each house player, a hand ended for both.
                 await until(lambda: a.settled_rounds() and b.settled_rounds(), timeout=60, what="house rounds")
                 await until(lambda: hands_ended(c) and hands_ended(d), timeout=60, what="poker hands")
@@ -543,15 +588,7 @@ def test_two_asgi_processes_and_two_workers_lose_nothing_when_one_of_each_is_kil
                     lambda: caught_up(clients, house, poker), timeout=60, what="clients caught up", reads_db=True
                 )
             finally:
-                await in_db_thread(connections.close_all)
-                for client in clients:
-                    client.stopping = True
-                    if client.socket is not None:
-                        await client.socket.close()
-                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=30)
-                for task in [*tasks, *(t for client in clients for t in client.tasks)]:
-                    if task.done() and task.exception() is not None:
-                        raise task.exception()  # type: ignore[misc]
+                await stop_clients(clients, tasks)
 
         try:
             asyncio.run(scenario())

@@ -37,6 +37,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from casino import metrics
 from casino.demo import seed_demo
 from casino.processes import uvicorn_command
 
@@ -64,6 +65,8 @@ class Command(BaseCommand):
                 else:
                     self.stdout.write(line)
         python = sys.executable
+        # Every child writes its metrics under PROMETHEUS_MULTIPROC_DIR (exported by the settings): start empty.
+        metrics.reset_multiprocess_dir()
         token = settings.HEALTH_CHECK_TOKEN or secrets.token_urlsafe(32)
         logs = log_files()
         if options["no_seed"]:
@@ -181,3 +184,4 @@ def _stop_all(children: dict[str, subprocess.Popen[bytes]]) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+        metrics.process_dead(child.pid)

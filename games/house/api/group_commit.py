@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.utils import timezone
 
+from casino import metrics
 from games.house.services.group import CommandResult, PlayerCommand, run_commands
 
 
@@ -95,6 +96,7 @@ def _lead(table_id: int, table: _Table, me: _Entry) -> None:
             batch, table.queue[:] = table.queue[:limit], table.queue[limit:]
             stats.batches += 1
             stats.commands += len(batch)
+        metrics.group_commit(interface="rest", size=len(batch))
         failure: BaseException | None = None
         try:
             results = run_commands(table_id=table_id, commands=[e.command for e in batch], now=timezone.now())

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino import metrics
 from casino.api import request_user
 from casino.errors import NotFound
 from casino.throttling import PlayThrottle
@@ -162,15 +163,17 @@ class LeaveView(APIView):
 
 def play_command(request: Request, kind: str, table_id: int) -> Response:
     """``games.house.api.play.run_command`` (shared with the websocket) with the
-    ``Idempotency-Key`` header, the JSON body and the server's clock."""
-    answer = play.run_command(
-        kind=kind,
-        table_id=table_id,
-        player_id=request_user(request).pk,
-        raw_key=request.headers.get("Idempotency-Key", ""),
-        fields=lambda: body(request),
-        now=timezone.now(),
-    )
+    ``Idempotency-Key`` header, the JSON body and the server's clock; counted and
+    timed (``casino_commands_total``, ``casino_command_duration_seconds``)."""
+    with metrics.command_observed(family="house", command=kind, transport="rest"):
+        answer = play.run_command(
+            kind=kind,
+            table_id=table_id,
+            player_id=request_user(request).pk,
+            raw_key=request.headers.get("Idempotency-Key", ""),
+            fields=lambda: body(request),
+            now=timezone.now(),
+        )
     return Response(answer, status=play.STATUS[kind])
 
 

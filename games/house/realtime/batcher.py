@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import close_old_connections, connections
 
+from casino import metrics
 from games.house.services.group import CommandResult, PlayerCommand, run_commands
 
 
@@ -95,6 +96,7 @@ class Batcher:
                     continue
                 self.batches += 1
                 self.commands += len(batch)
+                metrics.group_commit(interface="ws", size=len(batch))
                 for pending, result in zip(batch, results, strict=True):
                     if not pending.future.done():
                         pending.future.set_result(result)

@@ -90,8 +90,8 @@ async def execute_command(
     ``fields`` is the whole frame, ``client_id`` its ``id`` as sent."""
     if kind in play.SEAT_COMMANDS:
         return await ws_commands.answer(
-            kind, client_id, _seat_command,
+            kind, client_id, _seat_command, family="house",
             table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id,
         )  # fmt: skip
     command = _grouped(table_id=table_id, player_id=player_id, kind=kind, fields=fields, client_id=client_id)
-    return await ws_commands.answer_awaiting(kind, client_id, command)
+    return await ws_commands.answer_awaiting(kind, client_id, command, family="house")

@@ -262,6 +262,8 @@ def advance_table(
         if table.phase_seq != expected_seq or table.phase in (IDLE, PAUSED, ""):
             return None
         due = table.deadline is None or table.deadline <= now
+        if due:
+            pacing.phase_ended(family="house", phase=table.phase, deadline=table.deadline, now=now)
         if table.phase == BETWEEN:
             if not due:
                 return None

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import casino.converters  # noqa: F401 (registers the <text:...> route converter)
-from casino import log_context
+from casino import log_context, metrics
 from casino.api import request_user
 from casino.throttling import PlayThrottle
 from games.poker import event_types as et
@@ -145,6 +145,7 @@ class SitView(PokerView):
         r409="poker_table_closed, poker_seat_taken, poker_already_seated, insufficient_funds, "
         "idempotency_key_reused, poker_currency_in_use",
     )
+    @metrics.rest_command("poker", "sit")
     def post(self, request: Request, table_id: int) -> Response:
         data = body(request)
         seat = data.get("seat")
@@ -165,6 +166,7 @@ class TopUpView(PokerView):
         r403=RESPONSIBLE_GAMING,
         r409="poker_not_seated, poker_in_hand, insufficient_funds, idempotency_key_reused",
     )
+    @metrics.rest_command("poker", "top_up")
     def post(self, request: Request, table_id: int) -> Response:
         result = services.top_up(
             table_id=table_id, player_id=request_user(request).pk, amount=positive_int(body(request).get("amount")),
@@ -177,6 +179,7 @@ class LeaveView(PokerView):
     """Stand up: every chip back to the wallet (not while still in the hand being played)."""
 
     @keyed_command(None, r409="poker_not_seated, poker_in_hand, idempotency_key_reused")
+    @metrics.rest_command("poker", "leave")
     def post(self, request: Request, table_id: int) -> Response:
         result = services.stand_up(
             table_id=table_id, player_id=request_user(request).pk, idempotency_key=idempotency_key(request),
@@ -189,6 +192,7 @@ class SitOutView(PokerView):
     """Sit out from the next hand; the seat is reserved for the table's reservation time."""
 
     @extend_schema(request=None, responses={200: AnyObject, **errors(r409="poker_not_seated")})
+    @metrics.rest_command("poker", "sit_out")
     def post(self, request: Request, table_id: int) -> Response:
         result = services.sit_out(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(asdict(result))
@@ -198,6 +202,7 @@ class SitInView(PokerView):
     """Be dealt in again from the next hand."""
 
     @extend_schema(request=None, responses={200: AnyObject, **errors(r409="poker_not_seated, poker_no_chips")})
+    @metrics.rest_command("poker", "sit_in")
     def post(self, request: Request, table_id: int) -> Response:
         result = services.sit_in(table_id=table_id, player_id=request_user(request).pk, now=timezone.now())
         return Response(asdict(result))
@@ -233,6 +238,7 @@ class ActView(PokerView):
         "poker_hand_complete, poker_not_your_turn, poker_player_folded, poker_player_all_in, "
         "tournament_player_eliminated, idempotency_key_reused",
     )
+    @metrics.rest_command("poker", "act")
     def post(self, request: Request, table_id: int) -> Response:
         return Response(
             act_command(

@@ -329,7 +329,7 @@ class PokerTableConsumer(PresentSocket, PokerSocket):
         REST answer body, or ``error`` with the REST code."""
         client_id = content["id"] if "id" in content else content.get("idempotency_key")
         answer = await ws_commands.answer(
-            "act", client_id, act_command,
+            "act", client_id, act_command, family="poker",
             table_id=self.table_id, player_id=self.player_id, raw_key=client_id, fields=lambda: content,
             now=timezone.now(),
         )  # fmt: skip

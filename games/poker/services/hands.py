@@ -404,6 +404,7 @@ def advance_table(
             return None
         if table.deadline is not None and table.deadline > now:
             return None
+        pacing.phase_ended(family="poker", phase=table.phase, deadline=table.deadline, now=now)
         if table.phase == BETWEEN:
             _start_hand(table, now, rng, deck)
             return table

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from casino import metrics
 from ledger.services.seals import seal_key
 from ledger.services.verify import verify_ledger
 
@@ -23,6 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         problems = verify_ledger(key=seal_key(), projections=not options["no_projections"])
+        metrics.ledger_verified(problems=len(problems))  # casino_ledger_verify_ok, for the scrape
         for problem in problems[:50]:
             self.stderr.write(str(problem))
         if problems:

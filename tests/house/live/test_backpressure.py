@@ -19,6 +19,7 @@ import pytest
 from django.test import override_settings
 from websockets.exceptions import ConnectionClosed
 
+from casino.metrics_view import scrape
 from games.benchmarks.live import asgi_server
 from games.house.models import HouseTable
 from games.house.services import place_chip
@@ -36,8 +37,9 @@ from tests.feed_clients import (
     stalled,
     ws_url,
 )
-from tests.house.live.conftest import assert_every_delta, change, fast_table, latencies, seqs
+from tests.house.live.conftest import assert_every_delta, change, fast_table, latencies, seqs, wait_for
 from tests.house.services.conftest import make_player, open_round
+from tests.platform.test_metrics import value
 from tests.ws_auth import token_for
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -104,10 +106,14 @@ def test_a_client_that_never_reads_is_closed_with_4408_and_stalls_nobody(server:
             await reader.stop()
         return readers, changes, stalled_frames
 
+    closes_before = closed_too_slow()
     readers, changes, (slow_frames, slow_code) = asyncio.run(scenario())
     # The server stopped sending to the slow client (a strict, gap-free prefix of
     # what it asked for) and, once it read again, closed it with 4408.
     assert slow_code == 4408, slow_code
+    # ...and counted it (docs/live.md, "Metrics"): the 4408 decided and the close by its code.
+    wait_for(lambda: closed_too_slow()[1] > closes_before[1], timeout=10, what="the 4408 close counted")
+    assert closed_too_slow()[0] > closes_before[0]
     chat_ids = [frame["id"] for frame in readers[0].of("chat")]
     assert len(chat_ids) == 300
     slow_chat = [frame["id"] for frame in slow_frames if frame["type"] == "chat"]
@@ -121,6 +127,15 @@ def test_a_client_that_never_reads_is_closed_with_4408_and_stalls_nobody(server:
         assert_every_delta(reader, table.pk)
         late = [round(lag, 3) for lag in latencies(reader, moves) if lag > LATENCY_BOUND]
         assert not late, late
+
+
+def closed_too_slow() -> tuple[float, float]:
+    """From the metrics every process reports (``casino.metrics_view.scrape``): the 4408s the
+    feed decided (``casino_ws_too_slow_total``) and the closes with 4408 (``casino_ws_closes_total``)."""
+    text = scrape("text/plain")[0].decode()
+    return value(text, "casino_ws_too_slow_total", reason="outbox_full"), value(
+        text, "casino_ws_closes_total", family="house", code="4408"
+    )
 
 
 async def until_seq(reader: Reader, table_id: int, timeout: float = 10) -> None:
