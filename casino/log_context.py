@@ -130,6 +130,10 @@ class RequestContextMiddleware:
         """The session's user is known here (``AuthenticationMiddleware`` ran); an API
         token's user only once DRF authenticates it (``casino.auth.TokenAuthentication``
         binds it then)."""
-        user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated:
+        try:
+            user = getattr(request, "user", None)
+            authenticated = user is not None and user.is_authenticated
+        except Exception:  # the session store failed: the view meets that error itself, unmasked
+            return None
+        if authenticated:
             bind(player=user.pk)

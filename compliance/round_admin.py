@@ -132,7 +132,8 @@ class RoundControlAdmin(SafeLookups, admin.ModelAdmin):
         round_row = self.get_object(request, object_id)
         if round_row is None:
             raise Http404(f"no round {object_id!r}")
-        if not self.has_view_permission(request, round_row):
+        # A projection is never written through the admin: the page has no form, its controls post elsewhere.
+        if not self.has_view_permission(request, round_row) or request.method not in ("GET", "HEAD"):
             raise PermissionDenied
         story = round_story(round_row)
         staked, returned = round_row.staked, round_row.returned

@@ -172,7 +172,8 @@ class PokerHandAdmin(MoneyFields, ReadOnlyAdmin):
         hand = self.get_object(request, object_id)
         if hand is None:
             raise Http404(f"no poker hand {object_id!r}")
-        if not self.has_view_permission(request, hand):
+        # A projection is never written through the admin: the page has no form, its controls post elsewhere.
+        if not self.has_view_permission(request, hand) or request.method not in ("GET", "HEAD"):
             raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),

@@ -93,7 +93,9 @@ def test_admin_form_shows_and_validates_the_cap() -> None:
     from django.test import RequestFactory
 
     admin = site._registry[PokerTable]
-    form_class = admin.get_form(RequestFactory().get("/"), table)
+    request = RequestFactory().get("/")
+    request.user = _operator  # an admin request always has its user (the form's fields depend on its permissions)
+    form_class = admin.get_form(request, table)
     data = {name: getattr(table, name) for name in services.configure.SETTINGS}
     data["raise_cap"] = 0
     form = form_class(data=data, instance=table)
