@@ -8,12 +8,13 @@ layer: no game rule lives here."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -238,6 +239,35 @@ class PlayerConnections:
 player_connections = PlayerConnections()
 
 
+# How often a channel-layer receive whose cancellation was lost is cancelled again.
+RECANCEL_SECONDS = 0.5
+
+
+async def receive_until_cancelled(receive: Callable[[], Awaitable[Any]]) -> Any:
+    """``receive()`` (a consumer's channel-layer receive) in a task of its own,
+    which, when this is cancelled, is cancelled again until it has ended.
+
+    Why: Channels ends a consumer by cancelling its pending channel-layer receive
+    and awaiting it (``channels.utils.await_many_dispatch``). channels_redis's
+    receive blocks in a redis-py ``BZPOPMIN`` (5 s, in a loop); a cancellation
+    that lands as a reply arrives is lost in redis-py (redis/redis-py#2028), the
+    task goes on popping with its cancel still requested (``Task.cancelling()``
+    1) until a message comes to some channel of this process: the consumer never
+    ended after its client's close, so its connection stayed counted and its
+    slot held (issue 36: ``casino_ws_connections`` stuck at 1). A message that
+    arrives as the consumer ends is dropped, as Channels drops it."""
+    task = asyncio.ensure_future(receive())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=RECANCEL_SECONDS)
+        if not task.cancelled() and task.exception() is not None:
+            log.info("websocket: the channel-layer receive ended with %r as its consumer ended", task.exception())
+        raise
+
+
 class JSONFrames(AsyncJsonWebsocketConsumer):
     """The base of both families' table consumers: the inbound limits, in this order,
     before any frame is handled (docs/websocket.md, "Limits"):
@@ -265,6 +295,18 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
     # handshake was accepted, and the close code (the server's, else the client's).
     _counted_family: str | None = None
     _close_code: int | None = None
+    _channel_receive: Callable[[], Awaitable[Any]] | None = None
+
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[Any]] | None:
+        """The channel-layer receive Channels' ``__call__`` awaits with the client's;
+        set by it, wrapped so that the consumer's end cannot wait on it forever
+        (``receive_until_cancelled``)."""
+        return self._channel_receive
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[Any]]) -> None:
+        self._channel_receive = functools.partial(receive_until_cancelled, receive)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:

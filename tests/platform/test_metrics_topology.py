@@ -121,9 +121,7 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
             finally:
                 await stop_clients(clients, tasks)
 
-            # The sockets closed (by the clients: 1000) leave the gauge and are counted by code. (Poker: at
-            # least one of the two; a poker consumer has been seen to outlive its client's close now and then,
-            # a lingering consumer this gauge is there to show; it is being looked into.)
+            # The sockets closed (by the clients: 1000) leave the gauge and are counted by code.
             def closed(text: str, family: str) -> float:
                 return value(text, "casino_ws_closes_total", family=family, code="1000") - value(
                     seen["open"], "casino_ws_closes_total", family=family, code="1000"
@@ -134,8 +132,8 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
                 lambda t: (
                     sockets(t, "house") == 0
                     and closed(t, "house") == 2
-                    and sockets(t, "poker") <= 1
-                    and closed(t, "poker") >= 1
+                    and sockets(t, "poker") == 0
+                    and closed(t, "poker") == 2
                 ),
                 what="the sockets' closes",
                 timeout=90,
