@@ -13,9 +13,10 @@ import hmac
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from ledger.canonical import GENESIS_HASH, NotCanonical, canonical_json, chain_hash, event_body, merkle_root
 from ledger.services.events import json_value, read_cursor, timestamp
@@ -225,17 +226,39 @@ def verify_ledger(*, key: bytes, projections: bool = True, mac_keys: Sequence[by
     signed, money, the registered checks (``register_check``) and, unless
     ``projections`` is false, the read models against their rebuild from the
     log (``check_projections``). ``key``: the seal key; ``mac_keys``: the event
-    keys (default: the settings' current and retired ones)."""
-    with read_cursor() as events:
-        epochs = integrity_epochs(events)
-        problems = check_chains(events, mac_keys=mac_keys or verification_keys(), first_mac_event=mac_epoch(epochs))
-    with connection.cursor() as cursor:
-        problems.sort(key=lambda p: p.event_id or 0)
-        problems += check_seals(cursor, key, epochs)
-        problems += check_money(cursor)
-        problems += check_legs(cursor)
-    for check in _extra_checks.values():
-        problems += check()
-    if projections:
-        problems += check_projections()
+    keys (default: the settings' current and retired ones).
+
+    Every check reads one snapshot of the database (``_one_snapshot``), so a
+    system that goes on taking bets while it is verified is never reported
+    for a bet that landed between two of the checks' queries."""
+    with _one_snapshot():
+        with read_cursor() as events:
+            epochs = integrity_epochs(events)
+            problems = check_chains(events, mac_keys=mac_keys or verification_keys(), first_mac_event=mac_epoch(epochs))
+        with connection.cursor() as cursor:
+            problems.sort(key=lambda p: p.event_id or 0)
+            problems += check_seals(cursor, key, epochs)
+            problems += check_money(cursor)
+            problems += check_legs(cursor)
+        for check in _extra_checks.values():
+            problems += check()
+        if projections:
+            problems += check_projections()
     return problems
+
+
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """A transaction whose reads all see one snapshot: REPEATABLE READ on
+    PostgreSQL (its default, READ COMMITTED, gives each statement its own, so
+    a balance and its legs could be read either side of a concurrent bet); a
+    SQLite transaction is one snapshot already. Inside a caller's transaction
+    (a test's, a command's) that transaction is used as it is."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
