@@ -135,5 +135,5 @@ class RequestContextMiddleware:
             authenticated = user is not None and user.is_authenticated
         except Exception:  # the session store failed: the view meets that error itself, unmasked
             return None
-        if authenticated:
+        if authenticated and user is not None:
             bind(player=user.pk)
