@@ -191,8 +191,12 @@ def test_two_asgi_processes_and_a_worker_report_into_one_scrape(runtime_role: Ru
     assert grew("casino_feed_events_total") > 0
     assert grew("casino_feed_lag_seconds_count") > 0
     head = value(one, "casino_ledger_head_position")
-    # The read position is the feeds' while they run (sockets open): read from the scrape taken then.
-    assert 0 < value(seen["open"], "casino_feed_read_position") <= head
+    # The read position is the feeds' while they run (sockets open): read from the scrape taken then. It is
+    # the lowest of the live processes that set it, and this pytest process is live and shares the directory
+    # with the in-process feeds of the tests run before it in the same worker (their own databases' logs):
+    # so only its bound is this test's to check, not that it is above 0.
+    assert any(name == "casino_feed_read_position" for name, _labels, _v in samples(seen["open"]))
+    assert value(seen["open"], "casino_feed_read_position") <= head
     # The ledger: sealed, verified (verify_ledger ran in this test's process), read at the scrape.
     assert value(one, "casino_ledger_seal_age_seconds") >= 0
     assert value(one, "casino_ledger_unsealed_events") >= 0
