@@ -602,11 +602,9 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
         command.hand_id, config, command.button, players, Phase.DEALING, 0, (), -1, 0, 0, 0, -1, (), 0, 0, 1, positions,
         0, 0,
     ))  # fmt: skip
-    for position in range(n if config.antes or config.ante else 0):
-        ante = _conventional(config.antes, position, n) if config.antes else config.ante
-        p = state.players[position]
-        amount = min(ante, p.stack)
+    for position, amount in enumerate(_ante_posts(config, [p.stack for p in state.players])):
         if amount:
+            p = state.players[position]
             state = _emit(state, events, AntePosted(p.seat, amount, amount == p.stack))
     kinds = ("small", "big")
     for index, blind in enumerate(config.blinds_or_straddles):
@@ -620,6 +618,35 @@ def _start(command: StartHand) -> tuple[HandState, list[Event]]:
             events.append(posted)
             state = _apply_blind(state, posted)
     return state, events
+
+
+def antes_due(config: HandConfig, players: int) -> tuple[int, ...]:
+    """The ante each position owes (position order)."""
+    if config.antes:
+        return tuple(_conventional(config.antes, position, players) for position in range(players))
+    return (config.ante,) * players
+
+
+def antes_are_contributions(config: HandConfig, players: int) -> bool:
+    """Whether the antes count as each player's contribution to the pots
+    (RULES.md, "Antes in side pots"): when every player owes the same ante
+    (tables, tournaments). A big-blind or button ante (one player posting
+    for the table, only in imported histories) is dead money in the main
+    pot instead. pokerkit's ``ante_trimming_status`` true and false."""
+    due = antes_due(config, players)
+    return due[0] > 0 and len(set(due)) == 1
+
+
+def _ante_posts(config: HandConfig, stacks: Sequence[int]) -> list[int]:
+    """What each position posts: its ante, or all it has. When the antes are
+    contributions, no one posts more than the next largest post: that part
+    could never be matched, so it is not taken (pokerkit trims it back)."""
+    due = antes_due(config, len(stacks))
+    posts = [min(ante, stack) for ante, stack in zip(due, stacks, strict=True)]
+    if antes_are_contributions(config, len(stacks)):
+        second = sorted(posts, reverse=True)[1]
+        posts = [min(post, second) for post in posts]
+    return posts
 
 
 def _conventional(values: tuple[int, ...], position: int, n: int) -> int:
@@ -780,16 +807,19 @@ class Pot(NamedTuple):
     eligible: tuple[int, ...]  # positions
 
 
-def compute_pots(players: Sequence[Player]) -> list[Pot]:
-    """Main pot then side pots from what each player put in. Antes are dead
-    money in the main pot; pots with the same eligible players merge."""
-    contributions = [p.committed for p in players]
-    amount = sum(p.ante for p in players)
+def compute_pots(players: Sequence[Player], *, dead_antes: bool = False) -> list[Pot]:
+    """Main pot then side pots from what each player put in, antes included
+    (a player wins from each opponent at most what they matched), or with
+    ``dead_antes`` the antes in the main pot whoever posted them (a big-blind
+    ante: ``antes_are_contributions``). Pots with the same eligible players
+    merge."""
+    contributions = [p.committed if dead_antes else p.committed + p.ante for p in players]
+    amount = sum(p.ante for p in players) if dead_antes else 0
     previous = 0
     pots: list[Pot] = []
     for level in sorted(set(contributions)):
         amount += sum(level - previous for c in contributions if c >= level)
-        eligible = tuple(i for i, p in enumerate(players) if not p.folded and p.committed >= level)
+        eligible = tuple(i for i, p in enumerate(players) if not p.folded and contributions[i] >= level)
         while pots and pots[-1].eligible == eligible:
             amount += pots.pop().amount
         if amount:
@@ -807,7 +837,7 @@ def _settle(state: HandState, events: list[Event], strength: Strength) -> HandSt
         strength = _evaluator()
     players = state.players
     alive = [i for i, p in enumerate(players) if not p.folded]
-    pots = compute_pots(players)
+    pots = compute_pots(players, dead_antes=not antes_are_contributions(state.config, len(players)))
     strengths: dict[int, int] = {}
     shown: set[int] = set()
     first = len(events)

@@ -46,6 +46,7 @@ from games.poker.engine.hand import (
     SeatSpec,
     StartHand,
     Strength,
+    antes_are_contributions,
     apply,
     decide,
     default_strength,
@@ -333,7 +334,7 @@ def write_phh(events: Sequence[Event], *, extra: dict[str, Any] | None = None) -
     assert state is not None
     fields: dict[str, Any] = {
         "variant": VARIANT_CODES[variant],
-        "ante_trimming_status": False,
+        "ante_trimming_status": antes_are_contributions(state.config, len(started.seats)),
         "antes": _antes(started),
         "blinds_or_straddles": list(started.blinds_or_straddles),
     }

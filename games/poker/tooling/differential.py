@@ -642,9 +642,9 @@ def pokerkit_hand(rng: random.Random, variant: Variant) -> tuple[str, tuple[int,
     blinds = (big // 2, big, 2 * big) if n >= 4 and rng.random() < 0.2 else (big // 2, big)
     game: FixedLimitTexasHoldem | NoLimitTexasHoldem
     if variant is Variant.FIXED_LIMIT:
-        game = FixedLimitTexasHoldem(FULL_AUTOMATIONS, False, antes, blinds, big, 2 * big)
+        game = FixedLimitTexasHoldem(FULL_AUTOMATIONS, True, antes, blinds, big, 2 * big)
     else:
-        game = NoLimitTexasHoldem(FULL_AUTOMATIONS, False, antes, blinds, big)
+        game = NoLimitTexasHoldem(FULL_AUTOMATIONS, True, antes, blinds, big)
     stacks = tuple(_stack(rng, big) for _ in range(n))  # many short: short all-ins are common
     state = game(stacks, n)
     over_cap = False

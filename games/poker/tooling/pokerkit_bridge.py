@@ -24,6 +24,7 @@ from pokerkit import (
 )
 from pokerkit.games import PotLimitPokerMixin, TexasHoldemMixin, UnfixedLimitHoldem
 
+from games.poker.engine.hand import antes_are_contributions
 from games.poker.engine.rules import HandConfig, RakeRule, Variant, allocate_rake
 
 
@@ -126,21 +127,24 @@ def create_state(
     rake: Any = None,
     automations: tuple[Automation, ...] = AUTOMATIONS,
 ) -> State:
-    """A pokerkit state for our stakes (antes are dead money in the main
-    pot: pokerkit's ``ante_trimming_status=False``)."""
+    """A pokerkit state for our stakes. Antes count as contributions when
+    every player owes the same one (pokerkit's ``ante_trimming_status``
+    true); a big-blind or button ante is dead money in the main pot (false):
+    ``hand.antes_are_contributions``."""
     n = len(stacks)
+    trimming = antes_are_contributions(config, n)
     antes: Any = config.antes if config.antes else config.ante
     blinds = config.blinds_or_straddles
     kwargs: dict[str, Any] = {} if rake is None else {"rake": rake}
     game: Any
     if config.variant is Variant.FIXED_LIMIT:
         game = FixedLimitTexasHoldem(
-            automations, False, antes, blinds, config.street_min_bet(0), config.street_min_bet(2), **kwargs
+            automations, trimming, antes, blinds, config.street_min_bet(0), config.street_min_bet(2), **kwargs
         )
     elif config.variant is Variant.POT_LIMIT:
-        game = PotLimitTexasHoldem(automations, False, antes, blinds, config.street_min_bet(0), **kwargs)
+        game = PotLimitTexasHoldem(automations, trimming, antes, blinds, config.street_min_bet(0), **kwargs)
     else:
-        game = NoLimitTexasHoldem(automations, False, antes, blinds, config.street_min_bet(0), **kwargs)
+        game = NoLimitTexasHoldem(automations, trimming, antes, blinds, config.street_min_bet(0), **kwargs)
     state: State = game(tuple(stacks), n)
     return state
 

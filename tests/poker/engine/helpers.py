@@ -105,3 +105,17 @@ def two_odd_pots(split: PotSplit, short_hole: str = "9c8c", river: str = "2c", r
     h.act(2, "check")
     assert h.s.phase is engine.Phase.COMPLETE
     return h
+
+
+def short_ante_hand(short_hole: str) -> Hand:
+    """RULES.md (turn 3, antes in side pots): four players, blinds 5/10 and
+    a 10-chip ante; seat 3 has 5 chips, all-in on the ante. Everyone else
+    limps and checks down."""
+    h = Hand(config(blinds=(5, 10), ante=10), {1: 1000, 2: 1000, 3: 5, 4: 1000}, button=4)
+    h.deal({1: "2c3d", 2: "4h6s", 3: short_hole, 4: "8d9c"})
+    h.act(4, "call")
+    h.act(1, "call")
+    h.act(2, "check")
+    h.check_down(("KsQd7h", "Jc", "2s"), (1, 2, 4))
+    assert h.s.phase is engine.Phase.COMPLETE
+    return h

@@ -39,7 +39,7 @@ from games.poker.engine.hand import (
 )
 from games.poker.engine.rules import PotSplit, RakeRule, Variant, seed_rake_rule
 
-from .helpers import Hand, config, two_odd_pots
+from .helpers import Hand, config, short_ante_hand, two_odd_pots
 
 THREE = {1: 200, 2: 200, 3: 200}
 HOLES3 = {1: "2c3d", 2: "4h6s", 3: "8d9c"}
@@ -471,3 +471,33 @@ def test_hole_cards_must_cover_exactly_the_players() -> None:
         h.do(DealHoleCards({1: ("As", "Ks"), 2: ("As", "2d"), 3: ("3c", "4c")}))
     with pytest.raises(errors.InvalidCards):
         h.do(DealHoleCards({1: ("As", "Ks"), 2: ("Qs", "Xd"), 3: ("3c", "4c")}))
+
+
+def test_a_player_all_in_for_less_than_the_ante_wins_only_what_they_matched() -> None:
+    """Seed 001 "Side Pots" and RULES.md: seat 3 put in 5, so it wins 5 from
+    each of the three others (20), not the whole ante pot (35); the 15 the
+    others put in over its 5, and their blinds and calls, are a side pot
+    it cannot win."""
+    h = short_ante_hand("AsAh")
+    awards = h.of(PotAwarded)
+    assert [(a.amount, a.eligible) for a in awards] == [(20, (1, 2, 3, 4)), (45, (1, 2, 4))]
+    assert awards[0].winners == ((3, 20),)
+    assert h.stack(3) == 20
+    assert sum(h.s.stacks) == 3005  # no chip created or lost
+    assert [(p.amount, p.eligible) for p in compute_pots(h.s.players)] == [(20, (0, 1, 2, 3)), (45, (0, 1, 3))]
+
+
+def test_the_ante_nobody_can_match_is_returned_not_won() -> None:
+    """Only seat 1 covers the 10-chip ante; seat 2 has 5 and seat 3 has 3:
+    the part of seat 1's ante over the next largest (5) is uncalled and never
+    goes into a pot (as pokerkit's ante trimming)."""
+    h = Hand(config(blinds=(5, 10), ante=10), {1: 1000, 2: 5, 3: 3}, button=3)
+    assert [(e.seat, e.amount, e.all_in) for e in h.of(AntePosted)] == [(1, 5, False), (2, 5, True), (3, 3, True)]
+    h.deal({1: "2c3d", 2: "4h6s", 3: "AsAh"})
+    for cards in ("KsQd7h", "Jc", "2s"):  # nobody can bet: the board runs out
+        h.board(cards)
+    assert h.s.phase is Phase.COMPLETE
+    assert [(e.seat, e.amount) for e in h.of(UncalledBetReturned)] == [(1, 5)]  # its small blind
+    assert [(a.amount, a.eligible) for a in h.of(PotAwarded)] == [(9, (1, 2, 3)), (4, (1, 2))]
+    assert h.stack(3) == 9
+    assert sum(h.s.stacks) == 1008

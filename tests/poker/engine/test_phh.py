@@ -27,7 +27,7 @@ from games.poker.engine.rules import (
 )
 from games.poker.tooling import differential
 
-from .helpers import Hand, config, two_odd_pots
+from .helpers import Hand, config, short_ante_hand, two_odd_pots
 
 AUTOMATIONS = (
     Automation.ANTE_POSTING,
@@ -110,9 +110,9 @@ def _pokerkit_hand(rng: random.Random, fixed: bool) -> tuple[str, tuple[int, ...
     blinds = (1, 2, 4) if n >= 4 and rng.random() < 0.3 else (1, 2)
     game: FixedLimitTexasHoldem | NoLimitTexasHoldem
     if fixed:
-        game = FixedLimitTexasHoldem(AUTOMATIONS, False, antes, blinds, 2, 4)
+        game = FixedLimitTexasHoldem(AUTOMATIONS, True, antes, blinds, 2, 4)
     else:
-        game = NoLimitTexasHoldem(AUTOMATIONS, False, antes, blinds, 2)
+        game = NoLimitTexasHoldem(AUTOMATIONS, True, antes, blinds, 2)
     state = game((stack,) * n, n)  # equal stacks (differential.run_pokerkit_replay: random ones)
     while state.status:
         roll = rng.random()
@@ -300,3 +300,20 @@ def test_phh_splits_tied_pots_as_pokerkit_unless_told_otherwise(tmp_path: Path) 
     with pytest.raises(PhhError) as bad:
         read_phh(text.replace('_pot_split = "per_pot"', '_pot_split = "merged"'))
     assert bad.value.code == "phh_invalid_rules"
+
+
+def test_a_short_ante_hand_is_written_with_ante_trimming_and_pokerkit_agrees() -> None:
+    """RULES.md "Antes in side pots": the all-in for 5 against 10-chip antes
+    wins 20. pokerkit gives that only with ``ante_trimming_status`` true (its
+    default reading, dead antes, gives 35): the file says so, and pokerkit and
+    our reader replay it to the same stacks."""
+    h = short_ante_hand("AsAh")
+    text = write_phh(h.events)
+    assert read_phh(text).fields["ante_trimming_status"] is True
+    *_, theirs = HandHistory.loads(text)
+    assert tuple(theirs.stacks) == h.s.stacks
+    assert replay_phh(text)[1].stacks == h.s.stacks
+    assert h.stack(3) == 20
+    dead = HandHistory.loads(text.replace("ante_trimming_status = true", "ante_trimming_status = false"))
+    *_, pokerkit_dead_antes = dead
+    assert pokerkit_dead_antes.stacks[2] == 35  # the wrong figure of issue 37
