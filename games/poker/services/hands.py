@@ -84,7 +84,15 @@ from games.poker.services.tournament_tables import check_tournament_player, prep
 from games.tables import pacing, presence
 from games.tables.dealkeys import new_deal_key
 from games.tables.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit
-from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, append_events, settle_batch
+from ledger.services import (
+    EventRef,
+    NewEvent,
+    StreamAppend,
+    TransferSpec,
+    append_events,
+    count_stream_filtered,
+    settle_batch,
+)
 from ledger.services.projectors import events_of
 
 
@@ -424,7 +432,12 @@ def advance_table(
         )
         if table.tournament_id is not None and seat is not None and seat.sitting_out:
             away = True  # sitting out at a tournament table: folded at once, no time bank
-        if seat is not None and away and not hand.in_disconnection_bank and table.disconnection_bank_seconds > 0:
+        if (
+            seat is not None
+            and away
+            and table.disconnection_bank_seconds > 0
+            and not had_disconnection_bank(hand_id=hand.hand_id, seat_number=seat.seat_number)
+        ):
             _start_time_bank(table, hand, seat, now, disconnection=True)
             return table
         if seat is not None and not away and not hand.in_time_bank and seat.time_bank_left > 0:
@@ -444,12 +457,26 @@ def advance_table(
         return table
 
 
+def had_disconnection_bank(*, hand_id: str, seat_number: int) -> bool:
+    """Whether the seat was granted the disconnection time bank in this hand
+    already (RULES.md: once per hand, seed 001 line 77). Read from the hand's
+    own events (its ``poker_hand.turn`` with ``bank: "disconnection"``), so a
+    restarted worker or a rebuilt projection decides the same."""
+    granted = count_stream_filtered(
+        stream_id=et.hand_stream(hand_id),
+        types=[et.TURN],
+        data_equals={"seat": str(seat_number), "bank": "disconnection"},
+    )
+    return granted > 0
+
+
 def _start_time_bank(table: PokerTable, hand: PokerHand, seat: PokerSeat, now: datetime, *,
                      disconnection: bool) -> None:  # fmt: skip
     """The actor's turn ran out: more time from a bank (``poker_hand.turn`` with
     ``time_bank`` and ``bank``). ``disconnection``: they are not present, and get
-    the table's disconnection time bank (seed 001), once per turn; otherwise
-    what is left of their own thinking time bank, used up."""
+    the table's disconnection time bank (seed 001), once per hand
+    (``had_disconnection_bank``); otherwise what is left of their own thinking
+    time bank, used up."""
     seconds = float(table.disconnection_bank_seconds) if disconnection else seat.time_bank_left
     deadline = now + timedelta(seconds=seconds)
     data = {"seat": seat.seat_number, "deadline": iso(deadline), "time_bank": True,
