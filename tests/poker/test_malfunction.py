@@ -268,7 +268,7 @@ def test_players_are_told_snapshot_history_replay_and_websocket() -> None:
     replay = presenters.hand_replay(hand_id=hand_id, viewer_id=p2)
     assert (replay["voided"], replay["reason"]) == (True, "shuffler broken")
     assert replay["steps"][-1]["event"]["type"] == "poker.action_taken"
-    [row] = presenters.hand_list(player_id=p2, limit=5, offset=0)
+    [row] = presenters.hand_list_page(player_id=p2, limit=5, offset=0)["results"]
     assert (row["status"], row["net"]) == ("voided", 0)
     # A voided hand has no result to export as PHH.
     with pytest.raises(CommandError, match="poker_hand_voided"):

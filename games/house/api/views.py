@@ -277,10 +277,7 @@ class AccountHistoryView(APIView):
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
         offset = query_offset(request)
-        player_id = request_user(request).pk
-        rows = presenters.account_history(player_id=player_id, limit=limit, offset=offset)
-        total = PlayerRound.objects.filter(player_id=player_id, staked__gt=0).count()
-        return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
+        return Response(presenters.account_history_page(player_id=request_user(request).pk, limit=limit, offset=offset))
 
 
 class GameHistoryView(APIView):

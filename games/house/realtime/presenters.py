@@ -5,7 +5,8 @@
 - ``public_delta(event)`` / ``private_delta(event)``: what one stored event may
   tell everyone / its own player, for the realtime relay.
 - ``game_history(game_number=, player_id=)``: the full recall of a finished round.
-- ``account_history(player_id=)``: the per-player-round rows.
+- ``account_history(player_id=)``: the per-player-round rows (``account_history_page``: a page and
+  its ``count``, from the one queryset ``account_history_rounds``).
 - ``round_fairness(game_number=)``: the deal's commitment, and once the round
   is over every leaf (card and salt) and the deal order (docs/fairness.md).
 - ``deal_in_log(events)``: the deal with each card as the events hold it in
@@ -26,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from casino.responsible_gaming import wager_allowance
 from games.cards.cards import parse_card
@@ -355,14 +356,29 @@ def settled_wagers(player_events: Sequence[Any]) -> list[dict[str, Any]]:
     return [{k: e.data[k] for k in WAGER_FIELDS} for e in player_events if e.type == WAGER_SETTLED]
 
 
+def account_history_rounds(*, player_id: int) -> QuerySet[PlayerRound]:
+    """The player's rounds in their account history, newest first: the one
+    list both a page and its ``count`` read (``account_history_page``)."""
+    # A round whose bets were declined (seed 003: not present at "No More Bets") stakes nothing, and is shown.
+    played = Q(staked__gt=0) | Q(status="declined")
+    return PlayerRound.objects.filter(played, player_id=player_id).order_by("-created_at", "-id")
+
+
+def account_history_page(*, player_id: int, limit: int, offset: int) -> dict[str, Any]:
+    """``GET /api/history/``: ``count`` (every row of ``account_history_rounds``),
+    ``limit``, ``offset`` and ``results`` (that page of it: ``account_history``)."""
+    return {
+        "count": account_history_rounds(player_id=player_id).count(),
+        "limit": limit,
+        "offset": offset,
+        "results": account_history(player_id=player_id, limit=limit, offset=offset),
+    }
+
+
 def account_history(*, player_id: int, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
     """Account-history rows, newest first: date, game, game number, bet amounts,
     payouts; one page (``OFFSET offset LIMIT limit`` in the query)."""
-    # A round whose bets were declined (seed 003: not present at "No More Bets") stakes nothing, and is shown.
-    played = Q(staked__gt=0) | Q(status="declined")
-    rows = PlayerRound.objects.filter(played, player_id=player_id).order_by("-created_at", "-id")[
-        offset : offset + limit
-    ]
+    rows = account_history_rounds(player_id=player_id)[offset : offset + limit]
     return [
         {
             "date": row.created_at.isoformat(),

@@ -26,7 +26,7 @@ from casino.throttling import PlayThrottle
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.errors import HandNotFound, InvalidSeat
-from games.poker.models import PokerHandPlayer, PokerTable
+from games.poker.models import PokerTable
 from games.poker.realtime import presenters
 from games.poker.tournament import services as tournament_services
 from games.tables.api import (
@@ -262,10 +262,7 @@ class HandListView(PokerView):
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
         offset = query_offset(request)
-        player_id = request_user(request).pk
-        rows = presenters.hand_list(player_id=player_id, limit=limit, offset=offset)
-        total = PokerHandPlayer.objects.filter(player_id=player_id).count()
-        return Response({"count": total, "limit": limit, "offset": offset, "results": rows})
+        return Response(presenters.hand_list_page(player_id=request_user(request).pk, limit=limit, offset=offset))
 
 
 class SeatHistoryView(PokerView):

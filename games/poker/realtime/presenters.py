@@ -463,15 +463,14 @@ def hand_replay(*, hand_id: str, viewer_id: int) -> dict[str, Any]:
     }
 
 
-def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]]:
+def hand_list_page(*, player_id: int, limit: int, offset: int) -> dict[str, Any]:
+    """``GET /api/poker/hands/``: the player's hands, newest first; ``count``
+    and the page ``results`` read the one list (as the house account history)."""
     from games.poker.models import PokerHandPlayer
 
-    rows = (
-        PokerHandPlayer.objects.filter(player_id=player_id)
-        .select_related("hand", "hand__table")
-        .order_by("-started_at", "-id")[offset : offset + limit]
-    )
-    return [
+    hands = PokerHandPlayer.objects.filter(player_id=player_id)
+    rows = hands.select_related("hand", "hand__table").order_by("-started_at", "-id")[offset : offset + limit]
+    results = [
         {
             "hand_id": row.hand.hand_id,
             "table": row.hand.table.code,
@@ -486,6 +485,7 @@ def hand_list(*, player_id: int, limit: int, offset: int) -> list[dict[str, Any]
         }
         for row in rows
     ]
+    return {"count": hands.count(), "limit": limit, "offset": offset, "results": results}
 
 
 def tournament_summary(tournament: Tournament, registered: int) -> dict[str, Any]:
