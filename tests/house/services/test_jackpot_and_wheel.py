@@ -26,6 +26,7 @@ from games.house.models import HouseTable
 from games.house.realtime.presenters import public_delta, table_view
 from games.house.services import make_decision, place_chip, pool_account
 from games.house.store import round_stream
+from ledger.models import Account
 from ledger.services import balance_of, read_stream
 from tests.house.services.conftest import (
     TEST_WHEEL,
@@ -149,6 +150,8 @@ def test_table_view_and_lobby_serve_the_ledger_pools_in_one_query() -> None:
     # More STAX tables, still one read of the pools.
     make_table("xtreme", progressives=PROGRESSIVES)
     assert lobby()[1] == 1
+    # Reading the meter opened no account (reads create nothing): the unplayed table still has none.
+    assert not Account.objects.filter(owner__startswith=f"table:{stax_tables[2].pk}:").exists()
 
 
 def test_the_wheel_is_in_the_table_view_and_the_opened_delta_only_where_bonus_spin_is_offered() -> None:
