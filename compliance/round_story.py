@@ -192,6 +192,11 @@ class _Teller:
         pool = words(str(d.get("pool")))
         return format_html("Progressive {} hit: {}", pool, format_html_join(", ", "{} wins {}", hits))
 
+    def _jackpot(self, d: Mapping[str, Any]) -> SafeString:
+        pools = [(words(str(p.get("pool"))), self.money(p.get("amount"))) for p in d.get("pools") or []
+                 if isinstance(p, Mapping)]  # fmt: skip
+        return format_html("Progressive pools now: {}", format_html_join(", ", "{} {}", pools))
+
     def _settled(self, d: Mapping[str, Any]) -> SafeString:
         dealer = d.get("dealer") or {}
         qualifies = dealer.get("qualifies")
@@ -230,6 +235,7 @@ class _Teller:
         ev.WHEEL_SPUN: _wheel,
         ev.PROGRESSIVE_CONTRIBUTED: _contributed,
         ev.PROGRESSIVE_HIT: _hit,
+        ev.JACKPOT: _jackpot,
         ev.SETTLED: _settled,
         ev.PAUSED: _paused,
         ev.RESUMED: _resumed,

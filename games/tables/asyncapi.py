@@ -105,7 +105,14 @@ def schemas() -> dict[str, Schema]:
             "properties": {
                 "table": {
                     "type": "object",
-                    "properties": {"id": INTEGER, "phase": STRING, "public_seq": INTEGER, "currency": STRING},
+                    "properties": {
+                        "id": INTEGER,
+                        "phase": STRING,
+                        "public_seq": INTEGER,
+                        "currency": STRING,
+                        "jackpot": ref("#/components/schemas/Jackpot"),
+                        "wheel": {"oneOf": [ref("#/components/schemas/Wheel"), {"type": "null"}]},
+                    },
                     "required": ["id", "phase", "public_seq"],
                 },
                 "round": {"type": ["object", "null"]},
@@ -114,6 +121,34 @@ def schemas() -> dict[str, Schema]:
                 "server_time": TIME,
             },
             "required": ["table", "round", "me"],
+        },
+        "Jackpot": {
+            "type": "array",
+            "description": "The jackpot meter: each STAX pool's current amount (minor units), in the game's pool "
+            "order (star, spade, heart, diamond, club); empty at a table not offering STAX.",
+            "items": {
+                "type": "object",
+                "properties": {"pool": STRING, "name": STRING, "amount": INTEGER, "currency": STRING},
+                "required": ["pool", "name", "amount", "currency"],
+            },
+        },
+        "Wheel": {
+            "type": "object",
+            "description": "The Bonus Spin Xtreme wheel: every segment with its award (multiple x the wager) and "
+            "its weight (chance: weight / total weight).",
+            "properties": {
+                "name": STRING,
+                "version": STRING,
+                "segments": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"label": STRING, "multiple": INTEGER, "weight": INTEGER},
+                        "required": ["label", "multiple", "weight"],
+                    },
+                },
+            },
+            "required": ["name", "version", "segments"],
         },
         "PokerTableView": {
             "type": "object",
@@ -214,8 +249,15 @@ def _messages() -> dict[str, Schema]:
                            ("seq", "table", "chat")),
         ),
         "houseDelta": message(
-            "delta", "A public round event, in seq order (seq <= the snapshot's never follows it).",
-            message_schema("delta", house_delta, ("event", "seq", "table_id", "round_id", "data")),
+            "delta", "A public round event, in seq order (seq <= the snapshot's never follows it). "
+            "house_round.jackpot: data.jackpot, the pools after the change (replaces table.jackpot); "
+            "house_round.opened: data.wheel (null without Bonus Spin); house_round.wheel_spun: the segment, "
+            "the board's hand and each wager size's award.",
+            {**message_schema("delta", house_delta, ("event", "seq", "table_id", "round_id", "data")),
+             "if": {"properties": {"event": {"const": "house_round.jackpot"}}},
+             "then": {"properties": {"data": {"type": "object",
+                                              "properties": {"jackpot": ref("#/components/schemas/Jackpot")},
+                                              "required": ["jackpot"]}}}},
         ),
         "housePrivate": message(
             "private", "One of this player's own events, or a derived decision.offered.",

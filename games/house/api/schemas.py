@@ -11,6 +11,25 @@ from games.house.rules.registry import games
 from games.tables.api import DealtCardSchema
 
 
+class JackpotPool(serializers.Serializer):
+    pool = serializers.CharField(help_text="star, spade, heart, diamond or club.")
+    name = serializers.CharField(help_text="As the seed prints it, e.g. Star Progressive.")
+    amount = serializers.IntegerField(help_text="The pool's current amount, in minor units.")
+    currency = serializers.CharField()
+
+
+class WheelSegment(serializers.Serializer):
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named label (mypy: Field.label)
+    multiple = serializers.IntegerField(help_text="The award is multiple x the Bonus Spin wager.")
+    weight = serializers.IntegerField(help_text="Chance weight / total weight of the segments.")
+
+
+class Wheel(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.CharField()
+    segments = WheelSegment(many=True)
+
+
 class TableRow(serializers.Serializer):
     id = serializers.IntegerField()
     code = serializers.CharField(help_text="Short code used in game numbers, e.g. UTH1.")
@@ -28,6 +47,10 @@ class TableRow(serializers.Serializer):
     betting_seconds = serializers.IntegerField()
     warning_seconds = serializers.IntegerField()
     decision_seconds = serializers.IntegerField()
+    jackpot = JackpotPool(many=True, help_text="The STAX pools' current amounts (the jackpot meter), in the game's "
+                          "pool order; empty where STAX is not offered (docs/rounds.md).")  # fmt: skip
+    wheel = Wheel(allow_null=True, help_text="The Bonus Spin Xtreme wheel of the next round; null where Bonus Spin "
+                  "is not offered.")  # fmt: skip
     traffic_light = serializers.ChoiceField(choices=["green", "yellow", "red"], help_text="By the server's clock.")
     server_time = serializers.DateTimeField()
 

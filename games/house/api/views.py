@@ -30,6 +30,7 @@ from games.house.models import HouseTable, PlayerRound
 from games.house.realtime import presenters
 from games.house.services import chat
 from games.house.services import seats as seating
+from games.house.store.reads import pool_balances
 from games.tables.api import (
     IDEMPOTENCY_HEADER,
     AnyObject,
@@ -67,10 +68,12 @@ DECISION_ERRORS = errors(
 
 
 def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, Any]]:
-    """Lobby rows: the presenter's table summary with the light by the server clock."""
+    """Lobby rows: the presenter's table summary with the light by the server clock
+    (every table's jackpot meter from one query)."""
     warnings = presenters.round_warning_seconds(tables)
+    pools = pool_balances(tables)
     return [
-        {**presenters.table_summary(table), **presenters.clock_fields(table, now, warnings.get(table.pk))}
+        {**presenters.table_summary(table, pools), **presenters.clock_fields(table, now, warnings.get(table.pk))}
         for table in tables
     ]
 

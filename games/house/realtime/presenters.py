@@ -23,7 +23,7 @@ round's deck (sealed in ``house_round.shuffled``, revealed in clear by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,6 +41,7 @@ from games.house.round.events import (
     CARDS_REVEALED,
     DECISION_MADE,
     DECK_REVEALED,
+    JACKPOT,
     OPENED,
     PLAYER_EVENT_TYPES,
     PLAYER_SETTLED,
@@ -51,6 +52,8 @@ from games.house.round.events import (
     DealtAt,
 )
 from games.house.round.state import BETTING, RoundState, replay_round
+from games.house.rules.paytables import pool_name
+from games.house.store.reads import pool_balances
 from games.house.store.rows import state_from_json
 from games.house.store.streams import load_round, player_stream, round_stream
 from games.tables.fairness import OpenedDeck, fairness_answer, opened_from_reveal
@@ -82,8 +85,33 @@ def _visible_cards(state: RoundState, viewer_id: int | None) -> dict[str, Any]:
     return view
 
 
-def table_summary(table: HouseTable) -> dict[str, Any]:
-    """The table's public configuration and phase (lobby rows and the table view)."""
+def jackpot(table: HouseTable, pools: Mapping[int, Mapping[str, int]] | None = None) -> list[dict[str, Any]]:
+    """The table's jackpot meter: each STAX pool ``{pool, name, amount, currency}``
+    (minor units), in the game's pool order; ``[]`` for a table not offering
+    STAX. ``pools``: the balances of several tables read at once
+    (``pool_balances``: the lobby's one query); default: this table's, read now."""
+    amounts = (pools if pools is not None else pool_balances([table])).get(table.pk, {})
+    return jackpot_entries(amounts.items(), table.currency)
+
+
+def jackpot_entries(amounts: Iterable[tuple[str, int]], currency: str) -> list[dict[str, Any]]:
+    return [{"pool": p, "name": pool_name(p), "amount": int(a), "currency": currency} for p, a in amounts]
+
+
+def public_wheel(limits: Mapping[str, Any], wheel: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The Bonus Spin Xtreme wheel as players see it (name, version, every
+    segment's label, multiple and weight: docs/rounds.md, "Jackpot meter and
+    wheel"), or ``None`` where Bonus Spin is not offered."""
+    if "bonus_spin" not in limits or not wheel.get("segments"):
+        return None
+    segments = [{"label": s["label"], "multiple": int(s["multiple"]), "weight": int(s["weight"])}
+                for s in wheel["segments"]]  # fmt: skip
+    return {"name": wheel.get("name", ""), "version": str(wheel.get("version", "")), "segments": segments}
+
+
+def table_summary(table: HouseTable, pools: Mapping[int, Mapping[str, int]] | None = None) -> dict[str, Any]:
+    """The table's public configuration and phase (lobby rows and the table view);
+    ``pools``: as ``jackpot``'s."""
     return {
         "id": table.pk,
         "code": table.code,
@@ -101,6 +129,8 @@ def table_summary(table: HouseTable) -> dict[str, Any]:
         "betting_seconds": table.betting_seconds,
         "warning_seconds": table.warning_seconds,
         "decision_seconds": table.decision_seconds,
+        "jackpot": jackpot(table, pools),
+        "wheel": public_wheel(table.limits, table.wheel),
     }
 
 
@@ -141,6 +171,7 @@ def table_view(
         # Public from the round's opening (None: opened before deals were committed).
         "commitment": state.commitment,
         "cards": _visible_cards(state, viewer_id),
+        "wheel": public_wheel(state.config.limits, state.config.wheel),
         "wheel_spin": state.wheel_spin,
     }
     if viewer_id is not None:
@@ -228,6 +259,9 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
         keep = ("round_id", "game_number", "game", "rules_version", "hand_mode", "currency", "limits", "pay_tables")
         payload = {k: data[k] for k in keep} | {"opened_at": data["opened_at"], "deadline": data["betting_deadline"]}
         payload["warning_at"] = data["warning_at"]
+        payload["wheel"] = public_wheel(data["limits"], data.get("wheel") or {})
+    elif kind == JACKPOT:
+        payload = {"jackpot": jackpot_entries(((p["pool"], p["amount"]) for p in data["pools"]), data["currency"])}
     elif kind == CARDS_DEALT:
         shared = any(card["to"] == "shared" for card in data["cards"])
         payload = _redact_dealt(data, viewer_id, shared)

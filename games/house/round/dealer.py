@@ -40,10 +40,12 @@ from games.house.round.events import (
     DeckRevealed,
     DeckShuffled,
     Event,
+    JackpotMeter,
     Paused,
     PlayerDeclined,
     PlayerSettled,
     PlayerVoided,
+    PoolAmount,
     ProgressiveContributed,
     ProgressiveHit,
     Resumed,
@@ -51,6 +53,7 @@ from games.house.round.events import (
     RoundSettled,
     RoundVoided,
     SettledWager,
+    SpinAward,
     WheelSpun,
 )
 from games.house.round.state import (
@@ -72,22 +75,70 @@ from games.house.rules.definitions import (
     Play,
     RoundSettlement,
     WheelSpinRequired,
+    bonus_spin_results,
     bonus_spin_triggered,
     settle_round,
 )
+from games.house.rules.outcomes import outcome_of
+from games.house.rules.paytables import BONUS_SPIN_WAGER_UNITS, Basis
 from games.house.rules.registry import pay_table
 
 
-def decide_open(config: RoundConfig, *, now: str, commitment: str, sealed_deck: Mapping[str, Any]) -> list[Event]:
+def decide_open(
+    config: RoundConfig,
+    *,
+    now: str,
+    commitment: str,
+    sealed_deck: Mapping[str, Any],
+    seeded_pools: Mapping[str, int] | None = None,
+) -> list[Event]:
     """Open a round: betting window from ``now`` for ``betting_seconds``, and the
     deck it will be dealt from, already shuffled: ``commitment`` public from now
-    on, ``sealed_deck`` (salt and deck, sealed by the caller) kept for the deal."""
+    on, ``sealed_deck`` (salt and deck, sealed by the caller) kept for the deal.
+    ``seeded_pools``: every STAX pool's amount when the caller seeded one of them
+    as the round opens (the meter changed: ``house_round.jackpot``), else ``None``."""
     opened = config.opened(
         opened_at=now,
         betting_deadline=plus_seconds(now, config.betting_seconds),
         warning_at=plus_seconds(now, config.betting_seconds - config.warning_seconds),
     )
-    return [opened.event(), DeckShuffled(commitment, sealed_deck).event()]
+    events = [opened.event(), DeckShuffled(commitment, sealed_deck).event()]
+    if seeded_pools:
+        events.append(jackpot_meter(config, seeded_pools).event())
+    return events
+
+
+def jackpot_meter(config: RoundConfig, amounts: Mapping[str, int]) -> JackpotMeter:
+    """The meter event of ``amounts`` (pool -> minor units), in the game's pool order."""
+    pools = tuple(
+        PoolAmount(pool, int(amounts[pool])) for pool in config.definition.progressive_pools if pool in amounts
+    )
+    return JackpotMeter(config.currency, pools)
+
+
+def pools_after(
+    before: Mapping[str, int],
+    contributions: Mapping[str, int],
+    hits: Mapping[str, Mapping[int, int]],
+    resets: Mapping[str, int],
+) -> dict[str, int]:
+    """Each pool's amount after a settlement: before + this round's contribution
+    - the shares paid on a hit + the reset added after it (the ledger's legs)."""
+    return {
+        pool: amount + contributions.get(pool, 0) - sum(hits.get(pool, {}).values()) + resets.get(pool, 0)
+        for pool, amount in before.items()
+    }
+
+
+def spin_awards(config: RoundConfig, board: Sequence[Card], segment: WheelSegment) -> tuple[SpinAward, ...]:
+    """What a Bonus Spin wager of each size the table's limits allow returns on this spin."""
+    limit = config.limits.get("bonus_spin", {})
+    unit = config.currency_unit
+    stakes = [
+        u * unit for u in BONUS_SPIN_WAGER_UNITS if int(limit.get("min", 0)) <= u * unit <= int(limit.get("max", 0))
+    ]
+    results = bonus_spin_results(stakes, board, segment, unit)
+    return tuple(SpinAward(r.stake // unit, r.stake, r.returned) for r in results)
 
 
 def decide_decline(
@@ -302,7 +353,10 @@ def decide_showdown(
     """Reveal the dealer (from the round's opened ``deck``), settle every
     participant's wagers, contribute to and pay the STAX pools, record
     ``reveal`` (the whole deck) and close. ``pool_balances`` are the pools
-    before this round's contributions; ``wheel_segment`` the secure draw when
+    before this round's contributions (every pool of a table offering STAX, else
+    empty); when contributions or hits change them, ``house_round.jackpot``
+    records every pool's amount after the settlement's money legs (the meter's
+    delta). ``wheel_segment`` the secure draw when
     the board triggers Bonus Spin Xtreme (one spin per round: the board is
     common to everyone)."""
     config = config_of(state)
@@ -321,8 +375,10 @@ def decide_showdown(
         if wheel_segment is None:
             raise WheelSpinRequired()
         wheel = config.wheel
+        hand = outcome_of(Basis.COMMUNITY_FIVE, board)
         spun = WheelSpun(wheel.get("name", ""), wheel.get("version", ""), wheel_segment.label,
-                         wheel_segment.multiple, wheel_segment.weight)  # fmt: skip
+                         wheel_segment.multiple, wheel_segment.weight, hand,
+                         spin_awards(config, board, wheel_segment))  # fmt: skip
         events.append(spun.event())
     else:
         wheel_segment = None
@@ -352,6 +408,8 @@ def decide_showdown(
         resets[pool] = int(reset_amounts.get(pool, 0))
         shares = tuple((pid, share) for pid in pids)
         events.append(ProgressiveHit(pool, balance, shares, remainder, resets[pool]).event())
+    if pool_balances and (contributions or hits):
+        events.append(jackpot_meter(config, pools_after(pool_balances, contributions, hits, resets)).event())
     settlements: dict[int, RoundSettlement] = {}
     settled_data: dict[int, dict[str, Any]] = {}
     for pid in state.participants:

@@ -36,6 +36,9 @@ CARDS_REVEALED = "house_round.cards_revealed"
 WHEEL_SPUN = "house_round.wheel_spun"
 PROGRESSIVE_CONTRIBUTED = "house_round.progressive_contributed"
 PROGRESSIVE_HIT = "house_round.progressive_hit"
+# The STAX pools' amounts after a step that changed them (seeding when the round
+# opens; contributions, hits and resets at settlement): the jackpot meter's delta.
+JACKPOT = "house_round.jackpot"
 SETTLED = "house_round.settled"
 PAUSED = "house_round.paused"
 RESUMED = "house_round.resumed"
@@ -66,6 +69,7 @@ ROUND_EVENT_TYPES = (
     WHEEL_SPUN,
     PROGRESSIVE_CONTRIBUTED,
     PROGRESSIVE_HIT,
+    JACKPOT,
     SETTLED,
     PAUSED,
     RESUMED,
@@ -298,13 +302,37 @@ class CardsRevealed(HouseEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class SpinAward(Record):
+    """What one Bonus Spin Xtreme wager of ``stake`` (``units`` currency units)
+    returns on this spin, stake included (minor units)."""
+
+    units: int
+    stake: int
+    returned: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolAmount(Record):
+    """One progressive pool and its amount (minor units)."""
+
+    pool: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
 class WheelSpun(HouseEvent):
+    """The one spin of the round. ``hand``: the board's triggering outcome (e.g.
+    ``full_house``); ``awards``: what each wager size the table offers returns on
+    it. Both ``None`` in rounds recorded before they were written."""
+
     type: ClassVar[str] = WHEEL_SPUN
     wheel: str
     version: str
     label: str
     multiple: int
     weight: int
+    hand: str | None = None
+    awards: tuple[SpinAward, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +367,16 @@ class ProgressiveHit(HouseEvent):
     def from_data(cls, data: Mapping[str, Any]) -> ProgressiveHit:
         hits = tuple((h["player_id"], h["share"]) for h in data["hits"])
         return cls(data["pool"], data["pool_balance"], hits, data["remainder_kept"], data["reset_added"])
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotMeter(HouseEvent):
+    """The table's STAX pools after this step's changes, in the game's pool
+    order, in ``currency`` (public: the jackpot meter)."""
+
+    type: ClassVar[str] = JACKPOT
+    currency: str
+    pools: tuple[PoolAmount, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,6 +562,7 @@ EVENT_CLASSES: dict[str, type[HouseEvent]] = {
         WheelSpun,
         ProgressiveContributed,
         ProgressiveHit,
+        JackpotMeter,
         RoundSettled,
         Paused,
         Resumed,

@@ -571,6 +571,15 @@ def _settle_bonus_spin(
     return WagerResult("bonus_spin", stake, "win", returned, hand=hand, wheel=wheel_spin.label)
 
 
+def bonus_spin_results(
+    stakes: Sequence[int], board: Sequence[Card], wheel_spin: WheelSegment, currency_unit: int
+) -> list[WagerResult]:
+    """How a Bonus Spin Xtreme wager of each of ``stakes`` settles on ``board``
+    and ``wheel_spin``: the settlement itself, for the round's public award
+    (what each wager size returns, with no player's stake in it)."""
+    return [_settle_bonus_spin(stake, board, wheel_spin, currency_unit) for stake in stakes]
+
+
 def bonus_spin_triggered(board: Sequence[Card]) -> bool:
     """Whether the five community cards trigger a Bonus Spin Xtreme wheel spin."""
     return fixed_award_units(1, outcome_of(Basis.COMMUNITY_FIVE, list(board))) is not None

@@ -237,6 +237,12 @@ def seven_card_bonus(full_house: int, flush: int, straight: int) -> Lines:
 
 # Bonus Spin Xtreme (seed 002): the triggering events and fixed awards, in whole
 # currency units, per wager size (1, 2 or 5 units). Every trigger also spins the wheel.
+def pool_name(pool: str) -> str:
+    """A progressive pool's name as seed 002's STAX pay tables print it
+    (``star`` -> "Star Progressive")."""
+    return f"{pool.capitalize()} Progressive"
+
+
 BONUS_SPIN_WAGER_UNITS: tuple[int, ...] = (1, 2, 5)
 BONUS_SPIN_FIXED_AWARDS: Mapping[int, Mapping[str, int]] = MappingProxyType(
     {

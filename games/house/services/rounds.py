@@ -51,7 +51,7 @@ from games.house.rules.bonus_spin import Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
 from games.house.rules.registry import game, pay_table
 from games.house.store.commit import Money, commit
-from games.house.store.reads import player_heads_read_meanwhile, wallets
+from games.house.store.reads import player_heads_read_meanwhile, pool_balances, pool_owner, wallets
 from games.house.store.rows import PlayerRow, load_players, state_from_json
 from games.house.store.streams import iso, load_round
 from games.tables import pacing, presence
@@ -92,10 +92,8 @@ def pool_account(*, table_id: int, game_code: str, pool: str, currency: str) -> 
 
     The owner is ``table:{id}:{progressive wager}:{pool}`` (``table:7:stax:star``):
     accounts exist under these names, so the format never changes."""
-    wager = game(game_code).progressive_wager
-    if wager is None:
-        raise ValueError(f"{game_code} has no progressive pools")
-    return ensure_account(kind=AccountKind.POOL, owner=f"table:{table_id}:{wager}:{pool}", currency=currency)
+    owner = pool_owner(table_id=table_id, game_code=game_code, pool=pool)
+    return ensure_account(kind=AccountKind.POOL, owner=owner, currency=currency)
 
 
 class TableMisconfigured(DomainError, code="table_misconfigured"):
@@ -176,14 +174,15 @@ def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Seque
     committed before any bet can be placed."""
     game_number = pacing.game_number(table_code=table.code, now=now)
     config = _config(table, game_number)
-    _ensure_pools(table, config, now)
+    seeded = _ensure_pools(table, config, now)
     # Created by its projector from the round's opening event (``store.commit.commit``).
     round_row = HouseRound(round_id=game_number, table=table, currency=table.currency)
     deal_id = deal_id_of(game_number)
     key = new_deal_key(deal_id=deal_id)
     scripted = None if shoe is None else [str(card) for card in shoe]
     deck = shuffle_and_commit(rng=rng, key=key, deal_id=deal_id, deck=scripted)
-    events = decide_open(config, now=iso(now), commitment=deck.commitment, sealed_deck=deck.sealed_deck)
+    events = decide_open(config, now=iso(now), commitment=deck.commitment, sealed_deck=deck.sealed_deck,
+                         seeded_pools=seeded)  # fmt: skip
     state, _ = commit(
         round_row=round_row, state=RoundState(), players={}, events=events, money=Money(),
         idempotency_key=f"round:{game_number}:open", actor="dealer", now=now,
@@ -191,17 +190,24 @@ def _open_round(table: HouseTable, now: datetime, rng: RandomSource, shoe: Seque
     _set_table(table, phase=BETTING, deadline=_dt(state.deadline), round_id=game_number)
 
 
-def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None:
-    """Seed each configured STAX pool from the house to its reset amount when empty."""
+def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> dict[str, int] | None:
+    """Seed each configured STAX pool from the house to its reset amount when empty.
+    Returns every pool's amount after seeding when one was seeded (the meter
+    changed), else ``None``. The table row is locked: only its dealer's steps
+    move its pools."""
     from ledger.services import NewEvent, StreamAppend, transfer
 
     wager = config.definition.progressive_wager
     if wager is None or wager not in config.limits:
-        return
+        return None
+    amounts = dict(pool_balances([table]).get(table.pk, {}))
+    seeded = False
     house = house_account(table_id=table.pk, currency=table.currency)
     for pool, reset in sorted(config.progressives.get("reset", {}).items()):
-        account = pool_account(table_id=table.pk, game_code=table.game, pool=pool, currency=table.currency)
-        if int(reset) > 0 and balance_of(account_id=account) == 0:
+        if int(reset) > 0 and amounts.get(pool, 0) == 0:
+            account = pool_account(table_id=table.pk, game_code=table.game, pool=pool, currency=table.currency)
+            seeded = True
+            amounts[pool] = int(reset)
             transfer(
                 debit_account=house,
                 credit_account=account,
@@ -216,6 +222,7 @@ def _ensure_pools(table: HouseTable, config: RoundConfig, now: datetime) -> None
                     {"actor": "dealer"},
                 ),
             )
+    return amounts if seeded else None
 
 
 def _dt(value: str | None) -> datetime | None:

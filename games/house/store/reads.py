@@ -1,5 +1,6 @@
 """Bulk reads beside the rounds' writes: the wallets a settlement pays, the
-player streams' heads it appends onto, the wagers in play with their pending
+player streams' heads it appends onto, the tables' progressive pools (the
+jackpot meter; the dealer's seeding), the wagers in play with their pending
 holds (``verify_ledger``'s house check), and the forced decisions a player
 still has pending (responsible gaming's ``in_play``).
 
@@ -19,11 +20,13 @@ from uuid import UUID
 
 from django.db import connection
 
-from games.house.models import HouseRound
+from games.house.models import HouseRound, HouseTable
 from games.house.round.state import PlayerState
 from games.house.rules.registry import game
 from games.house.store.rows import state_from_json
 from games.house.store.streams import player_stream_prefix
+from ledger.models import Account, AccountKind
+from ledger.services.money import account_key
 from ledger.services.postings import pipelined
 
 # Each player row's stream head: the event at the row's stream version.
@@ -65,6 +68,39 @@ def wallets(player_ids: Sequence[int], currency: str) -> dict[int, tuple[int, in
                 list(keys),
             )
         return {keys[key]: (int(account), int(balance)) for key, account, balance in cursor.fetchall()}
+
+
+def pool_owner(*, table_id: int, game_code: str, pool: str) -> str:
+    """The owner of one progressive pool's ledger account (kind ``pool``) of a
+    table of ``game_code``: ``table:{id}:{progressive wager}:{pool}``
+    (``table:7:stax:star``). Accounts exist under these names, so the format
+    never changes. Pools are the table's own: no two tables share one."""
+    wager = game(game_code).progressive_wager
+    if wager is None:
+        raise ValueError(f"{game_code} has no progressive pools")
+    return f"table:{table_id}:{wager}:{pool}"
+
+
+def pool_balances(tables: Sequence[HouseTable]) -> dict[int, dict[str, int]]:
+    """Table id -> {pool: balance} in the game's pool order, for each of
+    ``tables`` that offers its game's progressive wager (STAX); the others are
+    absent. One query for every table (a pool never funded reads 0); creates
+    nothing, so it serves reads (the lobby, the table view)."""
+    keys: dict[str, tuple[int, str]] = {}
+    found: dict[int, dict[str, int]] = {}
+    for table in tables:
+        definition = game(table.game)
+        if definition.progressive_wager is None or definition.progressive_wager not in table.limits:
+            continue
+        found[table.pk] = dict.fromkeys(definition.progressive_pools, 0)
+        for pool in definition.progressive_pools:
+            owner = pool_owner(table_id=table.pk, game_code=table.game, pool=pool)
+            keys[account_key(AccountKind.POOL.value, owner, table.currency)] = (table.pk, pool)
+    if keys:
+        for key, balance in Account.objects.filter(key__in=list(keys)).values_list("key", "balance"):
+            table_id, pool = keys[key]
+            found[table_id][pool] = int(balance)
+    return found
 
 
 # verify_ledger's check of the wagers in play (games.house.services.verify): the

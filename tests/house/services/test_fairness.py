@@ -299,9 +299,9 @@ def _tamper_open(monkeypatch: pytest.MonkeyPatch, seal: Any) -> None:
     """Record the round's ``sealed_deck`` as ``seal(deal_id, sealed, commitment)`` makes it."""
     real_open = house_dealer.decide_open
 
-    def tampered(config: Any, *, now: str, commitment: str, sealed_deck: Mapping[str, Any]) -> Any:
+    def tampered(config: Any, *, now: str, commitment: str, sealed_deck: Mapping[str, Any], **rest: Any) -> Any:
         return real_open(config, now=now, commitment=commitment,
-                         sealed_deck=seal(f"house-round:{config.round_id}", sealed_deck))  # fmt: skip
+                         sealed_deck=seal(f"house-round:{config.round_id}", sealed_deck), **rest)  # fmt: skip
 
     monkeypatch.setattr(rounds, "decide_open", tampered)
 
