@@ -24,7 +24,14 @@ from rest_framework import exceptions as drf_exceptions
 from rest_framework.test import APIClient
 
 from casino.auth import issue_token
-from casino.i18n import PLAYER_MESSAGES, STAFF_CODES, localized_frame, localized_message
+from casino.i18n import (
+    PLAYER_MESSAGES,
+    STAFF_CODES,
+    header_language,
+    localized_frame,
+    localized_message,
+    player_language,
+)
 from casino.models import PlayerProfile
 from casino.players import SETTINGS, TAB_LABELS, setting_field
 
@@ -149,6 +156,26 @@ def test_an_error_frame_is_translated_and_every_other_frame_left_alone():
 
 
 # --- the language of an answer ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "language"),
+    [("fr", "fr"), ("fr-CA", "fr"), ("de-DE,fr;q=0.5,en;q=0.4", "fr"), ("en-GB,fr;q=0.9", "en"), ("de", "en"),
+     ("*", "en"), ("", "en"), ("xx-" + "y" * 500, "en")],
+)  # fmt: skip
+def test_accept_language_picks_english_or_french(header, language):
+    assert header_language(header) == language
+
+
+@pytest.mark.django_db
+def test_a_websocket_is_answered_in_the_profiles_language_else_the_handshakes(player):
+    """What ``JSONFrames.admit`` reads for the connection (the frames: tests/house/live/test_ws_commands.py)."""
+    assert player_language(user_id=player.pk, accept_language="fr") == "fr"
+    PlayerProfile.objects.create(user=player, language="en")
+    assert player_language(user_id=player.pk, accept_language="fr") == "en"
+    PlayerProfile.objects.filter(user=player).update(language="")
+    assert player_language(user_id=player.pk, accept_language="fr-FR") == "fr"
+    assert player_language(user_id=None, accept_language="") == "en"
 
 
 @pytest.fixture
