@@ -27,6 +27,7 @@ from django.middleware.locale import LocaleMiddleware
 from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 from django.utils.translation.trans_real import parse_accept_lang_header
 
 #: The English sentence of each player-facing refusal code; the msgid its translations are keyed by.
@@ -177,6 +178,16 @@ PLAYER_MESSAGES: dict[str, Promise] = {
     "tournament_player_eliminated": _("You have been eliminated from this tournament."),
 }
 
+#: The message of each kind of player notice (websocket ``{"type": "notice", "notice": {"kind", "message", ...}}``),
+#: interpolated from the notice's own fields, which its one sender always sets.
+NOTICE_MESSAGES: dict[str, Promise] = {
+    "reality_check": ngettext_lazy(
+        "You have been playing for %(elapsed_minutes)d minute.",
+        "You have been playing for %(elapsed_minutes)d minutes.",
+        "elapsed_minutes",
+    ),
+}
+
 #: Refusal codes only staff meet (operator tools, payment provider callbacks,
 #: start-up checks, internal consistency): their messages stay English, as the
 #: staff admin does. A code here is never shown to a player.
@@ -229,9 +240,23 @@ def localized_message(code: str, message: str, language: str | None = None) -> s
         return str(sentence)
 
 
+def localized_notice(notice: dict[str, Any], language: str) -> dict[str, Any]:
+    """A player notice with its ``message`` in ``language`` (as sent where its kind is not in the catalog)."""
+    sentence = NOTICE_MESSAGES.get(str(notice.get("kind")))
+    if sentence is None or "message" not in notice:
+        return notice
+    with translation.override(language):
+        return {**notice, "message": sentence % notice}
+
+
 def localized_frame(content: Any, language: str | None) -> Any:
-    """A websocket frame with its error ``message`` in ``language`` (every other frame unchanged)."""
-    if is_english(language) or not isinstance(content, dict) or content.get("type") != "error":
+    """A websocket frame with its error's or notice's ``message`` in ``language`` (every other frame unchanged)."""
+    if is_english(language) or not isinstance(content, dict):
+        return content
+    assert language is not None
+    if content.get("type") == "notice" and isinstance(content.get("notice"), dict):
+        return {**content, "notice": localized_notice(content["notice"], language)}
+    if content.get("type") != "error":
         return content
     code, message = content.get("code"), content.get("message")
     if not isinstance(code, str) or not isinstance(message, str):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_file
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("casino/i18n.py", "casino/models.py", "casino/players.py")
 LOCALE_DIR = ROOT / "casino" / "locale"
 LANGUAGES = ("fr",)  # English is the source language
-KEYWORDS: dict[str, None] = {"_": None, "gettext_lazy": None}
+KEYWORDS: dict[str, Any] = {"_": None, "gettext_lazy": None, "ngettext_lazy": (1, 2)}
 
 
 def po_path(language: str) -> Path:
@@ -59,7 +60,12 @@ def update(language: str) -> tuple[int, int]:
     with path.with_suffix(".mo").open("wb") as mo:
         write_mo(mo, catalog)  # fuzzy translations are left out: the English is used
     messages = [message for message in catalog if message.id]
-    return sum(1 for m in messages if m.string and not m.fuzzy), len(messages)
+    return sum(1 for m in messages if translated(m.string) and not m.fuzzy), len(messages)
+
+
+def translated(string: str | tuple[str, ...] | list[str] | None) -> bool:
+    """Every form of a message translated (a plural message has one per plural form)."""
+    return all(string) if isinstance(string, tuple | list) else bool(string)
 
 
 def main() -> int:

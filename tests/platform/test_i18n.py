@@ -25,6 +25,7 @@ from rest_framework.test import APIClient
 
 from casino.auth import issue_token
 from casino.i18n import (
+    NOTICE_MESSAGES,
     PLAYER_MESSAGES,
     STAFF_CODES,
     header_language,
@@ -83,8 +84,20 @@ def drf_codes() -> set[str]:
 
 
 def french_catalog() -> dict[str, Any]:
+    """The French ``.po``'s messages by msgid (a plural message by its singular)."""
     with PO.open("rb") as po:
-        return {str(message.id): message for message in read_po(po) if message.id}
+        return {msgid(message.id): message for message in read_po(po) if message.id}
+
+
+def msgid(message_id: str | tuple[str, ...] | list[str]) -> str:
+    return str(message_id[0]) if isinstance(message_id, tuple | list) else str(message_id)
+
+
+def translated_forms(message: Any) -> dict[Any, str]:
+    """A message's translations as a ``.mo`` holds them: ``msgid: msgstr``, or ``(msgid, n): msgstr[n]``."""
+    if isinstance(message.string, tuple | list):
+        return {(msgid(message.id), n): form for n, form in enumerate(message.string) if form}
+    return {message.id: message.string} if message.string else {}
 
 
 def settings_labels() -> list[str]:
@@ -116,19 +129,28 @@ def test_drf_refusal_codes_are_in_the_player_catalog():
 
 def test_every_player_facing_string_has_a_french_translation_neither_empty_nor_fuzzy():
     catalog = french_catalog()
-    wanted = [str(sentence) for sentence in PLAYER_MESSAGES.values()] + settings_labels()
-    untranslated = [text for text in wanted if text not in catalog or not catalog[text].string]
-    assert untranslated == [], "make messages, then translate them in casino/locale/fr/LC_MESSAGES/django.po"
-    assert [text for text in wanted if catalog[text].fuzzy] == []
-    # No sentence carries a value: the values are in the refusal's details, the same in every language.
-    assert [text for text in wanted if "%" in text or "{" in text] == []
+    refusals = [str(sentence) for sentence in PLAYER_MESSAGES.values()]
+    wanted = refusals + settings_labels()
+    assert [text for text in wanted if text not in catalog] == [], "run `make messages`"
+    # Every message of the .po (the notices' plural ones too), each form translated, none fuzzy.
+    plural_forms = 2
+    untranslated = [
+        text
+        for text, message in catalog.items()
+        if len(translated_forms(message)) != (plural_forms if message.pluralizable else 1)
+    ]
+    assert untranslated == [], "translate them in casino/locale/fr/LC_MESSAGES/django.po, then `make messages`"
+    assert [text for text, message in catalog.items() if message.fuzzy] == []
+    # No refusal sentence carries a value: the values are in the refusal's details, the same in every language.
+    assert [text for text in refusals if "%" in text or "{" in text] == []
 
 
 def test_the_committed_mo_is_the_po_compiled():
     with MO.open("rb") as mo:
         compiled = {key: value for key, value in gettext.GNUTranslations(mo)._catalog.items() if key}  # type: ignore[attr-defined]
-    translated = {key: message.string for key, message in french_catalog().items() if message.string}
-    assert not [m for m in translated if french_catalog()[m].fuzzy]
+    catalog = french_catalog()
+    assert not [text for text, message in catalog.items() if message.fuzzy]
+    translated = {key: form for message in catalog.values() for key, form in translated_forms(message).items()}
     assert compiled == translated, "run `make messages` to compile casino/locale"
 
 
@@ -142,6 +164,18 @@ def test_each_catalog_sentence_renders_in_french_through_django_and_english_is_a
         assert localized_message(code, "as raised", "fr-CA") == french
     # A staff-only code stays as raised, in every language.
     assert localized_message("seal_refused", "as raised", "fr") == "as raised"
+
+
+def test_a_reality_check_notice_is_translated_with_its_minutes():
+    assert set(NOTICE_MESSAGES) == {"reality_check"}  # the one kind of notice (casino.responsible_gaming)
+    for minutes, french in ((1, "Vous jouez depuis 1 minute."), (90, "Vous jouez depuis 90 minutes.")):
+        notice = {"kind": "reality_check", "elapsed_minutes": minutes, "net_loss": 500, "currency": "EUR",
+                  "message": f"You have been playing for {minutes} minutes."}  # fmt: skip
+        frame = {"type": "notice", "notice": notice}
+        assert localized_frame(frame, "fr") == {"type": "notice", "notice": {**notice, "message": french}}
+        assert localized_frame(frame, "en") is frame
+    other = {"type": "notice", "notice": {"kind": "something_new", "message": "as sent"}}
+    assert localized_frame(other, "fr") == other
 
 
 def test_an_error_frame_is_translated_and_every_other_frame_left_alone():
