@@ -6,7 +6,7 @@ DEPS := $(VENV)/.deps-installed
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run quiet-check test lint format bench fuzz-poker fuzz-api fuzz-ws simulate venv clean browser-deps
+.PHONY: run quiet-check test lint format messages bench fuzz-poker fuzz-api fuzz-ws simulate venv clean browser-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ lint: $(DEPS)
 format: $(DEPS)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+## make messages: the player-facing strings (casino/i18n.py's catalog, the settings' labels) into
+## casino/locale/fr/LC_MESSAGES/django.po, and each .po compiled to its committed .mo (tools/messages.py:
+## Babel, pure Python, no gettext tools). Translate the new empty msgstr, then run it again (docs/players.md).
+messages: $(DEPS)
+	$(BIN)/python tools/messages.py
 
 ## make bench: every benchmark, one after the other (see docs/benchmarks.md).
 bench: $(DEPS)

@@ -23,7 +23,11 @@ from ledger.currencies import display_money
 
 @admin.register(PlayerProfile)
 class PlayerProfileAdmin(SafeLookups, admin.ModelAdmin):
-    list_display = ["user", "hide_chat", "show_side_bets", "sound_on", "updated_at"]
+    list_display = [
+        "user", "language", "hide_chat", "show_side_bets", "video_quality", "dealer_voice_on",
+        "dealer_voice_volume", "game_sound_on", "game_sound_volume", "animation_on", "updated_at",
+    ]  # fmt: skip
+    list_filter = ["language", "video_quality"]
     search_fields = ["user__username"]
     readonly_fields = ["created_at", "updated_at"]
 

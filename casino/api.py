@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import DataError
+from django.db import DatabaseError, DataError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
@@ -18,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from casino.errors import DomainError
+from casino.i18n import localized_message, profile_language
 
 
 class ErrorDetail(serializers.Serializer):
@@ -60,8 +62,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
     if isinstance(exc, DataError) and _out_of_range(exc):
         exc = ValueOutOfRange("A number in the request is beyond what can be stored (64-bit).")
+    language = _answer_language(context.get("request"))
     if isinstance(exc, DomainError):
-        return Response({"error": exc.as_dict()}, status=exc.http_status)
+        refusal = exc.as_dict()
+        refusal["message"] = localized_message(exc.code, exc.message, language)
+        return Response({"error": refusal}, status=exc.http_status)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -70,13 +75,26 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(detail, dict) and set(detail) == {"detail"}:
         message = str(detail["detail"])
         code = getattr(detail["detail"], "code", code)
-        body: dict[str, Any] = {"code": code, "message": message}
+        body: dict[str, Any] = {"code": code, "message": localized_message(code, message, language)}
     else:
         if response.status_code == status.HTTP_400_BAD_REQUEST:
             code = "invalid_request"
-        body = {"code": code, "message": "The request is invalid.", "details": detail}
+        message = localized_message(code, "The request is invalid.", language)
+        body = {"code": code, "message": message, "details": detail}
     response.data = {"error": body}
     return response
+
+
+def _answer_language(request: Request | None) -> str | None:
+    """The language of a refusal's message (``casino.i18n``): an authenticated
+    player's profile language, else the one ``Accept-Language`` activated."""
+    user = getattr(request, "_user", None)  # set by DRF's authentication, if it ran
+    if user is None or not user.is_authenticated:
+        return translation.get_language()
+    try:
+        return profile_language(int(user.pk)) or translation.get_language()
+    except DatabaseError:  # a refusal is answered even if the database is not
+        return translation.get_language()
 
 
 def request_user(request: Request) -> User:
@@ -118,6 +136,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     in JSON (``not_found``), e.g. a path whose id is not a whole number; elsewhere
     Django's own page."""
     if request.path.startswith("/api/"):
-        body = {"error": {"code": "not_found", "message": "No such API path or object."}}
+        message = localized_message("not_found", "No such API path or object.")
+        body = {"error": {"code": "not_found", "message": message}}
         return JsonResponse(body, status=status.HTTP_404_NOT_FOUND)
     return page_not_found(request, exception or Http404())

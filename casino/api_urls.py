@@ -8,6 +8,7 @@ from django.urls import path
 
 from casino.player_views import (
     MeView,
+    PlayerSettingsDescriptionView,
     PlayerSettingsView,
     TokenLoginView,
     TokenLogoutAllView,
@@ -22,4 +23,5 @@ urlpatterns: list[Any] = [
     path("auth/ws-ticket/", WsTicketView.as_view(), name="auth-ws-ticket"),
     path("me/", MeView.as_view(), name="me"),
     path("me/settings/", PlayerSettingsView.as_view(), name="me-settings"),
+    path("me/settings/describe/", PlayerSettingsDescriptionView.as_view(), name="me-settings-describe"),
 ]

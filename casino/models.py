@@ -2,22 +2,82 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django.utils.functional import _StrPromise
+
+
+class VideoQuality(models.TextChoices):
+    """The table video's stream (seed 000, Settings, VIDEO: auto-adjusted unless the player picks a stream)."""
+
+    AUTO = "auto", _("Automatic")
+    HIGH = "high", _("High")
+    MEDIUM = "medium", _("Medium")
+    LOW = "low", _("Low")
+
+
+class Language(models.TextChoices):
+    """The languages a player may be answered in (``settings.LANGUAGES``)."""
+
+    ENGLISH = "en", "English"
+    FRENCH = "fr", "Français"
+
+
+#: A volume is a whole percentage.
+VOLUME_MAX = 100
+
+
+def volume_field(verbose_name: _StrPromise) -> models.PositiveSmallIntegerField[int, int]:
+    """A sound's volume, 0 to ``VOLUME_MAX`` (full by default), kept while the sound is muted."""
+    return models.PositiveSmallIntegerField(
+        verbose_name, default=VOLUME_MAX, validators=[MaxValueValidator(VOLUME_MAX)], help_text=_("From 0 to 100.")
+    )
 
 
 class PlayerProfile(models.Model):
-    """A player's stored settings, applied at once and on every device (seed 000, Settings)."""
+    """A player's stored settings, applied at once and on every device (seed 000, Settings;
+    seed 001, Menu: "sound, animation"). The names, tabs and checks: ``casino.players.SETTINGS``."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="player_profile")
-    hide_chat = models.BooleanField(default=False, help_text="Hide other players' chat messages.")
-    show_side_bets = models.BooleanField(default=True, help_text="Show the optional side-bet spots.")
-    sound_on = models.BooleanField(default=True, help_text="Game sound and dealer's voice.")
+    hide_chat = models.BooleanField(_("hide chat"), default=False, help_text=_("Hide other players' chat messages."))
+    show_side_bets = models.BooleanField(_("side bets"), default=True, help_text=_("Show the additional side bets."))
+    video_quality = models.CharField(
+        _("video quality"),
+        max_length=6,
+        choices=VideoQuality.choices,
+        default=VideoQuality.AUTO,
+        help_text=_("Automatic adjusts the stream to the connection; or pick a stream."),
+    )
+    dealer_voice_on = models.BooleanField(_("dealer's voice"), default=True, help_text=_("Hear the dealer's voice."))
+    dealer_voice_volume = volume_field(_("dealer's voice volume"))
+    game_sound_on = models.BooleanField(_("game sound"), default=True, help_text=_("Hear the game's sounds."))
+    game_sound_volume = volume_field(_("game sound volume"))
+    animation_on = models.BooleanField(_("animation"), default=True, help_text=_("Animate cards and chips."))
+    language = models.CharField(
+        _("language"),
+        max_length=5,
+        choices=Language.choices,
+        blank=True,
+        default="",
+        help_text=_("The language of the game's messages; unset: the device's language."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name = "player profile"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(dealer_voice_volume__lte=VOLUME_MAX, game_sound_volume__lte=VOLUME_MAX),
+                name="player_profile_volumes_0_100",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"profile of {self.user}"

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate, logout
+from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from knox.models import AuthToken
 from rest_framework import status
@@ -24,11 +25,13 @@ from casino.auth import (
     revoke_token,
 )
 from casino.errors import DomainError
-from casino.players import read_profile, update_player_settings
+from casino.i18n import player_language
+from casino.players import describe_settings, read_profile, update_player_settings
 from casino.serializers import (
     LoginSerializer,
     MeSerializer,
     PlayerSettingsSerializer,
+    SettingsDescriptionSerializer,
     TokenSerializer,
     WsTicketSerializer,
 )
@@ -136,16 +139,26 @@ class PlayerSettingsView(APIView):
     @extend_schema(
         request=PlayerSettingsSerializer,
         responses={200: PlayerSettingsSerializer},
-        description="Refusals (400): invalid_settings (the body is not a JSON object), unknown_setting "
-        "(a name that is not a setting), invalid_request (a value of the wrong type).",
+        description="Refusals (400), each changing nothing: invalid_settings (the body is not a JSON object), "
+        "unknown_setting (names that are not settings: details.settings), invalid_setting (a value not allowed: "
+        "details.setting, details.allowed).",
     )
     def patch(self, request: Request) -> Response:
-        if not isinstance(request.data, dict):
-            raise DomainError("the settings must be a JSON object of setting names", code="invalid_settings")
-        unknown = sorted(set(request.data) - set(PlayerSettingsSerializer.Meta.fields))
-        if unknown:
-            raise DomainError(f"unknown settings: {', '.join(unknown)}", code="unknown_setting")
-        serializer = PlayerSettingsSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        profile = update_player_settings(user=request_user(request), changes=dict(serializer.validated_data))
+        profile = update_player_settings(user=request_user(request), changes=request.data)
         return Response(PlayerSettingsSerializer(profile).data)
+
+
+class PlayerSettingsDescriptionView(APIView):
+    """The settings panel in the player's language (their profile's, else ``Accept-Language``):
+    its tabs (seed 000: general, video, sound), and each setting's label, help, type, default
+    and allowed values (a volume's range, a choice's values with their labels)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: SettingsDescriptionSerializer})
+    def get(self, request: Request) -> Response:
+        user = request_user(request)
+        language = player_language(user_id=int(user.pk), accept_language=request.headers.get("Accept-Language", ""))
+        with translation.override(language):
+            tabs = describe_settings()
+        return Response({"language": language, "tabs": tabs}, headers={"Content-Language": language})

@@ -164,6 +164,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Accept-Language picks English or French under /api/ (casino.i18n; the admin stays English).
+    "casino.i18n.PlayerLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -220,7 +222,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# Players are answered in English or French (docs/auth.md, "Translations"): the profile's
+# language, else Accept-Language; the catalogs are committed compiled (make messages).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "casino" / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -44,6 +44,7 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from casino import metrics
+from casino.i18n import localized_frame
 from casino.processes import database_url_of
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
@@ -604,6 +605,9 @@ class FeedSocket:
     player_id: int
     outbox: Outbox | None = None
     subscriber: Subscriber | None = None
+    # The player's language for error frames' messages (casino.i18n), set at the handshake
+    # (JSONFrames.admit); None: English, as raised.
+    language: str | None = None
 
     async def _raw_send(self, text: str) -> None:
         await super().send(text_data=text)  # type: ignore[misc]
@@ -633,7 +637,7 @@ class FeedSocket:
             await self._raw_close(1000)
 
     async def send_json(self, content: Any, close: bool = False) -> None:
-        await self.send(text_data=encode(content), close=close)
+        await self.send(text_data=encode(localized_frame(content, self.language)), close=close)
 
     def subscribe(self) -> None:
         """Join the table's feed (before the first snapshot: a delta racing the

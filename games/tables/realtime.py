@@ -24,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
-from casino import json_input, log_context, metrics
+from casino import i18n, json_input, log_context, metrics
 from casino.auth import consume_ws_ticket
 from games.tables.api import MAX_IDEMPOTENCY_KEY
 
@@ -296,6 +296,8 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
     _counted_family: str | None = None
     _close_code: int | None = None
     _channel_receive: Callable[[], Awaitable[Any]] | None = None
+    # The language of error frames' messages (casino.i18n): set by ``admit``.
+    language: str | None = None
 
     @property
     def channel_receive(self) -> Callable[[], Awaitable[Any]] | None:
@@ -334,7 +336,14 @@ class JSONFrames(AsyncJsonWebsocketConsumer):
     async def admit(self, player_id: int) -> bool:
         """Accept the handshake for ``player_id``; at their connection limit close it
         with 4429 (after the accept, so the client sees the code) and return False:
-        the caller then returns and sends nothing."""
+        the caller then returns and sends nothing. The connection's error
+        messages are in the player's language from here on (their profile's,
+        else the handshake's ``Accept-Language``)."""
+        headers = dict(self.scope.get("headers") or ())
+        accept_language = headers.get(b"accept-language", b"").decode("latin-1")
+        self.language = await database_sync_to_async(i18n.player_language)(
+            user_id=player_id, accept_language=accept_language
+        )
         await self.accept()
         connection_id = await player_connections.acquire(player_id)
         if connection_id is None:

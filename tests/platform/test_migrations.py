@@ -168,10 +168,11 @@ def plan_for_database() -> list[tuple[str, str]]:
 
 def test_a_database_at_the_last_released_migrations_runs_only_the_migrations_written_since(applied_before_the_squash):
     # The chat's content type (issue 34), the pending session limit's columns (issue 35) and
-    # the compliance permissions' plural name (options only: no table changes) and the
-    # transfers' period index (issue 36).
+    # the compliance permissions' plural name (options only: no table changes), the
+    # transfers' period index (issue 36) and the players' settings (issue 37).
     assert sorted(plan_for_database()) == [
-        ("casino", "0006_rg_session_limit_pending"), ("compliance", "0002_compliance_access_plural"),
+        ("casino", "0006_rg_session_limit_pending"), ("casino", "0007_player_settings"),
+        ("compliance", "0002_compliance_access_plural"),
         ("games", "0002_chatmessage_content_type"), ("ledger", "0012_transfer_created_idx"),
     ]  # fmt: skip
     loader = MigrationLoader(connection)
@@ -228,3 +229,32 @@ def test_an_existing_games_chat_content_type_is_left_as_it_is(content_type_cache
     relabel_chat_content_type()
     assert ContentType.objects.get(pk=games.pk).app_label == "games"
     assert ContentType.objects.get(pk=live.pk).app_label == "live"
+
+
+# --- the players' settings (issue 37) ---------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_one_sound_switch_becomes_both_sound_switches():
+    """``sound_on`` was "game sound and dealer's voice": a player who muted it has both muted after
+    ``casino.0007``, one who did not has both on; backwards, sound is on where either is."""
+    before, after = ("casino", "0006_rg_session_limit_pending"), ("casino", "0007_player_settings")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no pending trigger events before ALTER TABLE
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    old_profiles = executor.loader.project_state([before]).apps.get_model("casino", "PlayerProfile")
+    muted, loud = (User.objects.create_user(name) for name in ("muted", "loud"))
+    old_profiles.objects.create(user_id=muted.pk, sound_on=False)
+    old_profiles.objects.create(user_id=loud.pk, sound_on=True)
+    executor = MigrationExecutor(connection)
+    executor.migrate([after])
+    new_profiles = executor.loader.project_state([after]).apps.get_model("casino", "PlayerProfile")
+    switches = dict(new_profiles.objects.values_list("user_id", "dealer_voice_on"))
+    assert switches == {muted.pk: False, loud.pk: True}
+    assert dict(new_profiles.objects.values_list("user_id", "game_sound_on")) == switches
+    new_profiles.objects.filter(user_id=loud.pk).update(game_sound_on=False)  # the voice alone still on
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    assert dict(old_profiles.objects.values_list("user_id", "sound_on")) == {muted.pk: False, loud.pk: True}
+    MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())

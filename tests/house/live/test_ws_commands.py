@@ -21,6 +21,7 @@ from django.utils import timezone
 from websockets.sync.client import ClientConnection
 
 from casino.auth import issue_token
+from casino.models import PlayerProfile
 from games.house.models import HouseTable, TableSeat
 from games.house.services import TableTick, advance_table, start_table
 from tests.db import ledger_sums
@@ -220,6 +221,23 @@ def test_each_refusal_has_the_rest_code_and_changes_nothing(betting) -> None:
         refusal(player, ws, "decision", {"option": "call2x"}, "option_not_offered")
         refusal(player, ws, "decision", {"option": 4}, "invalid_field")
     assert ledger_sums() == {"EUR": 0}
+
+
+def test_a_french_players_refusals_are_french_over_the_websocket_and_rest_alike(betting) -> None:
+    """Issue 37: the profile's language chooses; the codes and details are the English ones."""
+    _table, english, french = betting
+    PlayerProfile.objects.create(user_id=french.player, language="fr")
+    with french.socket() as ws, english.socket() as english_ws:
+        refusal(french, ws, "bet", {"spot": "nope", "amount": 100}, "spot_not_offered")
+        assert french.frames[-1]["message"] == "La table ne propose pas cette case de mise."
+        refusal(french, ws, "undo", None, "nothing_to_undo")
+        assert french.frames[-1]["message"] == "Il n'y a pas de mise à annuler."
+        ws.send("not json")
+        assert french.answer(ws, None) == {
+            "type": "error", "code": "malformed_message", "message": "Envoyez un objet JSON par trame de texte.",
+        }  # fmt: skip
+        refusal(english, english_ws, "bet", {"spot": "nope", "amount": 100}, "spot_not_offered")
+        assert english.frames[-1]["message"] == "The table offers no such betting spot."
 
 
 def test_the_id_is_the_idempotency_key_shared_with_rest(betting) -> None:
