@@ -250,41 +250,35 @@ def _lang(request: Request) -> str | None:
     return None if value is None else str(value)
 
 
-class GameHelpView(APIView):
-    """A game's help page: rules, hand rankings, every pay table and the return figures."""
+def help_schema(page: Any, not_found: str) -> Any:
+    """The OpenAPI schema of a help page: ``?lang=``, the ``page`` answered, its refusals."""
+    return extend_schema(parameters=[LANG], responses={200: page, **errors(r400=_LANG_400, r404=not_found)})
 
+
+class HelpView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(
-        parameters=[LANG],
-        responses={200: GamePage, **errors(r400=_LANG_400, r404="unknown_game")},
-    )
+
+class GameHelpView(HelpView):
+    """A game's help page: rules, hand rankings, every pay table and the return figures."""
+
+    @help_schema(GamePage, "unknown_game")
     def get(self, request: Request, game_code: str) -> Response:
         return Response(services.game_help(game_code=game_code, language=_lang(request)))
 
 
-class TableHelpView(APIView):
+class TableHelpView(HelpView):
     """A house table's help page: its game's rules, the pay tables in force, limits, chips, mandatory wagers."""
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
-        parameters=[LANG],
-        responses={200: HousePageSchema, **errors(r400=_LANG_400, r404="table_not_found")},
-    )
+    @help_schema(HousePageSchema, "table_not_found")
     def get(self, request: Request, table_id: int) -> Response:
         return Response(services.table_help(table_id=table_id, language=_lang(request)))
 
 
-class PokerTableHelpView(APIView):
+class PokerTableHelpView(HelpView):
     """A poker table's help page: seed 001's rules for its structure, its stakes and rake."""
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
-        parameters=[LANG],
-        responses={200: PokerPageSchema, **errors(r400=_LANG_400, r404="poker_table_not_found")},
-    )
+    @help_schema(PokerPageSchema, "poker_table_not_found")
     def get(self, request: Request, table_id: int) -> Response:
         return Response(services.poker_table_help(table_id=table_id, language=_lang(request)))
 

@@ -146,3 +146,20 @@ def test_the_active_language_is_the_fallback() -> None:
         assert game_help(game_code="uth", language=None)["language"] == "en"
     with translation.override("fr"):
         assert game_help(game_code="uth", language="en")["sections"][0]["title"] == "Object of the game"
+
+
+def test_a_tables_chips_mandatory_wagers_and_multi_play_are_on_its_page() -> None:
+    """The three settings another branch adds to HouseTable (issue 37, parts 1 and 3) are read
+    through ``services.table_play_settings``; set on the row here as that branch will set them."""
+    from games.help.content import house
+    from games.help.i18n import render
+    from games.help.services import table_terms
+
+    table = make_table("xtreme")
+    vars(table).update(chips=[100, 500, 2_500], mandatory_wagers=["stax"], multi_play=False)
+    section = render(house.game_page(table.game, table_terms(table)), "en")["table"]
+    assert section["chips"] == [100, 500, 2_500]
+    assert section["mandatory_wagers"] == [{"wager": "stax", "name": "STAX"}]
+    assert section["multi_play"] is False
+    assert "At this table a round's first chip must include these wagers: STAX." in section["paragraphs"]
+    assert "This table is not available for multi-game play." in section["paragraphs"]

@@ -238,6 +238,7 @@ def _uth_like_sections(definition: GameDefinition) -> list[dict[str, Any]]:
 
 def _casino_holdem_sections(definition: GameDefinition) -> list[dict[str, Any]]:
     names = WAGER_NAMES["casino_holdem"]
+    main = {"ante": names["ante"], "call": names["call"]}
     call = _multipliers(definition, "flop")[0]
     timeout = OPTION_NAMES[definition.decision_point("flop").timeout_default]
     return [
@@ -280,26 +281,13 @@ def _casino_holdem_sections(definition: GameDefinition) -> list[dict[str, Any]]:
         _section(
             "settlement",
             _("Winning and losing"),
-            _(
-                "The dealer does not qualify: the %(ante)s pays its pay table and the %(call)s is returned.",
-                ante=names["ante"],
-                call=names["call"],
-            ),
+            _("The dealer does not qualify: the %(ante)s pays its pay table and the %(call)s is returned.", **main),
             _(
                 "The dealer qualifies and you win: the %(ante)s pays its pay table and the %(call)s pays 1 to 1.",
-                ante=names["ante"],
-                call=names["call"],
+                **main,
             ),
-            _(
-                "The dealer qualifies and wins: the %(ante)s and the %(call)s lose.",
-                ante=names["ante"],
-                call=names["call"],
-            ),
-            _(
-                "Tie against a qualifying dealer: the %(ante)s and the %(call)s are returned.",
-                ante=names["ante"],
-                call=names["call"],
-            ),
+            _("The dealer qualifies and wins: the %(ante)s and the %(call)s lose.", **main),
+            _("Tie against a qualifying dealer: the %(ante)s and the %(call)s are returned.", **main),
         ),
     ]
 
