@@ -241,10 +241,8 @@ def test_every_help_msgid_has_a_french_translation() -> None:
     needed = msgids(every_page()) | {"%(number)s%%"}
     untranslated = sorted(m for m in needed if m not in catalog or not catalog[m].translated())
     assert not untranslated, untranslated
-    # And the French pages really are French: no sentence is left as its English msgid.
-    for built in every_page():
-        english, french = render(built, "en"), render(built, "fr")
-        assert english != french
+    # A "translation" that is the English msgid again is no translation.
+    assert not sorted(m for m in needed if catalog[m].msgstr == m)
 
 
 def test_the_committed_mo_is_the_compiled_po() -> None:
