@@ -8,6 +8,7 @@ from django.urls import include, path
 
 import casino.converters  # noqa: F401 (registers the <text:...> route converter)
 import games.tables.api  # noqa: F401 (registers the <id:...> route converter)
+from games.help import api as help_api
 from games.house.api import operator_views, views
 from games.poker.api import operator_views as poker_operator_views
 from games.poker.tournament import history as tournament_history
@@ -33,6 +34,7 @@ urlpatterns: list[Any] = [
     path("history/games/<text:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
     *tournament_history.urlpatterns,
     path("rounds/<text:game_number>/fairness/", views.RoundFairnessView.as_view(), name="round-fairness"),
+    *help_api.urlpatterns,
     path("asyncapi.json", AsyncAPIView.as_view(), name="asyncapi"),
     path("", include("games.poker.api.views")),
 ]

@@ -43,6 +43,7 @@ PROJECT_PACKAGES = ("games", "casino", "ledger", "compliance", "tools", "tests")
 #: Packages whose every module is pure domain code. Add a package here when one is written.
 PURE_PACKAGES = (
     "games.cards",
+    "games.help.content",
     "games.house.rules",
     "games.house.round",
     "games.poker.engine",

@@ -50,6 +50,12 @@ _SEED_001_EUR: tuple[tuple[Variant, int, int, int, int | None, int, int], ...] =
 SEED_001_DEFAULT = RakeRule(percent_bp=250, minimum=0, cap=300)
 
 
+def seed_rake_rows() -> tuple[tuple[Variant, int, int, int, int | None, int, int], ...]:
+    """Seed 001's euro rows as ``seed_rake_rule`` reads them: (pot type, players lo, hi,
+    small blind lo, hi or None, minimum, cap), amounts in cents (the help page prints them)."""
+    return _SEED_001_EUR
+
+
 def seed_rake_rule(
     variant: Variant, *, players: int, small_blind: int, currency: str = "EUR", no_flop_no_drop: bool = True
 ) -> RakeRule:

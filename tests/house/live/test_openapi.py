@@ -37,6 +37,8 @@ PLAYER_API = {
     "/api/history/games/{game_number}/": ["get"],
     "/api/rounds/{game_number}/fairness/": ["get"],
     "/api/poker/hands/{hand_id}/fairness/": ["get"],
+    "/api/tables/{table_id}/help/": ["get"],
+    "/api/poker/tables/{table_id}/help/": ["get"],
 }
 
 
