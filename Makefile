@@ -46,8 +46,8 @@ format: $(DEPS)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-## make messages: the player-facing strings (casino/i18n.py's catalog, the settings' labels) into
-## casino/locale/fr/LC_MESSAGES/django.po, and each .po compiled to its committed .mo (tools/messages.py:
+## make messages: the player-facing strings (casino/i18n.py's catalog, the settings' labels; games/help's
+## sentences) into casino/locale and games/locale's fr/LC_MESSAGES/django.po, and each .po compiled to its committed .mo (tools/messages.py:
 ## Babel, pure Python, no gettext tools). Translate the new empty msgstr, then run it again (docs/players.md).
 messages: $(DEPS)
 	$(BIN)/python tools/messages.py

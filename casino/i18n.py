@@ -90,6 +90,7 @@ PLAYER_MESSAGES: dict[str, Promise] = {
     "not_seated": _("You have no seat at this table: join it first."),
     "too_many_tables": _("You are playing the most tables allowed at once."),
     "unknown_game": _("No such game."),
+    "unsupported_language": _("The help pages are in English (en) and French (fr) only."),
     "game_not_found": _("No game with this number in your history."),
     "round_not_found": _("No round with this game number."),
     "round_error": _("The round refused this command."),

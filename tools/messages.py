@@ -1,10 +1,11 @@
 """``make messages``: the player-facing strings into each language's ``.po``, and every ``.po`` compiled.
 
-Extracts every ``_()`` / ``gettext_lazy()`` string of ``SOURCES`` (the player catalog of
-``casino/i18n.py`` and the settings' labels), adds the new ones to
-``casino/locale/<lang>/LC_MESSAGES/django.po`` with an empty ``msgstr``, drops the ones no
-source has any more, and writes each ``.po``'s compiled ``.mo`` beside it (docs/players.md,
-"Translations"). Babel does it in pure Python: no GNU gettext needed. The output depends
+Two catalogs (``CATALOGS``): ``casino/locale`` (the refusal messages of ``casino/i18n.py`` and
+the settings' labels) and ``games/locale`` (the help pages' sentences, ``games/help/``). For
+each, extracts every ``_()`` / ``gettext()`` / ``gettext_lazy()`` string of its sources, adds
+the new ones to ``<locale>/<lang>/LC_MESSAGES/django.po`` with an empty ``msgstr``, drops the
+ones no source has any more, and writes each ``.po``'s compiled ``.mo`` beside it
+(docs/players.md, "Translations"; docs/help.md). Babel does it in pure Python: no GNU gettext needed. The output depends
 only on the sources and the ``.po`` (sorted, no source locations, the header's dates kept),
 so two runs, or two branches, write the same lines.
 
@@ -14,6 +15,7 @@ Run from the repository root: ``python tools/messages.py``.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +25,44 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("casino/i18n.py", "casino/models.py", "casino/players.py")
-LOCALE_DIR = ROOT / "casino" / "locale"
+
+
+@dataclass(frozen=True)
+class MessageCatalog:
+    """A ``locale`` directory and the sources whose strings it translates (globs under the root)."""
+
+    locale: str
+    sources: tuple[str, ...]
+
+
+CATALOGS = (
+    MessageCatalog("casino/locale", ("casino/i18n.py", "casino/models.py", "casino/players.py")),
+    MessageCatalog("games/locale", ("games/help/**/*.py",)),
+)
 LANGUAGES = ("fr",)  # English is the source language
-KEYWORDS: dict[str, Any] = {"_": None, "gettext_lazy": None, "ngettext_lazy": (1, 2)}
+KEYWORDS: dict[str, Any] = {"_": None, "gettext": None, "gettext_lazy": None, "ngettext_lazy": (1, 2)}
 
 
-def po_path(language: str) -> Path:
-    return LOCALE_DIR / language / "LC_MESSAGES" / "django.po"
+def po_path(catalog: MessageCatalog, language: str) -> Path:
+    return ROOT / catalog.locale / language / "LC_MESSAGES" / "django.po"
 
 
-def extracted(*, like: Catalog) -> Catalog:
+def source_files(catalog: MessageCatalog) -> list[Path]:
+    return sorted({path for pattern in catalog.sources for path in ROOT.glob(pattern)})
+
+
+def extracted(sources: MessageCatalog, *, like: Catalog) -> Catalog:
     """The sources' strings, as a template dated as ``like`` (so the header does not change)."""
     template = Catalog(charset="utf-8", creation_date=like.creation_date)
-    for source in SOURCES:
-        for _line, message, _comments, context in extract_from_file("python", ROOT / source, keywords=KEYWORDS):
+    for source in source_files(sources):
+        for _line, message, _comments, context in extract_from_file("python", source, keywords=KEYWORDS):
             template.add(message, context=context)
     return template
 
 
-def update(language: str) -> tuple[int, int]:
-    """Merge the sources into ``language``'s ``.po`` and compile it; (translated, total) messages."""
-    path = po_path(language)
+def update(sources: MessageCatalog, language: str) -> tuple[int, int]:
+    """Merge ``sources`` into ``language``'s ``.po`` and compile it; (translated, total) messages."""
+    path = po_path(sources, language)
     if path.exists():
         with path.open("rb") as po:
             catalog = read_po(po, locale=language)
@@ -52,7 +70,7 @@ def update(language: str) -> tuple[int, int]:
         path.parent.mkdir(parents=True, exist_ok=True)
         catalog = Catalog(locale=language, charset="utf-8")
     revision = catalog.revision_date
-    catalog.update(extracted(like=catalog), no_fuzzy_matching=True)
+    catalog.update(extracted(sources, like=catalog), no_fuzzy_matching=True)
     catalog.revision_date = revision
     catalog.obsolete.clear()
     with path.open("wb") as po:
@@ -69,11 +87,12 @@ def translated(string: str | tuple[str, ...] | list[str] | None) -> bool:
 
 
 def main() -> int:
-    for language in LANGUAGES:
-        translated, total = update(language)
-        print(f"{po_path(language).relative_to(ROOT)}: {translated} of {total} translated")
-        if translated < total:
-            print(f"  translate the empty msgstr in it, then run `make messages` again to compile ({language})")
+    for sources in CATALOGS:
+        for language in LANGUAGES:
+            translated, total = update(sources, language)
+            print(f"{po_path(sources, language).relative_to(ROOT)}: {translated} of {total} translated")
+            if translated < total:
+                print(f"  translate the empty msgstr in it, then run `make messages` again to compile ({language})")
     return 0
 
 

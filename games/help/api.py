@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 import casino.converters  # noqa: F401 (registers the <text:...> route converter)
 from casino.api import errors
+from casino.i18n import player_language
 from games.help import services
 from games.help.i18n import LANGUAGES
 
@@ -246,8 +247,12 @@ GamePage = PolymorphicProxySerializer(
 
 
 def _lang(request: Request) -> str | None:
+    """``?lang=`` as given (``help_language`` checks it), else the player's profile language,
+    else ``Accept-Language``'s (``casino.i18n.player_language``, as the settings panel)."""
     value: Any = request.query_params.get("lang")
-    return None if value is None else str(value)
+    if value is not None:
+        return str(value)
+    return player_language(user_id=int(request.user.pk), accept_language=request.headers.get("Accept-Language", ""))
 
 
 def help_schema(page: Any, not_found: str) -> Any:

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 from rest_framework.test import APIClient
 
+from casino.models import PlayerProfile
 from games.house.rules.registry import pay_table
 from tests.house.live.test_bad_input import client_for
 from tests.house.live.test_openapi import answer_schema
@@ -64,13 +65,18 @@ def test_each_game_has_an_english_and_a_french_page_in_its_schema(client, schema
 
 
 def test_without_lang_the_requests_language_decides(client) -> None:
+    """No ``?lang=``: the player's profile language, else ``Accept-Language`` (docs/players.md)."""
+    french_title = "Aperçu et objectif du jeu"
     assert get(client, "/api/games/uth/help/").json()["language"] == "en"
-    french = get(client, "/api/games/uth/help/", HTTP_ACCEPT_LANGUAGE="fr-FR,fr;q=0.9")
-    # Accept-Language reaches get_language() once the locale middleware runs (issue 37, part 5);
-    # before it the default language answers. Either way the answer names the language it is in.
-    body = french.json()
-    assert body["language"] in ("en", "fr")
-    assert (body["sections"][0]["title"] == "Aperçu et objectif du jeu") == (body["language"] == "fr")
+    body = get(client, "/api/games/uth/help/", HTTP_ACCEPT_LANGUAGE="fr-FR,fr;q=0.9").json()
+    assert (body["language"], body["sections"][0]["title"]) == ("fr", french_title)
+    # A French profile answers in French on an English device; ``?lang=`` still wins.
+    player = make_player(funds=0)
+    PlayerProfile.objects.update_or_create(user_id=player, defaults={"language": "fr"})
+    french_player = client_for(player)
+    body = get(french_player, "/api/games/uth/help/", HTTP_ACCEPT_LANGUAGE="en").json()
+    assert (body["language"], body["sections"][0]["title"]) == ("fr", french_title)
+    assert get(french_player, "/api/games/uth/help/?lang=en").json()["language"] == "en"
 
 
 def test_refusals_have_their_codes(client) -> None:
