@@ -32,7 +32,7 @@ from casino.responsible_gaming import wager_allowance
 from games.cards.cards import parse_card
 from games.house.math.exact_strategy import optimal_choice
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
-from games.house.round.commands import offered_options
+from games.house.round.commands import missing_mandatory, offered_options
 from games.house.round.dealer import deal_order
 from games.house.round.errors import RoundNotFound
 from games.house.round.events import (
@@ -50,6 +50,7 @@ from games.house.round.events import (
     DealtAt,
 )
 from games.house.round.state import BETTING, RoundState, replay_round
+from games.house.rules.table_config import covered_chips
 from games.house.store.rows import state_from_json
 from games.house.store.streams import load_round, player_stream, round_stream
 from games.tables.fairness import OpenedDeck, fairness_answer, opened_from_reveal
@@ -91,6 +92,9 @@ def table_summary(table: HouseTable) -> dict[str, Any]:
         "hand_mode": table.hand_mode,
         "currency": table.currency,
         "limits": table.limits,
+        "chips": table.chips,
+        "mandatory_wagers": table.mandatory_wagers,
+        "multi_play": table.multi_play,
         "pay_tables": table.pay_tables,
         "is_open": table.is_open,
         "phase": table.phase,
@@ -124,9 +128,18 @@ def table_view(
     if now is not None:
         view |= clock_fields(table, now, round_warning_seconds([table]).get(table.pk))
     if not table.current_round_id:
+        if viewer_id is not None:
+            balance, _ = player_balances(player_id=viewer_id, currency=table.currency)
+            view["me"] = {
+                "player_id": viewer_id,
+                "balance": balance,
+                "covered_chips": covered_chips(table.chips, balance),
+            }
         return view
     state = round_state(table) if round_state is not None else load_round(table.current_round_id)
     assert state.config is not None
+    # The chips the round in play takes (a configuration change applies from the next round).
+    chips = list(state.config.chips) if state.config.chips else table.chips
     view["round"] = {
         "round_id": state.config.round_id,
         "game_number": state.config.game_number,
@@ -141,6 +154,8 @@ def table_view(
         "commitment": state.commitment,
         "cards": _visible_cards(state, viewer_id),
         "wheel_spin": state.wheel_spin,
+        "chips": chips,
+        "mandatory_wagers": list(state.config.mandatory_wagers),
     }
     if viewer_id is not None:
         row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
@@ -153,7 +168,11 @@ def table_view(
         view["me"] = {
             "player_id": viewer_id,
             "balance": balance,
+            # Seed 000:179: only the chips the balance covers are enabled.
+            "covered_chips": covered_chips(chips, balance),
             "bets": player.totals(),
+            # Bets without these are returned when betting closes (seed 002:13).
+            "mandatory_missing": missing_mandatory(state.config, player.totals()),
             "call": player.call_amount,
             "folded": player.folded,
             "doubled": player.doubled,

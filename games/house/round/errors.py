@@ -92,7 +92,14 @@ class RoundFull(RoundError, code="round_full"):
     """Per-seat mode: the round already deals as many own hands as it has (its seats, at most the deck's 22)."""
 
 
-class InvalidChip(RoundError, code="invalid_chip", http_status=400): ...
+class InvalidChip(RoundError, code="invalid_chip", http_status=400):
+    """A chip is one of the table's denominations (``details.chips``); an amount that is
+    not a positive whole number is no chip either."""
+
+
+class MandatoryWagerMissing(RoundError, code="mandatory_wager_missing", http_status=400):
+    """The table requires these side wagers (``details.missing``) of every player in
+    the round (seed 002:13): bets without them are returned when betting closes."""
 
 
 class RoundNotFound(NotFound, code="round_not_found"):
