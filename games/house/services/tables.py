@@ -203,12 +203,12 @@ def configure_table(
                 table=table.code, expected_version=expected_version, version=table.config_version
             )
         new = {name: config.get(name, getattr(table, name)) for name in CONFIG_FIELDS}
-        if not new["chips"]:  # a table written without a chip set (fixtures) gets its currency's
+        if not config_changes(config_of(table), new):
+            return None
+        if not new["chips"]:  # a table row written without a chip set (fixtures) gets its currency's
             new["chips"] = default_chips(table.currency)
         check_config(game_code=table.game, currency=table.currency, config=new, table=table.code)
         changes = config_changes(config_of(table), new)
-        if not changes:
-            return None
         ensure_baseline(table=table, now=now)
         version = table.config_version + 1
         HouseTable.objects.filter(pk=table.pk).update(**new, config_version=version, updated_at=now)
@@ -232,7 +232,9 @@ def open_table(*, table_id: int, operator: Operator, now: datetime) -> TableTick
         table = pacing.lock_table(HouseTable, table_id)
         if table.is_open:
             raise TableAlreadyOpen(table=table.code)
-        check_config(game_code=table.game, currency=table.currency, config=config_of(table), table=table.code)
+        # A table row written without a chip set (fixtures) takes any positive amount (docs/rounds.md).
+        current = {**config_of(table), "chips": table.chips or default_chips(table.currency)}
+        check_config(game_code=table.game, currency=table.currency, config=current, table=table.code)
         HouseTable.objects.filter(pk=table.pk).update(is_open=True, updated_at=now)
         record_operator_action(
             operator=operator, action="table.open", target=f"table:{table.code}",
