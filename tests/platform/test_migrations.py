@@ -169,10 +169,11 @@ def plan_for_database() -> list[tuple[str, str]]:
 def test_a_database_at_the_last_released_migrations_runs_only_the_migrations_written_since(applied_before_the_squash):
     # The chat's content type (issue 34), the pending session limit's columns (issue 35) and
     # the compliance permissions' plural name (options only: no table changes) and the
-    # transfers' period index (issue 36).
+    # transfers' period index (issue 36); the tables' chips, mandatory wagers and multi-play (issue 37).
     assert sorted(plan_for_database()) == [
         ("casino", "0006_rg_session_limit_pending"), ("compliance", "0002_compliance_access_plural"),
-        ("games", "0002_chatmessage_content_type"), ("ledger", "0012_transfer_created_idx"),
+        ("games", "0002_chatmessage_content_type"), ("games", "0003_table_chips_mandatory_multi_play"),
+        ("ledger", "0012_transfer_created_idx"),
     ]  # fmt: skip
     loader = MigrationLoader(connection)
     assert set(SQUASHES) <= set(loader.applied_migrations)
@@ -228,3 +229,24 @@ def test_an_existing_games_chat_content_type_is_left_as_it_is(content_type_cache
     relabel_chat_content_type()
     assert ContentType.objects.get(pk=games.pk).app_label == "games"
     assert ContentType.objects.get(pk=live.pk).app_label == "live"
+
+
+# --- the tables' chips (issue 37) ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_existing_tables_get_their_currencys_default_chips_and_keep_a_set_they_have() -> None:
+    from games.house.models import HouseTable
+    from games.house.rules.table_config import default_chips
+
+    euro = HouseTable.objects.create(code="MIGEUR", name="e", game="uth", currency="EUR")
+    yen = HouseTable.objects.create(code="MIGJPY", name="y", game="uth", currency="JPY")
+    kept = HouseTable.objects.create(code="MIGKEPT", name="k", game="uth", currency="EUR", chips=[100, 200])
+    schema_editor = mock.Mock(connection=connection)
+    import_module("games.migrations.0003_table_chips_mandatory_multi_play").give_default_chips(apps, schema_editor)
+    for table in (euro, yen, kept):
+        table.refresh_from_db()
+    assert euro.chips == default_chips("EUR") == [100, 500, 1000, 2500, 10_000, 50_000]
+    assert yen.chips == default_chips("JPY")
+    assert kept.chips == [100, 200]
+    assert (euro.mandatory_wagers, euro.multi_play) == ([], True)

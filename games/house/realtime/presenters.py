@@ -246,6 +246,8 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
         keep = ("round_id", "game_number", "game", "rules_version", "hand_mode", "currency", "limits", "pay_tables")
         payload = {k: data[k] for k in keep} | {"opened_at": data["opened_at"], "deadline": data["betting_deadline"]}
         payload["warning_at"] = data["warning_at"]
+        # The round's chips and mandatory side wagers (absent in rounds opened before them).
+        payload |= {name: data[name] for name in ("chips", "mandatory_wagers") if name in data}
     elif kind == CARDS_DEALT:
         shared = any(card["to"] == "shared" for card in data["cards"])
         payload = _redact_dealt(data, viewer_id, shared)

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from games.house.models import HouseRound, HouseTable, PlayerRound
-from games.house.realtime.presenters import table_summary, table_view
+from games.house.realtime.presenters import public_delta, table_summary, table_view
 from games.house.services import double_bets, place_chip, repeat_bets
 from games.house.services.bets import BetResult
 from games.house.services.seats import leave_table, take_seat
@@ -89,6 +89,10 @@ def test_the_table_view_serves_the_chips_and_those_the_balance_covers_as_it_chan
     view = table_view(table_id=table.pk, viewer_id=player, now=later(tick))
     assert view["me"]["covered_chips"] == [100, 500, 1000]  # 1900 left
     assert view["me"]["mandatory_missing"] == []
+    # The round's opening tells every watcher its chips and mandatory wagers.
+    opened = public_delta(read_stream(stream_id=f"round-{tick.round_id}")[0])
+    assert opened is not None
+    assert (opened["data"]["chips"], opened["data"]["mandatory_wagers"]) == (CHIPS, ["best_five"])
     # The lobby row is the same summary.
     assert {"chips", "mandatory_wagers", "multi_play"} <= set(table_summary(table))
 
