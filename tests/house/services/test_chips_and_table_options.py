@@ -179,3 +179,20 @@ def test_operators_set_chips_mandatory_wagers_and_multi_play_as_versioned_config
     table.refresh_from_db()
     assert table.chips == [100, 200]
     assert table.config_version == 2
+
+
+def test_a_group_commit_refuses_the_non_denominations_and_takes_the_chips() -> None:
+    """The batch path decides with the same domain calls: one refusal changes only its own command."""
+    from casino.errors import DomainError
+    from games.house.services.group import PlaceChip, run_commands
+
+    table = make_table("uth", limits=UTH_LIMITS, chips=CHIPS)
+    first, second = make_player(table, funds=20_000), make_player(table, funds=20_000)
+    tick = open_round(table)
+    commands = [PlaceChip(first, key(), "ante", 300), PlaceChip(second, key(), "ante", 500)]
+    refusal, placed = run_commands(table_id=table.pk, commands=commands, now=later(tick))
+    assert isinstance(refusal, DomainError)
+    assert refusal.code == "invalid_chip"
+    assert wallet(first) == 20_000
+    assert not isinstance(placed, DomainError)
+    assert wallet(second) == 20_000 - 1000
