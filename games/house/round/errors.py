@@ -93,13 +93,11 @@ class RoundFull(RoundError, code="round_full"):
 
 
 class InvalidChip(RoundError, code="invalid_chip", http_status=400):
-    """A chip is one of the table's denominations (``details.chips``); an amount that is
-    not a positive whole number is no chip either."""
+    """The amount is not one of the table's chip denominations (details.chips)."""
 
 
 class MandatoryWagerMissing(RoundError, code="mandatory_wager_missing", http_status=400):
-    """The table requires these side wagers (``details.missing``) of every player in
-    the round (seed 002:13): bets without them are returned when betting closes."""
+    """This table requires these side wagers (details.missing) of every player; bets without them are returned."""
 
 
 class RoundNotFound(NotFound, code="round_not_found"):

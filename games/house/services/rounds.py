@@ -288,15 +288,11 @@ def advance_table(
         money = Money()
         if state.phase == BETTING:
             declined = _decline_absent(table, state, players, money, now)
-            playing = dict(players)
-            for event in declined:
-                pid = int(event.stream)
-                playing[pid] = apply_player(playing[pid], event)
+            playing = _after(players, declined)
+            # Seed 002:13: bets without a mandatory side wager do not play the round (docs/rounds.md).
             incomplete = _decline(state, playing, incomplete_bettors(state, playing), money, iso(now),
                                   reason="mandatory_wager_missing")  # fmt: skip
-            for event in incomplete:
-                pid = int(event.stream)
-                playing[pid] = apply_player(playing[pid], event)
+            playing = _after(playing, incomplete)
             declined += incomplete
             opened = _opened_deck(state)
             deck = shuffled_deck(rng) if opened is None else [parse_card(card) for card in opened.deck]
@@ -335,6 +331,15 @@ def _decline_absent(
     betting = [pid for pid, player in players.items() if player.chips]
     away = presence.absent(family=presence.HOUSE, table_id=table.pk, player_ids=betting, at=moment)
     return _decline(state, players, away, money, iso(moment), reason="absent")
+
+
+def _after(players: dict[int, PlayerState], events: list[Event]) -> dict[int, PlayerState]:
+    """The players' states once ``events`` (on their streams) apply."""
+    after = dict(players)
+    for event in events:
+        pid = int(event.stream)
+        after[pid] = apply_player(after[pid], event)
+    return after
 
 
 def _decline(

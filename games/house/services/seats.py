@@ -133,9 +133,10 @@ class TooManyTables(NotInRound, code="too_many_tables"):
     """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
 
 
+# Seed 000:274: a table unavailable for multi-game play is played alone: it seats no
+# player who plays another table, and its players join no other.
 class MultiPlayNotAllowed(Conflict, code="multi_play_not_allowed"):
-    """Seed 000:274: a table unavailable for multi-game play is played alone: it
-    seats no player who plays another table, and its players join no other."""
+    """A table unavailable for multi-game play is played alone, never beside another table."""
 
 
 def check_multi_play(*, table: HouseTable, others: set[int]) -> None:
