@@ -106,6 +106,10 @@ PLAYER_MESSAGES: dict[str, Promise] = {
     "unknown_wager": _("The game has no such wager."),
     "invalid_stake": _("A stake must be a positive whole number of minor units."),
     "invalid_chip": _("This is not one of the table's chips."),
+    "mandatory_wager_missing": _(
+        "This table requires these side wagers of every player; bets without them are returned."
+    ),
+    "multi_play_not_allowed": _("This table is not available for multi-game play: it is played alone."),
     "invalid_bonus_spin_wager": _("The Bonus Spin Xtreme wager must be 1, 2 or 5 currency units."),
     "insufficient_balance": _("Your balance does not cover this bet or decision."),
     "decision_not_covered": _("Your balance does not cover this decision."),

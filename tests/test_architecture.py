@@ -54,7 +54,7 @@ PURE_PACKAGES = (
 )
 
 #: Single pure modules outside the pure packages that pure code may import.
-PURE_MODULES = ("casino.errors", "ledger.canonical", "ledger.upcasting")
+PURE_MODULES = ("casino.errors", "ledger.canonical", "ledger.currencies", "ledger.errors", "ledger.upcasting")
 
 #: Third-party top-level packages pure code must never import.
 FRAMEWORKS = frozenset(

@@ -74,7 +74,9 @@ def command(kind: str, **fields: Any) -> tuple[str, str]:
 async def play_table(base: str, token: str, table: dict[str, Any]) -> dict[str, Any]:
     """One round at ``table``, every command over its websocket; the settled history row."""
     table_id, code = table["id"], table["code"]
-    ante = table["limits"]["ante"]["min"]
+    minimum = table["limits"]["ante"]["min"]
+    # One chip of the table's (issue 37): the smallest that reaches the Ante's minimum.
+    ante = min((chip for chip in table.get("chips") or [] if chip >= minimum), default=minimum)
     status, answer = await rest(base, "POST", "/api/auth/ws-ticket/", token)  # single use: one per connection
     if status != 200:
         raise SmokeFailure(f"{code}: no websocket ticket: {status} {answer}")

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import casino.converters  # noqa: F401 (registers the <text:...> route converter)
-from casino.api import errors
+from casino.api import errors, request_user
 from casino.i18n import player_language
 from games.help import services
 from games.help.i18n import LANGUAGES
@@ -252,7 +252,8 @@ def _lang(request: Request) -> str | None:
     value: Any = request.query_params.get("lang")
     if value is not None:
         return str(value)
-    return player_language(user_id=int(request.user.pk), accept_language=request.headers.get("Accept-Language", ""))
+    user = request_user(request)  # IsAuthenticated has run
+    return player_language(user_id=int(user.pk), accept_language=request.headers.get("Accept-Language", ""))
 
 
 def help_schema(page: Any, not_found: str) -> Any:

@@ -39,7 +39,6 @@ def table_help(*, table_id: int, language: str | None) -> dict[str, Any]:
 
 
 def table_terms(table: HouseTable) -> house.TableTerms:
-    chips, mandatory, multi_play = table_play_settings(table)
     rates = (table.progressives or {}).get("contribution_bp") or {}
     return house.TableTerms(
         code=table.code,
@@ -49,25 +48,12 @@ def table_terms(table: HouseTable) -> house.TableTerms:
         pay_tables=table.pay_tables,
         wheel=_wheel(table.wheel),
         stax_contribution=Fraction(sum(int(r) for r in rates.values()), 10_000) if rates else None,
-        chips=chips,
-        mandatory_wagers=mandatory,
-        multi_play=multi_play,
+        chips=[int(chip) for chip in table.chips],
+        mandatory_wagers=[str(wager) for wager in table.mandatory_wagers],
+        multi_play=table.multi_play,
         betting_seconds=table.betting_seconds,
         decision_seconds=table.decision_seconds,
     )
-
-
-def table_play_settings(table: HouseTable) -> tuple[list[int], list[str], bool | None]:
-    """The table's chips (minor units), mandatory wagers and multi-play flag.
-
-    These HouseTable fields (``chips``, ``mandatory_wagers``, ``multi_play``) are
-    being added on another branch (issue 37, parts 1 and 3); until they are
-    merged they are read here, and only here, with ``getattr``. To be replaced by
-    plain attribute reads at the merge."""
-    chips = [int(c) for c in getattr(table, "chips", None) or []]
-    mandatory = [str(w) for w in getattr(table, "mandatory_wagers", None) or []]
-    multi_play = getattr(table, "multi_play", None)
-    return chips, mandatory, None if multi_play is None else bool(multi_play)
 
 
 def _wheel(data: Any) -> Wheel | None:

@@ -9,6 +9,7 @@ from django.conf import settings
 from casino.demo import DemoLogins
 from games.house.models import HouseTable
 from games.house.rules.bonus_spin import EXAMPLE_WHEEL
+from games.house.rules.table_config import default_chips
 from games.house.services import assign_seat
 
 # Minor units (EUR cents): 1.00 to 500.00 on the Ante, side bets 1.00 to 100.00.
@@ -57,12 +58,15 @@ DEMO_TABLES: list[dict[str, Any]] = [
 
 
 def seed_tables(logins: DemoLogins) -> list[str]:
-    """Create the demo tables once (existing ones are left as they are) and seat the demo player."""
+    """Create the demo tables once (existing ones are left as they are) and seat the demo
+    player. Each gets its currency's default chip set (``default_chips``)."""
     lines = []
+    currency = settings.CASINO_DEFAULT_CURRENCY
     for spec in DEMO_TABLES:
         defaults = {k: v for k, v in spec.items() if k != "code"}
         table, _ = HouseTable.objects.get_or_create(
-            code=spec["code"], defaults={**defaults, "currency": settings.CASINO_DEFAULT_CURRENCY, "is_open": True}
+            code=spec["code"],
+            defaults={"chips": default_chips(currency), **defaults, "currency": currency, "is_open": True},
         )
         assign_seat(table_id=table.pk, player_id=logins.player.pk)
         lines.append(f"demo table {table.code:<6}       {table.name}, {table.currency} (id {table.pk})")

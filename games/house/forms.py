@@ -25,6 +25,7 @@ from games.house.rules.table_config import (
     DURATION_FIELDS,
     Problem,
     betting_spots,
+    default_chips,
     pay_table_choices,
     priced_wagers,
     validate_config,
@@ -35,6 +36,23 @@ WHEEL_HELP = (
     "One segment per line: label, award multiple of the wager, weight. "
     "E.g. <code>10x, 10, 10</code>. A spin picks a segment with probability weight / total weight."
 )
+
+
+CHIPS_HELP = "Chip denominations in minor units (cents), ascending, separated by commas: e.g. 100, 500, 1000."
+
+
+def format_chips(chips: list[int]) -> str:
+    return ", ".join(str(chip) for chip in chips)
+
+
+def parse_chips(text: str) -> list[Any]:
+    """``"100, 500"`` -> ``[100, 500]``; an entry that is not a whole number is kept
+    as text, for ``validate_config`` to name the problem."""
+    chips: list[Any] = []
+    for part in (p.strip() for p in text.split(",")):
+        if part:
+            chips.append(int(part) if part.lstrip("-").isdigit() else part)
+    return chips
 
 
 def limit_fields(spot: str) -> tuple[str, str]:
@@ -84,6 +102,10 @@ class TableForm(forms.ModelForm):
         max_length=200, required=False, help_text="Why (kept with the version in the configuration history)."
     )
     base_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    chips = forms.CharField(required=False, help_text=CHIPS_HELP + " Empty: the currency's default set.", label="Chips")
+    multi_play = forms.BooleanField(
+        required=False, initial=True, help_text="Unticked: a player at this table plays no other table (seed 000)."
+    )
 
     class Meta:
         model = HouseTable
@@ -109,6 +131,9 @@ class TableForm(forms.ModelForm):
             self.initial.setdefault("offer_ante", True)
 
     def _initial_from(self, table: HouseTable) -> None:
+        self.initial["chips"] = format_chips(table.chips)
+        self.initial["multi_play"] = table.multi_play
+        self.initial["mandatory_wagers"] = list(table.mandatory_wagers)
         for spot in self.spots:
             limit = table.limits.get(spot)
             if spot in self.optional_spots:
@@ -171,6 +196,9 @@ class TableForm(forms.ModelForm):
             config[name] = data.get(name)
         currency = data.get("currency") or self.instance.currency
         unit = 10 ** MINOR_UNITS.get(currency, 2)
+        config["chips"] = parse_chips(data.get("chips") or "") or default_chips(currency)
+        config["mandatory_wagers"] = [spot for spot in data.get("mandatory_wagers") or [] if spot]
+        config["multi_play"] = bool(data.get("multi_play"))
         for problem in validate_config(
             game_code=self.game_code, config=config, currency_unit=unit, per_seat_max=PER_SEAT_MAX
         ):
@@ -195,6 +223,8 @@ class TableForm(forms.ModelForm):
             target = pool_fields(key)[0] if key in self.pools else None
         elif head == "wheel":
             target = "wheel_segments"
+        elif head == "mandatory_wagers":
+            target = "mandatory_wagers"
         if target not in self.fields:
             target = None
         elif self.has_error(target):
@@ -205,7 +235,11 @@ class TableForm(forms.ModelForm):
     def fieldsets(cls, *, adding: bool) -> list[tuple[str | None, dict[str, Any]]]:
         identity = ["code", "game", "currency"] if adding else []
         sets: list[tuple[str | None, dict[str, Any]]] = [
-            (None, {"fields": [*identity, "name", "hand_mode", "max_seats", "base_version"]}),
+            (None, {"fields": [*identity, "name", "hand_mode", "max_seats", "multi_play", "base_version"]}),
+            (
+                "Chips and mandatory side bets",
+                {"fields": ["chips", *(["mandatory_wagers"] if cls.optional_spots else [])]},
+            ),
         ]
         for spot in cls.spots:
             offer = [f"offer_{spot}"] if spot in cls.optional_spots else []
@@ -232,6 +266,12 @@ def _extra_fields(game_code: str) -> dict[str, forms.Field]:
         unit_help = "Minor units (cents)." + (" Exactly 1, 2 or 5 currency units." if spot == "bonus_spin" else "")
         fields[low] = forms.IntegerField(required=False, label=f"{spot} minimum", help_text=unit_help)
         fields[high] = forms.IntegerField(required=False, label=f"{spot} maximum", help_text=unit_help)
+    optional = [w.name for w in definition.wagers if w.kind is WagerKind.OPTIONAL]
+    if optional:
+        fields["mandatory_wagers"] = forms.MultipleChoiceField(
+            required=False, choices=[(spot, spot) for spot in optional], widget=forms.CheckboxSelectMultiple,
+            help_text="Offered side bets every player must make (seed 002); bets without them are returned.",
+        )  # fmt: skip
     for wager, choices in pay_table_choices(game_code).items():
         fields[pay_table_field(wager)] = forms.TypedChoiceField(
             coerce=int, required=False, empty_value=None, label=f"{wager} pay table",

@@ -31,7 +31,12 @@ class HouseTable(models.Model):
     ``limits`` maps each betting spot (wager name) the table offers to
     ``{"min": int, "max": int}`` in minor units; a side bet is offered when it
     has limits. ``pay_tables`` maps wager name to the pay-table number in
-    force. ``wheel`` is the Bonus Spin Xtreme wheel (segments, awards,
+    force. ``chips`` lists the chip denominations, ascending, in minor units
+    (every chip placed is one of them; ``[]`` only on a row written outside the
+    configuration services: no denomination check). ``mandatory_wagers`` names
+    the offered side bets every player must make (seed 002:13) and
+    ``multi_play`` false makes the table one a player plays alone (seed
+    000:274). ``wheel`` is the Bonus Spin Xtreme wheel (segments, awards,
     weights) and ``progressives`` the STAX pools' reset amounts and contribution
     rate, both operator data. Rounds copy all of it when they open, so changing
     a table never alters a past round.
@@ -44,6 +49,9 @@ class HouseTable(models.Model):
     currency = models.CharField(max_length=3, default="EUR")
     limits = models.JSONField(default=dict)
     pay_tables = models.JSONField(default=dict)
+    chips = models.JSONField(default=list, blank=True, help_text="Chip denominations, ascending, in minor units.")
+    mandatory_wagers = models.JSONField(default=list, blank=True, help_text="Side bets every player must make.")
+    multi_play = models.BooleanField(default=True, help_text="May be played alongside other tables.")
     wheel = models.JSONField(default=dict, blank=True)
     progressives = models.JSONField(default=dict, blank=True)
     max_seats = models.PositiveSmallIntegerField(

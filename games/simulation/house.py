@@ -60,6 +60,8 @@ DECISIONS = {
 #: Options no game offers, or another game's.
 INVALID_DECISIONS = ("dance", "call9x", "play4x", "call")
 AMOUNTS = (-100, 0, 50, 100, 100, 200, 500, 1_000, 5_000, 10**9)
+# The tables' chips: 50 and 200 of ``AMOUNTS`` are no chip (``invalid_chip``), 10**9 one capped at the maximum.
+SIM_CHIPS = [100, 500, 1_000, 5_000, 10**9]
 WAITING = ("idle", "")
 
 
@@ -132,7 +134,7 @@ class HouseFamily(TableClients):
         for index, spec in enumerate(_specs()):
             table = HouseTable.objects.create(
                 code=f"{sim.namespace}H{index}"[:12], name=f"sim {spec['game']}", currency="EUR", is_open=True,
-                **spec, **TIMERS,
+                chips=SIM_CHIPS, **spec, **TIMERS,
             )  # fmt: skip
             self.tables.append(table.pk)
             self.games[table.pk] = table.game

@@ -112,11 +112,29 @@ def schemas() -> dict[str, Schema]:
                         "currency": STRING,
                         "jackpot": ref("#/components/schemas/Jackpot"),
                         "wheel": {"oneOf": [ref("#/components/schemas/Wheel"), {"type": "null"}]},
+                        "chips": {
+                            "type": "array",
+                            "items": INTEGER,
+                            "description": "Chip denominations, ascending, in minor units.",
+                        },
+                        "mandatory_wagers": {"type": "array", "items": STRING},
+                        "multi_play": {"type": "boolean"},
                     },
                     "required": ["id", "phase", "public_seq"],
                 },
                 "round": {"type": ["object", "null"]},
-                "me": {"type": ["object", "null"], "properties": {"balance": INTEGER, "bets": OBJECT}},
+                "me": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "balance": INTEGER,
+                        "bets": OBJECT,
+                        "covered_chips": {
+                            "type": "array",
+                            "items": INTEGER,
+                            "description": "The chips the balance covers (only those are enabled).",
+                        },
+                    },
+                },
                 "traffic_light": STRING,
                 "server_time": TIME,
             },
@@ -232,6 +250,11 @@ def _messages() -> dict[str, Schema]:
         "data": OBJECT,
         "currency": STRING,
         "balance": {**INTEGER, "description": "The wallet's balance when the relay sent the message."},
+        "covered_chips": {
+            "type": "array",
+            "items": INTEGER,
+            "description": "The round's chip denominations that balance covers.",
+        },
     }
     poker_hand = {"hand_id": STRING, "version": INTEGER, "event": ref("#/components/schemas/PokerEvent")}
     return {

@@ -110,6 +110,10 @@ def test_the_operator_creates_an_xtreme_table_choosing_the_game_first():
         ({"wheel_segments": "10x, 10"}, "wheel_segments"),
         ({"wheel_segments": "10x, 10, 0"}, "wheel_segments"),
         ({"wheel_segments": ""}, "wheel_segments"),
+        ({"chips": "500, 100"}, "chips"),  # not ascending
+        ({"chips": "100, five"}, "chips"),
+        ({"chips": "50"}, "chips"),  # no chip reaches the 100 minimum
+        ({"mandatory_wagers": ["hole_card_bonus"]}, "mandatory_wagers"),  # not offered
     ],
 )
 def test_invalid_input_shows_on_its_field_and_changes_nothing(change, field):
@@ -128,6 +132,21 @@ def test_invalid_input_shows_on_its_field_and_changes_nothing(change, field):
     assert refused.status_code == 200
     assert not HouseTable.objects.filter(code="XT10").exists()
     assert state() == before
+
+
+def test_chips_mandatory_wagers_and_multi_play_are_set_on_the_form():
+    """Issue 37: the form's chip list (minor units), the mandatory side bets and the multi-play box."""
+    _, client = staff("op", OPERATOR)
+    post = {**XTREME_POST, "chips": "100, 500, 2500", "mandatory_wagers": ["stax"], "multi_play": "on"}
+    assert client.post(f"{ADMIN}add/?game=xtreme", post).status_code == 302
+    table = HouseTable.objects.get(code="XT9")
+    assert (table.chips, table.mandatory_wagers, table.multi_play) == ([100, 500, 2500], ["stax"], True)
+    data = {**form_data(client, table), "chips": "", "mandatory_wagers": []}
+    data.pop("multi_play")  # unticked
+    assert client.post(f"{ADMIN}{table.pk}/change/", data).status_code == 302
+    table.refresh_from_db()
+    assert table.chips == [100, 500, 1000, 2500, 10_000, 50_000]  # empty: the currency's default
+    assert (table.mandatory_wagers, table.multi_play, table.config_version) == ([], False, 2)
 
 
 def test_a_change_is_a_new_version_in_the_history_and_one_event():

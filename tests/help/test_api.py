@@ -15,6 +15,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from casino.models import PlayerProfile
+from games.house.models import HouseTable
 from games.house.rules.registry import pay_table
 from tests.house.live.test_bad_input import client_for
 from tests.house.live.test_openapi import answer_schema
@@ -120,9 +121,9 @@ def test_a_house_tables_page_shows_its_limits_pay_tables_in_force_and_wheel(clie
     assert [w["wager"] for w in body["wagers"]] == ["ante", "xtra_bonus", "stax", "bonus_spin", "play"]
     assert body["bonus_spin"]["wheel"]["name"] == "test-wheel"
     assert section["stax_contribution"] == pytest.approx(0.11)
-    assert section["chips"] == []
+    assert section["chips"] == table.chips
     assert section["mandatory_wagers"] == []
-    assert section["multi_play"] is None
+    assert section["multi_play"] is True  # the default: open to multi-game play
 
 
 def test_a_poker_tables_page_shows_its_stakes_and_rake_per_player_count(client, schema) -> None:
@@ -155,17 +156,21 @@ def test_the_active_language_is_the_fallback() -> None:
 
 
 def test_a_tables_chips_mandatory_wagers_and_multi_play_are_on_its_page() -> None:
-    """The three settings another branch adds to HouseTable (issue 37, parts 1 and 3) are read
-    through ``services.table_play_settings``; set on the row here as that branch will set them."""
+    """The table's chips, mandatory wagers and multi-play flag (issue 37, parts 1 and 3) on its page."""
     from games.help.content import house
     from games.help.i18n import render
     from games.help.services import table_terms
 
     table = make_table("xtreme")
-    vars(table).update(chips=[100, 500, 2_500], mandatory_wagers=["stax"], multi_play=False)
+    HouseTable.objects.filter(pk=table.pk).update(chips=[100, 500, 2_500], mandatory_wagers=["stax"], multi_play=False)
+    table.refresh_from_db()
     section = render(house.game_page(table.game, table_terms(table)), "en")["table"]
     assert section["chips"] == [100, 500, 2_500]
     assert section["mandatory_wagers"] == [{"wager": "stax", "name": "STAX"}]
     assert section["multi_play"] is False
-    assert "At this table a round's first chip must include these wagers: STAX." in section["paragraphs"]
+    mandatory = (
+        "At this table every player's bets must include these wagers: STAX; "
+        "bets without them are returned at No More Bets and the player sits the round out."
+    )
+    assert mandatory in section["paragraphs"]
     assert "This table is not available for multi-game play." in section["paragraphs"]

@@ -240,7 +240,7 @@ def every_page() -> list[Any]:
 def french_help_catalog() -> dict[str, Any]:
     """The help ``.po``'s messages by msgid (Babel's reader: no GNU gettext needed)."""
     with (LOCALE / "django.po").open("rb") as po:
-        return {message.id: message for message in read_po(po) if message.id}
+        return {str(message.id): message for message in read_po(po) if message.id}
 
 
 def test_every_help_msgid_has_a_french_translation() -> None:

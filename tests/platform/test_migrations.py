@@ -169,11 +169,13 @@ def plan_for_database() -> list[tuple[str, str]]:
 def test_a_database_at_the_last_released_migrations_runs_only_the_migrations_written_since(applied_before_the_squash):
     # The chat's content type (issue 34), the pending session limit's columns (issue 35) and
     # the compliance permissions' plural name (options only: no table changes), the
-    # transfers' period index (issue 36) and the players' settings (issue 37).
+    # transfers' period index (issue 36), the players' settings and the tables' chips, mandatory
+    # wagers and multi-play (issue 37).
     assert sorted(plan_for_database()) == [
         ("casino", "0006_rg_session_limit_pending"), ("casino", "0007_player_settings"),
         ("compliance", "0002_compliance_access_plural"),
-        ("games", "0002_chatmessage_content_type"), ("ledger", "0012_transfer_created_idx"),
+        ("games", "0002_chatmessage_content_type"), ("games", "0003_table_chips_mandatory_multi_play"),
+        ("ledger", "0012_transfer_created_idx"),
     ]  # fmt: skip
     loader = MigrationLoader(connection)
     assert set(SQUASHES) <= set(loader.applied_migrations)
@@ -258,3 +260,24 @@ def test_the_one_sound_switch_becomes_both_sound_switches():
     executor.migrate([before])
     assert dict(old_profiles.objects.values_list("user_id", "sound_on")) == {muted.pk: False, loud.pk: True}
     MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+# --- the tables' chips (issue 37) ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_existing_tables_get_their_currencys_default_chips_and_keep_a_set_they_have() -> None:
+    from games.house.models import HouseTable
+    from games.house.rules.table_config import default_chips
+
+    euro = HouseTable.objects.create(code="MIGEUR", name="e", game="uth", currency="EUR")
+    yen = HouseTable.objects.create(code="MIGJPY", name="y", game="uth", currency="JPY")
+    kept = HouseTable.objects.create(code="MIGKEPT", name="k", game="uth", currency="EUR", chips=[100, 200])
+    schema_editor = mock.Mock(connection=connection)
+    import_module("games.migrations.0003_table_chips_mandatory_multi_play").give_default_chips(apps, schema_editor)
+    for table in (euro, yen, kept):
+        table.refresh_from_db()
+    assert euro.chips == default_chips("EUR") == [100, 500, 1000, 2500, 10_000, 50_000]
+    assert yen.chips == default_chips("JPY")
+    assert kept.chips == [100, 200]
+    assert (euro.mandatory_wagers, euro.multi_play) == ([], True)

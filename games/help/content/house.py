@@ -566,7 +566,8 @@ def table_section(definition: GameDefinition, terms: TableTerms, offered: Sequen
     if terms.mandatory_wagers:
         paragraphs.append(
             _(
-                "At this table a round's first chip must include these wagers: %(wagers)s.",
+                "At this table every player's bets must include these wagers: %(wagers)s; "
+                "bets without them are returned at No More Bets and the player sits the round out.",
                 wagers=[wager_name(code, w) for w in terms.mandatory_wagers],
             )
         )

@@ -38,6 +38,13 @@ class TableRow(serializers.Serializer):
     hand_mode = serializers.ChoiceField(choices=["shared", "per_seat"])
     currency = serializers.CharField()
     limits = serializers.DictField(help_text="Per betting spot: {min, max} in minor units.")
+    chips = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Chip denominations, ascending, in minor units."
+    )
+    mandatory_wagers = serializers.ListField(
+        child=serializers.CharField(), help_text="Side bets every player must make (bets without them are returned)."
+    )
+    multi_play = serializers.BooleanField(help_text="False: played alone (no other table at the same time).")
     pay_tables = serializers.DictField()
     is_open = serializers.BooleanField()
     phase = serializers.CharField(help_text="idle, betting, preflop, flop, river, between, paused.")
@@ -63,7 +70,9 @@ class TableState(serializers.Serializer):
         "(docs/fairness.md; null for rounds dealt before commitments).",
     )
     me = serializers.DictField(
-        allow_null=True, help_text="This player's bets, call, decisions, options offered now and balance."
+        allow_null=True,
+        help_text="This player's bets, call, decisions, options offered now, balance, covered_chips (the chips "
+        "the balance covers) and mandatory_missing (mandatory side wagers their bets lack).",
     )
     traffic_light = serializers.ChoiceField(choices=["green", "yellow", "red"])
     server_time = serializers.DateTimeField()

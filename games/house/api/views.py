@@ -47,7 +47,8 @@ _COMMAND_400 = (
 )
 _PLAYER_403 = "self_excluded, cooling_off, loss_limit_exceeded, session_time_limit_reached (responsible gaming)"
 BET_ERRORS = errors(
-    r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip",
+    r400=f"{_COMMAND_400}, below_minimum, spot_not_offered, ante_required, invalid_chip (not one of the table's "
+    "chips), mandatory_wager_missing (repeat without the table's mandatory side wagers)",
     r403=_PLAYER_403,
     r404="table_not_found",
     r409="not_seated, wrong_phase (no round in play), betting_closed, round_paused, insufficient_balance, "
@@ -143,7 +144,10 @@ class JoinView(APIView):
         request=None,
         responses={
             201: schemas.Seat,
-            **errors(r404="table_not_found", r409="already_seated, too_many_tables, table_full, table_closed"),
+            **errors(
+                r404="table_not_found",
+                r409="already_seated, too_many_tables, multi_play_not_allowed, table_full, table_closed",
+            ),
         },
     )
     def post(self, request: Request, table_id: int) -> Response:

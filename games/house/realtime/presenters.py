@@ -33,7 +33,7 @@ from casino.responsible_gaming import wager_allowance
 from games.cards.cards import parse_card
 from games.house.math.exact_strategy import optimal_choice
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableConfigVersion
-from games.house.round.commands import offered_options
+from games.house.round.commands import missing_mandatory, offered_options
 from games.house.round.dealer import deal_order
 from games.house.round.errors import RoundNotFound
 from games.house.round.events import (
@@ -53,6 +53,7 @@ from games.house.round.events import (
 )
 from games.house.round.state import BETTING, RoundState, replay_round
 from games.house.rules.paytables import pool_name
+from games.house.rules.table_config import covered_chips
 from games.house.store.reads import pool_balances
 from games.house.store.rows import state_from_json
 from games.house.store.streams import load_round, player_stream, round_stream
@@ -120,6 +121,9 @@ def table_summary(table: HouseTable, pools: Mapping[int, Mapping[str, int]] | No
         "hand_mode": table.hand_mode,
         "currency": table.currency,
         "limits": table.limits,
+        "chips": table.chips,
+        "mandatory_wagers": table.mandatory_wagers,
+        "multi_play": table.multi_play,
         "pay_tables": table.pay_tables,
         "is_open": table.is_open,
         "phase": table.phase,
@@ -155,9 +159,18 @@ def table_view(
     if now is not None:
         view |= clock_fields(table, now, round_warning_seconds([table]).get(table.pk))
     if not table.current_round_id:
+        if viewer_id is not None:
+            balance, _ = player_balances(player_id=viewer_id, currency=table.currency)
+            view["me"] = {
+                "player_id": viewer_id,
+                "balance": balance,
+                "covered_chips": covered_chips(table.chips, balance),
+            }
         return view
     state = round_state(table) if round_state is not None else load_round(table.current_round_id)
     assert state.config is not None
+    # The chips the round in play takes (a configuration change applies from the next round).
+    chips = list(state.config.chips) if state.config.chips else table.chips
     view["round"] = {
         "round_id": state.config.round_id,
         "game_number": state.config.game_number,
@@ -173,6 +186,8 @@ def table_view(
         "cards": _visible_cards(state, viewer_id),
         "wheel": public_wheel(state.config.limits, state.config.wheel),
         "wheel_spin": state.wheel_spin,
+        "chips": chips,
+        "mandatory_wagers": list(state.config.mandatory_wagers),
     }
     if viewer_id is not None:
         row = PlayerRound.objects.filter(round__round_id=state.config.round_id, player_id=viewer_id).first()
@@ -185,7 +200,11 @@ def table_view(
         view["me"] = {
             "player_id": viewer_id,
             "balance": balance,
+            # Seed 000:179: only the chips the balance covers are enabled.
+            "covered_chips": covered_chips(chips, balance),
             "bets": player.totals(),
+            # Bets without these are returned when betting closes (seed 002:13).
+            "mandatory_missing": missing_mandatory(state.config, player.totals()),
             "call": player.call_amount,
             "folded": player.folded,
             "doubled": player.doubled,
@@ -260,6 +279,8 @@ def public_delta(event: Any, viewer_id: int | None = None) -> dict[str, Any] | N
         payload = {k: data[k] for k in keep} | {"opened_at": data["opened_at"], "deadline": data["betting_deadline"]}
         payload["warning_at"] = data["warning_at"]
         payload["wheel"] = public_wheel(data["limits"], data.get("wheel") or {})
+        # The round's chips and mandatory side wagers (absent in rounds opened before them).
+        payload |= {name: data[name] for name in ("chips", "mandatory_wagers") if name in data}
     elif kind == JACKPOT:
         payload = {"jackpot": jackpot_entries(((p["pool"], p["amount"]) for p in data["pools"]), data["currency"])}
     elif kind == CARDS_DEALT:

@@ -77,13 +77,15 @@ async def change_membership(layer: Any, action: str, group: str, channel: str) -
 
 
 class RoundInfo:
-    """What the relay caches per round: its table, hand mode and the table's
-    public sequence number just before the round's first event."""
+    """What the relay caches per round: its table, hand mode, the table's
+    public sequence number just before the round's first event, and the chip
+    set the round takes (its ``house_round.opened``'s, else the table's)."""
 
-    __slots__ = ("base_seq", "currency", "hand_mode", "table_id")
+    __slots__ = ("base_seq", "chips", "currency", "hand_mode", "table_id")
 
-    def __init__(self, table_id: int, hand_mode: str, base_seq: int, currency: str) -> None:
+    def __init__(self, table_id: int, hand_mode: str, base_seq: int, currency: str, chips: list[int]) -> None:
         self.table_id, self.hand_mode, self.base_seq, self.currency = table_id, hand_mode, base_seq, currency
+        self.chips = chips
 
 
 _rounds: dict[str, RoundInfo] = {}
@@ -105,10 +107,26 @@ def round_info(round_id: str) -> RoundInfo | None:
             return None
         earlier = HouseRound.objects.filter(table_id=row["table_id"], pk__lt=row["pk"])
         base = earlier.aggregate(total=Sum("stream_version"))["total"] or 0
-        info = _rounds[round_id] = RoundInfo(row["table_id"], row["hand_mode"], int(base), row["currency"])
+        info = _rounds[round_id] = RoundInfo(
+            row["table_id"], row["hand_mode"], int(base), row["currency"], _round_chips(round_id, row["table_id"])
+        )
         if len(_rounds) > 10_000:  # old rounds are never needed again
             _rounds.pop(next(iter(_rounds)))
     return info
+
+
+def _round_chips(round_id: str, table_id: int) -> list[int]:
+    """The chips the round takes: its opening event's set, or (a round opened
+    before chip sets) the table's."""
+    from games.house.models import HouseTable
+    from games.house.store.streams import round_stream
+    from ledger.services import read_stream
+
+    opened = read_stream(stream_id=round_stream(round_id), limit=1)
+    chips = opened[0].data.get("chips") if opened else None
+    if chips:
+        return [int(chip) for chip in chips]
+    return list(HouseTable.objects.filter(pk=table_id).values_list("chips", flat=True).first() or [])
 
 
 def parse_stream(stream_id: str) -> tuple[str, int | None] | None:
@@ -178,11 +196,16 @@ def wallet_balances(players: Iterable[tuple[int, str]]) -> dict[tuple[int, str],
 def add_balances(messages: list[tuple[Audience, dict[str, Any]]]) -> None:
     """Give each player-stream delta (those with a ``currency``) the player's
     wallet balance as the relay sends it: one query per batch; it may already
-    include later movements, e.g. at another table."""
+    include later movements, e.g. at another table. And the chips of the round
+    that balance covers (``covered_chips``, seed 000:179: only those are enabled)."""
+    from games.house.rules.table_config import covered_chips
+
     wanted = [m["delta"] for _, m in messages if m["type"] == "player.delta" and "currency" in m["delta"]]
     balances = wallet_balances({(delta["player_id"], delta["currency"]) for delta in wanted})
     for delta in wanted:
-        delta["balance"] = balances.get((delta["player_id"], delta["currency"]), 0)
+        delta["balance"] = balance = balances.get((delta["player_id"], delta["currency"]), 0)
+        info = _rounds.get(delta["round_id"])
+        delta["covered_chips"] = covered_chips(info.chips if info is not None else [], balance)
 
 
 def private(delta: Any, context: dict[str, Any], player_id: int) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from games.house.round.errors import (
     DecisionWouldBeUncovered,
     InsufficientBalance,
     InvalidChip,
+    MandatoryWagerMissing,
     NoDecisionWindow,
     NothingToRepeat,
     NothingToUndo,
@@ -102,6 +103,24 @@ def _chip(
     return BetPlaced(spot, amount, automatic, hold_id, source, capped), capped
 
 
+def check_chip(config: RoundConfig, amount: object) -> None:
+    """A placed chip is a positive whole amount and, when the round has a chip set,
+    one of its denominations (seed 000:179): ``invalid_chip``. Double and repeat
+    re-place amounts already placed and are not single chips (``_chip``)."""
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise InvalidChip(amount=amount, chips=list(config.chips))
+    if config.chips and amount not in config.chips:
+        raise InvalidChip(amount=amount, chips=list(config.chips))
+
+
+def missing_mandatory(config: RoundConfig, totals: Mapping[str, int]) -> list[str]:
+    """The round's mandatory side wagers (seed 002:13) a player with bets
+    ``totals`` has not made; ``[]`` for a player without bets."""
+    if not totals:
+        return []
+    return [spot for spot in config.mandatory_wagers if not totals.get(spot)]
+
+
 def decision_reserve(definition: GameDefinition, ante: int) -> int:
     """What a player with ``ante`` on the Ante must keep to be able to take the
     round's smallest forced decision wager (``GameDefinition.forced_multiplier``
@@ -131,6 +150,7 @@ def decide_place_chip(
     state: RoundState, player: PlayerState, *, spot: str, amount: int, balance: int, hold_id: str, now: str
 ) -> BetOutcome:
     config = _betting_open(state, now)
+    check_chip(config, amount)
     totals = player.totals()
     event, capped = _chip(config, totals, spot, amount, hold_id, "chip")
     if event is None:
@@ -204,7 +224,9 @@ def decide_repeat(
     now: str,
 ) -> BetOutcome:
     """Place the previous round's bets (spot totals, ante first), each capped at its maximum.
-    Refused whole when the balance does not cover them all."""
+    Refused whole when the balance does not cover them all, or when they would
+    leave out a mandatory side wager (``mandatory_wager_missing``: the round
+    would return them at betting close)."""
     config = _betting_open(state, now)
     if not previous:
         raise NothingToRepeat()
@@ -224,6 +246,9 @@ def decide_repeat(
         needed += event.held
         events.append(event.event(player.player_id))
         totals[spot] = totals.get(spot, 0) + event.amount
+    missing = missing_mandatory(config, totals)
+    if missing:
+        raise MandatoryWagerMissing(missing=missing)
     _check_cover(needed, decision_reserve(definition, totals.get("ante", 0)), balance)
     return BetOutcome(events, capped=capped_any)
 

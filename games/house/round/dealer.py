@@ -28,6 +28,7 @@ from typing import Any
 
 from games.cards.cards import Card, parse_card
 from games.cards.deal import DealtCard
+from games.house.round.commands import missing_mandatory
 from games.house.round.errors import RoundNotPaused, RoundOver, RoundPaused, TableFull, WrongPhase
 from games.house.round.events import (
     BettingWindowClosed,
@@ -142,19 +143,36 @@ def spin_awards(config: RoundConfig, board: Sequence[Card], segment: WheelSegmen
 
 
 def decide_decline(
-    state: RoundState, players: Mapping[int, PlayerState], absent: Collection[int], *, at: str
+    state: RoundState,
+    players: Mapping[int, PlayerState],
+    absent: Collection[int],
+    *,
+    at: str,
+    reason: str = "absent",
 ) -> list[Event]:
     """Seed 003: a player who was not present at "No More Bets" (``absent``,
     moment ``at``) has their bets declined: one ``house_player.declined`` per
     such player with bets, on their stream. Their holds go back to the wallet
     (the caller's money legs) and, their chips gone, they are no participant
-    of ``decide_close_betting``."""
+    of ``decide_close_betting``. ``reason``: ``absent``, or
+    ``mandatory_wager_missing`` for the players ``incomplete_bettors`` names."""
     _require(state, BETTING)
     return [
-        PlayerDeclined(players[pid].staked, players[pid].totals(), "absent", at).event(stream=pid)
+        PlayerDeclined(players[pid].staked, players[pid].totals(), reason, at).event(stream=pid)
         for pid in sorted(absent)
         if pid in players and players[pid].chips
     ]
+
+
+def incomplete_bettors(state: RoundState, players: Mapping[int, PlayerState]) -> list[int]:
+    """Seed 002:13 (the property may require STAX and/or Bonus Spin as a mandatory
+    wager): the players with bets that leave out one of the round's mandatory side
+    wagers at "No More Bets". They do not play the round: ``decide_decline``
+    with reason ``mandatory_wager_missing`` returns every chip."""
+    config = config_of(state)
+    if not config.mandatory_wagers:
+        return []
+    return sorted(pid for pid, p in players.items() if p.chips and missing_mandatory(config, p.totals()))
 
 
 def decide_close_betting(

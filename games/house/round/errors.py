@@ -92,7 +92,12 @@ class RoundFull(RoundError, code="round_full"):
     """Per-seat mode: the round already deals as many own hands as it has (its seats, at most the deck's 22)."""
 
 
-class InvalidChip(RoundError, code="invalid_chip", http_status=400): ...
+class InvalidChip(RoundError, code="invalid_chip", http_status=400):
+    """The amount is not one of the table's chip denominations (details.chips)."""
+
+
+class MandatoryWagerMissing(RoundError, code="mandatory_wager_missing", http_status=400):
+    """This table requires these side wagers (details.missing) of every player; bets without them are returned."""
 
 
 class RoundNotFound(NotFound, code="round_not_found"):

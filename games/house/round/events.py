@@ -226,7 +226,8 @@ class SettledWager(Record):
 class RoundOpened(HouseEvent):
     """The configuration in force, recorded as it was (rules and pay tables in
     full). ``max_seats`` and ``config_version`` are ``None`` in rounds recorded
-    before they existed."""
+    before they existed; ``chips`` (the denominations, ascending) and
+    ``mandatory_wagers`` are left out of those recorded before issue 37."""
 
     type: ClassVar[str] = OPENED
     round_id: str
@@ -249,6 +250,8 @@ class RoundOpened(HouseEvent):
     opened_at: str
     betting_deadline: str
     warning_at: str
+    chips: tuple[int, ...] | None = None
+    mandatory_wagers: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

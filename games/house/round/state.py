@@ -74,6 +74,11 @@ class RoundConfig:
     between_rounds_seconds: int
     max_seats: int = PER_SEAT_MAX
     config_version: int = 0  # the table's configuration version (games.models.TableConfigVersion)
+    # The chip denominations (ascending, minor units); (): any positive whole amount
+    # (a round opened before chip sets, or a table row without one).
+    chips: tuple[int, ...] = ()
+    # Offered side bets every player must make (seed 002:13); checked when betting closes.
+    mandatory_wagers: tuple[str, ...] = ()
 
     @property
     def definition(self) -> GameDefinition:
@@ -114,6 +119,8 @@ class RoundConfig:
             opened_at=opened_at,
             betting_deadline=betting_deadline,
             warning_at=warning_at,
+            chips=self.chips,
+            mandatory_wagers=self.mandatory_wagers,
         )
 
     @staticmethod
@@ -141,6 +148,8 @@ class RoundConfig:
             between_rounds_seconds=durations["between_rounds"],
             max_seats=data.get("max_seats", PER_SEAT_MAX),
             config_version=data.get("config_version", 0),
+            chips=tuple(data.get("chips") or ()),
+            mandatory_wagers=tuple(data.get("mandatory_wagers") or ()),
         )
 
 

@@ -2,8 +2,10 @@
 validation, and the difference between two versions (pure: no Django, no I/O).
 
 A configuration is a plain mapping (``CONFIG_FIELDS``): the table's name, hand
-mode, seats, limits per betting spot, pay tables in force, the Bonus Spin
-Xtreme wheel, the STAX progressive settings and the phase durations. The code,
+mode, seats, limits per betting spot, the chip denominations (``chips``),
+the side wagers every player must make (``mandatory_wagers``), whether the
+table may be played alongside others (``multi_play``), pay tables in force, the
+Bonus Spin Xtreme wheel, the STAX progressive settings and the phase durations. The code,
 the game and the currency are fixed when a table is created (its ledger
 accounts, pools and game numbers depend on them) and are not part of a change.
 
@@ -15,14 +17,16 @@ every operator change passes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from games.house.rules.bonus_spin import InvalidWheel, Wheel, WheelSegment
 from games.house.rules.definitions import WagerKind
 from games.house.rules.paytables import BONUS_SPIN_WAGER_UNITS
 from games.house.rules.registry import GAMES, game, pay_table, table_numbers
+from ledger.currencies import MINOR_UNITS
 
 HAND_MODES = ("shared", "per_seat")
 DURATION_FIELDS = (
@@ -37,6 +41,9 @@ CONFIG_FIELDS = (
     "hand_mode",
     "max_seats",
     "limits",
+    "chips",
+    "mandatory_wagers",
+    "multi_play",
     "pay_tables",
     "wheel",
     "progressives",
@@ -47,6 +54,12 @@ MAX_SECONDS = 3600
 # The deck allows (52 - 2 dealer - 5 board) // 2 own hands.
 MAX_SEATS = 22
 BASIS_POINTS = 10_000
+# A chip tray a player can read at a glance (seed 000:179, "CHIP DISPLAY").
+MAX_CHIPS = 10
+# Default denominations, in currency units; scaled for currencies whose unit is small.
+DEFAULT_CHIP_UNITS = (1, 5, 10, 25, 100, 500)
+DEFAULT_CHIP_SCALE = {"JPY": 100, "KRW": 1000, "HUF": 100, "ISK": 100, "INR": 100, "CZK": 10, "SEK": 10,
+                      "NOK": 10, "DKK": 10, "ZAR": 10, "MXN": 10, "CNY": 10, "HKD": 10}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,21 @@ class Problem:
     field: str
     code: str
     message: str
+
+
+def default_chips(currency: str) -> list[int]:
+    """The chip denominations a new table of ``currency`` gets, ascending, in minor
+    units: 1, 5, 10, 25, 100 and 500 currency units (EUR: 100 ... 50000 cents),
+    times ``DEFAULT_CHIP_SCALE`` for currencies whose unit is worth little (JPY: 100 yen
+    upwards). An unknown currency is read as having two decimals."""
+    unit = 10 ** MINOR_UNITS.get(currency, 2) * DEFAULT_CHIP_SCALE.get(currency, 1)
+    return [units * unit for units in DEFAULT_CHIP_UNITS]
+
+
+def covered_chips(chips: Sequence[int], balance: int) -> list[int]:
+    """The denominations of ``chips`` that ``balance`` covers (seed 000:179: only
+    those are enabled), ascending as given."""
+    return [chip for chip in chips if chip <= balance]
 
 
 def betting_spots(game_code: str) -> list[str]:
@@ -137,6 +165,41 @@ def _check_limits(game_code: str, limits: Any, currency_unit: int) -> list[Probl
                     )
                 )
     return problems
+
+
+def _check_chips(chips: Any, limits: Any) -> list[Problem]:
+    """Whole positive minor units, strictly ascending, 1 to ``MAX_CHIPS`` of them;
+    and every offered spot's minimum reachable: a spot's first chip must reach its
+    minimum by itself (``below_minimum`` otherwise; a chip above the maximum is
+    capped to it), so the largest chip must be at least every spot's minimum."""
+    if not isinstance(chips, list) or not chips or len(chips) > MAX_CHIPS:
+        return [Problem("chips", "invalid_chips", f"chips must list 1 to {MAX_CHIPS} denominations")]
+    values = [_int(chip) for chip in chips]
+    if any(value is None or value <= 0 for value in values):
+        return [Problem("chips", "invalid_chips", "every chip must be a positive whole number of minor units")]
+    if any(low >= high for low, high in pairwise(chips)):
+        return [Problem("chips", "invalid_chips", "chips must be listed in strictly ascending order")]
+    problems = []
+    if isinstance(limits, Mapping):
+        for spot, limit in limits.items():
+            low = _int(limit.get("min")) if isinstance(limit, Mapping) else None
+            if low is not None and max(chips) < low:
+                problems.append(Problem("chips", "minimum_not_reachable", f"{spot}: no chip reaches its minimum {low}"))
+    return problems
+
+
+def _check_mandatory(game_code: str, mandatory: Any, offered: frozenset[str]) -> list[Problem]:
+    """Seed 002:13: the property may make an offered optional side wager mandatory."""
+    if not isinstance(mandatory, list) or not all(isinstance(spot, str) for spot in mandatory):
+        return [Problem("mandatory_wagers", "invalid_mandatory_wagers", "mandatory wagers must list spot names")]
+    if len(set(mandatory)) != len(mandatory):
+        return [Problem("mandatory_wagers", "invalid_mandatory_wagers", "a mandatory wager is listed twice")]
+    optional = {w.name for w in game(game_code).wagers if w.kind is WagerKind.OPTIONAL}
+    return [
+        Problem(f"mandatory_wagers.{spot}", "mandatory_not_offered", f"{spot} is not an optional side bet offered here")
+        for spot in mandatory
+        if spot not in optional or spot not in offered
+    ]
 
 
 def _check_pay_tables(game_code: str, pay_tables: Any, offered: frozenset[str]) -> list[Problem]:
@@ -250,6 +313,9 @@ def validate_config(
     Limits: the game's betting spots only, the required ones present, whole
     ``0 < min <= max`` (Bonus Spin: each exactly 1, 2 or 5 units). Pay tables:
     one of the game's tables for every wager that needs one, nothing else.
+    Chips: 1 to ``MAX_CHIPS`` whole positive minor units, strictly ascending,
+    the largest reaching every offered spot's minimum. Mandatory wagers: offered
+    optional spots, each once. ``multi_play``: a boolean.
     Durations: 1..3600 s, the yellow warning shorter than betting. STAX
     progressives (only with STAX offered): a positive reset and 0..10000 basis
     points per pool, 100 % at most in all. Wheel (only with Bonus Spin offered):
@@ -268,6 +334,10 @@ def validate_config(
     limits = config.get("limits")
     problems += _check_limits(game_code, limits, currency_unit)
     offered = frozenset(limits) if isinstance(limits, Mapping) else frozenset()
+    problems += _check_chips(config.get("chips"), limits)
+    problems += _check_mandatory(game_code, config.get("mandatory_wagers"), offered)
+    if not isinstance(config.get("multi_play"), bool):
+        problems.append(Problem("multi_play", "invalid_multi_play", "multi_play must be true or false"))
     problems += _check_pay_tables(game_code, config.get("pay_tables"), offered)
     problems += _check_durations(config)
     problems += _check_progressives(game_code, config.get("progressives"), offered)

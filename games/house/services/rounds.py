@@ -20,7 +20,7 @@ in the same transaction.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -43,6 +43,7 @@ from games.house.round.dealer import (
     decide_resume,
     decide_showdown,
     decide_void,
+    incomplete_bettors,
     needs_showdown,
 )
 from games.house.round.events import DeckRevealed, Event
@@ -151,6 +152,8 @@ def _config(table: HouseTable, game_number: str) -> RoundConfig:
         between_rounds_seconds=table.between_rounds_seconds,
         max_seats=min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX),
         config_version=table.config_version,
+        chips=tuple(int(chip) for chip in table.chips),
+        mandatory_wagers=tuple(spot for spot in table.mandatory_wagers if spot in table.limits),
     )
 
 
@@ -292,10 +295,12 @@ def advance_table(
         money = Money()
         if state.phase == BETTING:
             declined = _decline_absent(table, state, players, money, now)
-            playing = dict(players)
-            for event in declined:
-                pid = int(event.stream)
-                playing[pid] = apply_player(playing[pid], event)
+            playing = _after(players, declined)
+            # Seed 002:13: bets without a mandatory side wager do not play the round (docs/rounds.md).
+            incomplete = _decline(state, playing, incomplete_bettors(state, playing), money, iso(now),
+                                  reason="mandatory_wager_missing")  # fmt: skip
+            playing = _after(playing, incomplete)
+            declined += incomplete
             opened = _opened_deck(state)
             deck = shuffled_deck(rng) if opened is None else [parse_card(card) for card in opened.deck]
             seats = dict(TableSeat.objects.filter(table=table).values_list("player_id", "seat_number"))
@@ -332,7 +337,24 @@ def _decline_absent(
     moment = min(now, deadline) if deadline is not None else now
     betting = [pid for pid, player in players.items() if player.chips]
     away = presence.absent(family=presence.HOUSE, table_id=table.pk, player_ids=betting, at=moment)
-    events = decide_decline(state, players, away, at=iso(moment))
+    return _decline(state, players, away, money, iso(moment), reason="absent")
+
+
+def _after(players: dict[int, PlayerState], events: list[Event]) -> dict[int, PlayerState]:
+    """The players' states once ``events`` (on their streams) apply."""
+    after = dict(players)
+    for event in events:
+        pid = int(event.stream)
+        after[pid] = apply_player(after[pid], event)
+    return after
+
+
+def _decline(
+    state: RoundState, players: dict[int, PlayerState], who: Collection[int], money: Money, at: str,
+    *, reason: str,
+) -> list[Event]:  # fmt: skip
+    """``decide_decline`` for ``who``, each of their holds released in full to their wallet (``money``)."""
+    events = decide_decline(state, players, who, at=at, reason=reason)
     for event in events:
         for chip in players[int(event.stream)].chips:
             money.settle_holds.append((chip.hold_id, 0, event))

@@ -1,7 +1,9 @@
 """Joining and leaving tables (application services).
 
 RULES.md: a player holds at most one seat per table and plays at most
-``CASINO_MAX_TABLES_PER_PLAYER`` (default 4) tables at once. ``take_seat`` (the
+``CASINO_MAX_TABLES_PER_PLAYER`` (default 4) tables at once, and a table not
+available for multi-game play (``HouseTable.multi_play`` false, seed 000:274) only
+alone (``multi_play_not_allowed``; house tables only, as the 4-table limit). ``take_seat`` (the
 player's request) refuses a second seat (``already_seated``) and serialises one
 player's joins on their user row so the table count cannot race; ``assign_seat``
 (the numbering and the limits, also used by the demo and the certification
@@ -62,7 +64,8 @@ def get_table(*, table_id: int) -> HouseTable:
 def take_seat(*, table_id: int, player_id: int) -> TableSeat:
     """Seat the player at an open table (numbering and the table limit:
     ``assign_seat``). Refusals: ``table_not_found``,
-    ``table_closed``, ``already_seated``, ``too_many_tables``, ``table_full``."""
+    ``table_closed``, ``already_seated``, ``too_many_tables``, ``multi_play_not_allowed``,
+    ``table_full``."""
     # Serialise this player's joins: two joins of different tables cannot both
     # pass the table count (the service locks only the table row).
     get_user_model().objects.select_for_update().filter(pk=player_id).first()
@@ -130,6 +133,24 @@ class TooManyTables(NotInRound, code="too_many_tables"):
     """A player may play at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables at once."""
 
 
+# Seed 000:274: a table unavailable for multi-game play is played alone: it seats no
+# player who plays another table, and its players join no other.
+class MultiPlayNotAllowed(Conflict, code="multi_play_not_allowed"):
+    """A table unavailable for multi-game play is played alone, never beside another table."""
+
+
+def check_multi_play(*, table: HouseTable, others: set[int]) -> None:
+    """``multi_play_not_allowed`` when the player, playing the house tables ``others``
+    (``tables_in_play`` without ``table``), would then play ``table`` beside one of
+    them that is not available for multi-game play (``table`` itself or one of ``others``)."""
+    if not others:
+        return
+    alone = [table.pk] if not table.multi_play else []
+    alone += list(HouseTable.objects.filter(pk__in=others, multi_play=False).values_list("pk", flat=True))
+    if alone:
+        raise MultiPlayNotAllowed(table_id=table.pk, playing=sorted(others), single_play_tables=sorted(alone))
+
+
 def tables_in_play(*, player_id: int) -> set[int]:
     """The tables the player plays at (RULES.md: at most 4 at once): those where
     they hold a seat, and those where a round still holds their wagers (a seat
@@ -143,14 +164,16 @@ def assign_seat(*, table_id: int, player_id: int) -> TableSeat:
     """The player's seat at the table, assigned if they have none (idempotent: one
     per player per table). Per-seat tables number seats up to the deck's limit;
     shared tables have unlimited, unnumbered seats. Refusals: ``too_many_tables``,
-    ``table_full``."""
+    ``multi_play_not_allowed``, ``table_full``."""
     with transaction.atomic():
         table = lock_table(HouseTable, table_id)
         seat = TableSeat.objects.filter(table=table, player_id=player_id).first()
         if seat is not None:
             return seat
-        if len(tables_in_play(player_id=player_id) - {table.pk}) >= settings.CASINO_MAX_TABLES_PER_PLAYER:
+        others = tables_in_play(player_id=player_id) - {table.pk}
+        if len(others) >= settings.CASINO_MAX_TABLES_PER_PLAYER:
             raise TooManyTables(limit=settings.CASINO_MAX_TABLES_PER_PLAYER)
+        check_multi_play(table=table, others=others)
         number = None
         if table.hand_mode == "per_seat":
             limit = min(table.max_seats or PER_SEAT_MAX, PER_SEAT_MAX)

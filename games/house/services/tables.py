@@ -31,7 +31,7 @@ from casino.audit import operator_actor, record_operator_action
 from casino.errors import DomainError
 from games.house.models import HouseTable, TableConfigVersion
 from games.house.round.state import PER_SEAT_MAX
-from games.house.rules.table_config import CONFIG_FIELDS, Problem, config_changes, validate_config
+from games.house.rules.table_config import CONFIG_FIELDS, Problem, config_changes, default_chips, validate_config
 from games.house.services.rounds import TableTick, start_table, tick_of
 from games.tables import pacing
 from ledger.currencies import MINOR_UNITS
@@ -90,6 +90,13 @@ def check_config(*, game_code: str, currency: str, config: Mapping[str, Any], ta
                      table)  # fmt: skip
 
 
+def with_defaults(config: Mapping[str, Any], currency: str) -> dict[str, Any]:
+    """``config`` with the settings it leaves out that have a default: the
+    currency's chip set (``default_chips``), no mandatory wager, multi-play allowed."""
+    defaults = {"chips": default_chips(currency), "mandatory_wagers": [], "multi_play": True}
+    return {**defaults, **{name: value for name, value in config.items() if value is not None or name not in defaults}}
+
+
 def _record_version(
     *,
     table: HouseTable,
@@ -138,7 +145,8 @@ def create_table(
     reason: str = "",
     now: datetime,
 ) -> HouseTable:
-    """Create a closed table at configuration version 1 (``table.create`` event).
+    """Create a closed table at configuration version 1 (``table.create`` event);
+    chips, mandatory wagers and multi-play left out get their defaults (``with_defaults``).
 
     Refuses ``invalid_table_identity`` (code not 1-12 letters/digits or taken,
     unknown currency) and ``invalid_table_config``; nothing is written then."""
@@ -146,6 +154,7 @@ def create_table(
         raise InvalidTableIdentity("a table code is 1 to 12 letters and digits", field="code", value=code)
     if currency not in MINOR_UNITS:
         raise InvalidTableIdentity(f"unknown currency {currency!r}", field="currency", value=currency)
+    config = with_defaults(config, currency)
     check_config(game_code=game_code, currency=currency, config=config, table=code)
     with transaction.atomic():
         if HouseTable.objects.filter(code=code).exists():
@@ -194,10 +203,12 @@ def configure_table(
                 table=table.code, expected_version=expected_version, version=table.config_version
             )
         new = {name: config.get(name, getattr(table, name)) for name in CONFIG_FIELDS}
+        if not config_changes(config_of(table), new):
+            return None
+        if not new["chips"]:  # a table row written without a chip set (fixtures) gets its currency's
+            new["chips"] = default_chips(table.currency)
         check_config(game_code=table.game, currency=table.currency, config=new, table=table.code)
         changes = config_changes(config_of(table), new)
-        if not changes:
-            return None
         ensure_baseline(table=table, now=now)
         version = table.config_version + 1
         HouseTable.objects.filter(pk=table.pk).update(**new, config_version=version, updated_at=now)
@@ -221,7 +232,9 @@ def open_table(*, table_id: int, operator: Operator, now: datetime) -> TableTick
         table = pacing.lock_table(HouseTable, table_id)
         if table.is_open:
             raise TableAlreadyOpen(table=table.code)
-        check_config(game_code=table.game, currency=table.currency, config=config_of(table), table=table.code)
+        # A table row written without a chip set (fixtures) takes any positive amount (docs/rounds.md).
+        current = {**config_of(table), "chips": table.chips or default_chips(table.currency)}
+        check_config(game_code=table.game, currency=table.currency, config=current, table=table.code)
         HouseTable.objects.filter(pk=table.pk).update(is_open=True, updated_at=now)
         record_operator_action(
             operator=operator, action="table.open", target=f"table:{table.code}",

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from games.house.rules.table_config import config_changes, pay_table_choices, validate_config
+from games.house.rules.table_config import (
+    config_changes,
+    covered_chips,
+    default_chips,
+    pay_table_choices,
+    validate_config,
+)
 
 XTREME: dict[str, Any] = {
     "name": "Xtreme 1",
@@ -21,6 +27,9 @@ XTREME: dict[str, Any] = {
         "stax": {"min": 100, "max": 10_000},
         "bonus_spin": {"min": 100, "max": 500},
     },
+    "chips": [100, 500, 1000, 2500, 10000, 50000],
+    "mandatory_wagers": ["stax"],
+    "multi_play": False,
     "pay_tables": {"xtra_bonus": 1, "stax": 6},
     "wheel": {"name": "w", "version": "1", "segments": [{"label": "10x", "multiple": 10, "weight": 3}]},
     "progressives": {
@@ -75,6 +84,28 @@ def test_a_valid_xtreme_configuration_has_no_problem():
         (lambda c: c["wheel"]["segments"][0].update(multiple=-1), ("wheel", "invalid_wheel")),
         (lambda c: c["limits"].pop("bonus_spin"), ("wheel", "wheel_not_used")),
         (lambda c: c["limits"].pop("stax") and c["pay_tables"].pop("stax"), ("progressives", "progressives_not_used")),
+        # Chips (seed 000:179): whole positive minor units, strictly ascending, 1 to 10 of them.
+        (lambda c: c.update(chips=[]), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=None), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=list(range(100, 1200, 100))), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=[0, 100]), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=[100, 250.5]), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=[100, True]), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=[500, 100]), ("chips", "invalid_chips")),
+        (lambda c: c.update(chips=[100, 100]), ("chips", "invalid_chips")),
+        # A spot's first chip must reach its minimum by itself: the largest chip must reach every minimum.
+        (lambda c: c["limits"]["ante"].update(min=60_000, max=70_000), ("chips", "minimum_not_reachable")),
+        # Mandatory side wagers (seed 002:13): offered optional spots only, each once.
+        (lambda c: c.update(mandatory_wagers=["ante"]), ("mandatory_wagers.ante", "mandatory_not_offered")),
+        (
+            lambda c: c.update(mandatory_wagers=["player_bonus"]),
+            ("mandatory_wagers.player_bonus", "mandatory_not_offered"),
+        ),
+        (lambda c: c.update(mandatory_wagers=["best_five"]), ("mandatory_wagers.best_five", "mandatory_not_offered")),
+        (lambda c: c.update(mandatory_wagers=["stax", "stax"]), ("mandatory_wagers", "invalid_mandatory_wagers")),
+        (lambda c: c.update(mandatory_wagers="stax"), ("mandatory_wagers", "invalid_mandatory_wagers")),
+        (lambda c: c.update(multi_play=None), ("multi_play", "invalid_multi_play")),
+        (lambda c: c.update(multi_play=1), ("multi_play", "invalid_multi_play")),
     ],
 )
 def test_each_rule_names_the_field(change, expected):
@@ -85,7 +116,7 @@ def test_uth_offers_only_its_own_pay_tables_and_needs_the_automatic_ones():
     assert set(pay_table_choices("uth")) == {"ante_plus", "best_five"}
     assert [n for n, _ in pay_table_choices("xtreme")["stax"]] == [1, 2, 3, 6, 7, 8, 9]
     uth = {**XTREME, "hand_mode": "shared", "limits": {"ante": {"min": 100, "max": 500}}, "pay_tables": {},
-           "wheel": {}, "progressives": {}}  # fmt: skip
+           "wheel": {}, "progressives": {}, "mandatory_wagers": []}  # fmt: skip
     assert problems(lambda c: None, "uth", uth) == {("pay_tables.ante_plus", "pay_table_required")}
     assert problems(lambda c: c["pay_tables"].update(ante_plus=1), "uth", uth) == set()
 
@@ -99,3 +130,29 @@ def test_changes_name_each_changed_field_with_before_and_after():
         "betting_seconds": {"from": 15, "to": 20},
     }
     assert config_changes(XTREME, copy.deepcopy(XTREME)) == {}
+
+
+def test_both_side_wagers_may_be_mandatory_and_chips_need_not_be_single_spot_amounts():
+    both = problems(lambda c: c.update(mandatory_wagers=["stax", "bonus_spin"], chips=[100, 200, 700]))
+    assert both == set()
+
+
+def test_default_chips_are_1_5_10_25_100_500_units_in_minor_units():
+    assert default_chips("EUR") == [100, 500, 1000, 2500, 10_000, 50_000]
+    assert default_chips("GBP") == default_chips("USD") == default_chips("EUR")
+    assert default_chips("BHD") == [1000, 5000, 10_000, 25_000, 100_000, 500_000]  # three decimals
+    assert default_chips("JPY") == [100, 500, 1000, 2500, 10_000, 50_000]  # no decimals; 100 yen upwards
+    for currency in ("EUR", "BHD", "JPY", "SEK"):
+        chips = default_chips(currency)
+        assert not [p for p in validate_config(game_code="uth", config={**XTREME, "hand_mode": "shared",
+                    "limits": {"ante": {"min": chips[0], "max": chips[-1]}}, "pay_tables": {"ante_plus": 1},
+                    "wheel": {}, "progressives": {}, "mandatory_wagers": [], "chips": chips},
+                    currency_unit=100) if p.field == "chips"]  # fmt: skip
+
+
+def test_covered_chips_are_those_the_balance_reaches():
+    chips = [100, 500, 1000, 2500]
+    assert covered_chips(chips, 0) == []
+    assert covered_chips(chips, 99) == []
+    assert covered_chips(chips, 500) == [100, 500]
+    assert covered_chips(chips, 10**9) == chips

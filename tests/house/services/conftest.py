@@ -40,7 +40,12 @@ def make_table(
     pay_tables: dict[str, int] | None = None,
     wheel: dict[str, Any] | None = None,
     progressives: dict[str, Any] | None = None,
+    chips: list[int] | None = None,
+    mandatory_wagers: list[str] | None = None,
+    multi_play: bool = True,
 ) -> HouseTable:
+    """An open test table (written directly, as a fixture: ``chips`` left out is
+    no chip set, i.e. any positive whole amount is a chip)."""
     spots = {"uth": ["ante", "best_five"], "casino_holdem": ["ante", "bonus"],
              "xtreme": ["ante", "player_bonus", "hole_card_bonus", "stax", "bonus_spin"]}[game]  # fmt: skip
     default_limits = {s: dict(WIDE) for s in spots}
@@ -58,6 +63,9 @@ def make_table(
         pay_tables=pay_tables or tables,
         wheel=wheel if wheel is not None else (TEST_WHEEL if "bonus_spin" in (limits or default_limits) else {}),
         progressives=progressives or {},
+        chips=chips or [],
+        mandatory_wagers=mandatory_wagers or [],
+        multi_play=multi_play,
         is_open=True,
     )
 
