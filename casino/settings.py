@@ -447,6 +447,11 @@ SPECTACULAR_SETTINGS = {
         "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1},
         "text": {"type": "string"},
     },
+    # The settings' language (with labels) and the help pages' ``language`` (codes): one enum name each.
+    "ENUM_NAME_OVERRIDES": {
+        "PlayerLanguageEnum": "casino.models.Language",
+        "HelpLanguageEnum": ["en", "fr"],
+    },
 }
 
 # --- Casino -------------------------------------------------------------------
