@@ -158,7 +158,7 @@ def test_an_admin_change_to_a_table_is_an_event_with_the_operators_identity(role
 
     table = HouseTable.objects.create(code="T9", name="nine", game="uth", hand_mode="shared", currency="EUR",
                                       limits={"ante": {"min": 100, "max": 1000}}, pay_tables={"ante_plus": 1},
-                                      wheel={}, progressives={})  # fmt: skip
+                                      wheel={}, progressives={}, chips=[100, 500, 1_000])  # fmt: skip
     operator, client = staff("o5", OPERATOR)
     page = client.get(f"/admin/games/housetable/{table.pk}/change/")
     assert page.status_code == 200
