@@ -156,6 +156,7 @@ INSTALLED_APPS = [
     "ledger",
     "games",
     "compliance",
+    "client",  # the player's web client at / (docs/client.md)
 ]
 
 MIDDLEWARE = [

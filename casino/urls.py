@@ -1,4 +1,4 @@
-"""URL routes: the API under /api/, the operator admin under /admin/."""
+"""URL routes: the player's web client at /, the API under /api/, the operator admin under /admin/."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from casino.metrics_view import MetricsView
+from client.views import client_page
 from casino.views import ApiRootView, HealthView, LivenessView
 
 urlpatterns = [
+    path("", client_page, name="client"),
     path("admin/", admin.site.urls),
     path("api/", ApiRootView.as_view(), name="api-root"),
     path("api/health/", HealthView.as_view(), name="health"),
