@@ -8,8 +8,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from casino.metrics_view import MetricsView
-from client.views import client_page
 from casino.views import ApiRootView, HealthView, LivenessView
+from client.views import client_page
 
 urlpatterns = [
     path("", client_page, name="client"),
