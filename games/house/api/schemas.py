@@ -60,6 +60,7 @@ class TableRow(serializers.Serializer):
                   "is not offered.")  # fmt: skip
     traffic_light = serializers.ChoiceField(choices=["green", "yellow", "red"], help_text="By the server's clock.")
     server_time = serializers.DateTimeField()
+    players = serializers.IntegerField(help_text="Players seated at the table now (the lobby's count).")
 
 
 class TableState(serializers.Serializer):

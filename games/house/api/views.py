@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Count
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers
@@ -26,7 +27,7 @@ from casino.api import request_user
 from casino.errors import NotFound
 from casino.throttling import PlayThrottle
 from games.house.api import play, schemas
-from games.house.models import HouseTable, PlayerRound
+from games.house.models import HouseTable, PlayerRound, TableSeat
 from games.house.realtime import presenters
 from games.house.services import chat
 from games.house.services import seats as seating
@@ -70,11 +71,18 @@ DECISION_ERRORS = errors(
 
 def table_summaries(tables: list[HouseTable], now: datetime) -> list[dict[str, Any]]:
     """Lobby rows: the presenter's table summary with the light by the server clock
-    (every table's jackpot meter from one query)."""
+    and the players seated (every table's jackpot meter and seat count from one query each)."""
     warnings = presenters.round_warning_seconds(tables)
     pools = pool_balances(tables)
+    seated = dict(
+        TableSeat.objects.filter(table__in=tables).values("table").annotate(n=Count("id")).values_list("table", "n")
+    )
     return [
-        {**presenters.table_summary(table, pools), **presenters.clock_fields(table, now, warnings.get(table.pk))}
+        {
+            **presenters.table_summary(table, pools),
+            **presenters.clock_fields(table, now, warnings.get(table.pk)),
+            "players": seated.get(table.pk, 0),
+        }
         for table in tables
     ]
 

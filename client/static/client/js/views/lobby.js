@@ -20,9 +20,10 @@ function houseRow(table) {
   return h(
     "tr",
     { dataset: { table: table.code } },
-    h("td", {}, table.game_title || table.game),
+    h("td", {}, t(`game.${table.game}`)),
     h("th", { scope: "row" }, `${table.name} (${table.code})`),
     h("td", {}, limitText(table)),
+    h("td", { class: "players" }, String(table.players ?? "")),
     h("td", {}, h("span", { class: `light ${light}`, "aria-label": t(`light.${light}`) }, t(`light.${light}`))),
     h("td", { class: "jackpot" }, jackpotText(table)),
     h(
@@ -46,6 +47,7 @@ export async function mount(root) {
           h("th", { scope: "col" }, t("lobby.game")),
           h("th", { scope: "col" }, t("lobby.table")),
           h("th", { scope: "col" }, t("lobby.limits")),
+          h("th", { scope: "col" }, t("lobby.players")),
           h("th", { scope: "col" }, t("lobby.light")),
           h("th", { scope: "col" }, t("lobby.jackpot")),
           h("th", { scope: "col" }, ""))),
