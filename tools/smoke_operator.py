@@ -13,7 +13,9 @@ figures (issue 36):
   dashboard (``/admin/`` and its refreshed fragment), the round list, and the
   compliance reports page;
 - ``GET /metrics`` answers the Prometheus text with the named series to staff,
-  and refuses an anonymous caller with a JSON 401.
+  and refuses an anonymous caller with a JSON 401;
+- the player's web client (issue 38) is served at ``/`` with every script and
+  stylesheet its page names, from this server.
 
 Exits 0 printing one line per check, or 1 naming the first that failed.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import http.cookiejar
 import json
+import re
 import sys
 import urllib.error
 import urllib.parse
@@ -139,6 +142,19 @@ def check_metrics(base: str, token: str) -> list[str]:
     return ["metrics: 401 to anonymous, 200 to staff with " + ", ".join(SERIES)]
 
 
+def check_client(base: str) -> list[str]:
+    opener = urllib.request.build_opener()
+    status, kind, page = fetch(opener, base + "/")
+    if status != 200 or "text/html" not in kind or "client/js/main.js" not in page:
+        raise SmokeFailure(f"/ answered {status} {kind} without the client's main.js")
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', page)
+    for asset in assets:
+        status, _, _ = fetch(opener, base + asset)
+        if status != 200:
+            raise SmokeFailure(f"{asset} (named by the client's page) answered {status}")
+    return [f"web client: / and its {len(assets)} scripts and stylesheets answer 200"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("base", help="server base URL, e.g. http://127.0.0.1:8000")
@@ -146,6 +162,7 @@ def main() -> int:
     try:
         token = api_token(base, COMPLIANCE)
         lines = check_reports(base, token) + check_admin(base, OPERATOR) + check_metrics(base, token)
+        lines += check_client(base)
     except SmokeFailure as failure:
         print(f"operator smoke failed: {failure}", file=sys.stderr)
         return 1

@@ -145,6 +145,7 @@ def banner(*, base: str, logins: list[str], logs: dict[str, Path]) -> str:
     lines = [
         "",
         "The casino is up (Ctrl-C stops it):",
+        f"  Play          {base}/  (the player's web client)",
         f"  API root      {base}/api/",
         f"  OpenAPI docs  {base}/api/docs/  (schema {base}/api/schema/)",
         f"  AsyncAPI      {base}/api/asyncapi.json  (the websockets)",
