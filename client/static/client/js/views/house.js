@@ -140,8 +140,6 @@ class TablePanel {
         this.options = [];
         this.hint = null;
         this.decided = null;
-        this.result = null;
-        this.lastTotal = this.totalBet();
         break;
       case "house_round.betting_closed":
         if (view.round) view.round.phase = "closed";
@@ -500,7 +498,10 @@ class TablePanel {
     const lamp = document.getElementById(this.el("light"));
     const left = document.getElementById(this.el("countdown"));
     const seconds = this.secondsLeft();
-    if (left) left.textContent = seconds === null ? "" : t("house.countdown", { seconds });
+    if (left) {
+      left.textContent = seconds === null ? "" : t("house.countdown", { seconds });
+      left.dataset.seconds = seconds === null ? "" : seconds;
+    }
     if (lamp && lamp.dataset.light !== light) this.render();
   }
 
@@ -542,14 +543,14 @@ class TablePanel {
     this.root.append(h("div", { class: "house-body" },
       h("header", { class: "house-head" },
         h("h2", {}, `${table.name} (${table.code})`),
-        h("span", { class: "game-number", id: this.el("game-number") },
+        h("span", { class: "game-number", id: this.el("game-number"), dataset: { round: round ? round.game_number : "" } },
           round ? t("house.game_number", { number: round.game_number }) : t("house.no_round")),
         this.feedLine()),
       h("div", { class: "house-status" },
         h("span", { class: `light ${light}`, id: this.el("light"), dataset: { light }, role: "status",
           "aria-label": t("house.light", { light: t(`light.${light}`) }) }, t(`light.${light}`)),
         h("span", { class: "phase", id: this.el("phase"), dataset: { phase: this.phase() || "" } }, label("house.phase", this.phase() || "idle")),
-        h("span", { class: "countdown", id: this.el("countdown"), "aria-live": "off" }, seconds === null ? "" : t("house.countdown", { seconds })),
+        h("span", { class: "countdown", id: this.el("countdown"), "aria-live": "off", dataset: { seconds: seconds ?? "" } }, seconds === null ? "" : t("house.countdown", { seconds })),
         h("span", { class: "balance" }, `${t("house.balance")}: `,
           h("strong", { id: this.el("balance"), dataset: { minor: me.balance ?? "" } }, this.money(me.balance)))),
       this.jackpotMeter(),
@@ -832,8 +833,10 @@ export async function mount(root, { tableIds }) {
   }
 
   function onKeyUp(event) {
-    if (event.key !== "Delete" && event.key !== "Backspace") return;
     if (!active || typing(event.target)) return;
+    // Space was the repeat/double shortcut: it must not also press the focused button.
+    if (event.key === " ") event.preventDefault();
+    if (event.key !== "Delete" && event.key !== "Backspace") return;
     if (deleteTimer) {
       clearTimeout(deleteTimer);
       deleteTimer = null;
