@@ -213,7 +213,13 @@ def test_a_page_closed_before_no_more_bets_shows_the_bets_declined_and_a_second_
         wait(first, 5).until(lambda d: amount(d, table.pk, "total", "minor") == 200)
         round_id = data(first, table.pk, "game-number", "round") or HouseTable.objects.get(pk=table.pk).current_round_id
         shots.take(first, "bet-before-leaving")
-        first.get("about:blank")  # the tab is gone before "No More Bets"
+        # The tab is closed before "No More Bets" (the browser stays, in a new tab).
+        tab = first.current_window_handle
+        first.switch_to.new_window("tab")
+        fresh = first.current_window_handle
+        first.switch_to.window(tab)
+        first.close()
+        first.switch_to.window(fresh)
         declined = wait_for(lambda: PlayerRound.objects.filter(player_id=player_id, status="declined").first(),
                             timeout=30, what="the bets declined")  # fmt: skip
         assert declined.round.round_id == round_id

@@ -845,13 +845,25 @@ export async function mount(root, { tableIds }) {
     deleteCleared = false;
   }
 
+  // Leaving the page (closed, navigated away, frozen in the back/forward cache) is leaving the
+  // table: the feeds close at once, so the server knows (seed 000: bets of an absent player are declined).
+  function onPageHide() {
+    for (const panel of panels) panel.stop();
+  }
+  function onPageShow(event) {
+    if (event.persisted) location.reload();
+  }
   window.addEventListener("keydown", onKeyDown);
   window.addEventListener("keyup", onKeyUp);
+  window.addEventListener("pagehide", onPageHide);
+  window.addEventListener("pageshow", onPageShow);
   for (const panel of panels) panel.render();
   await Promise.all(panels.map((panel) => panel.start()));
   return () => {
     window.removeEventListener("keydown", onKeyDown);
     window.removeEventListener("keyup", onKeyUp);
+    window.removeEventListener("pagehide", onPageHide);
+    window.removeEventListener("pageshow", onPageShow);
     clearTimeout(deleteTimer);
     for (const panel of panels) panel.stop();
   };
