@@ -73,15 +73,23 @@ def element(driver: Any, table_id: int, name: str) -> Any:
     return found[0] if found else None
 
 
+def attr(driver: Any, table_id: int, name: str, attribute: str) -> str | None:
+    """The panel element's ``attribute`` (None when it is not there), read again when a redraw
+    replaced the element between the find and the read."""
+    for _ in range(20):
+        found = element(driver, table_id, name)
+        if found is None:
+            return None
+        try:
+            return str(found.text) if attribute == "text" else found.get_attribute(attribute)
+        except Exception:  # noqa: BLE001 (stale: redrawn meanwhile)
+            continue
+    return None
+
+
 def data(driver: Any, table_id: int, name: str, field: str) -> str | None:
     """``data-<field>`` of the panel's element (None when it is not there)."""
-    found = element(driver, table_id, name)
-    if found is None:
-        return None
-    try:
-        return found.get_attribute(f"data-{field}")
-    except Exception:  # noqa: BLE001 (redrawn between the find and the read: ask again)
-        return None
+    return attr(driver, table_id, name, f"data-{field}")
 
 
 class Shots:

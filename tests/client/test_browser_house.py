@@ -20,7 +20,7 @@ import pytest
 from games.house.models import HouseTable, PlayerRound
 from games.house.services import dealer
 from ledger.services import player_balances
-from tests.client.house_helpers import PHONE, Shots, chromium, data, element, funded_player, log_in, wait
+from tests.client.house_helpers import PHONE, attr, Shots, chromium, data, element, funded_player, log_in, wait
 from tests.compliance.browser import needs_browser
 from tests.conftest import celery_worker
 from tests.house.live.conftest import fast_table, wait_for
@@ -93,11 +93,11 @@ def keyboard_betting(driver: Any, table_id: int) -> None:
 
     press(driver, "2")
     wait(driver, 5).until(lambda d: data(d, table_id, "chip-500", "amount") and
-                          element(d, table_id, "chip-500").get_attribute("aria-checked") == "true")  # fmt: skip
+                          attr(d, table_id, "chip-500", "aria-checked") == "true")  # fmt: skip
     press(driver, "4")  # the 100 euro chip is not covered by the balance: nothing changes
-    assert element(driver, table_id, "chip-500").get_attribute("aria-checked") == "true"
+    assert attr(driver, table_id, "chip-500", "aria-checked") == "true"
     press(driver, "1")
-    wait(driver, 5).until(lambda d: element(d, table_id, "chip-100").get_attribute("aria-checked") == "true")
+    wait(driver, 5).until(lambda d: attr(d, table_id, "chip-100", "aria-checked") == "true")
     click(driver, table_id, "spot-ante")
     wait(driver, 5).until(lambda d: amount(d, table_id, "total", "minor") == 200)  # Ante + automatic Ante Plus
     press(driver, Keys.CONTROL, "z")
@@ -118,8 +118,6 @@ def play(driver: Any, bets: dict[int, list[str]], shots: Shots, *, keyboard: int
     """Bet ``bets[table]`` spots (one 1-euro chip each) at each panel when its betting
     opens, take the optimal (hinted) option whenever decisions are offered, until every
     panel shows its result."""
-    from selenium.webdriver.common.by import By
-
     state = dict.fromkeys(bets, "bet")
     deadline = time.monotonic() + 90
     while any(s != "done" for s in state.values()):
@@ -127,8 +125,8 @@ def play(driver: Any, bets: dict[int, list[str]], shots: Shots, *, keyboard: int
         for table_id, spots in bets.items():
             if state[table_id] == "bet" and betting_window(driver, table_id, seconds=4 if table_id != keyboard else 9):
                 # Seed 000:179: only the chips the balance covers are enabled.
-                assert element(driver, table_id, "chip-10000").get_attribute("disabled") is not None
-                assert element(driver, table_id, "chip-100").get_attribute("disabled") is None
+                assert attr(driver, table_id, "chip-10000", "disabled") is not None
+                assert attr(driver, table_id, "chip-100", "disabled") is None
                 click(driver, table_id, "chip-100")
                 if table_id == keyboard:
                     keyboard_betting(driver, table_id)
@@ -144,12 +142,17 @@ def play(driver: Any, bets: dict[int, list[str]], shots: Shots, *, keyboard: int
                     state[table_id] = "done"
                     shots.take(driver, f"result-{table_id}")
                     continue
-                options = driver.find_elements(By.CSS_SELECTOR, f"#house-{table_id} .decision .option")
-                hint = element(driver, table_id, "hint")
-                if options and hint is not None and hint.text:
+                # The hinted option once the hint is in (the first offered when the optimal one is not).
+                chosen = driver.execute_script(
+                    "const [panel, hint] = arguments;"
+                    "const o = document.querySelector(`${panel} .option.optimal`) ||"
+                    " (document.getElementById(hint)?.textContent ? document.querySelector(`${panel} .option`) : null);"
+                    "return o && o.dataset.option;",
+                    f"#house-{table_id} .decision",
+                    f"t{table_id}-hint",
+                )
+                if chosen:
                     shots.take(driver, f"decision-{table_id}")
-                    optimal = driver.find_elements(By.CSS_SELECTOR, f"#house-{table_id} .decision .option.optimal")
-                    chosen = (optimal or options)[0].get_attribute("data-option")
                     click(driver, table_id, f"option-{chosen}")
                     wait(driver, 10).until(lambda d, t=table_id: element(d, t, f"option-{chosen}") is None)
         time.sleep(0.1)
@@ -171,15 +174,17 @@ def test_a_player_plays_uth_casino_holdem_and_xtreme_side_by_side(asgi_server, d
         for table in (uth, che, xtr):
             wait(driver).until(lambda d, t=table.pk: data(d, t, "feed", "state") == "open")
         # Xtreme: the STAX meter and the Bonus Spin wheel's segments.
-        meter = element(driver, xtr.pk, "jackpot")
-        assert meter is not None and "Star Progressive" in meter.text
-        assert [s.text for s in element(driver, xtr.pk, "wheel").find_elements("css selector", "li")] == ["10x", "50x"]
+        assert "Star Progressive" in (attr(driver, xtr.pk, "jackpot", "text") or "")
+        segments = driver.execute_script(
+            f"return [...document.querySelectorAll('#t{xtr.pk}-wheel li')].map(li => li.textContent)"
+        )
+        assert segments == ["10x", "50x"]
         shots.take(driver, "three-tables")
         play(driver, {uth.pk: ["ante"], che.pk: ["ante", "bonus"], xtr.pk: ["ante", "stax", "bonus_spin"]},
              shots, keyboard=uth.pk)  # fmt: skip
         for table in (uth, che, xtr):
             row = PlayerRound.objects.get(player_id=player_id, round__table=table, status="settled")
-            shown = element(driver, table.pk, "net").text
+            shown = attr(driver, table.pk, "net", "text")
             assert row.staked > 0
             sign = "-" if row.net < 0 else ""
             assert f"{sign}€{abs(row.net) / 100:,.2f}".replace(".00", "") in shown, (shown, row.net)
@@ -226,7 +231,7 @@ def test_a_page_closed_before_no_more_bets_shows_the_bets_declined_and_a_second_
         assert player_balances(player_id=player_id, currency="EUR")[0] == FUNDS  # every chip returned
         first.get(f"{asgi_server}/#/house/{table.pk}")
         wait(first).until(lambda d: element(d, table.pk, "declined") is not None)
-        text = element(first, table.pk, "declined").text
+        text = attr(first, table.pk, "declined", "text")
         assert declined.round.game_number in text and "declined" in text and "€2" in text
         shots.take(first, "declined-after-reopening")
         wait(first).until(lambda d: data(d, table.pk, "feed", "state") == "open")
@@ -237,8 +242,9 @@ def test_a_page_closed_before_no_more_bets_shows_the_bets_declined_and_a_second_
             wait(second).until(lambda d: data(d, table.pk, "feed", "state") == "open")
             wait(first).until(lambda d: data(d, table.pk, "feed", "state") == "closed")
             assert data(first, table.pk, "feed", "code") == "4409"
-            assert REPLACED in element(first, table.pk, "feed").text
-            assert all(b.get_attribute("disabled") is not None
-                       for b in first.find_elements("css selector", f"#house-{table.pk} .spot"))  # fmt: skip
+            assert REPLACED in attr(first, table.pk, "feed", "text")
+            assert first.execute_script(
+                f"return [...document.querySelectorAll('#house-{table.pk} button.spot')].every(b => b.disabled)"
+            )
             shots.take(first, "replaced-by-another-device")
             shots.take(second, "phone")
