@@ -34,7 +34,8 @@ def chromium(size: tuple[int, int] = DESKTOP) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    assert CHROMIUM and CHROMEDRIVER, "make browser-deps"
+    assert CHROMIUM, "make browser-deps"
+    assert CHROMEDRIVER, "make browser-deps"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -82,7 +83,7 @@ def attr(driver: Any, table_id: int, name: str, attribute: str) -> str | None:
             return None
         try:
             return str(found.text) if attribute == "text" else found.get_attribute(attribute)
-        except Exception:  # noqa: BLE001 (stale: redrawn meanwhile)
+        except Exception:
             continue
     return None
 
