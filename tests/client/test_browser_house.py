@@ -250,3 +250,21 @@ def test_a_page_closed_before_no_more_bets_shows_the_bets_declined_and_a_second_
             )
             shots.take(first, "replaced-by-another-device")
             shots.take(second, "phone")
+
+
+def test_several_tables_at_once_up_to_the_limit_the_next_shows_the_apis_refusal(asgi_server, tmp_path: Path) -> None:
+    """``#/house/a,b,c,d,e``: one panel per table, each with its own feed; the player
+    takes seats in order and the fifth is refused (RULES.md: at most 4 tables), its
+    panel says so with the API's message and watches."""
+    shots = Shots(tmp_path)
+    tables = [fast_table("uth", chips=CHIPS) for _ in range(5)]
+    _, password = funded_player("house-many", FUNDS)
+    with chromium() as driver:
+        log_in(driver, asgi_server, "house-many", password)
+        driver.get(f"{asgi_server}/#/house/{','.join(str(t.pk) for t in tables)}")
+        for table in tables:
+            wait(driver).until(lambda d, t=table.pk: data(d, t, "feed", "state") == "open")
+        refused = attr(driver, tables[-1].pk, "watching", "text") or ""
+        assert "too_many_tables" in refused
+        assert all(element(driver, t.pk, "watching") is None for t in tables[:-1])
+        shots.take(driver, "five-tables")

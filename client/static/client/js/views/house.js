@@ -67,7 +67,8 @@ class TablePanel {
     return `t${this.id}-${name}`;
   }
 
-  async start() {
+  /** Take a seat (already seated is fine); a refusal (e.g. the multi-table limit) leaves the panel watching. */
+  async join() {
     try {
       await api(`tables/${this.id}/join/`, { method: "POST" });
     } catch (error) {
@@ -77,6 +78,9 @@ class TablePanel {
         notify(t("house.joined_refused", { reason: refusal(error) }), "error");
       }
     }
+  }
+
+  async start() {
     try {
       const settings = await api("me/settings/");
       this.hideChat = Boolean(settings.hide_chat);
@@ -546,6 +550,8 @@ class TablePanel {
         h("span", { class: "game-number", id: this.el("game-number"), dataset: { round: round ? round.game_number : "" } },
           round ? t("house.game_number", { number: round.game_number }) : t("house.no_round")),
         this.feedLine()),
+      this.seated ? null : h("p", { class: "watching", id: this.el("watching"), role: "alert" },
+        t("house.watching"), ": ", this.joinRefusal || ""),
       h("div", { class: "house-status" },
         h("span", { class: `light ${light}`, id: this.el("light"), dataset: { light }, role: "status",
           "aria-label": t("house.light", { light: t(`light.${light}`) }) }, t(`light.${light}`)),
@@ -858,6 +864,8 @@ export async function mount(root, { tableIds }) {
   window.addEventListener("pagehide", onPageHide);
   window.addEventListener("pageshow", onPageShow);
   for (const panel of panels) panel.render();
+  // Seats are taken in the order the tables are named, so the multi-table limit refuses the last ones.
+  for (const panel of panels) await panel.join();
   await Promise.all(panels.map((panel) => panel.start()));
   return () => {
     window.removeEventListener("keydown", onKeyDown);
