@@ -174,7 +174,8 @@ def test_a_player_plays_uth_casino_holdem_and_xtreme_side_by_side(asgi_server, d
         for table in (uth, che, xtr):
             wait(driver).until(lambda d, t=table.pk: data(d, t, "feed", "state") == "open")
         # Xtreme: the STAX meter and the Bonus Spin wheel's segments.
-        assert "Star Progressive" in (attr(driver, xtr.pk, "jackpot", "text") or "")
+        # (the pools are seeded when the first round opens: a house_round.jackpot delta)
+        wait(driver).until(lambda d: "Star Progressive" in (attr(d, xtr.pk, "jackpot", "text") or ""))
         segments = driver.execute_script(
             f"return [...document.querySelectorAll('#t{xtr.pk}-wheel li')].map(li => li.textContent)"
         )
@@ -183,6 +184,8 @@ def test_a_player_plays_uth_casino_holdem_and_xtreme_side_by_side(asgi_server, d
         play(driver, {uth.pk: ["ante"], che.pk: ["ante", "bonus"], xtr.pk: ["ante", "stax", "bonus_spin"]},
              shots, keyboard=uth.pk)  # fmt: skip
         for table in (uth, che, xtr):
+            # The player's own last decision (taken in the page, not by the timeout).
+            assert (attr(driver, table.pk, "decided", "text") or "").startswith("You chose"), table.game
             row = PlayerRound.objects.get(player_id=player_id, round__table=table, status="settled")
             shown = attr(driver, table.pk, "net", "text") or ""
             assert row.staked > 0

@@ -110,6 +110,7 @@ class TablePanel {
     if (view.server_time) this.offset = Date.parse(view.server_time) - Date.now();
     const me = view.me || {};
     this.options = me.options || [];
+    this.offeredStreet = view.round ? view.round.phase : null;
     if (this.options.length) this.loadHint();
     if (Array.isArray(message.chat)) this.chat = message.chat.slice(-50);
     this.pickDefaultChip();
@@ -233,14 +234,18 @@ class TablePanel {
         break;
       case "decision.offered":
         this.options = data.options || [];
+        this.offeredStreet = data.street;
         if (typeof data.balance === "number") me.balance = data.balance;
         if (view.round && data.deadline) view.round.deadline = data.deadline;
         this.decided = null;
         this.loadHint();
         break;
       case "house_decision.made":
-        this.options = [];
-        this.hint = null;
+        // The next street's offer may have arrived first (the dealer moves on at the last decision).
+        if (data.street === this.offeredStreet) {
+          this.options = [];
+          this.hint = null;
+        }
         this.decided = data;
         break;
       case "house_bet.placed":
@@ -303,11 +308,15 @@ class TablePanel {
   }
 
   async loadHint() {
+    const street = this.offeredStreet;
+    let hint = null;
     try {
-      this.hint = await api(`tables/${this.id}/hint/`);
+      hint = await api(`tables/${this.id}/hint/`);
     } catch {
-      this.hint = null;
+      /* no hint: the options alone */
     }
+    if (this.offeredStreet !== street) return; // a later street's hint is on its way
+    this.hint = hint;
     this.render();
   }
 
@@ -393,8 +402,9 @@ class TablePanel {
   }
 
   async decide(option) {
+    const street = this.offeredStreet;
     const answer = await this.command("decision/", { option });
-    if (answer) {
+    if (answer && this.offeredStreet === street) {
       this.options = [];
       this.decided = { option, auto: false };
       this.render();
