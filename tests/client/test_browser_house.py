@@ -247,7 +247,8 @@ def test_a_page_closed_before_no_more_bets_shows_the_bets_declined_and_a_second_
             wait(second).until(lambda d: data(d, table.pk, "feed", "state") == "open")
             wait(first).until(lambda d: data(d, table.pk, "feed", "state") == "closed")
             assert data(first, table.pk, "feed", "code") == "4409"
-            assert REPLACED in (attr(first, table.pk, "feed", "text") or "")
+            assert REPLACED in (attr(first, table.pk, "feed-reason", "text") or "")
+            assert data(first, table.pk, "light", "light") == "red"
             assert first.execute_script(
                 f"return [...document.querySelectorAll('#house-{table.pk} button.spot')].every(b => b.disabled)"
             )

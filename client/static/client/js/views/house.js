@@ -487,7 +487,7 @@ class TablePanel {
   /** Green until warning_at, yellow until the betting deadline, then red: by the server's clock. */
   light() {
     const round = this.view && this.view.round;
-    if (!round || round.phase !== "betting" || round.paused || !round.deadline) return "red";
+    if (this.stopped || !round || round.phase !== "betting" || round.paused || !round.deadline) return "red";
     const now = this.now();
     if (now >= Date.parse(round.deadline)) return "red";
     if (round.warning_at && now >= Date.parse(round.warning_at)) return "yellow";
@@ -496,7 +496,7 @@ class TablePanel {
 
   secondsLeft() {
     const round = this.view && this.view.round;
-    if (!round || !round.deadline || round.paused) return null;
+    if (this.stopped || !round || !round.deadline || round.paused) return null;
     return Math.max(0, Math.ceil((Date.parse(round.deadline) - this.now()) / 1000));
   }
 
@@ -560,6 +560,8 @@ class TablePanel {
         h("span", { class: "game-number", id: this.el("game-number"), dataset: { round: round ? round.game_number : "" } },
           round ? t("house.game_number", { number: round.game_number }) : t("house.no_round")),
         this.feedLine()),
+      this.feedState.state === "closed" ? h("p", { class: "feed-reason", id: this.el("feed-reason"), role: "alert" },
+        t(this.feedState.reason || "house.feed.closed")) : null,
       this.seated ? null : h("p", { class: "watching", id: this.el("watching"), role: "alert" },
         t("house.watching"), ": ", this.joinRefusal || ""),
       h("div", { class: "house-status" },
@@ -589,7 +591,7 @@ class TablePanel {
 
   feedLine() {
     const status = this.feedState || {};
-    const key = status.reason || (status.state === "open" ? "feed.open" : status.state === "reconnecting" ? "feed.reconnecting" : status.state === "closed" ? "house.feed.closed" : "house.feed.connecting");
+    const key = (status.state !== "closed" && status.reason) || (status.state === "open" ? "feed.open" : status.state === "reconnecting" ? "feed.reconnecting" : status.state === "closed" ? "house.feed.closed" : "house.feed.connecting");
     return h("span", { class: `feed ${status.state || "connecting"}`, id: this.el("feed"), dataset: { state: status.state || "connecting", code: status.code || "" } },
       `${t("house.feed")}: ${t(key)}`);
   }
