@@ -349,7 +349,8 @@ class TablePanel {
   }
 
   showDeclined(gameNumber, data) {
-    if (seenDeclined().has(gameNumber) && this.popups.some((p) => p.kind === "declined")) return;
+    if (this.declinedNumber === gameNumber) return; // already shown (the live event, then the history)
+    this.declinedNumber = gameNumber;
     markDeclinedSeen(gameNumber);
     const key = data.reason === "mandatory_wager_missing" ? "house.declined.mandatory_wager_missing" : "house.declined";
     this.declined = t(key, { number: gameNumber, amount: data.returned === null || data.returned === undefined ? "" : this.money(data.returned) });
