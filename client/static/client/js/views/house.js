@@ -56,10 +56,21 @@ class TablePanel {
       class: "house-panel",
       id: `house-${tableId}`,
       "aria-label": `${t("house.title")} ${tableId}`,
-      onpointerdown: () => activate(this),
+      onpointerdown: () => {
+        activate(this);
+        this.pointerDown = true;
+      },
       onfocusin: () => activate(this),
     });
     host.append(this.root);
+    // A redraw between a button's press and release would lose the click: wait for the release.
+    this.release = () => {
+      if (!this.pointerDown) return;
+      this.pointerDown = false;
+      if (this.renderPending) setTimeout(() => this.render(), 0);
+    };
+    window.addEventListener("pointerup", this.release);
+    window.addEventListener("pointercancel", this.release);
     this.timer = setInterval(() => this.tick(), TICK_MS);
   }
 
@@ -99,6 +110,8 @@ class TablePanel {
   stop() {
     this.stopped = true;
     clearInterval(this.timer);
+    window.removeEventListener("pointerup", this.release);
+    window.removeEventListener("pointercancel", this.release);
     if (this.feed) this.feed.close();
   }
 
@@ -543,6 +556,11 @@ class TablePanel {
   }
 
   render() {
+    if (this.pointerDown) {
+      this.renderPending = true;
+      return;
+    }
+    this.renderPending = false;
     const focused = document.activeElement && document.activeElement.id;
     const message = document.getElementById(this.el("message"));
     const said = message ? [message.textContent, message.className] : ["", "house-message"];
