@@ -234,11 +234,13 @@ def is_english(language: str | None) -> bool:
 def localized_message(code: str, message: str, language: str | None = None) -> str:
     """A refusal's message in ``language`` (default: the active one): ``message``
     itself in English or for a code the catalog does not hold; else the code's
-    catalog sentence, translated."""
+    catalog sentence, translated. An English message written for engineers (a
+    refusal class's docstring with its ``literal`` markup) is the catalog's
+    English sentence instead: players never read docstring markup."""
     language = language or translation.get_language()
-    if is_english(language):
-        return message
     sentence = PLAYER_MESSAGES.get(code)
+    if is_english(language):
+        return str(sentence) if sentence is not None and "``" in message else message
     if sentence is None:
         return message
     with translation.override(language):

@@ -278,3 +278,18 @@ def test_the_staff_admin_stays_english_on_a_french_browser():
     assert "Log in" in page.content.decode()
     assert "Connexion" not in page.content.decode()
     assert translation.get_language() == "en"
+
+
+def test_no_english_refusal_shows_a_docstrings_markup():
+    """A refusal raised without a message reads its class docstring, written for engineers
+    (``too_many_tables``: "at most ``CASINO_MAX_TABLES_PER_PLAYER`` tables"): a player reads
+    the catalog's English sentence instead, with the same code and details."""
+    from games.house.services.seats import TooManyTables
+
+    refusal = TooManyTables(limit=4)
+    assert "``" in refusal.message
+    english = localized_message(refusal.code, refusal.message, "en")
+    assert english == str(PLAYER_MESSAGES["too_many_tables"])
+    assert "``" not in english
+    # An explicit message of the raise site is kept as raised.
+    assert localized_message("unknown_setting", "unknown settings: volume", "en") == "unknown settings: volume"
