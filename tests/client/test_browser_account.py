@@ -1,0 +1,189 @@
+"""The player's account pages in a real browser (Debian's chromium, headless,
+``tests.compliance.browser``; issue 38): a player logs in through the page, opens
+their game history, recalls a round they played and checks its fairness proof in
+the page (Web Crypto, ``js/fairness.js``), which also refuses tampered proofs, as
+``tools/verify_deal.py`` does; changes a volume and the language (the client then
+speaks French); asks for a deposit; sets a loss limit. Only REST: the page served
+by ``live_server`` is enough. Screenshots go to ``$CASINO_SCREENSHOTS`` when set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
+from games.house.models import PlayerRound
+from games.house.realtime.presenters import game_history, round_fairness
+from games.house.services import place_chip
+from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out
+from tools.verify_deal import verify
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
+
+PASSWORD = "account-pw-38"
+
+
+def played_round() -> tuple[str, str]:
+    """A settled UTH round played by a new player through the services (Ante and
+    Best Five, the decisions left to their timeouts): (username, game number)."""
+    table = make_table("uth", code="UTHACC")
+    player = make_player(table, funds=100_000, name="alice")
+    user = get_user_model().objects.get(pk=player)
+    user.set_password(PASSWORD)
+    user.save()
+    tick = open_round(table)
+    for spot, amount in (("ante", 500), ("best_five", 200)):
+        place_chip(
+            table_id=table.pk, player_id=player, spot=spot, amount=amount, idempotency_key=key(), now=later(tick)
+        )
+    play_out(table, tick)
+    row = PlayerRound.objects.get(player_id=player)
+    assert row.status == "settled"
+    return user.username, row.game_number
+
+
+def wait(browser: Any, condition: Any, timeout: float = 10) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout).until(condition)
+
+
+def js_verify(browser: Any, answer: Any, history: Any = None) -> list[str]:
+    """``verify`` of ``js/fairness.js`` run in the page on ``answer`` (and ``history``)."""
+    script = """
+        const [answer, history, done] = arguments;
+        import('/static/client/js/fairness.js')
+          .then((m) => m.verify(answer, history)).then(done, (e) => done(['threw: ' + e]));
+    """
+    return browser.execute_async_script(script, answer, history)
+
+
+def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
+    live_server, browser, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select
+
+    shots = Path(os.environ.get("CASINO_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    username, game_number = played_round()
+    browser.set_window_size(1280, 800)
+    browser.set_script_timeout(20)
+
+    # Log in through the page.
+    browser.get(f"{live_server.url}/#/login")
+    browser.find_element(By.ID, "username").send_keys(username)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.ID, "login-submit").click()
+    wait(browser, ec.url_contains("#/lobby"))
+
+    # The history lists the round; the recall shows its cards and wagers.
+    browser.get(f"{live_server.url}/#/account/history")
+    row = wait(
+        browser, ec.presence_of_element_located((By.CSS_SELECTOR, f'#history-rounds tr[data-game="{game_number}"]'))
+    )
+    assert "Ultimate Texas Hold'em" in row.text
+    browser.save_screenshot(str(shots / "account-1-history.png"))
+    row.find_element(By.LINK_TEXT, game_number).click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "account-heading"), game_number))
+    wagers = browser.find_element(By.ID, "recall-wagers").text
+    assert "Ante" in wagers and "Best Five" in wagers
+    recall = game_history(game_number=game_number, player_id=PlayerRound.objects.get().player_id)
+    shown = browser.find_elements(By.CSS_SELECTOR, ".facts .card")
+    assert len(shown) == 2 + 5 + 2  # the dealer's two, the board's five, the player's two, face up
+    assert {c.get_attribute("aria-label") for c in shown} == {
+        *recall["cards"]["dealer"],
+        *recall["cards"]["board"],
+        *recall["cards"]["player"],
+    }
+
+    # The fairness proof, checked in the page.
+    browser.find_element(By.ID, "fairness-verify").click()
+    result = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#fairness-result[data-outcome]")))
+    assert result.get_attribute("data-outcome") == "verified", result.text
+    assert "Verified." in result.text
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
+    browser.save_screenshot(str(shots / "account-2-recall-verified.png"))
+
+    # The page's verifier and tools/verify_deal.py agree, on the true proof and on tampered ones.
+    answer = json.loads(json.dumps(round_fairness(game_number=game_number), default=str))
+    history = json.loads(json.dumps(recall, default=str))
+    assert verify(answer, history) == [] == js_verify(browser, answer, history)
+    swapped = json.loads(json.dumps(answer))
+    first, second = swapped["leaves"][0], swapped["leaves"][1]
+    first["card"], second["card"] = second["card"], first["card"]  # two cards exchanged after the commitment
+    salted = json.loads(json.dumps(answer))
+    salted["leaves"][7]["salt"] = "0" * 64  # one position's salt forged
+    recalled = json.loads(json.dumps(history))
+    dealt = recalled["cards"]["board"]
+    recalled["cards"]["board"] = [dealt[1], dealt[0], *dealt[2:]]  # a history showing another board order
+    for forged, with_history in ((swapped, None), (salted, None), (answer, recalled)):
+        expected = verify(forged, with_history)
+        assert expected, "the tampering must be caught by the reference checker"
+        assert js_verify(browser, forged, with_history) == expected
+    legacy_cut = {**answer, "commitment": "f" * 64}
+    assert js_verify(browser, legacy_cut) == verify(legacy_cut) != []
+
+    # Settings: a volume and the language, drawn from the API's own description.
+    browser.get(f"{live_server.url}/#/account/settings")
+    volume = wait(browser, ec.element_to_be_clickable((By.ID, "setting-game_sound_volume")))
+    before = int(volume.get_attribute("value"))
+    browser.execute_script("arguments[0].focus()", volume)
+    volume.send_keys(Keys.ARROW_LEFT, Keys.ARROW_LEFT)  # the keyboard moves the slider (and saves each step)
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "setting-game_sound_volume-value"), str(before - 2)))
+    wait(browser, lambda _: PlayerProfile.objects.filter(user__username=username,
+                                                         game_sound_volume=before - 2).exists())  # fmt: skip
+    browser.save_screenshot(str(shots / "account-3-settings.png"))
+    Select(browser.find_element(By.ID, "setting-language")).select_by_value("fr")
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".account h1"), "Mon compte"))
+    assert browser.find_element(By.ID, "account-tab-history").text == "Historique de jeu"
+    assert browser.find_element(By.CSS_SELECTOR, "#topbar nav").text.split() == ["Salon", "Compte"]
+    assert PlayerProfile.objects.get(user__username=username).language == "fr"
+    # The API's own labels follow: the settings panel is drawn again in French.
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#settings-sound legend"), "Son"))
+    browser.save_screenshot(str(shots / "account-4-settings-french.png"))
+
+    # The cashier: a deposit request waits for the payment provider.
+    browser.get(f"{live_server.url}/#/account/cashier")
+    wait(browser, ec.element_to_be_clickable((By.ID, "cashier-deposit-amount"))).send_keys("25")
+    browser.find_element(By.ID, "cashier-deposit-submit").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-deposit-status"), "Dépôt de 25"))
+    txn = CashierTransaction.objects.get(player__username=username)
+    assert (txn.kind, txn.amount, txn.state) == ("deposit", 2500, "requested")
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-transactions"), "demandé"))
+    browser.save_screenshot(str(shots / "account-5-cashier.png"))
+
+    # A loss limit, applied at once (more protective); a refusal is the API's, in French.
+    browser.get(f"{live_server.url}/#/account/limits")
+    loss = wait(browser, ec.element_to_be_clickable((By.ID, "limit-loss_day")))
+    loss.send_keys("100")
+    browser.find_element(By.ID, "limits-save").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "limit-loss_day-now"), "100"))
+    assert ResponsibleGaming.objects.get(user__username=username).limits["EUR"]["loss_day"]["amount"] == 10_000
+    browser.find_element(By.ID, "exclusion-kind")
+    Select(browser.find_element(By.ID, "exclusion-kind")).select_by_value("self_exclusion")
+    days = browser.find_element(By.ID, "exclusion-days")
+    days.clear()
+    days.send_keys("10")  # a self-exclusion is 180 days or more
+    browser.find_element(By.ID, "exclusion-confirm").click()
+    browser.find_element(By.ID, "exclusion-submit").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "exclusion-status"), "(invalid_limit)"))
+    assert not ResponsibleGaming.objects.get(user__username=username).excluded_until
+    browser.save_screenshot(str(shots / "account-6-limits.png"))
+
+    # A phone: the recall stays readable, and its proof checks.
+    browser.set_window_size(390, 844)
+    browser.get(f"{live_server.url}/#/account/history/{game_number}")
+    wait(browser, ec.element_to_be_clickable((By.ID, "fairness-verify"))).click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "fairness-result"), "Vérifiée."))
+    browser.execute_script("document.getElementById('fairness-verify').scrollIntoView({block: 'start'})")
+    browser.save_screenshot(str(shots / "account-7-phone-recall.png"))
