@@ -49,24 +49,26 @@ def played_round() -> tuple[str, str]:
     return user.username, row.game_number
 
 
-def wait(browser: Any, condition: Any, timeout: float = 10) -> Any:
+def wait(driver: Any, condition: Any, timeout: float = 10) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, timeout).until(condition)
+    return WebDriverWait(driver, timeout).until(condition)
 
 
-def js_verify(browser: Any, answer: Any, history: Any = None) -> list[str]:
+def js_verify(driver: Any, answer: Any, history: Any = None) -> list[str]:
     """``verify`` of ``js/fairness.js`` run in the page on ``answer`` (and ``history``)."""
     script = """
         const [answer, history, done] = arguments;
         import('/static/client/js/fairness.js')
           .then((m) => m.verify(answer, history)).then(done, (e) => done(['threw: ' + e]));
     """
-    return browser.execute_async_script(script, answer, history)
+    return driver.execute_async_script(script, answer, history)
 
 
 def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
-    live_server, browser, tmp_path: Path
+    live_server,
+    browser,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -96,7 +98,8 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     row.find_element(By.LINK_TEXT, game_number).click()
     wait(browser, ec.text_to_be_present_in_element((By.ID, "account-heading"), game_number))
     wagers = browser.find_element(By.ID, "recall-wagers").text
-    assert "Ante" in wagers and "Best Five" in wagers
+    assert "Ante" in wagers
+    assert "Best Five" in wagers
     recall = game_history(game_number=game_number, player_id=PlayerRound.objects.get().player_id)
     shown = browser.find_elements(By.CSS_SELECTOR, ".facts .card")
     assert len(shown) == 2 + 5 + 2  # the dealer's two, the board's five, the player's two, face up
