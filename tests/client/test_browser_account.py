@@ -165,6 +165,14 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-transactions"), "demandé"))
     browser.save_screenshot(str(shots / "account-5-cashier.png"))
 
+    # The statement: the deposit made before the round, the round's stakes with its game number.
+    browser.get(f"{live_server.url}/#/account/statement")
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "statement-lines"), game_number))
+    lines = browser.find_element(By.ID, "statement-lines").text
+    assert "dépôt" in lines
+    assert "mise" in lines
+    browser.save_screenshot(str(shots / "account-5b-statement.png"))
+
     # A loss limit, applied at once (more protective); a refusal is the API's, in French.
     browser.get(f"{live_server.url}/#/account/limits")
     loss = wait(browser, ec.element_to_be_clickable((By.ID, "limit-loss_day")))
@@ -183,8 +191,16 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     assert not ResponsibleGaming.objects.get(user__username=username).excluded_until
     browser.save_screenshot(str(shots / "account-6-limits.png"))
 
-    # A phone: the recall stays readable, and its proof checks.
+    # The games' help pages, as the API serves them in the player's language.
+    browser.get(f"{live_server.url}/#/account/help/casino_holdem")
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "help-page"), "Casino Hold'em"))
+    assert browser.find_element(By.ID, "help-page").get_attribute("lang") == "fr"
+
+    # A phone: the history and the recall stay readable, and the proof checks.
     browser.set_window_size(390, 844)
+    browser.get(f"{live_server.url}/#/account/history")
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, f'#history-rounds tr[data-game="{game_number}"]')))
+    browser.save_screenshot(str(shots / "account-8-phone-history.png"))
     browser.get(f"{live_server.url}/#/account/history/{game_number}")
     wait(browser, ec.element_to_be_clickable((By.ID, "fairness-verify"))).click()
     wait(browser, ec.text_to_be_present_in_element((By.ID, "fairness-result"), "Vérifiée."))

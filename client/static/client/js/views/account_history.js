@@ -191,7 +191,8 @@ async function mountRound(root, gameNumber) {
     h("section", { "aria-labelledby": "decisions-title" }, h("h3", { id: "decisions-title" }, t("account.recall.decisions")),
       (player.decisions || []).length
         ? h("ol", { id: "recall-decisions" }, player.decisions.map((d) =>
-          h("li", {}, `${label("account.street", d.street)}: ${label("account.option", d.option)}${d.auto ? ` (${t("account.recall.auto")})` : ""}`)))
+          h("li", {}, t(d.auto ? "account.recall.decision_auto" : "account.recall.decision",
+            { street: label("account.street", d.street), option: label("account.option", d.option) }))))
         : h("p", {}, t("account.recall.no_decisions"))),
     h("details", { class: "pay-tables" }, h("summary", {}, t("account.recall.pay_tables")),
       h("pre", {}, JSON.stringify({ pay_tables: recall.pay_tables, limits: recall.limits, rules_version: recall.rules_version }, null, 2))),

@@ -4,7 +4,7 @@
 // 24 hours: the API answers it as pending, and the page says from when.
 import { api } from "../api.js";
 import { t } from "../i18n.js";
-import { h, minorDigits, money, notify, refusal } from "../ui.js";
+import { h, minorDigits, money, refusal } from "../ui.js";
 import { when } from "./account_history.js";
 
 const KINDS = ["deposit_day", "deposit_week", "deposit_month", "loss_day", "loss_week", "loss_month"];
@@ -80,7 +80,7 @@ function draw(root, data) {
       const answer = await api("me/limits/", { method: "PUT", body });
       root.replaceChildren();
       draw(root, answer);
-      notify(t("account.limits.saved"));
+      document.getElementById("limits-status").textContent = t("account.limits.saved");
     } catch (error) {
       status.textContent = refusal(error);
     }
@@ -118,7 +118,7 @@ function exclusionForm(root) {
       const answer = await api("me/exclusion/", { method: "POST", body });
       root.replaceChildren();
       draw(root, answer);
-      notify(t("account.exclusion.done"));
+      document.getElementById("exclusion-status").textContent = t("account.exclusion.done");
     } catch (error) {
       status.textContent = refusal(error);
     }

@@ -3,7 +3,7 @@
 // statement (every wallet movement with its running balance, GET /api/wallet/statement/).
 import { api, idempotencyKey } from "../api.js";
 import { t } from "../i18n.js";
-import { h, money, notify, refusal } from "../ui.js";
+import { h, money, refusal } from "../ui.js";
 import { label, when } from "./account_history.js";
 import { toMinor } from "./account_limits.js";
 

@@ -4,7 +4,7 @@
 // Changing the language here switches the whole client's language.
 import { api } from "../api.js";
 import { language, setLanguage, t } from "../i18n.js";
-import { h, notify, refusal } from "../ui.js";
+import { h, refusal } from "../ui.js";
 
 function control(setting, value, save) {
   const id = `setting-${setting.name}`;
@@ -51,17 +51,18 @@ export async function mount(root) {
     saving = saving.then(() => store(name, value));
     return saving;
   }
+  const status = h("p", { id: "settings-status", role: "status", "aria-live": "polite" });
   async function store(name, value) {
     try {
       current = await api("me/settings/", { method: "PATCH", body: { [name]: value } });
-      notify(t("account.settings.saved"));
+      status.textContent = t("account.settings.saved");
       if (name === "language" && value && value !== language()) {
         setLanguage(value);
         // Draw everything again in the new language (the top bar too).
         window.dispatchEvent(new HashChangeEvent("hashchange"));
       }
     } catch (error) {
-      notify(refusal(error), "error");
+      status.textContent = refusal(error);
     }
   }
   root.append(
@@ -69,6 +70,7 @@ export async function mount(root) {
       description.tabs.map((tab) =>
         h("fieldset", { id: `settings-${tab.name}` },
           h("legend", {}, tab.label),
-          tab.settings.map((setting) => control(setting, current[setting.name], save))))),
+          tab.settings.map((setting) => control(setting, current[setting.name], save)))),
+      status),
   );
 }
