@@ -21,6 +21,18 @@ export function when(iso) {
   return new Date(iso).toLocaleString(language() === "fr" ? "fr-FR" : "en-GB", { dateStyle: "short", timeStyle: "medium" });
 }
 
+/** Each body cell labelled with its column's heading: on a phone the table's rows stack as cards (account.css). */
+export function stackLabels(table) {
+  const headings = [...table.querySelectorAll("thead th")].map((th) => th.textContent);
+  for (const row of table.querySelectorAll("tbody tr, tfoot tr")) {
+    const cells = [...row.children];
+    if (cells.length !== headings.length) continue;
+    cells.forEach((cell, index) => { cell.dataset.label = headings[index]; });
+  }
+  table.classList.add("stack");
+  return table;
+}
+
 function hand(cards) {
   if (!cards || !cards.length) return h("span", { class: "muted" }, "–");
   return h("span", { class: "hand" }, cards.map((code) => card(code)));
@@ -49,6 +61,7 @@ function pagedTable({ id, caption, headers, load, row, empty }) {
         : "";
       previous.disabled = offset <= 0;
       next.disabled = offset + page.results.length >= page.count;
+      stackLabels(table);
     } catch (error) {
       status.textContent = refusal(error);
     }
@@ -180,14 +193,14 @@ async function mountRound(root, gameNumber) {
     h("section", { "aria-labelledby": "cards-title" }, h("h3", { id: "cards-title" }, t("account.recall.cards")),
       describeList(places)),
     h("section", { "aria-labelledby": "wagers-title" }, h("h3", { id: "wagers-title" }, t("account.recall.wagers")),
-      h("div", { class: "table-scroll" }, h("table", { class: "account-table", id: "recall-wagers" },
+      h("div", { class: "table-scroll" }, stackLabels(h("table", { class: "account-table", id: "recall-wagers" },
         h("thead", {}, h("tr", {}, [t("account.recall.wager"), t("account.recall.stake"), t("account.recall.outcome"), t("account.recall.returned")].map((x) => h("th", { scope: "col" }, x)))),
         h("tbody", {}, wagers.length
           ? wagers.map((w) => h("tr", {}, h("th", { scope: "row" }, label("account.wager", w.wager)), h("td", { class: "num" }, money(w.stake, cur)),
             h("td", {}, label("account.outcome", w.outcome)), h("td", { class: "num" }, money(w.returned, cur))))
           : h("tr", {}, h("td", { colspan: 4 }, t("account.recall.no_wagers")))),
         h("tfoot", {}, h("tr", {}, h("th", { scope: "row" }, t("account.recall.total")), h("td", { class: "num" }, money(player.staked, cur)),
-          netCell(player.net, cur), h("td", { class: "num" }, money(player.returned, cur))))))),
+          netCell(player.net, cur), h("td", { class: "num" }, money(player.returned, cur)))))))),
     h("section", { "aria-labelledby": "decisions-title" }, h("h3", { id: "decisions-title" }, t("account.recall.decisions")),
       (player.decisions || []).length
         ? h("ol", { id: "recall-decisions" }, player.decisions.map((d) =>

@@ -4,7 +4,7 @@
 import { api, idempotencyKey } from "../api.js";
 import { t } from "../i18n.js";
 import { h, money, refusal } from "../ui.js";
-import { label, when } from "./account_history.js";
+import { label, stackLabels, when } from "./account_history.js";
 import { toMinor } from "./account_limits.js";
 
 const PAGE = 25;
@@ -59,6 +59,7 @@ async function mountCashier(root) {
       h("td", {}, label("account.cashier.state", r.state)),
       h("td", {}, r.external_reference || ""),
       h("td", {}, r.reason || ""))) : [h("tr", {}, h("td", { colspan: 6 }, t("account.cashier.none")))]));
+    stackLabels(document.getElementById("cashier-transactions"));
     const fresh = await api("wallet/");
     balance.textContent = money(fresh.balance, cur);
   }
@@ -98,6 +99,7 @@ async function mountStatement(root) {
       status.textContent = page.count ? t("account.page", { from: offset + 1, to: offset + page.results.length, count: page.count }) : "";
       previous.disabled = offset <= 0;
       next.disabled = offset + page.results.length >= page.count;
+      stackLabels(document.getElementById("statement-lines"));
     } catch (error) {
       status.textContent = refusal(error);
     }
