@@ -9,8 +9,10 @@ by ``live_server`` is enough. Screenshots go to ``$CASINO_SCREENSHOTS`` when set
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from games.house.realtime.presenters import game_history, round_fairness
 from games.house.services import place_chip
 from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out
-from tools.verify_deal import verify
+from tools.verify_deal import leaf_of, merkle_root_of, proofs_of, verify
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
@@ -47,6 +49,33 @@ def played_round() -> tuple[str, str]:
     row = PlayerRound.objects.get(player_id=player)
     assert row.status == "settled"
     return user.username, row.game_number
+
+
+def poker_answer() -> dict[str, Any]:
+    """A poker hand's fairness answer (docs/fairness.md) over a shuffled deck: the
+    board and one shown hand revealed, the viewer's own two cards, each with its
+    proof, built with the reference checker's own Merkle functions."""
+    deck = [rank + suit for rank in "23456789TJQKA" for suit in "shdc"]
+    random.Random(38).shuffle(deck)
+    salts = [hashlib.sha256(f"salt-{i}".encode()).hexdigest() for i in range(52)]
+    leaves = [leaf_of(salts[i], i, card) for i, card in enumerate(deck)]
+    places = {0: ("seat:1", 0), 2: ("seat:1", 1), 1: ("seat:2", 0), 3: ("seat:2", 1)}
+    places |= {5 + i: ("board", i) for i in range(3)} | {9: ("board", 3), 11: ("board", 4)}
+    proofs = proofs_of(leaves, list(places))
+
+    def entry(position: int) -> dict[str, Any]:
+        to, slot = places[position]
+        return {"position": position, "card": deck[position], "salt": salts[position], "proof": proofs[position],
+                "to": to, "slot": slot}  # fmt: skip
+
+    return {
+        "game_number": "NL1-20261128-160000",
+        "algorithm": "merkle-sha256",
+        "commitment": merkle_root_of(leaves),
+        "deck_size": 52,
+        "revealed": [entry(p) for p in (1, 3, 5, 6, 7, 9, 11)],
+        "yours": [entry(0), entry(2)],
+    }
 
 
 def wait(driver: Any, condition: Any, timeout: float = 10) -> Any:
@@ -135,6 +164,16 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
         assert js_verify(browser, forged, with_history) == expected
     legacy_cut = {**answer, "commitment": "f" * 64}
     assert js_verify(browser, legacy_cut) == verify(legacy_cut) != []
+    # A poker hand's shape: single leaves proven by their Merkle paths.
+    poker = poker_answer()
+    assert verify(poker) == [] == js_verify(browser, poker)
+    moved = json.loads(json.dumps(poker))
+    moved["revealed"][0]["position"] += 1  # a leaf claimed at another place than its own
+    borrowed = json.loads(json.dumps(poker))
+    borrowed["yours"][0]["proof"] = poker["revealed"][0]["proof"]  # another leaf's path
+    for forged in (moved, borrowed):
+        assert verify(forged) != []
+        assert js_verify(browser, forged) == verify(forged)
 
     # Settings: a volume and the language, drawn from the API's own description.
     browser.get(f"{live_server.url}/#/account/settings")
