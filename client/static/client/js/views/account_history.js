@@ -6,7 +6,7 @@ import { verify } from "../fairness.js";
 import { language, t } from "../i18n.js";
 import { card, clear, h, money, refusal } from "../ui.js";
 
-const PAGE = 20;
+export const PAGE = 20;
 const POKER_PREFIX = "poker/";
 
 /** `prefix.value`'s text, or `value` itself where the client has no words for it (a new wager, outcome...). */
@@ -44,7 +44,7 @@ function netCell(amount, currency) {
 }
 
 /** A paged list: `load(offset)` → the API's page ({count, limit, offset, results}); `row(result)` → a <tr>. */
-function pagedTable({ id, caption, headers, load, row, empty }) {
+export function pagedTable({ id, caption, headers, load, row, empty }) {
   const body = h("tbody");
   const status = h("p", { class: "pager-status", "aria-live": "polite" });
   const previous = h("button", { type: "button", class: "pager-prev" }, t("account.previous"));

@@ -4,10 +4,8 @@
 import { api, idempotencyKey } from "../api.js";
 import { t } from "../i18n.js";
 import { h, money, refusal } from "../ui.js";
-import { label, stackLabels, when } from "./account_history.js";
+import { PAGE, label, pagedTable, stackLabels, when } from "./account_history.js";
 import { toMinor } from "./account_limits.js";
-
-const PAGE = 25;
 
 function requestForm({ kind, currency, onDone }) {
   const id = `cashier-${kind}`;
@@ -80,41 +78,28 @@ async function mountCashier(root) {
 }
 
 async function mountStatement(root) {
-  const body = h("tbody");
-  const status = h("p", { class: "pager-status", "aria-live": "polite" });
-  const previous = h("button", { type: "button" }, t("account.previous"));
-  const next = h("button", { type: "button" }, t("account.next"));
-  let offset = 0;
-  async function show(at) {
-    try {
-      const page = await api("wallet/statement/", { query: { limit: PAGE, offset: at } });
-      offset = page.offset;
-      const cur = page.currency;
-      body.replaceChildren(...(page.results.length ? page.results.map((line) => h("tr", {},
-        h("td", {}, when(line.at)),
-        h("td", {}, label("account.statement.kind", line.kind)),
-        h("td", {}, line.game_number || ""),
-        h("td", { class: `num ${line.amount < 0 ? "lost" : "won"}` }, money(line.amount, cur)),
-        h("td", { class: "num" }, money(line.balance_after, cur)))) : [h("tr", {}, h("td", { colspan: 5 }, t("account.statement.none")))]));
-      status.textContent = page.count ? t("account.page", { from: offset + 1, to: offset + page.results.length, count: page.count }) : "";
-      previous.disabled = offset <= 0;
-      next.disabled = offset + page.results.length >= page.count;
-      stackLabels(document.getElementById("statement-lines"));
-    } catch (error) {
-      status.textContent = refusal(error);
-    }
-  }
-  previous.addEventListener("click", () => show(Math.max(0, offset - PAGE)));
-  next.addEventListener("click", () => show(offset + PAGE));
-  root.append(
-    h("h2", { id: "account-heading" }, t("account.tab.statement")),
-    h("div", { class: "table-scroll" }, h("table", { class: "account-table", id: "statement-lines" },
-      h("caption", {}, t("account.statement.caption")),
-      h("thead", {}, h("tr", {}, [t("account.history.date"), t("account.statement.kind"), t("account.history.game_number"), t("account.statement.amount"),
-        t("account.statement.balance")].map((x) => h("th", { scope: "col" }, x)))),
-      body)),
-    h("div", { class: "pager" }, previous, status, next));
-  await show(0);
+  let currency = null;
+  const lines = pagedTable({
+    id: "statement-lines",
+    caption: t("account.statement.caption"),
+    headers: [t("account.history.date"), t("account.statement.kind"), t("account.history.game_number"),
+      t("account.statement.amount"), t("account.statement.balance")],
+    empty: t("account.statement.none"),
+    load: async (offset) => {
+      const page = await api("wallet/statement/", { query: { limit: PAGE, offset } });
+      currency = page.currency;
+      return page;
+    },
+    row: (line) => h("tr", {},
+      h("td", {}, when(line.at)),
+      h("td", {}, label("account.statement.kind", line.kind)),
+      h("td", {}, line.game_number
+        ? h("a", { href: `#/account/history/${encodeURIComponent(line.game_number)}` }, line.game_number) : ""),
+      h("td", { class: `num ${line.amount < 0 ? "lost" : "won"}` }, money(line.amount, currency)),
+      h("td", { class: "num" }, money(line.balance_after, currency))),
+  });
+  root.append(h("h2", { id: "account-heading" }, t("account.tab.statement")), lines.element);
+  await lines.show(0);
 }
 
 export async function mount(root, { tab }) {
