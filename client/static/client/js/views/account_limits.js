@@ -85,7 +85,23 @@ function draw(root, data) {
       status.textContent = refusal(error);
     }
   });
-  root.append(h("h2", { id: "account-heading" }, t("account.tab.limits")), exclusionState(data), form, exclusionForm(root));
+  root.append(h("h2", { id: "account-heading" }, t("account.tab.limits")), exclusionState(data), form, reminders(),
+    exclusionForm(root));
+}
+
+/** The reality checks received this browser session (kept by main.js from the table feeds' notices). */
+function reminders() {
+  let kept = [];
+  try {
+    kept = JSON.parse(sessionStorage.getItem("casino.notices") || "[]").filter((n) => n.kind === "reality_check");
+  } catch {
+    kept = [];
+  }
+  return h("section", { id: "reality-checks", "aria-labelledby": "reality-checks-title" },
+    h("h3", { id: "reality-checks-title" }, t("account.limits.reminders")),
+    kept.length
+      ? h("ul", {}, kept.map((n) => h("li", {}, `${when(n.received_at)}: ${n.message}`)))
+      : h("p", { class: "help" }, t("account.limits.no_reminders")));
 }
 
 function exclusionState(data) {
