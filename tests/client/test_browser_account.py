@@ -24,7 +24,7 @@ from games.house.models import PlayerRound
 from games.house.realtime.presenters import game_history, round_fairness
 from games.house.services import place_chip
 from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
-from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out
+from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, wallet
 from tools.verify_deal import leaf_of, merkle_root_of, proofs_of, verify
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
@@ -202,7 +202,20 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     txn = CashierTransaction.objects.get(player__username=username)
     assert (txn.kind, txn.amount, txn.state) == ("deposit", 2500, "requested")
     wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-transactions"), "demandé"))
-    browser.save_screenshot(str(shots / "account-5-cashier.png"))
+    # A withdrawal larger than the balance is refused (nothing held); a smaller one is held at once.
+    balance = wallet(txn.player_id)
+    withdraw = browser.find_element(By.ID, "cashier-withdrawal-amount")
+    withdraw.send_keys("5000")
+    browser.find_element(By.ID, "cashier-withdrawal-submit").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-withdrawal-status"), "(insufficient_funds)"))
+    assert wallet(txn.player_id) == balance
+    withdraw.clear()
+    withdraw.send_keys("5")
+    browser.find_element(By.ID, "cashier-withdrawal-submit").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-withdrawal-status"), "Retrait de 5"))
+    assert wallet(txn.player_id) == balance - 500
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cashier-balance"), str((balance - 500) // 100)))
+    browser.save_screenshot(str(shots / "account-5a-cashier.png"))
 
     # The statement: the deposit made before the round, the round's stakes with its game number.
     browser.get(f"{live_server.url}/#/account/statement")
@@ -234,6 +247,7 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     browser.get(f"{live_server.url}/#/account/help/casino_holdem")
     wait(browser, ec.text_to_be_present_in_element((By.ID, "help-page"), "Casino Hold'em"))
     assert browser.find_element(By.ID, "help-page").get_attribute("lang") == "fr"
+    browser.save_screenshot(str(shots / "account-7-help.png"))
 
     # A phone: the history and the recall stay readable, and the proof checks.
     browser.set_window_size(390, 844)
@@ -244,4 +258,4 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     wait(browser, ec.element_to_be_clickable((By.ID, "fairness-verify"))).click()
     wait(browser, ec.text_to_be_present_in_element((By.ID, "fairness-result"), "Vérifiée."))
     browser.execute_script("document.getElementById('fairness-verify').scrollIntoView({block: 'start'})")
-    browser.save_screenshot(str(shots / "account-7-phone-recall.png"))
+    browser.save_screenshot(str(shots / "account-9-phone-recall.png"))
