@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
 from games.house.models import PlayerRound
 from games.house.realtime.presenters import game_history, round_fairness
-from games.house.services import place_chip
+from games.house.services import assign_seat, place_chip
 from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, wallet
 from tools.verify_deal import leaf_of, merkle_root_of, proofs_of, verify
@@ -30,6 +30,15 @@ from tools.verify_deal import leaf_of, merkle_root_of, proofs_of, verify
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
 PASSWORD = "account-pw-38"
+
+
+def round_in_play(player: int) -> str:
+    """The player's Ante at another table whose round is still taking bets: its game number."""
+    table = make_table("casino_holdem", code="CHEACC")
+    assign_seat(table_id=table.pk, player_id=player)
+    tick = open_round(table)
+    place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
+    return str(PlayerRound.objects.get(player_id=player, round__table=table).game_number)
 
 
 def played_round() -> tuple[str, str]:
@@ -107,6 +116,8 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     shots = Path(os.environ.get("CASINO_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     username, game_number = played_round()
+    player_id = get_user_model().objects.get(username=username).pk
+    in_play = round_in_play(player_id)
     browser.set_window_size(1280, 800)
     browser.set_script_timeout(20)
 
@@ -129,7 +140,7 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     wagers = browser.find_element(By.ID, "recall-wagers").text
     assert "Ante" in wagers
     assert "Best Five" in wagers
-    recall = game_history(game_number=game_number, player_id=PlayerRound.objects.get().player_id)
+    recall = game_history(game_number=game_number, player_id=player_id)
     shown = browser.find_elements(By.CSS_SELECTOR, ".facts .card")
     assert len(shown) == 2 + 5 + 2  # the dealer's two, the board's five, the player's two, face up
     assert {c.get_attribute("aria-label") for c in shown} == {
@@ -145,6 +156,13 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     assert "Verified." in result.text
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
     browser.save_screenshot(str(shots / "account-2-recall-verified.png"))
+
+    # A round still in play shows its commitment only: nothing to check yet, and nothing failed.
+    browser.get(f"{live_server.url}/#/account/history/{in_play}")
+    wait(browser, ec.element_to_be_clickable((By.ID, "fairness-verify"))).click()
+    pending = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#fairness-result[data-outcome]")))
+    assert pending.get_attribute("data-outcome") == "pending", pending.text
+    assert "still in play" in pending.text
 
     # The page's verifier and tools/verify_deal.py agree, on the true proof and on tampered ones.
     answer = json.loads(json.dumps(round_fairness(game_number=game_number), default=str))

@@ -127,6 +127,12 @@ function fairnessSection({ fetchAnswer, history, fileName }) {
     result.textContent = t("account.fairness.checking");
     try {
       const answer = await fetchAnswer();
+      if (!("leaves" in answer) && !("revealed" in answer) && !("deck" in answer)) {
+        // Only the commitment so far: the deck is opened when the round ends.
+        result.dataset.outcome = "pending";
+        result.textContent = t("account.fairness.pending", { commitment: answer.commitment });
+        return;
+      }
       const problems = await verify(answer, history);
       clear(details).append(
         h("p", {}, t("account.fairness.commitment"), " ", h("code", { class: "commitment" }, answer.commitment)),
