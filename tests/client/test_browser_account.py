@@ -23,8 +23,12 @@ from casino.models import CashierTransaction, PlayerProfile, ResponsibleGaming
 from games.house.models import PlayerRound
 from games.house.realtime.presenters import game_history, round_fairness
 from games.house.services import assign_seat, place_chip
+from games.poker.models import PokerSeat, PokerTable
 from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, wallet
+from tests.poker import tables as poker_tables
+from tests.poker.test_fairness import play_script
+from tests.poker.test_tables import AA_VS_KK
 from tools.verify_deal import leaf_of, merkle_root_of, proofs_of, verify
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
@@ -39,6 +43,20 @@ def round_in_play(player: int) -> str:
     tick = open_round(table)
     place_chip(table_id=table.pk, player_id=player, spot="ante", amount=100, idempotency_key=key(), now=later(tick))
     return str(PlayerRound.objects.get(player_id=player, round__table=table).game_number)
+
+
+def played_hand(player: int) -> str:
+    """A poker hand to its showdown with ``player`` in seat 1, who mucks (tests/poker/test_fairness.py's
+    script): the hand id."""
+    table = poker_tables.make_table()
+    for seat, who in enumerate([player, poker_tables.make_player(), poker_tables.make_player()], start=1):
+        poker_tables.sit(table, who, seat)
+    PokerTable.objects.filter(pk=table.pk).update(button_seat=3)
+    table = poker_tables.advance(table, cards=AA_VS_KK)
+    hand_id = str(table.current_hand_id)
+    play_script(table, [player, *PokerSeat.objects.filter(table=table).exclude(player_id=player)
+                        .order_by("seat_number").values_list("player_id", flat=True)])  # fmt: skip
+    return hand_id
 
 
 def played_round() -> tuple[str, str]:
@@ -118,6 +136,7 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     username, game_number = played_round()
     player_id = get_user_model().objects.get(username=username).pk
     in_play = round_in_play(player_id)
+    hand_id = played_hand(player_id)
     browser.set_window_size(1280, 800)
     browser.set_script_timeout(20)
 
@@ -156,6 +175,21 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     assert "Verified." in result.text
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", result)
     browser.save_screenshot(str(shots / "account-2-recall-verified.png"))
+
+    # A poker hand: the board, the aces shown, and the player's own mucked kings, each proven.
+    browser.get(f"{live_server.url}/#/account/history")
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, f'#history-hands tr[data-hand="{hand_id}"]')))
+    browser.find_element(By.LINK_TEXT, hand_id).click()
+    wait(browser, ec.element_to_be_clickable((By.ID, "fairness-verify"))).click()
+    proven = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#fairness-result[data-outcome]")))
+    assert proven.get_attribute("data-outcome") == "verified", proven.text
+    assert "9 cards" in proven.text  # five on the board, two shown, two of the player's own
+    shown = {c.get_attribute("aria-label") for c in browser.find_elements(By.CSS_SELECTOR, ".facts .card")}
+    assert {"3h", "8s", "9d", "Jc", "4s", "As", "Ah", "Ks", "Kh"} <= shown
+    assert not {"2c", "7d"} & shown  # the folded hand is nobody else's to see
+    assert "Your hand (seat 1)" in browser.find_element(By.CSS_SELECTOR, ".facts").text
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", proven)
+    browser.save_screenshot(str(shots / "account-2b-poker-hand-verified.png"))
 
     # A round still in play shows its commitment only: nothing to check yet, and nothing failed.
     browser.get(f"{live_server.url}/#/account/history/{in_play}")

@@ -238,7 +238,8 @@ async function mountHand(root, handId) {
       [t("account.history.status"), label("account.hand.status", recall.status)],
       [t("account.history.seat"), recall.your_seat ?? "–"],
       [t("account.recall.board"), hand(final.board)],
-      ...(final.players || []).map((p) => [t("account.recall.seat", { seat: p.seat }), hand(p.cards)]),
+      ...(final.players || []).map((p) => [
+        t(p.seat === recall.your_seat ? "account.recall.your_seat" : "account.recall.seat", { seat: p.seat }), hand(p.cards)]),
       [t("account.recall.rake"), money(recall.rake, cur)],
     ]),
     fairnessSection({
