@@ -168,6 +168,11 @@ def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
         *recall["cards"]["player"],
     }
 
+    browser.find_element(By.CSS_SELECTOR, "#recall-terms summary").click()
+    terms = browser.find_element(By.ID, "recall-terms").text
+    assert "Best Five" in terms
+    assert "pay table 1" in terms  # the tables in force when the round was played (the fixture's table 1)
+
     # The fairness proof, checked in the page.
     browser.find_element(By.ID, "fairness-verify").click()
     result = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#fairness-result[data-outcome]")))

@@ -213,8 +213,15 @@ async function mountRound(root, gameNumber) {
           h("li", {}, t(d.auto ? "account.recall.decision_auto" : "account.recall.decision",
             { street: label("account.street", d.street), option: label("account.option", d.option) }))))
         : h("p", {}, t("account.recall.no_decisions"))),
-    h("details", { class: "pay-tables" }, h("summary", {}, t("account.recall.pay_tables")),
-      h("pre", {}, JSON.stringify({ pay_tables: recall.pay_tables, limits: recall.limits, rules_version: recall.rules_version }, null, 2))),
+    h("details", { class: "pay-tables", id: "recall-terms" }, h("summary", {}, t("account.recall.pay_tables")),
+      describeList([
+        ...Object.entries(recall.pay_tables || {}).map(([wager, table]) =>
+          [label("account.wager", wager), t("account.recall.pay_table", { number: table && table.number })]),
+        ...Object.entries(recall.limits || {}).map(([spot, range]) =>
+          [label("account.wager", spot), t("account.recall.limit", { min: money(range.min, cur), max: money(range.max, cur) })]),
+        [t("account.recall.rules_version"), recall.rules_version],
+      ]),
+      h("p", {}, h("a", { href: `#/account/help/${recall.game}` }, t("account.recall.rules_link")))),
     fairnessSection({
       fetchAnswer: () => api(`rounds/${encodeURIComponent(gameNumber)}/fairness/`),
       history: recall,
