@@ -268,6 +268,13 @@ class WalletView(APIView):
         return Response({"currency": currency, "balance": balance, "in_play": in_play})
 
 
+#: ``?limit=&offset=`` of a paged list (``query_int`` / ``query_offset``).
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
+    OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
+]
+
+
 class WalletStatementView(APIView):
     """The caller's account statement: every movement of their wallet in one currency
     (``?currency=``, default the casino's), newest first, with the balance after each
@@ -276,11 +283,7 @@ class WalletStatementView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False),
-            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
-            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
-        ],
+        parameters=[OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False), *PAGE_PARAMETERS],
         responses={200: schemas.StatementPage, **errors(r400="unknown_currency, invalid_query")},
     )
     def get(self, request: Request) -> Response:
@@ -298,13 +301,7 @@ class AccountHistoryView(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
-            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
-        ],
-        responses={200: schemas.HistoryPage, **errors(r400="invalid_query")},
-    )
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: schemas.HistoryPage, **errors(r400="invalid_query")})
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
         offset = query_offset(request)

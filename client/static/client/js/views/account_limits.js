@@ -28,6 +28,19 @@ function pendingNote(entry, format) {
   return h("small", { class: "pending" }, t("account.limits.pending", { value, from: when(entry.pending_from) }));
 }
 
+/** The page drawn again from the API's answer to a change, `done` said in the redrawn `statusId`;
+ * a refusal (the API's message and code) in `status`, nothing changed. */
+async function change(root, status, request, statusId, done) {
+  try {
+    const answer = await request;
+    root.replaceChildren();
+    draw(root, answer);
+    document.getElementById(statusId).textContent = t(done);
+  } catch (error) {
+    status.textContent = refusal(error);
+  }
+}
+
 function draw(root, data) {
   const cur = data.currency;
   const status = h("p", { id: "limits-status", role: "status", "aria-live": "polite" });
@@ -76,14 +89,7 @@ function draw(root, data) {
       const typed = inputs[name].value.trim() === "" ? null : Number(inputs[name].value);
       if (typed !== (data[name] ?? null)) body[name] = typed;
     }
-    try {
-      const answer = await api("me/limits/", { method: "PUT", body });
-      root.replaceChildren();
-      draw(root, answer);
-      document.getElementById("limits-status").textContent = t("account.limits.saved");
-    } catch (error) {
-      status.textContent = refusal(error);
-    }
+    await change(root, status, api("me/limits/", { method: "PUT", body }), "limits-status", "account.limits.saved");
   });
   root.append(h("h2", { id: "account-heading" }, t("account.tab.limits")), exclusionState(data), form, reminders(),
     exclusionForm(root));
@@ -130,14 +136,7 @@ function exclusionForm(root) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const body = { kind: kind.value, days: permanent.checked && kind.value === "self_exclusion" ? null : Number(days.value) };
-    try {
-      const answer = await api("me/exclusion/", { method: "POST", body });
-      root.replaceChildren();
-      draw(root, answer);
-      document.getElementById("exclusion-status").textContent = t("account.exclusion.done");
-    } catch (error) {
-      status.textContent = refusal(error);
-    }
+    await change(root, status, api("me/exclusion/", { method: "POST", body }), "exclusion-status", "account.exclusion.done");
   });
   return form;
 }
