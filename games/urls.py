@@ -30,6 +30,7 @@ urlpatterns: list[Any] = [
     *operator_views.urlpatterns,
     *poker_operator_views.urlpatterns,
     path("wallet/", views.WalletView.as_view(), name="wallet"),
+    path("wallet/statement/", views.WalletStatementView.as_view(), name="wallet-statement"),
     path("history/", views.AccountHistoryView.as_view(), name="account-history"),
     path("history/games/<text:game_number>/", views.GameHistoryView.as_view(), name="game-history"),
     *tournament_history.urlpatterns,

@@ -39,7 +39,7 @@ from ledger.errors import (
     UnknownHold,
 )
 from ledger.legs import ReservedKey, hold_open_leg, resolution_leg, transfer_leg, with_legs
-from ledger.models import CHIP_ACCOUNT_KINDS, MAY_GO_NEGATIVE, AccountKind
+from ledger.models import CHIP_ACCOUNT_KINDS, MAY_GO_NEGATIVE, Account, AccountKind, StatementLine
 from ledger.services.events import NewEvent, StreamAppend, now, prepare_append
 from ledger.services.postings import (
     Leg,
@@ -140,6 +140,33 @@ def player_balances(*, player_id: int | str, currency: str) -> tuple[int, int]:
         cursor.execute("SELECT key, balance FROM ledger_account WHERE key IN (%s, %s)", keys)
         found = {key: int(balance) for key, balance in cursor.fetchall()}
     return found.get(keys[0], 0), found.get(keys[1], 0)
+
+
+def wallet_statement(
+    *, player_id: int | str, currency: str, limit: int, offset: int
+) -> tuple[int, list[dict[str, Any]]]:
+    """The player's wallet statement in ``currency``, newest first: (every line's
+    count, the page ``OFFSET offset LIMIT limit``), each line ``{id, at, kind,
+    amount, balance_after, event_type, stream_id}`` (``amount`` signed: money in is
+    positive; ``kind`` the transfer's: deposit, hold, release, payout...). A read
+    creates nothing: a player who never had the wallet reads no line."""
+    wallet = Account.objects.filter(key=account_key(AccountKind.WALLET.value, f"player:{player_id}", currency)).first()
+    if wallet is None:
+        return 0, []
+    lines = StatementLine.objects.filter(account_id=wallet.pk)
+    page = lines.select_related("transfer", "event").order_by("-id")[offset : offset + limit]
+    return lines.count(), [
+        {
+            "id": line.pk,
+            "at": line.created_at.isoformat(),
+            "kind": line.transfer.kind,
+            "amount": line.amount,
+            "balance_after": line.balance_after,
+            "event_type": line.event.type,
+            "stream_id": line.event.stream_id,
+        }
+        for line in page
+    ]
 
 
 def house_account(*, table_id: int | str, currency: str) -> int:

@@ -136,6 +136,23 @@ class HistoryPage(serializers.Serializer):
     results = HistoryRow(many=True)
 
 
+class StatementLine(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField(help_text="The transfer's kind: deposit, hold (a stake), release, payout, buy_in, ...")
+    amount = serializers.IntegerField(help_text="Signed, minor units: money into the wallet is positive.")
+    balance_after = serializers.IntegerField()
+    event_type = serializers.CharField(help_text="The ledger event that moved the money.")
+    game_number = serializers.CharField(allow_null=True, help_text="The house round it belongs to, if any.")
+
+
+class StatementPage(serializers.Serializer):
+    currency = serializers.CharField()
+    count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()
+    results = StatementLine(many=True)
+
+
 class GameRecall(serializers.Serializer):
     game_number = serializers.CharField()
     table = serializers.CharField()

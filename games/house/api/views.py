@@ -276,19 +276,40 @@ class WalletView(APIView):
         return Response({"currency": currency, "balance": balance, "in_play": in_play})
 
 
+#: ``?limit=&offset=`` of a paged list (``query_int`` / ``query_offset``).
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
+    OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
+]
+
+
+class WalletStatementView(APIView):
+    """The caller's account statement: every movement of their wallet in one currency
+    (``?currency=``, default the casino's), newest first, with the balance after each
+    (``?limit=&offset=``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("currency", str, OpenApiParameter.QUERY, required=False), *PAGE_PARAMETERS],
+        responses={200: schemas.StatementPage, **errors(r400="unknown_currency, invalid_query")},
+    )
+    def get(self, request: Request) -> Response:
+        currency = request.query_params.get("currency") or settings.CASINO_DEFAULT_CURRENCY
+        check_currency(currency)
+        limit = query_int(request, "limit", 50, maximum=200)
+        offset = query_offset(request)
+        player_id = request_user(request).pk
+        return Response(presenters.statement_page(player_id=player_id, currency=currency, limit=limit, offset=offset))
+
+
 class AccountHistoryView(APIView):
     """The caller's rounds, newest first: date, game, game number, bets and payouts
     (``?limit=&offset=``)."""
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("limit", int, OpenApiParameter.QUERY, required=False),
-            OpenApiParameter("offset", int, OpenApiParameter.QUERY, required=False),
-        ],
-        responses={200: schemas.HistoryPage, **errors(r400="invalid_query")},
-    )
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: schemas.HistoryPage, **errors(r400="invalid_query")})
     def get(self, request: Request) -> Response:
         limit = query_int(request, "limit", 50, maximum=200)
         offset = query_offset(request)

@@ -60,6 +60,7 @@ from games.house.store.streams import load_round, player_stream, round_stream
 from games.tables.fairness import OpenedDeck, fairness_answer, opened_from_reveal
 from ledger.legs import LEGS_KEY, without_legs
 from ledger.services import player_balances, read_stream
+from ledger.services.money import wallet_statement
 
 
 def _visible_cards(state: RoundState, viewer_id: int | None) -> dict[str, Any]:
@@ -428,6 +429,35 @@ def account_history_page(*, player_id: int, limit: int, offset: int) -> dict[str
         "offset": offset,
         "results": account_history(player_id=player_id, limit=limit, offset=offset),
     }
+
+
+def statement_page(*, player_id: int, currency: str, limit: int, offset: int) -> dict[str, Any]:
+    """``GET /api/wallet/statement/``: the player's wallet movements in ``currency``,
+    newest first (``ledger.services.money.wallet_statement``), each with the house
+    round's ``game_number`` when it belongs to one (else ``None``); ``count``,
+    ``limit``, ``offset`` and ``results`` as the account history."""
+    count, lines = wallet_statement(player_id=player_id, currency=currency, limit=limit, offset=offset)
+    own_suffix = f"-player-{player_id}"
+    round_ids = {
+        line["stream_id"][len("round-") : -len(own_suffix)]
+        for line in lines
+        if line["stream_id"].startswith("round-") and line["stream_id"].endswith(own_suffix)
+    }
+    numbers = dict(HouseRound.objects.filter(round_id__in=round_ids).values_list("round_id", "game_number"))
+    results = [
+        {
+            "at": line["at"],
+            "kind": line["kind"],
+            "amount": line["amount"],
+            "balance_after": line["balance_after"],
+            "event_type": line["event_type"],
+            "game_number": numbers.get(line["stream_id"][len("round-") : -len(own_suffix)])
+            if line["stream_id"].endswith(own_suffix)
+            else None,
+        }
+        for line in lines
+    ]
+    return {"currency": currency, "count": count, "limit": limit, "offset": offset, "results": results}
 
 
 def account_history(*, player_id: int, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:

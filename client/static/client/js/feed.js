@@ -65,6 +65,10 @@ export function openFeed(path, handlers = {}) {
         handlers.onDelta && handlers.onDelta(message);
       } else if (message.type === "private") {
         handlers.onPrivate && handlers.onPrivate(message);
+      } else if (message.type === "notice" && message.notice) {
+        // A notice to the player (a reality check): shown by the shell whatever the view (main.js).
+        window.dispatchEvent(new CustomEvent("casino:notice", { detail: message.notice }));
+        handlers.onMessage && handlers.onMessage(message);
       } else if (handlers.onMessage) {
         handlers.onMessage(message);
       }

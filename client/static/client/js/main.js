@@ -4,7 +4,7 @@
 import "./i18n/shell.js";
 import { api, logout, token, username } from "./api.js";
 import { LANGUAGES, language, setLanguage, t } from "./i18n.js";
-import { clear, h, money } from "./ui.js";
+import { clear, h, money, notify } from "./ui.js";
 
 const ROUTES = [
   // [pattern, view module, params from the match]
@@ -113,6 +113,20 @@ window.addEventListener("casino:logged-out", () => {
   location.hash = "#/login";
 });
 window.addEventListener("casino:balance", refreshBalance);
+// A reality check (or any player notice) from a table feed: kept on screen until dismissed, and kept
+// for this browser session so that the account page can list the reminders (key "casino.notices").
+window.addEventListener("casino:notice", (event) => {
+  const notice = event.detail || {};
+  if (!notice.message) return;
+  notify(notice.message, "info", { sticky: true });
+  try {
+    const kept = JSON.parse(sessionStorage.getItem("casino.notices") || "[]");
+    kept.unshift({ ...notice, received_at: new Date().toISOString() });
+    sessionStorage.setItem("casino.notices", JSON.stringify(kept.slice(0, 20)));
+  } catch {
+    /* storage full or disabled: the notice was shown */
+  }
+});
 window.addEventListener("DOMContentLoaded", async () => {
   if (token()) await adoptProfileLanguage();
   clearInterval(balanceTimer);
