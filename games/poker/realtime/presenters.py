@@ -23,7 +23,15 @@ from django.utils import timezone
 
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
-from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
+from games.poker.engine.hand import (
+    HandState,
+    Phase,
+    antes_are_contributions,
+    compute_pots,
+    deal_order,
+    legal_actions,
+    replay,
+)
 from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -73,6 +81,7 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "deadline": iso(table.deadline),
         "button_seat": table.button_seat,
         "current_hand_id": table.current_hand_id,
+        "tournament_id": table.tournament_id,
     }
 
 
@@ -119,6 +128,7 @@ def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
             }
             for p in state.players
         ],
+        "pots": pots_view(state),
     }
     if legal is not None and legal.seat == mine:
         view["legal"] = {
@@ -129,6 +139,16 @@ def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
             "max_to": legal.max_to,
         }
     return view
+
+
+def pots_view(state: HandState) -> list[dict[str, Any]]:
+    """The main pot, then the side pots, of the chips gathered in the middle
+    (antes and the bets of the rounds already closed; the bets of the round in
+    play are each player's ``bet``), each with the seats that can still win it:
+    the engine's own ``compute_pots``, as the showdown splits them."""
+    players = [p._replace(committed=p.committed - p.bet) for p in state.players]
+    pots = compute_pots(players, dead_antes=not antes_are_contributions(state.config, len(players)))
+    return [{"amount": pot.amount, "eligible": sorted(players[i].seat for i in pot.eligible)} for pot in pots]
 
 
 def malfunction(recorded: Any, table_phase: str | None = None) -> dict[str, Any]:
@@ -167,6 +187,7 @@ def table_view(
                 None if s.sat_out_reason == RESPONSIBLE_GAMING and s.player_id != viewer_id else s.sat_out_reason
             ),
             "reserved_until": iso(s.reserved_until),
+            "time_bank_left": int(s.time_bank_left),
             "you": s.player_id == viewer_id,
         }
         for s in table.seats.order_by("seat_number")
