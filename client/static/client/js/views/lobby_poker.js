@@ -1,0 +1,121 @@
+// The lobby's poker section: ring tables (stakes, seats taken, a link to the
+// table) and tournaments (state, buy-in, players, register / unregister, a link).
+import "../i18n/poker.js";
+import { api } from "../api.js";
+import { t } from "../i18n.js";
+import { h, money, notify, refusal } from "../ui.js";
+
+const REFRESH_MS = 5000;
+
+function stakes(table) {
+  const blinds = `${money(table.small_blind, table.currency)} / ${money(table.big_blind, table.currency)}`;
+  return table.ante ? `${blinds} ${t("poker.ante_short", { ante: money(table.ante, table.currency) })}` : blinds;
+}
+
+function tableRow(table) {
+  return h(
+    "tr",
+    { dataset: { table: table.code } },
+    h("th", { scope: "row" }, `${table.name} (${table.code})`),
+    h("td", {}, t(`poker.variant.${table.variant}`)),
+    h("td", {}, stakes(table)),
+    h("td", {}, `${money(table.buy_in_min, table.currency)} – ${money(table.buy_in_max, table.currency)}`),
+    h("td", {}, t("poker.seats_taken", { seated: table.seated, max: table.max_seats })),
+    h(
+      "td",
+      {},
+      table.is_open
+        ? h("a", { class: "button", href: `#/poker/${table.id}`, id: `open-poker-${table.code}` }, t("poker.open_table"))
+        : t("lobby.closed"),
+    ),
+  );
+}
+
+function startText(tournament) {
+  if (tournament.kind === "sit_and_go") return t("tournament.starts_when_full");
+  return tournament.start_at ? new Date(tournament.start_at).toLocaleString() : "";
+}
+
+export async function mount(section) {
+  const tablesBody = h("tbody", { id: "poker-tables" });
+  const tournamentsBody = h("tbody", { id: "poker-tournaments" });
+  const mine = new Set(); // tournaments the player is registered for (from each tournament's view)
+  section.append(
+    h("h2", { id: "poker-title" }, t("lobby.poker")),
+    h("table", { class: "lobby", "aria-labelledby": "poker-title" },
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, t("lobby.table")),
+        h("th", { scope: "col" }, t("lobby.game")),
+        h("th", { scope: "col" }, t("poker.blinds")),
+        h("th", { scope: "col" }, t("poker.buy_in")),
+        h("th", { scope: "col" }, t("lobby.players")),
+        h("th", { scope: "col" }, ""))),
+      tablesBody),
+    h("h2", { id: "tournaments-title" }, t("lobby.tournaments")),
+    h("table", { class: "lobby", "aria-labelledby": "tournaments-title" },
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, t("tournament.name")),
+        h("th", { scope: "col" }, t("tournament.state")),
+        h("th", { scope: "col" }, t("tournament.buy_in")),
+        h("th", { scope: "col" }, t("lobby.players")),
+        h("th", { scope: "col" }, t("tournament.start")),
+        h("th", { scope: "col" }, ""))),
+      tournamentsBody),
+  );
+
+  async function command(tournament, action) {
+    try {
+      await api(`poker/tournaments/${tournament.id}/${action}/`, { method: "POST", command: true });
+      notify(t(action === "register" ? "tournament.registered_notice" : "tournament.unregistered_notice",
+        { name: tournament.name }));
+      window.dispatchEvent(new Event("casino:balance"));
+    } catch (error) {
+      notify(refusal(error), "error");
+    }
+    await refresh();
+  }
+
+  function tournamentRow(tournament) {
+    const registered = mine.has(tournament.id);
+    const fee = tournament.fee ? ` + ${money(tournament.fee, tournament.currency)}` : "";
+    const buttons = [];
+    if (registered && tournament.state === "registering") {
+      buttons.push(h("button", { id: `unregister-${tournament.id}`, onclick: () => command(tournament, "unregister") },
+        t("tournament.unregister")));
+    } else if (!registered && tournament.registration_open) {
+      buttons.push(h("button", { class: "primary", id: `register-${tournament.id}`,
+        onclick: () => command(tournament, "register") }, t("tournament.register")));
+    }
+    return h(
+      "tr",
+      { dataset: { tournament: tournament.id } },
+      h("th", { scope: "row" }, h("a", { href: `#/tournament/${tournament.id}` }, tournament.name)),
+      h("td", { class: "t-state" }, t(`tournament.state.${tournament.state}`),
+        registered ? h("span", { class: "badge", id: `registered-${tournament.id}` }, t("tournament.you_are_registered")) : null),
+      h("td", {}, `${money(tournament.buy_in, tournament.currency)}${fee}`),
+      h("td", { class: "t-players" }, `${tournament.registered} / ${tournament.max_players}`),
+      h("td", {}, startText(tournament)),
+      h("td", { class: "actions" }, ...buttons,
+        h("a", { class: "button", href: `#/tournament/${tournament.id}` }, t("tournament.open"))),
+    );
+  }
+
+  async function refresh() {
+    try {
+      const [tables, tournaments] = await Promise.all([api("poker/tables/"), api("poker/tournaments/")]);
+      tablesBody.replaceChildren(...tables.map(tableRow));
+      const open = tournaments.filter((x) => !["finished", "cancelled"].includes(x.state));
+      // The lobby list has no "you": each open tournament's own view says whether the player is in.
+      const views = await Promise.all(open.map((x) => api(`poker/tournaments/${x.id}/`).catch(() => null)));
+      mine.clear();
+      for (const view of views) if (view && view.registration && view.registration.state !== "unregistered") mine.add(view.id);
+      tournamentsBody.replaceChildren(...open.map(tournamentRow));
+      if (!open.length) tournamentsBody.append(h("tr", {}, h("td", { colspan: 6 }, t("tournament.none"))));
+    } catch (error) {
+      notify(refusal(error), "error");
+    }
+  }
+  await refresh();
+  const timer = setInterval(refresh, REFRESH_MS);
+  return () => clearInterval(timer);
+}

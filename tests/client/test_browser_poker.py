@@ -1,0 +1,225 @@
+"""The web client's poker views in a real Chromium (issue 38): two players, each
+in their own browser, sit down with the buy-in chooser at a no-limit table,
+play a hand to the showdown against each other (one raises with a preset of the
+action bar, the other calls, then both check it down), see the result, replay
+the hand step by step from their history; and a player registers for a Sit &
+Go from the lobby. A real uvicorn serves the client and the API, a real Celery
+worker deals and runs the clock. Screenshots of each step go to
+``$CASINO_SCREENSHOTS`` when it is set."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from games.poker.models import PokerHand
+from games.poker.tournament.models import TournamentEntry
+from tests.compliance.browser import browser, needs_browser
+from tests.poker.tables import make_player, make_table, make_tournament, wallet
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
+PASSWORD = "poker-pass-1"
+WAIT = 30
+
+# A second player's own Chromium, made as the ``browser`` fixture makes the first.
+second_browser = pytest.fixture(browser._get_wrapped_function(), name="second_browser")
+
+
+def player(name: str) -> tuple[int, str]:
+    player_id = make_player(funds=50_000)
+    user = get_user_model().objects.get(pk=player_id)
+    user.username = name
+    user.set_password(PASSWORD)
+    user.save()
+    return player_id, name
+
+
+def log_in(browser: Any, base: str, username: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{base}/#/login")
+    browser.find_element(By.ID, "username").send_keys(username)
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.ID, "login-submit").click()
+    WebDriverWait(browser, WAIT).until(lambda b: b.execute_script("return location.hash") == "#/lobby")
+
+
+def wait_for(browser: Any, css: str, timeout: float = WAIT) -> Any:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout).until(
+        expected_conditions.visibility_of_element_located((By.CSS_SELECTOR, css))
+    )
+
+
+def present(browser: Any, css: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    found = browser.find_elements(By.CSS_SELECTOR, css)
+    return found[0] if found else None
+
+
+def euros(cents: int) -> str:
+    """Money as the client writes it in English (``ui.money``): €0.59, €2."""
+    return f"€{cents // 100}" if cents % 100 == 0 else f"€{cents / 100:.2f}"
+
+
+def console_errors(browser: Any) -> list[str]:
+    """The page's script errors (a missing favicon is the page shell's, not a poker view's)."""
+    logged = browser.get_log("browser")
+    return [e["message"] for e in logged if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    path = Path(os.environ.get("CASINO_SCREENSHOTS") or tmp_path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def browsers(browser: Any, second_browser: Any) -> tuple[Any, Any]:
+    for each in (browser, second_browser):
+        each.set_window_size(1280, 800)
+        each.implicitly_wait(0)
+    return browser, second_browser
+
+
+def sit(browser: Any, seat: int) -> int:
+    """Sit at ``seat`` through the buy-in chooser (one step up, one down: the
+    default buy-in); returns the buy-in the chooser shows."""
+    wait_for(browser, f"#sit-{seat}").click()
+    wait_for(browser, "#buy-in")
+    minus, plus = present(browser, "#buy-in-minus"), present(browser, "#buy-in-plus")
+    start = int(present(browser, "#buy-in-input").get_attribute("value"))
+    plus.click()
+    assert int(present(browser, "#buy-in-input").get_attribute("value")) > start
+    minus.click()
+    assert int(present(browser, "#buy-in-input").get_attribute("value")) == start
+    present(browser, "#buy-in-confirm").click()
+    wait_for(browser, f"#seat-{seat}.you")
+    return start
+
+
+def play_to_showdown(players: list[tuple[Any, int]], shots: Path) -> None:
+    """Whoever has the action bar acts: the first turn raises with the pot
+    preset, then everyone calls or checks until the result is shown."""
+    raised = False
+    deadline = time.monotonic() + 90
+    shot_turn = False
+    while time.monotonic() < deadline:
+        if all(present(b, "#showdown li") for b, _ in players):
+            return
+        for page, _seat in players:
+            if present(page, "#act-fold") is None:
+                continue
+            if not shot_turn:
+                page.save_screenshot(str(shots / "poker-03-action-bar.png"))
+                shot_turn = True
+            if not raised and present(page, "#preset-pot"):
+                present(page, "#preset-pot").click()
+                present(page, "#act-raise").click()
+                raised = True
+            else:
+                (present(page, "#act-check") or present(page, "#act-call")).click()
+            # The bar goes away once the action is taken (the next view comes from the feed).
+            end = time.monotonic() + 10
+            while present(page, "#act-fold") is not None and time.monotonic() < end:
+                time.sleep(0.05)
+        time.sleep(0.1)
+    raise AssertionError(f"no showdown within 90 s: {[console_errors(b) for b, _ in players]}")
+
+
+def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
+    asgi_server: str, celery_worker_process: Any, browsers: tuple[Any, Any], shots: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    table = make_table(code="NLB", name="Browser NL", turn_seconds=30, time_bank_seconds=10,
+                       between_hands_seconds=1, buy_in_min=200, buy_in_max=2000)  # fmt: skip
+    first, second = browsers
+    alice, bob = player("alice_b"), player("bob_b")
+
+    log_in(first, asgi_server, alice[1])
+    row = wait_for(first, f'#poker-tables tr[data-table="{table.code}"]')
+    assert "€0.05 / €0.10" in row.text
+    assert "0 / 6" in row.text
+    first.save_screenshot(str(shots / "poker-01-lobby.png"))
+    present(first, f"#open-poker-{table.code}").click()
+    wait_for(first, "#seat-1, #sit-1")
+    assert "open" in present(first, "#feed-status").get_attribute("class")
+    buy_in = sit(first, 1)
+    assert 200 <= buy_in <= 2000
+    first.save_screenshot(str(shots / "poker-02-seated.png"))
+
+    log_in(second, asgi_server, bob[1])
+    second.get(f"{asgi_server}/#/poker/{table.pk}")
+    sit(second, 2)
+
+    # The dealer deals: each player sees their own two cards, the other's face down.
+    for page, mine, theirs in ((first, 1, 2), (second, 2, 1)):
+        wait_for(page, f"#hole-{mine} .card:not(.back)")
+        assert len(page.find_elements(By.CSS_SELECTOR, f"#hole-{theirs} .card.back")) == 2
+        assert not page.find_elements(By.CSS_SELECTOR, f"#hole-{theirs} .card:not(.back)")
+
+    play_to_showdown([(first, 1), (second, 2)], shots)
+    hand = PokerHand.objects.filter(table=table).order_by("hand_number").first()
+    assert hand is not None
+    assert hand.status == "complete"
+    won = hand.pot - hand.rake  # heads-up: one pot, to one player or split
+    for page in (first, second):
+        result = present(page, "#showdown").text
+        assert f"wins {euros(won)}" in result or result.count("wins") == 2, result
+        # A showdown: the winner's cards are shown to both players.
+        assert page.find_elements(By.CSS_SELECTOR, "#showdown .shown .card:not(.back)")
+    first.save_screenshot(str(shots / "poker-04-showdown.png"))
+    second.set_window_size(390, 844)
+    second.save_screenshot(str(shots / "poker-05-showdown-phone.png"))
+    second.set_window_size(1280, 800)
+
+    # The hand's replay, step by step, from the player's history.
+    present(first, "#history-refresh").click()
+    wait_for(first, f'#hand-list tr[data-hand="{hand.hand_id}"] .replay-open').click()
+    wait_for(first, "#replay-stage")
+    assert "1 of" in present(first, "#replay-position").text or "1 sur" in present(first, "#replay-position").text
+    for _ in range(6):
+        present(first, "#replay-next").click()
+    assert "Seat" in present(first, "#replay-event").text
+    first.save_screenshot(str(shots / "poker-06-replay.png"))
+    present(first, "#replay-last").click()
+    assert "Hand over" in present(first, "#replay-event").text or present(first, "#replay-next").get_attribute(
+        "disabled"
+    )
+
+    assert not console_errors(first)
+    assert not console_errors(second)
+
+
+def test_a_player_registers_for_a_sit_and_go_from_the_lobby(asgi_server: str, browser: Any, shots: Path) -> None:
+    tournament = make_tournament(name="Browser SNG", max_players=6)
+    carol = player("carol_b")
+    before = wallet(carol[0])
+    browser.set_window_size(1280, 800)
+    log_in(browser, asgi_server, carol[1])
+    wait_for(browser, f"#register-{tournament.pk}").click()
+    wait_for(browser, f"#registered-{tournament.pk}")
+    row = present(browser, f'#poker-tournaments tr[data-tournament="{tournament.pk}"]')
+    assert "1 / 6" in row.text
+    assert TournamentEntry.objects.get(tournament=tournament, player_id=carol[0]).state == "registered"
+    assert wallet(carol[0]) == before - tournament.buy_in - tournament.fee
+    browser.save_screenshot(str(shots / "poker-07-registered.png"))
+    browser.get(f"{asgi_server}/#/tournament/{tournament.pk}")
+    wait_for(browser, "#t-registered")
+    assert "1 left of 1" in present(browser, "#t-players").text or present(browser, "#t-players").text
+    browser.save_screenshot(str(shots / "poker-08-tournament.png"))
+    present(browser, "#t-unregister").click()
+    wait_for(browser, "#t-register")
+    assert wallet(carol[0]) == before
