@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
-from games.poker.models import PokerHand
+from games.poker.models import PokerHand, PokerTable
+from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import TournamentEntry
 from tests.compliance.browser import browser, needs_browser
 from tests.poker.tables import make_player, make_table, make_tournament, wallet
@@ -202,24 +204,52 @@ def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
     assert not console_errors(first)
     assert not console_errors(second)
 
+    # The same player opens the table in a second tab: the first one is told it plays there now (4409).
+    original = first.current_window_handle
+    first.switch_to.new_window("tab")
+    first.get(f"{asgi_server}/#/poker/{table.pk}")
+    wait_for(first, "#seat-1.you")
+    first.switch_to.window(original)
+    assert "another window" in wait_for(first, "#closed-reason").text
+    assert "closed" in present(first, "#feed-status").get_attribute("class")
+    first.save_screenshot(str(shots / "poker-07-replaced.png"))
 
-def test_a_player_registers_for_a_sit_and_go_from_the_lobby(asgi_server: str, browser: Any, shots: Path) -> None:
-    tournament = make_tournament(name="Browser SNG", max_players=6)
+
+def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_it_starts(
+    asgi_server: str, celery_worker_process: Any, browser: Any, shots: Path
+) -> None:
+    tournament = make_tournament(name="Browser SNG", max_players=2, table_seats=2)
     carol = player("carol_b")
     before = wallet(carol[0])
     browser.set_window_size(1280, 800)
     log_in(browser, asgi_server, carol[1])
     wait_for(browser, f"#register-{tournament.pk}").click()
     wait_for(browser, f"#registered-{tournament.pk}")
-    row = present(browser, f'#poker-tournaments tr[data-tournament="{tournament.pk}"]')
-    assert "1 / 6" in row.text
-    assert TournamentEntry.objects.get(tournament=tournament, player_id=carol[0]).state == "registered"
     assert wallet(carol[0]) == before - tournament.buy_in - tournament.fee
-    browser.save_screenshot(str(shots / "poker-07-registered.png"))
+    present(browser, f"#unregister-{tournament.pk}").click()
+    wait_for(browser, f"#register-{tournament.pk}").click()  # refunded, then in again
+    wait_for(browser, f"#registered-{tournament.pk}")
+    row = present(browser, f'#poker-tournaments tr[data-tournament="{tournament.pk}"]')
+    assert "1 / 2" in row.text
+    states = TournamentEntry.objects.filter(tournament=tournament, player_id=carol[0]).values_list("state", flat=True)
+    assert sorted(states) == ["registered", "unregistered"]
+    assert wallet(carol[0]) == before - tournament.buy_in - tournament.fee
+    browser.save_screenshot(str(shots / "poker-08-registered.png"))
+
     browser.get(f"{asgi_server}/#/tournament/{tournament.pk}")
     wait_for(browser, "#t-registered")
-    assert "1 left of 1" in present(browser, "#t-players").text or present(browser, "#t-players").text
-    browser.save_screenshot(str(shots / "poker-08-tournament.png"))
-    present(browser, "#t-unregister").click()
-    wait_for(browser, "#t-register")
-    assert wallet(carol[0]) == before
+    assert present(browser, "#t-players").text == "1 registered of 2"
+    wait_for(browser, "#feed-status.open")
+    browser.save_screenshot(str(shots / "poker-09-tournament.png"))
+    # The second player fills the Sit & Go: it starts, and Carol's page opens her table.
+    dave = make_player()
+    tournament_services.register(
+        tournament_id=tournament.pk, player_id=dave, idempotency_key="dave", now=timezone.now()
+    )
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    table_id = PokerTable.objects.get(tournament=tournament).pk
+    WebDriverWait(browser, WAIT).until(lambda b: b.execute_script("return location.hash") == f"#/poker/{table_id}")
+    seat = wait_for(browser, ".seat.you")
+    assert "1,500" in seat.text or "1500" in seat.text, seat.text
+    browser.save_screenshot(str(shots / "poker-10-tournament-table.png"))

@@ -8,7 +8,7 @@
 import "../i18n/poker.js";
 import { api } from "../api.js";
 import { openFeed } from "../feed.js";
-import { t } from "../i18n.js";
+import { language, t } from "../i18n.js";
 import { card, clear, h, money, notify, refusal } from "../ui.js";
 import { mountHistory } from "./poker_history.js";
 
@@ -178,6 +178,8 @@ export async function mount(root, { tableId: initialTableId }) {
   }
 
   function chips(amount) {
+    // A tournament's tables play in tournament chips (the ledger's "XXX"), never money.
+    if (currency() === "XXX") return t("poker.chips", { n: Number(amount).toLocaleString(language() === "fr" ? "fr-FR" : "en-GB") });
     return money(amount, currency());
   }
 
@@ -210,7 +212,8 @@ export async function mount(root, { tableId: initialTableId }) {
         h("span", { id: "poker-blinds" }, `${t("poker.blinds")}: ${blinds}`),
         table.ante ? ` · ${t("poker.ante_short", { ante: chips(table.ante) })}` : "",
         ` · ${t(`poker.variant.${table.variant}`)}`,
-        ` · ${t("poker.buy_in")}: ${chips(table.buy_in_min)} – ${chips(table.buy_in_max)}`,
+        table.tournament_id ? " · " : ` · ${t("poker.buy_in")}: ${chips(table.buy_in_min)} – ${chips(table.buy_in_max)}`,
+        table.tournament_id ? h("a", { href: `#/tournament/${table.tournament_id}`, id: "poker-tournament-link" }, t("poker.tournament_link")) : "",
         table.raise_cap ? ` · ${table.raise_cap.text}` : "",
         view.hand ? ` · ${t("poker.hand_number", { id: view.hand.hand_id })}` : ""),
     );
@@ -239,7 +242,7 @@ export async function mount(root, { tableId: initialTableId }) {
       if (!seat) {
         seatsList.append(h("li", { class: classes, dataset: { seat: number } },
           h("span", { class: "seat-number" }, t("poker.seat_n", { n: number })),
-          mine || !table.is_open
+          mine || !table.is_open || table.tournament_id
             ? h("span", { class: "muted" }, t("poker.empty"))
             : h("button", { class: "sit", id: `sit-${number}`, onclick: () => openBuyIn(number) }, t("poker.sit_here"))));
         continue;
@@ -294,6 +297,7 @@ export async function mount(root, { tableId: initialTableId }) {
 
   function renderActions() {
     clear(actions);
+    actions.classList.toggle("my-turn", Boolean(view.hand && view.hand.legal && !closedReason));
     const hand = view.hand;
     if (closedReason) {
       actions.append(h("p", { class: "error", id: "closed-reason" }, t(closedReason)),

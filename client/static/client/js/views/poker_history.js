@@ -109,10 +109,10 @@ export function mountHistory(section) {
     const stage = h("div", { class: "replay-stage", id: "replay-stage", "aria-live": "polite" });
     const position = h("span", { id: "replay-position" });
     const buttons = {
-      first: h("button", { id: "replay-first", "aria-label": t("replay.first"), onclick: () => show(0) }, "⏮"),
+      first: h("button", { id: "replay-first", "aria-label": t("replay.first"), onclick: () => show(0) }, "«"),
       prev: h("button", { id: "replay-prev", "aria-label": t("replay.prev"), onclick: () => show(index - 1) }, "◀"),
       next: h("button", { id: "replay-next", "aria-label": t("replay.next"), onclick: () => show(index + 1) }, "▶"),
-      last: h("button", { id: "replay-last", "aria-label": t("replay.last"), onclick: () => show(steps.length - 1) }, "⏭"),
+      last: h("button", { id: "replay-last", "aria-label": t("replay.last"), onclick: () => show(steps.length - 1) }, "»"),
     };
     function show(at) {
       index = Math.max(0, Math.min(steps.length - 1, at));
@@ -132,7 +132,7 @@ export function mountHistory(section) {
           p.bet ? ` · ${t("poker.bet_amount", { amount: money(p.bet, row.currency) })}` : "",
           p.folded ? ` · ${t("poker.folded")}` : "",
           p.won ? ` · ${t("poker.won", { amount: money(p.won, row.currency) })}` : "",
-          " ", (p.cards || (p.folded ? [] : [null, null])).map((c) => card(c))))),
+          " ", h("span", { class: "hole" }, (p.cards || (p.folded ? [] : [null, null])).map((c) => card(c)))))),
       );
     }
     const panel = h("div", { class: "replay-panel", tabindex: "-1", "aria-labelledby": "replay-title" },

@@ -23,10 +23,11 @@ export async function mount(root, { tournamentId }) {
   let me = null;
   let receivedAt = Date.now();
   let version = null;
-  let seenTable = null;
+  let seenTable = null; // the table the page last saw the player seated at
+  let sawRegistering = false; // the page was open before the start
   const status = h("p", { class: "feed-status", id: "feed-status", role: "status" }, t("feed.connecting"));
   const body = h("div", { class: "tournament", id: "tournament" });
-  root.append(body, status);
+  root.append(status, body);
 
   async function loadInfo() {
     try {
@@ -41,11 +42,16 @@ export async function mount(root, { tournamentId }) {
     receivedAt = Date.now();
     if (withMe || next.me) me = next.me || null;
     // Seated or moved: open the table the tournament put the player at.
+    // Seated at the start (the page was open while it registered) or moved since: open that table.
+    // (Frames of one batch carry the same latest state: the start's may follow a "running" one without `me`.)
+    if (next.state === "registering") sawRegistering = true;
+    const startedHere = sawRegistering && seenTable === null;
     if (me && me.state === "playing" && me.table_id && me.table_id !== seenTable) {
-      const first = seenTable === null;
+      const opened = seenTable !== null || startedHere;
       seenTable = me.table_id;
-      if (!first) {
-        notify(t("tournament.moved_to", { table: me.table_id }), "info", { sticky: true });
+      if (opened) {
+        notify(t(startedHere ? "tournament.seated_at" : "tournament.moved_to", { table: me.table_id, seat: me.seat }),
+          "info", { sticky: true });
         location.hash = `#/poker/${me.table_id}`;
         return;
       }
@@ -111,11 +117,16 @@ export async function mount(root, { tournamentId }) {
               t("tournament.blinds_are", { sb: level.small_blind, bb: level.big_blind }),
               level.ante ? ` · ${t("tournament.ante", { ante: level.ante })}` : "")
             : h("p", { id: "t-level" }, t("tournament.not_started")),
-          h("p", {}, t("tournament.next_level_in"), " ", h("strong", { id: "t-clock", class: "t-clock" }, clock(left)))),
+          level && state.next_level_in !== null
+            ? h("p", {}, t("tournament.next_level_in"), " ", h("strong", { id: "t-clock", class: "t-clock" }, clock(left)))
+            : null),
         h("section", { "aria-labelledby": "t-players-title", class: "t-box" },
           h("h2", { id: "t-players-title" }, t("lobby.players")),
-          h("p", { id: "t-players" }, t("tournament.players_left", { left: state.players_left, entrants: state.entrants })),
-          state.average_stack !== null ? h("p", {}, t("tournament.average_stack", { chips: state.average_stack })) : null,
+          h("p", { id: "t-players" }, state.state === "registering"
+            ? t("tournament.registered_of", { n: state.entrants, max: info ? info.max_players : "?" })
+            : t("tournament.players_left", { left: state.players_left, entrants: state.entrants })),
+          state.average_stack !== null && state.state !== "registering"
+            ? h("p", {}, t("tournament.average_stack", { chips: state.average_stack })) : null,
           h("p", {}, t("tournament.starting_chips", { chips: state.starting_chips }))),
         h("section", { "aria-labelledby": "t-prizes-title", class: "t-box" },
           h("h2", { id: "t-prizes-title" }, t("tournament.prizes")),
