@@ -12,6 +12,13 @@ function stakes(table) {
   return table.ante ? `${blinds} ${t("poker.ante_short", { ante: money(table.ante, table.currency) })}` : blinds;
 }
 
+/** A list table: a header row of `keys` (translated; "" for an unnamed column) over `body`. */
+export function listTable(attrs, keys, body) {
+  return h("table", { class: "lobby", ...attrs },
+    h("thead", {}, h("tr", {}, keys.map((key) => h("th", { scope: "col" }, key ? t(key) : "")))),
+    body);
+}
+
 function tableRow(table) {
   return h(
     "tr",
@@ -42,25 +49,11 @@ export async function mount(section) {
   const mine = new Set(); // tournaments the player is registered for (from each tournament's view)
   section.append(
     h("h2", { id: "poker-title" }, t("lobby.poker")),
-    h("table", { class: "lobby", "aria-labelledby": "poker-title" },
-      h("thead", {}, h("tr", {},
-        h("th", { scope: "col" }, t("lobby.table")),
-        h("th", { scope: "col" }, t("lobby.game")),
-        h("th", { scope: "col" }, t("poker.blinds")),
-        h("th", { scope: "col" }, t("poker.buy_in")),
-        h("th", { scope: "col" }, t("lobby.players")),
-        h("th", { scope: "col" }, ""))),
-      tablesBody),
+    listTable({ "aria-labelledby": "poker-title" },
+      ["lobby.table", "lobby.game", "poker.blinds", "poker.buy_in", "lobby.players", ""], tablesBody),
     h("h2", { id: "tournaments-title" }, t("lobby.tournaments")),
-    h("table", { class: "lobby", "aria-labelledby": "tournaments-title" },
-      h("thead", {}, h("tr", {},
-        h("th", { scope: "col" }, t("tournament.name")),
-        h("th", { scope: "col" }, t("tournament.state")),
-        h("th", { scope: "col" }, t("tournament.buy_in")),
-        h("th", { scope: "col" }, t("lobby.players")),
-        h("th", { scope: "col" }, t("tournament.start")),
-        h("th", { scope: "col" }, ""))),
-      tournamentsBody),
+    listTable({ "aria-labelledby": "tournaments-title" },
+      ["tournament.name", "tournament.state", "tournament.buy_in", "lobby.players", "tournament.start", ""], tournamentsBody),
   );
 
   async function command(tournament, action) {

@@ -38,6 +38,7 @@ export async function mount(root, { tableId: initialTableId }) {
   let results = null; // the last hand that ended (shown until the next one ends)
   let snapshotTimer = null;
   let busy = false;
+  let chosen = null; // {turn, amount}: the bet size picked for this turn survives a redraw
   let closedReason = null;
 
   const status = h("p", { class: "feed-status", id: "feed-status", role: "status" }, t("feed.connecting"));
@@ -248,7 +249,7 @@ export async function mount(root, { tableId: initialTableId }) {
         continue;
       }
       const cards = player
-        ? (player.cards || (player.folded ? [] : [null, null])).map((c) => card(c))
+        ? (player.cards || (player.folded || hand.status === "complete" ? [] : [null, null])).map((c) => card(c))
         : [];
       const label = [t("poker.seat_n", { n: number }), seat.username, chips(player ? player.stack : seat.stack),
         seatStatus(seat, player)].filter(Boolean).join(", ");
@@ -318,16 +319,16 @@ export async function mount(root, { tableId: initialTableId }) {
     actions.append(h("h2", { id: "your-turn" }, t("poker.your_turn"), " ",
       h("span", { class: "turn-clock", "data-deadline": hand.deadline }, clockText(hand))));
     const row = h("div", { class: "action-buttons" },
-      h("button", { id: "act-fold", disabled: busy, onclick: () => act("fold") }, t("poker.fold")),
+      h("button", { id: "act-fold", disabled: busy, "aria-keyshortcuts": "F", onclick: () => act("fold") }, t("poker.fold")),
       legal.can_check
-        ? h("button", { id: "act-check", class: "primary", disabled: busy, onclick: () => act("check") }, t("poker.check"))
-        : h("button", { id: "act-call", class: "primary", disabled: busy, onclick: () => act("call") },
+        ? h("button", { id: "act-check", class: "primary", disabled: busy, "aria-keyshortcuts": "C", onclick: () => act("check") }, t("poker.check"))
+        : h("button", { id: "act-call", class: "primary", disabled: busy, "aria-keyshortcuts": "C", onclick: () => act("call") },
           t("poker.call", { amount: chips(Math.min(legal.call_amount, mine.stack)) })));
     actions.append(row);
     if (legal.can_raise && legal.min_to !== null && legal.max_to !== null) {
       const slider = h("input", { type: "range", id: "raise-slider", min: legal.min_to, max: legal.max_to, step: 1,
         value: legal.min_to, "aria-label": t(`poker.${verb}_to`) });
-      const go = h("button", { id: "act-raise", disabled: busy }, "");
+      const go = h("button", { id: "act-raise", disabled: busy, "aria-keyshortcuts": "R" }, "");
       const setAmount = (value) => {
         const amount = Math.max(legal.min_to, Math.min(legal.max_to, Math.round(Number(value) || legal.min_to)));
         slider.value = amount;
@@ -335,6 +336,7 @@ export async function mount(root, { tableId: initialTableId }) {
         const allIn = amount === mine.bet + mine.stack;
         go.textContent = allIn ? t("poker.all_in_for", { amount: chips(amount) }) : t(`poker.${verb}_to_amount`, { amount: chips(amount) });
         go.dataset.amount = amount;
+        chosen = { turn: `${hand.hand_id}:${hand.street}:${legal.min_to}:${legal.max_to}`, amount };
       };
       slider.addEventListener("input", () => setAmount(slider.value));
       go.addEventListener("click", () => {
@@ -345,12 +347,14 @@ export async function mount(root, { tableId: initialTableId }) {
       const presets = h("div", { class: "presets", role: "group", "aria-label": t("poker.presets") },
         ["min", "half", "pot", "all"].map((preset) => h("button", { type: "button", id: `preset-${preset}`,
           onclick: () => setAmount(presetAmount(preset, context)) }, t(`poker.preset.${preset}`))));
-      setAmount(legal.min_to);
+      const turn = `${hand.hand_id}:${hand.street}:${legal.min_to}:${legal.max_to}`;
+      setAmount(chosen && chosen.turn === turn ? chosen.amount : legal.min_to);
       actions.append(presets, h("div", { class: "raise-row" },
         h("label", { for: "raise-slider", class: "visually-hidden" }, t(`poker.${verb}_to`)), slider, go));
     } else if (mine.stack > legal.call_amount) {
       actions.append(h("p", { class: "muted" }, t("poker.no_raise")));
     }
+    actions.append(h("p", { class: "muted keys" }, t("poker.keys")));
     const focusable = actions.querySelector("#act-check, #act-call");
     if (focusable && !actions.contains(document.activeElement)) focusable.focus({ preventScroll: true });
   }
@@ -471,11 +475,24 @@ export async function mount(root, { tableId: initialTableId }) {
     for (const element of root.querySelectorAll(".turn-clock")) element.textContent = clockText(view.hand);
   }, CLOCK_TICK_MS);
 
-  const historyCleanup = mountHistory(historyBox, { tableCode: null });
+  // Keys at your turn (not while typing): F folds, C checks or calls, R bets or raises the amount chosen.
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.target.closest("input, textarea, select, .dialog")) return;
+    const target = { f: "#act-fold", c: "#act-check, #act-call", r: "#act-raise" }[event.key.toLowerCase()];
+    const button = target && actions.querySelector(target);
+    if (button && !button.disabled) {
+      event.preventDefault();
+      button.click();
+    }
+  }
+  document.addEventListener("keydown", onKey);
+
+  const historyCleanup = mountHistory(historyBox);
 
   return () => {
     clearInterval(tick);
     clearTimeout(snapshotTimer);
+    document.removeEventListener("keydown", onKey);
     feed.close();
     document.querySelectorAll(".dialog").forEach((d) => d.remove());
     historyCleanup();

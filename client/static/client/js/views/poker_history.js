@@ -5,6 +5,7 @@ import "../i18n/poker.js";
 import { api } from "../api.js";
 import { t } from "../i18n.js";
 import { card, clear, h, money, notify, refusal } from "../ui.js";
+import { listTable } from "./lobby_poker.js";
 
 const PAGE = 10;
 
@@ -63,15 +64,8 @@ export function mountHistory(section) {
   section.append(
     h("h2", { id: "history-title" }, t("history.title")),
     h("button", { id: "history-refresh", onclick: () => load() }, t("history.refresh")),
-    h("table", { class: "lobby hands" },
-      h("thead", {}, h("tr", {},
-        h("th", { scope: "col" }, t("history.hand")),
-        h("th", { scope: "col" }, t("lobby.table")),
-        h("th", { scope: "col" }, t("history.seat")),
-        h("th", { scope: "col" }, t("history.net")),
-        h("th", { scope: "col" }, t("history.when")),
-        h("th", { scope: "col" }, ""))),
-      list),
+    listTable({ class: "lobby hands", "aria-labelledby": "history-title" },
+      ["history.hand", "lobby.table", "history.seat", "history.net", "history.when", ""], list),
     more,
     replayBox,
   );
