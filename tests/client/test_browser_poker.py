@@ -78,6 +78,7 @@ def click(browser: Any, css: str) -> None:
 
 
 def text_of(browser: Any, css: str) -> str:
+    """The text of ``css`` once it is there and not empty (looked up again if a redraw replaced it)."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -154,6 +155,9 @@ def play_to_showdown(players: list[tuple[Any, int]], shots: Path) -> None:
                 continue
             if not shot_turn:
                 page.save_screenshot(str(shots / "poker-03-action-bar.png"))
+                page.set_window_size(390, 844)  # on a phone the bar stays at the bottom of the screen
+                page.save_screenshot(str(shots / "poker-03-action-bar-phone.png"))
+                page.set_window_size(1280, 800)
                 shot_turn = True
             if not raised and present(page, "#preset-pot"):
                 click(page, "#preset-pot")
@@ -180,9 +184,9 @@ def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
     alice, bob = player("alice_b"), player("bob_b")
 
     log_in(first, asgi_server, alice[1])
-    row = wait_for(first, f'#poker-tables tr[data-table="{table.code}"]')
-    assert "€0.05 / €0.10" in row.text
-    assert "0 / 6" in row.text
+    row = text_of(first, f'#poker-tables tr[data-table="{table.code}"]')
+    assert "€0.05 / €0.10" in row
+    assert "0 / 6" in row
     first.save_screenshot(str(shots / "poker-01-lobby.png"))
     click(first, f"#open-poker-{table.code}")
     wait_for(first, "#seat-1, #sit-1")
@@ -213,7 +217,7 @@ def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
     assert [a["action"] for a in actions[1:]] == ["call"] + ["check"] * 6
     won = hand.pot - hand.rake  # heads-up: one pot, to one player or split
     for page in (first, second):
-        result = present(page, "#showdown").text
+        result = text_of(page, "#showdown")
         assert f"wins {euros(won)}" in result or result.count("wins") == 2, result
         # A showdown: the winner's cards are shown to both players.
         assert page.find_elements(By.CSS_SELECTOR, "#showdown .shown .card:not(.back)")
@@ -245,7 +249,7 @@ def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
     first.get(f"{asgi_server}/#/poker/{table.pk}")
     wait_for(first, "#seat-1.you")
     first.switch_to.window(original)
-    assert "another window" in wait_for(first, "#closed-reason").text
+    assert "another window" in text_of(first, "#closed-reason")
     assert "closed" in present(first, "#feed-status").get_attribute("class")
     first.save_screenshot(str(shots / "poker-07-replaced.png"))
 
@@ -272,7 +276,7 @@ def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_i
 
     browser.get(f"{asgi_server}/#/tournament/{tournament.pk}")
     wait_for(browser, "#t-registered")
-    assert present(browser, "#t-players").text == "1 registered of 2"
+    assert text_of(browser, "#t-players") == "1 registered of 2"
     wait_for(browser, "#feed-status.open")
     browser.save_screenshot(str(shots / "poker-09-tournament.png"))
     # The second player fills the Sit & Go: it starts, and Carol's page opens her table.
@@ -280,10 +284,16 @@ def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_i
     tournament_services.register(
         tournament_id=tournament.pk, player_id=dave, idempotency_key="dave", now=timezone.now()
     )
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     table_id = PokerTable.objects.get(tournament=tournament).pk
     WebDriverWait(browser, WAIT).until(lambda b: b.execute_script("return location.hash") == f"#/poker/{table_id}")
-    seat = wait_for(browser, ".seat.you")
-    assert "1,500" in seat.text or "1500" in seat.text, seat.text
+    wait_for(browser, ".seat.you")
+    assert "1,500 chips" in text_of(browser, ".seat.you")
     browser.save_screenshot(str(shots / "poker-10-tournament-table.png"))
+    # In French: the table's own words and the chips.
+    Select(browser.find_element(By.ID, "language")).select_by_value("fr")
+    WebDriverWait(browser, WAIT).until(lambda b: "Siège 1" in text_of(b, "#seats"))
+    assert "1 500 jetons" in text_of(browser, ".seat.you").replace("\u202f", " ")
+    browser.save_screenshot(str(shots / "poker-11-tournament-table-fr.png"))

@@ -366,7 +366,9 @@ export async function mount(root, { tableId: initialTableId }) {
       mySeat.append(h("p", { class: "muted" }, t("poker.watching")));
       return;
     }
-    const inHand = Boolean(view.hand && view.hand.status !== "complete" && handPlayer(mine.seat));
+    // The API refuses a top-up to a seat dealt into the hand in play, and leaving while still in it (not folded).
+    const dealtIn = Boolean(view.hand && view.hand.status !== "complete" && handPlayer(mine.seat));
+    const inHand = dealtIn && !handPlayer(mine.seat).folded;
     const table = view.table;
     mySeat.append(h("h2", {}, t("poker.your_seat")),
       h("p", { id: "my-stack" }, t("poker.your_stack", { seat: mine.seat, amount: chips(mine.stack) }),
@@ -377,7 +379,7 @@ export async function mount(root, { tableId: initialTableId }) {
     else buttons.append(h("button", { id: "sit-out", disabled: busy, onclick: () => command("sit-out/", undefined, { keyed: false }) }, t("poker.sit_out")));
     if (!table.tournament_id) {
       const room = table.buy_in_max - mine.stack;
-      if (room > 0 && !inHand) buttons.append(h("button", { id: "top-up", disabled: busy, onclick: () => openTopUp(room) }, t("poker.top_up")));
+      if (room > 0 && !dealtIn) buttons.append(h("button", { id: "top-up", disabled: busy, onclick: () => openTopUp(room) }, t("poker.top_up")));
       buttons.append(h("button", { id: "leave", disabled: busy || inHand, title: inHand ? t("poker.leave_after_hand") : null,
         onclick: async () => { if (await command("leave/")) notify(t("poker.left")); } }, t("poker.leave")));
     }
