@@ -50,7 +50,8 @@ export async function mount(root, { tournamentId }) {
       const opened = seenTable !== null || startedHere;
       seenTable = me.table_id;
       if (opened) {
-        notify(t(startedHere ? "tournament.seated_at" : "tournament.moved_to", { table: me.table_id, seat: me.seat }),
+        const number = (next.tables.find((x) => x.id === me.table_id) || { number: me.table_id }).number;
+        notify(t(startedHere ? "tournament.seated_at" : "tournament.moved_to", { table: number, seat: me.seat }),
           "info", { sticky: true });
         location.hash = `#/poker/${me.table_id}`;
         return;
@@ -94,7 +95,7 @@ export async function mount(root, { tournamentId }) {
       mine.push(h("li", {}, t("tournament.your_entry", { state: t(`tournament.entry.${me.state}`) })));
       if (me.table_id) {
         mine.push(h("li", {}, h("a", { class: "button primary", id: "t-my-table", href: `#/poker/${me.table_id}` },
-          t("tournament.go_to_table", { table: me.table_id, seat: me.seat }))));
+          t("tournament.go_to_table", { table: (state.tables.find((x) => x.id === me.table_id) || { number: me.table_id }).number, seat: me.seat }))));
       }
       if (me.stack !== null && me.stack !== undefined) mine.push(h("li", {}, t("tournament.your_stack", { chips: me.stack })));
       if (me.place) {
