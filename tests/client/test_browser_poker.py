@@ -90,6 +90,13 @@ def text_of(browser: Any, css: str) -> str:
     )
 
 
+def wait_text(browser: Any, css: str, needle: str) -> None:
+    """Wait until the text of ``css`` says ``needle`` (the page redraws from the feed)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, WAIT).until(lambda page: needle in text_of(page, css))
+
+
 def present(browser: Any, css: str) -> Any:
     from selenium.webdriver.common.by import By
 
@@ -243,6 +250,14 @@ def test_two_browsers_play_a_hand_to_showdown_and_replay_it(
     assert not console_errors(first)
     assert not console_errors(second)
 
+    # Sit out (from the next hand: the seat says so), then in again.
+    click(second, "#sit-out")
+    wait_for(second, "#sit-in")
+    wait_text(second, "#seat-2", "sitting out")
+    wait_text(first, "#seat-2", "sitting out")  # the other player sees it too
+    click(second, "#sit-in")
+    wait_for(second, "#sit-out")
+
     # The same player opens the table in a second tab: the first one is told it plays there now (4409).
     original = first.current_window_handle
     first.switch_to.new_window("tab")
@@ -294,6 +309,6 @@ def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_i
     browser.save_screenshot(str(shots / "poker-10-tournament-table.png"))
     # In French: the table's own words and the chips.
     Select(browser.find_element(By.ID, "language")).select_by_value("fr")
-    WebDriverWait(browser, WAIT).until(lambda b: "Siège 1" in text_of(b, "#seats"))
+    wait_text(browser, "#seats", "Siège 1")
     assert "1 500 jetons" in text_of(browser, ".seat.you").replace("\u202f", " ")
     browser.save_screenshot(str(shots / "poker-11-tournament-table-fr.png"))
