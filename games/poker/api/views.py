@@ -359,11 +359,12 @@ class HandFairnessView(PokerView):
 
 
 class TournamentListView(PokerView):
-    """The tournament lobby: every tournament with its buy-in, fee, registered count and state."""
+    """The tournament lobby: every tournament with its buy-in, fee, registered count and state,
+    and the caller's own entry state there (``your_entry``, null without one)."""
 
     @extend_schema(responses={200: AnyObject(many=True)})
     def get(self, request: Request) -> Response:
-        return Response(presenters.tournament_lobby())
+        return Response(presenters.tournament_lobby(viewer_id=request_user(request).pk))
 
 
 class TournamentView(PokerView):

@@ -521,12 +521,19 @@ def tournament_summary(tournament: Tournament, registered: int) -> dict[str, Any
     }  # fmt: skip
 
 
-def tournament_lobby() -> list[dict[str, Any]]:
-    """Every tournament, oldest first, with its registered count (one query)."""
+def tournament_lobby(*, viewer_id: int) -> list[dict[str, Any]]:
+    """Every tournament, oldest first, with its registered count (one query) and
+    ``your_entry``: the viewer's own entry state there (``registered``, ``playing``,
+    ``eliminated``, ``winner``), ``null`` without one that counts (one query)."""
     tournaments = Tournament.objects.annotate(
         registered=Count("entries", filter=~Q(entries__state=EntryState.UNREGISTERED))
     ).order_by("id")
-    return [tournament_summary(t, t.registered) for t in tournaments]
+    own = dict(
+        TournamentEntry.objects.filter(player_id=viewer_id)
+        .exclude(state=EntryState.UNREGISTERED)
+        .values_list("tournament_id", "state")
+    )
+    return [{**tournament_summary(t, t.registered), "your_entry": own.get(t.pk)} for t in tournaments]
 
 
 def tournament_view(*, tournament_id: int, viewer_id: int) -> dict[str, Any]:
