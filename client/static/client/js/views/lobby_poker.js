@@ -46,7 +46,7 @@ function startText(tournament) {
 export async function mount(section) {
   const tablesBody = h("tbody", { id: "poker-tables" });
   const tournamentsBody = h("tbody", { id: "poker-tournaments" });
-  const mine = new Set(); // tournaments the player is registered for (from each tournament's view)
+  const mine = new Map(); // tournament id -> the player's entry state there (the lobby's `your_entry`)
   section.append(
     h("h2", { id: "poker-title" }, t("lobby.poker")),
     listTable({ "aria-labelledby": "poker-title" },
@@ -84,7 +84,7 @@ export async function mount(section) {
       { dataset: { tournament: tournament.id } },
       h("th", { scope: "row" }, h("a", { href: `#/tournament/${tournament.id}` }, tournament.name)),
       h("td", { class: "t-state" }, t(`tournament.state.${tournament.state}`),
-        registered ? h("span", { class: "badge", id: `registered-${tournament.id}` }, t("tournament.you_are_registered")) : null),
+        registered ? h("span", { class: "badge", id: `registered-${tournament.id}` }, t(`tournament.entry.${mine.get(tournament.id)}`)) : null),
       h("td", {}, `${money(tournament.buy_in, tournament.currency)}${fee}`),
       h("td", { class: "t-players" }, `${tournament.registered} / ${tournament.max_players}`),
       h("td", {}, startText(tournament)),
@@ -98,10 +98,8 @@ export async function mount(section) {
       const [tables, tournaments] = await Promise.all([api("poker/tables/"), api("poker/tournaments/")]);
       tablesBody.replaceChildren(...tables.map(tableRow));
       const open = tournaments.filter((x) => !["finished", "cancelled"].includes(x.state));
-      // The lobby list has no "you": each open tournament's own view says whether the player is in.
-      const views = await Promise.all(open.map((x) => api(`poker/tournaments/${x.id}/`).catch(() => null)));
       mine.clear();
-      for (const view of views) if (view && view.registration && view.registration.state !== "unregistered") mine.add(view.id);
+      for (const x of open) if (x.your_entry) mine.set(x.id, x.your_entry);
       tournamentsBody.replaceChildren(...open.map(tournamentRow));
       if (!open.length) tournamentsBody.append(h("tr", {}, h("td", { colspan: 6 }, t("tournament.none"))));
     } catch (error) {
