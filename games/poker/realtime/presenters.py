@@ -636,6 +636,31 @@ def tournament_me(tournament: Tournament, player_id: int) -> dict[str, Any] | No
     }  # fmt: skip
 
 
+def tournament_standings(*, tournament_id: int, viewer_id: int) -> list[dict[str, Any]]:
+    """``GET tournaments/<id>/standings/``: every entry that counts, the players
+    still in first by their chips (what their tables show), then those out by
+    place (``place``, ``tied``, ``prize`` once the field is known); ``username``
+    as at the tables, ``you`` for the caller's own row. Nothing private: no
+    wallet, no seat's reason, no hand."""
+    tournament = get_tournament(tournament_id=tournament_id)
+    entries = (
+        TournamentEntry.objects.filter(tournament=tournament)
+        .exclude(state=EntryState.UNREGISTERED)
+        .values("player_id", "player__username", "state", "place", "tied", "prize")
+    )
+    stacks = dict(
+        PokerSeat.objects.filter(table__tournament=tournament, table__is_open=True).values_list("player_id", "stack")
+    )
+    rows = [
+        {"username": e["player__username"], "state": e["state"], "chips": stacks.get(e["player_id"]),
+         "place": e["place"], "tied": e["tied"], "prize": e["prize"], "you": e["player_id"] == viewer_id}
+        for e in entries
+    ]  # fmt: skip
+    # In play by chips (most first), then the finishers by place; the registered (no chips yet) by name.
+    rows.sort(key=lambda r: (r["chips"] is None, -(r["chips"] or 0), r["place"] or 0, r["username"]))
+    return rows
+
+
 def tournament_state(*, tournament_id: int, viewer_id: int, now: datetime | None = None) -> dict[str, Any]:
     """``GET tournaments/<id>/state/`` and the websocket's snapshot: the public
     state and the viewer's own ``me``; ``tournament_not_found``."""
