@@ -293,6 +293,7 @@ def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_i
     wait_for(browser, "#t-registered")
     assert text_of(browser, "#t-players") == "1 registered of 2"
     wait_for(browser, "#feed-status.open")
+    wait_text(browser, "#t-standings", "carol_b (you)")
     browser.save_screenshot(str(shots / "poker-09-tournament.png"))
     # The second player fills the Sit & Go: it starts, and Carol's page opens her table.
     dave = make_player()
@@ -312,3 +313,9 @@ def test_a_player_registers_for_a_sit_and_go_from_the_lobby_and_is_seated_when_i
     wait_text(browser, "#seats", "Siège 1")
     assert "1 500 jetons" in text_of(browser, ".seat.you").replace("\u202f", " ")
     browser.save_screenshot(str(shots / "poker-11-tournament-table-fr.png"))
+    # Back at the tournament: the standings with both players' chips, the link to her table.
+    click(browser, "#poker-tournament-link")
+    wait_text(browser, "#t-standings", "carol_b (vous)")
+    assert text_of(browser, "#t-standings").replace("\u202f", " ").count("1 500") == 2
+    wait_for(browser, "#t-my-table")
+    browser.save_screenshot(str(shots / "poker-12-tournament-running-fr.png"))

@@ -191,6 +191,10 @@ register("en", {
   "tournament.final_table": "final table",
   "tournament.no_tables": "No table is playing.",
   "tournament.structure": "Blind structure",
+  "tournament.standings": "Standings",
+  "tournament.player": "Player",
+  "tournament.chips": "Chips",
+  "tournament.prize_col": "Prize",
 });
 
 register("fr", {
@@ -383,4 +387,8 @@ register("fr", {
   "tournament.final_table": "table finale",
   "tournament.no_tables": "Aucune table en jeu.",
   "tournament.structure": "Structure des blindes",
+  "tournament.standings": "Classement",
+  "tournament.player": "Joueur",
+  "tournament.chips": "Jetons",
+  "tournament.prize_col": "Gain",
 });

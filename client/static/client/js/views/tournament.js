@@ -6,10 +6,15 @@
 import "../i18n/poker.js";
 import { api } from "../api.js";
 import { openFeed } from "../feed.js";
-import { t } from "../i18n.js";
+import { language, t } from "../i18n.js";
 import { clear, h, money, notify, refusal } from "../ui.js";
 
 const TICK_MS = 1000;
+
+/** A number of chips as the player's language writes numbers (1,500 / 1 500). */
+function count(n) {
+  return Number(n).toLocaleString(language() === "fr" ? "fr-FR" : "en-GB");
+}
 
 function clock(seconds) {
   if (seconds === null || seconds === undefined) return "–";
@@ -20,6 +25,7 @@ function clock(seconds) {
 export async function mount(root, { tournamentId }) {
   let state = null;
   let info = null; // GET /api/poker/tournaments/<id>/ (levels, payouts, own registration)
+  let standings = []; // GET /api/poker/tournaments/<id>/standings/
   let me = null;
   let receivedAt = Date.now();
   let version = null;
@@ -28,6 +34,20 @@ export async function mount(root, { tournamentId }) {
   const status = h("p", { class: "feed-status", id: "feed-status", role: "status" }, t("feed.connecting"));
   const body = h("div", { class: "tournament", id: "tournament" });
   root.append(status, body);
+
+  let standingsTimer = null;
+  function loadStandings() {
+    // Stacks change every hand and are not pushed on this channel: read them again after each event (debounced).
+    clearTimeout(standingsTimer);
+    standingsTimer = setTimeout(async () => {
+      try {
+        standings = await api(`poker/tournaments/${tournamentId}/standings/`);
+        render();
+      } catch {
+        /* the next event tries again */
+      }
+    }, 300);
+  }
 
   async function loadInfo() {
     try {
@@ -97,7 +117,7 @@ export async function mount(root, { tournamentId }) {
         mine.push(h("li", {}, h("a", { class: "button primary", id: "t-my-table", href: `#/poker/${me.table_id}` },
           t("tournament.go_to_table", { table: (state.tables.find((x) => x.id === me.table_id) || { number: me.table_id }).number, seat: me.seat }))));
       }
-      if (me.stack !== null && me.stack !== undefined) mine.push(h("li", {}, t("tournament.your_stack", { chips: me.stack })));
+      if (me.stack !== null && me.stack !== undefined) mine.push(h("li", {}, t("tournament.your_stack", { chips: count(me.stack) })));
       if (me.place) {
         mine.push(h("li", { id: "t-my-place" }, t(me.tied ? "tournament.place_tied" : "tournament.place", { place: me.place }),
           me.prize ? ` · ${t("tournament.prize", { amount: money(me.prize, currency) })}` : ""));
@@ -115,8 +135,8 @@ export async function mount(root, { tournamentId }) {
           h("h2", { id: "t-level-title" }, t("tournament.level")),
           level
             ? h("p", { id: "t-level" }, t("tournament.level_n", { n: level.number }), " · ",
-              t("tournament.blinds_are", { sb: level.small_blind, bb: level.big_blind }),
-              level.ante ? ` · ${t("tournament.ante", { ante: level.ante })}` : "")
+              t("tournament.blinds_are", { sb: count(level.small_blind), bb: count(level.big_blind) }),
+              level.ante ? ` · ${t("tournament.ante", { ante: count(level.ante) })}` : "")
             : h("p", { id: "t-level" }, t("tournament.not_started")),
           level && state.next_level_in !== null
             ? h("p", {}, t("tournament.next_level_in"), " ", h("strong", { id: "t-clock", class: "t-clock" }, clock(left)))
@@ -127,8 +147,8 @@ export async function mount(root, { tournamentId }) {
             ? t("tournament.registered_of", { n: state.entrants, max: info ? info.max_players : "?" })
             : t("tournament.players_left", { left: state.players_left, entrants: state.entrants })),
           state.average_stack !== null && state.state !== "registering"
-            ? h("p", {}, t("tournament.average_stack", { chips: state.average_stack })) : null,
-          h("p", {}, t("tournament.starting_chips", { chips: state.starting_chips }))),
+            ? h("p", {}, t("tournament.average_stack", { chips: count(state.average_stack) })) : null,
+          h("p", {}, t("tournament.starting_chips", { chips: count(state.starting_chips) }))),
         h("section", { "aria-labelledby": "t-prizes-title", class: "t-box" },
           h("h2", { id: "t-prizes-title" }, t("tournament.prizes")),
           h("p", {}, t("tournament.prize_pool", { amount: money(state.prize_pool.amount, currency) }),
@@ -146,8 +166,26 @@ export async function mount(root, { tournamentId }) {
               ` · ${t("tournament.table_players", { n: x.players })}`,
               state.final_table_id === x.id ? ` · ${t("tournament.final_table")}` : "")))
             : h("p", { class: "muted" }, t("tournament.no_tables")))),
+      standingsTable(currency),
       info && info.levels ? levelsTable(info.levels, level && level.number) : null,
     );
+  }
+
+  function standingsTable(currency) {
+    if (!standings.length) return null;
+    return h("section", { "aria-labelledby": "t-standings-title", class: "t-standings" },
+      h("h2", { id: "t-standings-title" }, t("tournament.standings")),
+      h("table", { class: "lobby", id: "t-standings" },
+        h("thead", {}, h("tr", {},
+          h("th", { scope: "col" }, "#"),
+          h("th", { scope: "col" }, t("tournament.player")),
+          h("th", { scope: "col" }, t("tournament.chips")),
+          h("th", { scope: "col" }, t("tournament.prize_col")))),
+        h("tbody", {}, standings.map((row, index) => h("tr", { class: row.you ? "you" : "" },
+          h("td", {}, row.place ? t(row.tied > 1 ? "tournament.place_tied" : "tournament.place", { place: row.place }) : index + 1),
+          h("th", { scope: "row" }, row.username, row.you ? ` (${t("poker.you")})` : ""),
+          h("td", {}, row.chips === null ? t(`tournament.entry.${row.state}`) : count(row.chips)),
+          h("td", {}, row.prize ? money(row.prize, currency) : ""))))));
   }
 
   function levelsTable(levels, current) {
@@ -167,6 +205,7 @@ export async function mount(root, { tournamentId }) {
   await loadInfo();
   try {
     adopt(await api(`poker/tournaments/${tournamentId}/state/`), { withMe: true });
+    loadStandings();
   } catch (error) {
     notify(refusal(error), "error");
   }
@@ -186,6 +225,7 @@ export async function mount(root, { tournamentId }) {
       const event = message.event || {};
       if (["registered", "unregistered", "started"].some((x) => event.type === `poker_tournament.${x}`)) loadInfo().then(render);
       adopt(message.state, { withMe: false });
+      loadStandings();
     },
     onStatus(s) {
       status.className = `feed-status ${s.state}`;
@@ -201,6 +241,7 @@ export async function mount(root, { tournamentId }) {
 
   return () => {
     clearInterval(timer);
+    clearTimeout(standingsTimer);
     feed.close();
   };
 }
