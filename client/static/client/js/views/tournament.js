@@ -71,8 +71,7 @@ export async function mount(root, { tournamentId }) {
       seenTable = me.table_id;
       if (opened) {
         const number = (next.tables.find((x) => x.id === me.table_id) || { number: me.table_id }).number;
-        notify(t(startedHere ? "tournament.seated_at" : "tournament.moved_to", { table: number, seat: me.seat }),
-          "info", { sticky: true });
+        notify(t(startedHere ? "tournament.seated_at" : "tournament.moved_to", { table: number, seat: me.seat }));
         location.hash = `#/poker/${me.table_id}`;
         return;
       }
