@@ -651,14 +651,21 @@ def tournament_standings(*, tournament_id: int, viewer_id: int) -> list[dict[str
     stacks = dict(
         PokerSeat.objects.filter(table__tournament=tournament, table__is_open=True).values_list("player_id", "stack")
     )
-    rows = [
+    # In play by chips (most first), then the finishers by place; the registered (no chips yet) by name.
+    ordered = sorted(
+        entries,
+        key=lambda e: (
+            e["player_id"] not in stacks,
+            -stacks.get(e["player_id"], 0),
+            e["place"] or 0,
+            e["player__username"],
+        ),
+    )
+    return [
         {"username": e["player__username"], "state": e["state"], "chips": stacks.get(e["player_id"]),
          "place": e["place"], "tied": e["tied"], "prize": e["prize"], "you": e["player_id"] == viewer_id}
-        for e in entries
+        for e in ordered
     ]  # fmt: skip
-    # In play by chips (most first), then the finishers by place; the registered (no chips yet) by name.
-    rows.sort(key=lambda r: (r["chips"] is None, -(r["chips"] or 0), r["place"] or 0, r["username"]))
-    return rows
 
 
 def tournament_state(*, tournament_id: int, viewer_id: int, now: datetime | None = None) -> dict[str, Any]:
