@@ -137,7 +137,9 @@ export async function mount(root, { tableId: initialTableId }) {
       status.className = `feed-status ${state.state}`;
       status.textContent = state.reason ? t(state.reason) : t(`feed.${state.state === "open" ? "open" : state.state}`);
       if (state.state === "closed" && state.reason) notify(t(state.reason), "error", { sticky: true });
-      if (state.state === "closed" && state.code === 4410) location.hash = `#/poker/${tableId}`;
+      // 4410: the socket could not follow a tournament's move; the page opens the new table itself.
+      // (The `moved` frame came first: the address already names the new table; the remount closes this feed.)
+      if (state.code === 4410) window.dispatchEvent(new HashChangeEvent("hashchange"));
       render();
     },
   });
