@@ -97,6 +97,7 @@ export async function mount(section) {
     try {
       const [tables, tournaments] = await Promise.all([api("poker/tables/"), api("poker/tournaments/")]);
       tablesBody.replaceChildren(...tables.map(tableRow));
+      if (!tables.length) tablesBody.append(h("tr", {}, h("td", { colspan: 6 }, t("poker.no_tables"))));
       const open = tournaments.filter((x) => !["finished", "cancelled"].includes(x.state));
       mine.clear();
       for (const x of open) if (x.your_entry) mine.set(x.id, x.your_entry);
