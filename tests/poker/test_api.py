@@ -129,3 +129,31 @@ def test_poker_endpoints_are_in_the_openapi_schema() -> None:
     paths = json.loads(schema.content)["paths"]
     for path in ("/api/poker/tables/", "/api/poker/tables/{table_id}/act/", "/api/poker/hands/{hand_id}/replay/"):
         assert path in paths
+
+
+def test_the_table_view_names_the_main_and_side_pots_with_who_may_win_them() -> None:
+    """Seed 001, "Side Pots": an all-in player can win only the main pot; what the
+    others put in above it is a side pot between them. The view gives each pot
+    with its eligible seats (the engine's pots), each seat's thinking time bank
+    left, and the table's tournament (none: a ring table)."""
+    table = make_table(time_bank_seconds=20)
+    short, p2, p3 = (make_player() for _ in range(3))
+    for seat, player, buy_in in ((1, short, 200), (2, p2, 1000), (3, p3, 1000)):
+        assert post(player, f"tables/{table.pk}/sit/", {"seat": seat, "buy_in": buy_in}).status_code == 201
+    PokerTable.objects.filter(pk=table.pk).update(button_seat=3)
+    table = advance(table, cards=AA_VS_KK)
+    view = get(p2, f"tables/{table.pk}/").json()
+    assert view["table"]["tournament_id"] is None
+    assert {s["seat"]: s["time_bank_left"] for s in view["seats"]} == {1: 20, 2: 20, 3: 20}
+    assert view["hand"]["pots"] == []  # the blinds are bets of the round in play, not yet in a pot
+    # The button moved to seat 1 (short, first to act three-handed), 2 small blind, 3 big blind.
+    preflop = ((short, "all_in", None), (p2, "call", None), (p3, "call", None))
+    flop = ((p2, "bet", 100), (p3, "call", None))
+    for step, script in enumerate((preflop, flop)):
+        for player, action, amount in script:
+            body = {"action": action} if amount is None else {"action": action, "amount": amount}
+            assert post(player, f"tables/{table.pk}/act/", body).status_code == 200, (action, body)
+        if step == 0:  # one pot of 3 x 200, which every player can win
+            assert get(p3, f"tables/{table.pk}/").json()["hand"]["pots"] == [{"amount": 600, "eligible": [1, 2, 3]}]
+    pots = get(short, f"tables/{table.pk}/").json()["hand"]["pots"]
+    assert pots == [{"amount": 600, "eligible": [1, 2, 3]}, {"amount": 200, "eligible": [2, 3]}]

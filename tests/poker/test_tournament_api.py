@@ -141,6 +141,26 @@ def test_running_state_from_the_rules_and_the_callers_own_seat() -> None:
             assert (me["place"], me["tied"]) == (entry.place, entry.tied)
             assert me["place"] is not None
             assert me["place"] > body["players_left"]
+    # The standings: the players in by their chips (their seats' stacks), most first, then those out by place.
+    response = client(players[0]).get(f"/api/poker/tournaments/{tournament.pk}/standings/")
+    assert response.status_code == 200
+    standings = response.json()
+    names = dict(get_user_model().objects.filter(pk__in=players).values_list("username", "pk"))
+    assert sorted(names[row["username"]] for row in standings) == sorted(players)
+    assert [row["you"] for row in standings].count(True) == 1
+    assert (
+        next(row for row in standings if row["you"])["username"] == get_user_model().objects.get(pk=players[0]).username
+    )
+    left = body["players_left"]
+    in_play, out = standings[:left], standings[left:]
+    stacks = {s.player_id: s.stack for s in PokerSeat.objects.filter(table__tournament=tournament)}
+    assert [row["chips"] for row in in_play] == sorted(
+        (stacks[names[row["username"]]] for row in in_play), reverse=True
+    )
+    assert {row["state"] for row in in_play} == {"playing"}
+    assert [row["place"] for row in out] == sorted(row["place"] for row in out)
+    assert all(row["state"] == "eliminated" and row["chips"] is None for row in out)
+    assert "cards" not in json.dumps(standings)
 
 
 def test_the_level_shown_is_the_level_the_clock_is_in() -> None:
@@ -202,9 +222,10 @@ def test_finished_state_shows_the_places_and_prizes() -> None:
 
 
 def test_unknown_tournament_is_404() -> None:
-    response = client(make_player()).get("/api/poker/tournaments/999999/state/")
-    assert response.status_code == 404
-    assert response.json()["error"]["code"] == "tournament_not_found"
+    for path in ("state", "standings"):
+        response = client(make_player()).get(f"/api/poker/tournaments/999999/{path}/")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "tournament_not_found"
 
 
 def test_an_eliminated_player_acting_is_refused_and_nothing_changes() -> None:

@@ -96,11 +96,16 @@ def test_register_moves_the_buy_in_to_the_pool_and_the_fee_to_the_house() -> Non
     [summary] = [t for t in lobby if t["id"] == tournament.pk]
     assert (summary["registered"], summary["max_players"], summary["buy_in"], summary["fee"]) == (1, 6, BUY_IN, FEE)
     assert (summary["kind"], summary["state"], summary["currency"]) == ("sit_and_go", "registering", "EUR")
+    assert summary["your_entry"] == "registered"
     detail = client(player).get(f"/api/poker/tournaments/{tournament.pk}/").json()
     assert detail["registration"]["state"] == "registered"
     assert detail["levels"] == LEVELS
     other = make_player()
     assert client(other).get(f"/api/poker/tournaments/{tournament.pk}/").json()["registration"] is None
+    # Each player reads their own entry in the lobby, never another's.
+    [seen_by_other] = [t for t in client(other).get("/api/poker/tournaments/").json() if t["id"] == tournament.pk]
+    assert seen_by_other["your_entry"] is None
+    assert seen_by_other["registered"] == 1
 
 
 def test_unregister_refunds_both_exactly_and_the_player_may_register_again() -> None:
@@ -117,6 +122,8 @@ def test_unregister_refunds_both_exactly_and_the_player_may_register_again() -> 
     assert wallet(player) == 5_000
     types = [e.type for e in read_stream(stream_id=et.tournament_stream(tournament.pk))]
     assert types == [et.TOURNAMENT_REGISTERED, et.TOURNAMENT_UNREGISTERED]
+    [summary] = [t for t in client(player).get("/api/poker/tournaments/").json() if t["id"] == tournament.pk]
+    assert summary["your_entry"] is None  # unregistered is no entry that counts
     # Registering again is a new entry; the unregistered one stays as history.
     assert register(player, tournament).status_code == 201
     assert list(TournamentEntry.objects.filter(tournament=tournament).values_list("state", flat=True)) == [

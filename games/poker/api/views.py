@@ -359,11 +359,12 @@ class HandFairnessView(PokerView):
 
 
 class TournamentListView(PokerView):
-    """The tournament lobby: every tournament with its buy-in, fee, registered count and state."""
+    """The tournament lobby: every tournament with its buy-in, fee, registered count and state,
+    and the caller's own entry state there (``your_entry``, null without one)."""
 
     @extend_schema(responses={200: AnyObject(many=True)})
     def get(self, request: Request) -> Response:
-        return Response(presenters.tournament_lobby())
+        return Response(presenters.tournament_lobby(viewer_id=request_user(request).pk))
 
 
 class TournamentView(PokerView):
@@ -386,6 +387,17 @@ class TournamentStateView(PokerView):
     @extend_schema(responses={200: AnyObject, **errors(r404="tournament_not_found")})
     def get(self, request: Request, tournament_id: int) -> Response:
         return Response(presenters.tournament_state(tournament_id=tournament_id, viewer_id=request_user(request).pk))
+
+
+class TournamentStandingsView(PokerView):
+    """The standings: the players still in by chips, then those out by place with their prize
+    (docs/poker.md, "Tournaments: state"); the caller's own row has ``you``."""
+
+    @extend_schema(responses={200: AnyObject(many=True), **errors(r404="tournament_not_found")})
+    def get(self, request: Request, tournament_id: int) -> Response:
+        return Response(
+            presenters.tournament_standings(tournament_id=tournament_id, viewer_id=request_user(request).pk)
+        )
 
 
 class TournamentRegisterView(PokerView):
@@ -436,6 +448,11 @@ urlpatterns: list[Any] = [
     path("poker/tournaments/", TournamentListView.as_view(), name="poker-tournaments"),
     path("poker/tournaments/<id:tournament_id>/", TournamentView.as_view(), name="poker-tournament"),
     path("poker/tournaments/<id:tournament_id>/state/", TournamentStateView.as_view(), name="poker-tournament-state"),
+    path(
+        "poker/tournaments/<id:tournament_id>/standings/",
+        TournamentStandingsView.as_view(),
+        name="poker-tournament-standings",
+    ),
     path(
         "poker/tournaments/<id:tournament_id>/register/",
         TournamentRegisterView.as_view(),

@@ -23,7 +23,15 @@ from django.utils import timezone
 
 from games.poker import event_types as et
 from games.poker.engine.events import Event, HandStarted, HoleCardsDealt
-from games.poker.engine.hand import HandState, Phase, deal_order, legal_actions, replay
+from games.poker.engine.hand import (
+    HandState,
+    Phase,
+    antes_are_contributions,
+    compute_pots,
+    deal_order,
+    legal_actions,
+    replay,
+)
 from games.poker.engine.rules import Variant
 from games.poker.errors import HandNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
@@ -73,6 +81,7 @@ def table_summary(table: PokerTable) -> dict[str, Any]:
         "deadline": iso(table.deadline),
         "button_seat": table.button_seat,
         "current_hand_id": table.current_hand_id,
+        "tournament_id": table.tournament_id,
     }
 
 
@@ -119,6 +128,7 @@ def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
             }
             for p in state.players
         ],
+        "pots": pots_view(state),
     }
     if legal is not None and legal.seat == mine:
         view["legal"] = {
@@ -129,6 +139,16 @@ def hand_state_view(state: HandState, viewer_id: int) -> dict[str, Any]:
             "max_to": legal.max_to,
         }
     return view
+
+
+def pots_view(state: HandState) -> list[dict[str, Any]]:
+    """The main pot, then the side pots, of the chips gathered in the middle
+    (antes and the bets of the rounds already closed; the bets of the round in
+    play are each player's ``bet``), each with the seats that can still win it:
+    the engine's own ``compute_pots``, as the showdown splits them."""
+    players = [p._replace(committed=p.committed - p.bet) for p in state.players]
+    pots = compute_pots(players, dead_antes=not antes_are_contributions(state.config, len(players)))
+    return [{"amount": pot.amount, "eligible": sorted(players[i].seat for i in pot.eligible)} for pot in pots]
 
 
 def malfunction(recorded: Any, table_phase: str | None = None) -> dict[str, Any]:
@@ -167,6 +187,7 @@ def table_view(
                 None if s.sat_out_reason == RESPONSIBLE_GAMING and s.player_id != viewer_id else s.sat_out_reason
             ),
             "reserved_until": iso(s.reserved_until),
+            "time_bank_left": int(s.time_bank_left),
             "you": s.player_id == viewer_id,
         }
         for s in table.seats.order_by("seat_number")
@@ -500,12 +521,19 @@ def tournament_summary(tournament: Tournament, registered: int) -> dict[str, Any
     }  # fmt: skip
 
 
-def tournament_lobby() -> list[dict[str, Any]]:
-    """Every tournament, oldest first, with its registered count (one query)."""
+def tournament_lobby(*, viewer_id: int) -> list[dict[str, Any]]:
+    """Every tournament, oldest first, with its registered count (one query) and
+    ``your_entry``: the viewer's own entry state there (``registered``, ``playing``,
+    ``eliminated``, ``winner``), ``null`` without one that counts (one query)."""
     tournaments = Tournament.objects.annotate(
         registered=Count("entries", filter=~Q(entries__state=EntryState.UNREGISTERED))
     ).order_by("id")
-    return [tournament_summary(t, t.registered) for t in tournaments]
+    own = dict(
+        TournamentEntry.objects.filter(player_id=viewer_id)
+        .exclude(state=EntryState.UNREGISTERED)
+        .values_list("tournament_id", "state")
+    )
+    return [{**tournament_summary(t, t.registered), "your_entry": own.get(t.pk)} for t in tournaments]
 
 
 def tournament_view(*, tournament_id: int, viewer_id: int) -> dict[str, Any]:
@@ -606,6 +634,38 @@ def tournament_me(tournament: Tournament, player_id: int) -> dict[str, Any] | No
         "table_id": seat["table_id"] if seat else None, "seat": seat["seat_number"] if seat else None,
         "stack": seat["stack"] if seat else None,
     }  # fmt: skip
+
+
+def tournament_standings(*, tournament_id: int, viewer_id: int) -> list[dict[str, Any]]:
+    """``GET tournaments/<id>/standings/``: every entry that counts, the players
+    still in first by their chips (what their tables show), then those out by
+    place (``place``, ``tied``, ``prize`` once the field is known); ``username``
+    as at the tables, ``you`` for the caller's own row. Nothing private: no
+    wallet, no seat's reason, no hand."""
+    tournament = get_tournament(tournament_id=tournament_id)
+    entries = (
+        TournamentEntry.objects.filter(tournament=tournament)
+        .exclude(state=EntryState.UNREGISTERED)
+        .values("player_id", "player__username", "state", "place", "tied", "prize")
+    )
+    stacks = dict(
+        PokerSeat.objects.filter(table__tournament=tournament, table__is_open=True).values_list("player_id", "stack")
+    )
+    # In play by chips (most first), then the finishers by place; the registered (no chips yet) by name.
+    ordered = sorted(
+        entries,
+        key=lambda e: (
+            e["player_id"] not in stacks,
+            -stacks.get(e["player_id"], 0),
+            e["place"] or 0,
+            e["player__username"],
+        ),
+    )
+    return [
+        {"username": e["player__username"], "state": e["state"], "chips": stacks.get(e["player_id"]),
+         "place": e["place"], "tied": e["tied"], "prize": e["prize"], "you": e["player_id"] == viewer_id}
+        for e in ordered
+    ]  # fmt: skip
 
 
 def tournament_state(*, tournament_id: int, viewer_id: int, now: datetime | None = None) -> dict[str, Any]:
