@@ -45,7 +45,9 @@ def test_a_player_logs_in_reads_the_lobby_and_switches_to_french(live_server, br
     browser.find_element(By.ID, "password").send_keys(PLAYER_PASSWORD)
     browser.find_element(By.ID, "login-submit").click()
     wait.until(until.presence_of_element_located((By.CSS_SELECTOR, "#house-tables tr")))
-    rows = {row.get_attribute("data-table"): row.text for row in browser.find_elements(By.CSS_SELECTOR, "#house-tables tr")}
+    rows = {
+        row.get_attribute("data-table"): row.text for row in browser.find_elements(By.CSS_SELECTOR, "#house-tables tr")
+    }
     assert set(rows) == set(HouseTable.objects.values_list("code", flat=True))
     xtreme = HouseTable.objects.get(game="xtreme")
     assert "Star" in rows[xtreme.code]  # the STAX meter's pools
