@@ -24,7 +24,7 @@ from games.house.models import PlayerRound
 from games.house.realtime.presenters import game_history, round_fairness
 from games.house.services import assign_seat, place_chip
 from games.poker.models import PokerSeat, PokerTable
-from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
+from tests.compliance.browser import needs_browser
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, play_out, wallet
 from tests.poker import tables as poker_tables
 from tests.poker.test_fairness import play_script
@@ -123,7 +123,7 @@ def js_verify(driver: Any, answer: Any, history: Any = None) -> list[str]:
 
 def test_history_recall_fairness_settings_cashier_and_limits_in_a_real_browser(
     live_server,
-    browser,  # noqa: F811 (the fixture imported above)
+    browser,
     tmp_path: Path,
 ) -> None:
     from selenium.webdriver.common.by import By

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.compliance.browser import browser, needs_browser  # noqa: F401 (the browser fixture)
+from tests.compliance.browser import needs_browser
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, needs_browser]
 
@@ -19,7 +19,7 @@ I18N = Path(settings.BASE_DIR) / "client" / "static" / "client" / "js" / "i18n"
 
 def test_every_client_string_is_in_english_and_french(
     live_server,
-    browser,  # noqa: F811 (the fixture imported above)
+    browser,
 ) -> None:
     files = sorted(path.name for path in I18N.glob("*.js"))
     assert {"shell.js", "account.js"} <= set(files)
