@@ -257,18 +257,20 @@ def localized_notice(notice: dict[str, Any], language: str) -> dict[str, Any]:
 
 
 def localized_frame(content: Any, language: str | None) -> Any:
-    """A websocket frame with its error's or notice's ``message`` in ``language`` (every other frame unchanged)."""
-    if is_english(language) or not isinstance(content, dict):
+    """A websocket frame with its error's or notice's ``message`` in ``language`` (every other frame
+    unchanged). An error frame's message is ``localized_message``'s in English too, as REST's is."""
+    if not isinstance(content, dict):
         return content
-    assert language is not None
-    if content.get("type") == "notice" and isinstance(content.get("notice"), dict):
+    if content.get("type") == "notice" and isinstance(content.get("notice"), dict) and not is_english(language):
+        assert language is not None
         return {**content, "notice": localized_notice(content["notice"], language)}
     if content.get("type") != "error":
         return content
     code, message = content.get("code"), content.get("message")
     if not isinstance(code, str) or not isinstance(message, str):
         return content
-    return {**content, "message": localized_message(code, message, language)}
+    localized = localized_message(code, message, language or settings.LANGUAGE_CODE)
+    return content if localized == message else {**content, "message": localized}
 
 
 def supported_language(value: str | None) -> str | None:

@@ -187,6 +187,9 @@ def test_an_error_frame_is_translated_and_every_other_frame_left_alone():
     assert localized_frame(error, None) is error
     snapshot = {"type": "snapshot", "message": "not an error"}
     assert localized_frame(snapshot, "fr") is snapshot
+    # A docstring's markup never reaches a player over the websocket either (as over REST).
+    engineers = {"type": "error", "code": "invalid_amount", "message": "``amount`` must be ...", "details": {}}
+    assert localized_frame(engineers, "en")["message"] == str(PLAYER_MESSAGES["invalid_amount"])
 
 
 # --- the language of an answer ---------------------------------------------------------------------
