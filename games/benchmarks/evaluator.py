@@ -2,10 +2,16 @@
 with phevaluator (C extension) and treys, plus an agreement check against phevaluator.
 
 Options (``-o KEY=VALUE``): ``peer_first_cards`` (default 1: the peer evaluates
-every hand whose lowest card is among the first N cards, 18,009,460 hands for
-N = 1, the same hands as ours, and its time is scaled to all 133,784,560;
-52 runs the peer on every hand), ``scalar_hands`` (200,000), ``treys_hands``
-(20,000), ``agreement_hands`` (1,000,000), ``seed`` (2026).
+every hand whose lowest card is among the first N cards from ``slice_from``,
+18,009,460 hands for N = 1 from card 0, the same hands as ours, and its time is
+scaled to all 133,784,560; 52 runs the peer on every hand), ``slice_from``
+(default 0: the index of the peer's first lowest card; a high one makes the slice
+small: 462 hands from card 40), ``full_enumeration`` (default 1: our batch ranks
+every C(52,7) hand and checks the published category table; 0 ranks only the
+peer's slice and scales its time the same way, for the test suite's smoke run),
+``scalar_hands`` (200,000), ``treys_hands`` (20,000), ``agreement_hands``
+(1,000,000), ``simulate_rounds`` (10,000,000: the UTH simulation, its time
+scaled to 10 million when fewer; 0 skips it), ``seed`` (2026).
 """
 
 from __future__ import annotations
@@ -56,17 +62,18 @@ def _rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-def simulate_uth_10m_seconds(*, out: Writer, seed: int) -> float | None:
+def simulate_uth_10m_seconds(*, out: Writer, seed: int, rounds: int = 10_000_000) -> float | None:
     """Seconds to simulate 10 million rounds of Ultimate Texas Hold'em with the default
-    strategy, through ``games.house.math.simulation.simulate`` (what ``manage.py simulate`` runs)."""
+    strategy, through ``games.house.math.simulation.simulate`` (what ``manage.py simulate`` runs);
+    ``rounds`` fewer than that are timed and scaled to 10 million."""
     from games.house.math.simulation import simulate
 
-    result = simulate("uth", rounds=10_000_000, seed=seed)
+    result = simulate("uth", rounds=rounds, seed=seed)
     out.write(
-        f"simulate uth 10M ({result.strategy}): {result.seconds:.1f} s, RTP per ante {result.rtp_per_ante:.4%}, "
-        f"per total wagered {result.rtp_per_total_wagered:.4%}\n"
+        f"simulate uth {rounds:,} rounds ({result.strategy}): {result.seconds:.1f} s, RTP per ante "
+        f"{result.rtp_per_ante:.4%}, per total wagered {result.rtp_per_total_wagered:.4%}\n"
     )
-    return result.seconds
+    return result.seconds * 10_000_000 / rounds
 
 
 @benchmark("evaluator")
@@ -74,9 +81,12 @@ def bench_evaluator(
     *,
     out: Writer,
     peer_first_cards: int = 1,
+    slice_from: int = 0,
+    full_enumeration: int = 1,
     scalar_hands: int = 200_000,
     treys_hands: int = 20_000,
     agreement_hands: int = 1_000_000,
+    simulate_rounds: int = 10_000_000,
     seed: int = 2026,
     **options: Any,
 ) -> BenchResult:
@@ -101,36 +111,50 @@ def bench_evaluator(
     figures["tables_mib"] = round(tables_mib, 2)
     out.write(f"tables: {tables_mib:.1f} MiB built in {build_seconds:.2f} s\n")
 
-    # --- batch: every 7-card hand -------------------------------------------------------------
+    # The peer's slice: the hands whose lowest card is in ``lowest`` (all of them from card 0 with 46 cards).
+    first = max(0, min(slice_from, 45))
+    lowest = range(first, max(first + 1, min(first + peer_first_cards, 46)))
+    full = bool(full_enumeration)
+
+    # --- batch: every 7-card hand (or, not full, the peer's slice, scaled like the peer) ------
     started = time.perf_counter()
     cpu_started = time.process_time()
-    histogram = enumerate_ranks(7)
+    histogram = enumerate_ranks(7) if full else enumerate_ranks(7, first_cards=lowest)
     batch_seconds = time.perf_counter() - started
     batch_cpu = time.process_time() - cpu_started
-    counts = category_counts(histogram)
-    table_ok = counts == PUBLISHED_CATEGORY_COUNTS[7] and int(histogram.sum()) == ALL_SEVEN
-    figures["batch_all7_seconds"] = round(batch_seconds, 3)
-    figures["batch_all7_cpu_seconds"] = round(batch_cpu, 3)
-    figures["batch_all7_hands_per_s"] = round(_rate(ALL_SEVEN, batch_seconds))
+    batch_hands = int(histogram.sum())
+    batch_all7 = batch_seconds * ALL_SEVEN / batch_hands
+    # The published category table is for all hands: checked only when all were ranked.
+    table_ok = (
+        (category_counts(histogram) == PUBLISHED_CATEGORY_COUNTS[7] and batch_hands == ALL_SEVEN) if full else None
+    )
+    figures["batch_hands_measured"] = batch_hands
+    figures["batch_all7_seconds"] = round(batch_all7, 3)
+    figures["batch_all7_cpu_seconds"] = round(batch_cpu * ALL_SEVEN / batch_hands, 3)
+    figures["batch_all7_scaled"] = batch_hands != ALL_SEVEN
+    figures["batch_all7_hands_per_s"] = round(_rate(ALL_SEVEN, batch_all7))
     figures["all7_category_table_matches"] = table_ok
-    rows.append(["ours: batch, all C(52,7)", ALL_SEVEN, batch_seconds, _rate(ALL_SEVEN, batch_seconds), "measured"])
-    out.write(f"batch: all {ALL_SEVEN:,} hands in {batch_seconds:.2f} s (cpu {batch_cpu:.2f} s); table ok={table_ok}\n")
+    kind = "measured" if batch_hands == ALL_SEVEN else f"scaled to all: {batch_all7:.1f} s"
+    label = "ours: batch, all C(52,7)" if full else f"ours: batch, lowest card {lowest.start}..{lowest.stop - 1}"
+    rows.append([label, batch_hands, batch_seconds, _rate(batch_hands, batch_seconds), kind])
+    out.write(
+        f"batch: {batch_hands:,} hands in {batch_seconds:.2f} s (cpu {batch_cpu:.2f} s); category table ok={table_ok}\n"
+    )
 
     # --- peer: phevaluator's C evaluator in a Python loop, on the same hands ------------------
     ph7 = _pheval.evaluate_7cards
     ph_ids = _ph_ids()
-    first = max(1, min(peer_first_cards, 46))
     peer_histogram = np.zeros(7463, dtype=np.int64)
     peer_counts = [0] * 7463
     peer_hands = 0
     started = time.perf_counter()
-    for c1 in range(first):
+    for c1 in lowest:
         for rest in itertools.combinations(ph_ids[c1 + 1 :], 6):
             peer_counts[ph7(ph_ids[c1], *rest)] += 1
     peer_measured = time.perf_counter() - started
     peer_hands = sum(peer_counts)
     peer_histogram[1:] = np.array(peer_counts[1:][::-1])  # phevaluator: 1 = best -> our 7462
-    ours_same = enumerate_ranks(7, first_cards=range(first))
+    ours_same = histogram if not full else enumerate_ranks(7, first_cards=lowest)
     peer_agrees = bool(np.array_equal(ours_same, peer_histogram))
     peer_all7 = peer_measured * ALL_SEVEN / peer_hands
     figures["peer_hands_measured"] = peer_hands
@@ -138,7 +162,7 @@ def bench_evaluator(
     figures["peer_all7_seconds"] = round(peer_all7, 2)
     figures["peer_all7_scaled"] = peer_hands != ALL_SEVEN
     figures["peer_same_hands_histogram_matches"] = peer_agrees
-    figures["batch_ratio"] = round(peer_all7 / batch_seconds, 1)
+    figures["batch_ratio"] = round(peer_all7 / batch_all7, 1)
     rows.append(
         [
             "phevaluator C, loop",
@@ -204,7 +228,9 @@ def bench_evaluator(
     out.write(f"agreement with phevaluator on {agreement_hands:,} random hands: {disagreements} disagreements\n")
 
     # --- simulation (math helper) -------------------------------------------------------------
-    simulated = simulate_uth_10m_seconds(out=out, seed=seed)
+    # 0 skips it (the smoke run: the strategy's first use builds its tables, seconds that a small run cannot scale).
+    simulated = simulate_uth_10m_seconds(out=out, seed=seed, rounds=simulate_rounds) if simulate_rounds > 0 else None
+    figures["simulate_uth_rounds"] = simulate_rounds
     figures["simulate_uth_10m_seconds"] = None if simulated is None else round(simulated, 2)
 
     figures["rss_before_mib"] = round(rss_before, 1)
@@ -212,7 +238,9 @@ def bench_evaluator(
     notes = [
         f"lookup tables {tables_mib:.1f} MiB (NumPy arrays); resident set grew {tables_rss_delta:.0f} MiB "
         f"building them ({build_seconds:.2f} s); peak RSS of the whole benchmark {_rss_mib():.0f} MiB",
-        "batch = every one of the C(52,7) hands ranked and counted (NumPy, one process)",
+        "batch = every one of the C(52,7) hands ranked and counted (NumPy, one process)"
+        if full
+        else "batch = the peer's slice only (full_enumeration=0), its time scaled to all hands like the peer's",
         "the peer loops over the same hands in lexicographic order; its time is scaled when not run on all",
     ]
     return BenchResult(

@@ -2,7 +2,8 @@
 
 Measures the player bet path (``place_chip``, sequential, one transaction each),
 ``make_decision``, the dealer's close-and-deal and the showdown (every player's
-settlement in one ``settle_batch``). Runs in a scratch PostgreSQL database."""
+settlement in one ``settle_batch``), then ``verify_ledger`` (untimed; a problem fails
+the run). Runs in a scratch PostgreSQL database. Option ``players`` (2,000)."""
 
 from __future__ import annotations
 
@@ -66,12 +67,21 @@ def bench_rounds(*, out: Writer, players: int = 2000, **options: Any) -> BenchRe
         settle_seconds = time.perf_counter() - started
         assert settled is not None
         assert settled.phase == "between"
+        # The round's money, chains, seals and read models, after the timing: a bench that
+        # leaves a bad ledger fails rather than prints figures.
+        from ledger.services.seals import seal_key
+        from ledger.services.verify import verify_ledger
+
+        problems = verify_ledger(key=seal_key())
+        if problems:
+            raise RuntimeError(f"the round left an inconsistent ledger: {problems[0]}")
     figures = {
         "players": players,
         "bets_per_second": round(players / bets_seconds, 1),
         "decisions_per_second": round(players / decisions_seconds, 1),
         "close_and_deal_seconds": round(deal_seconds, 3),
         "showdown_settle_seconds": round(settle_seconds, 3),
+        "verify_ledger_problems": len(problems),
     }
     rows = [
         ["place_chip (sequential, 1 client)", f"{figures['bets_per_second']}/s"],
