@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import signal
 import statistics
@@ -35,6 +36,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -298,14 +300,15 @@ def _bet_load(base: str, path: str, tokens: list[list[str]], seconds: float, rat
     return result
 
 
-def _ws_bet_load(base: str, table_id: int, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
-    """One websocket per token, each placing 100-unit Ante chips as ``bet`` frames
-    (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?ticket="
+def _ws_bet_load(base: str, path: str, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
+    """One websocket per token to ``path`` (a table's ``/ws/tables/<id>/`` or the
+    bare peer's ``/ws/bench/bare/``), each placing 100-unit Ante chips as ``bet``
+    frames (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
+    url = base.replace("http://", "ws://") + f"{path}?ticket="
     body = {"type": "bet", **CHIP}
     result, codes = ws_bets.run_load(url=url, origin=base, tokens=tokens, body=body, seconds=seconds, rate=rate)
     if codes:
-        print(f"bets over the websocket: error codes {codes}", file=sys.stderr)
+        print(f"bets over the websocket {path}: error codes {codes}", file=sys.stderr)
     return result
 
 
@@ -324,6 +327,42 @@ def _timed(run: Any) -> tuple[LoadResult, float, float]:
     return result, time.perf_counter() - started, time.process_time() - cpu_started
 
 
+def _ratio(figure: float, peer: float) -> float | None:
+    return round(figure / peer, 3) if peer and math.isfinite(figure) and math.isfinite(peer) else None
+
+
+@dataclass
+class _Load:
+    """One load's outcome: its table row and its figures."""
+
+    name: str
+    clients: int
+    result: LoadResult
+    elapsed: float
+    cpu: float
+
+    @property
+    def figures(self) -> tuple[float, float, float]:
+        return _load_figures(self.result, self.elapsed)
+
+    @property
+    def per_s(self) -> float:
+        return self.figures[0]
+
+    @property
+    def p99(self) -> float:
+        return self.figures[2]
+
+    def row(self) -> list[Any]:
+        return [self.name, self.clients, *self.figures, self.result.errors]
+
+
+def _half(capacity: float, fixed: float) -> float:
+    """The paced rate: ``fixed`` bets/s when given, else half the bare peer's
+    measured ``capacity`` (at least 1/s)."""
+    return fixed if fixed > 0 else max(1.0, round(capacity / 2, 1))
+
+
 @benchmark("bets")
 def bets(
     out: Writer,
@@ -332,21 +371,31 @@ def bets(
     seconds: float = 10.0,
     workers: int = 2,
     pool: int = 0,
-    ws_rate: float = 1000,
-    rate: float = 250,
+    ws_rate: float = 0,
+    rate: float = 0,
     players_per_client: int = 1,
 ) -> BenchResult:
-    """Chips at one UTH table through one ``uvicorn --workers`` server, five loads
-    one after the other, each from players of its own:
+    """Chips at one UTH table through one ``uvicorn --workers`` server, eight
+    loads one after the other, each bet path beside its bare peer on the same
+    server (``games.benchmarks.bare``: ticket or token, JSON parse, one
+    ``INSERT``, JSON answer) under the same load generator:
 
-    1. websocket, closed loop: ``ws_clients`` sockets, each sending its next
-       ``bet`` frame when the last was acknowledged (capacity);
-    2. websocket, paced at ``ws_rate`` bets/s (latency from the scheduled time);
-    3. REST, closed loop: ``clients`` keep-alive HTTP clients on the chip endpoint;
-    4. the bare DRF endpoint (``games.benchmarks.bare``: token, parse, one
-       INSERT, JSON), closed loop, same clients: the REST path's peer;
-    5. REST, paced at ``rate`` bets/s.
+    1. the bare websocket peer, closed loop: ``ws_clients`` sockets, each
+       sending its next frame when the last was answered (capacity);
+    2. websocket bets (group commit), closed loop, the same sockets' players;
+    3. the bare websocket peer and 4. websocket bets, paced at half the bare
+       peer's capacity (``ws_rate``: a fixed rate instead); latency from the
+       scheduled time;
+    5. the bare DRF endpoint, closed loop, ``clients`` keep-alive HTTP clients;
+    6. REST bets (the chip endpoint), closed loop, the same clients' players;
+    7. the bare DRF endpoint and 8. REST bets, paced at half the bare
+       endpoint's capacity (``rate``: a fixed rate instead).
+
+    Then ``verify_ledger`` over the scratch database (money exact).
     """
+    from ledger.services.seals import seal_key
+    from ledger.services.verify import verify_ledger
+
     clients, ws_clients, seconds, workers = int(clients), int(ws_clients), float(seconds), int(workers)
     pool, ws_rate, rate, per_client = int(pool), float(ws_rate), float(rate), int(players_per_client)
     # ``pool``: psycopg pool connections per worker; 0 (default, as deployed):
@@ -360,6 +409,7 @@ def bets(
     unlimited = {"CASINO_WS_RATE": "100000", "CASINO_WS_BURST": "100000", "CASINO_WS_FLOOD_CLOSE": "100000"}
     server_env = {"DB_POOL_MAX_SIZE": str(pool), "CASINO_BENCH_ENDPOINTS": "true", **unlimited}
     chip_path = "/api/tables/{}/bets/chip/"
+    bare_path, bare_ws_path = "/api/bench/bare/", "/ws/bench/bare/"
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
         rest_players = 2 * clients * per_client
@@ -367,64 +417,112 @@ def bets(
         tokens = _tokens(_players(table, rest_players + ws_players + 1))
         rest_tokens, ws_tokens, warm_token = tokens[:rest_players], tokens[rest_players:-1], [[tokens[-1]]]
         groups = [rest_tokens[i : i + per_client] for i in range(0, rest_players, per_client)]
+        # The closed and the paced loads bet as players of their own (a socket's
+        # connection slot is released after it closes); each bare peer runs before
+        # its bet path with the same players (it holds no slot).
+        ws_closed_tokens, ws_paced_tokens = ws_tokens[:ws_clients], ws_tokens[ws_clients:]
+        rest_closed_groups, rest_paced_groups = groups[:clients], groups[clients:]
         start_table(table_id=table.pk, now=timezone.now())
-        path = chip_path.format(table.pk)
+        path, ws_path = chip_path.format(table.pk), f"/ws/tables/{table.pk}/"
+        loads: list[_Load] = []
+
+        def load(name: str, n: int, run: Any) -> _Load:
+            result, elapsed, cpu = _timed(run)
+            loads.append(_Load(name, n, result, elapsed, cpu))
+            return loads[-1]
+
         with asgi_server(workers=workers, extra_env=server_env) as base:
-            _bet_load(base, path, warm_token, 1.0)
-            _ws_bet_load(base, table.pk, warm_token[0], 1.0)
-            ws_closed, ws_elapsed, ws_cpu = _timed(
-                lambda: _ws_bet_load(base, table.pk, ws_tokens[:ws_clients], seconds)
+            for warm_path in (path, bare_path):
+                _bet_load(base, warm_path, warm_token, 1.0)
+            for warm_path in (ws_path, bare_ws_path):
+                _ws_bet_load(base, warm_path, warm_token[0], 1.0)
+            bare_ws = load(
+                "bare websocket peer, closed loop",
+                ws_clients,
+                lambda: _ws_bet_load(base, bare_ws_path, ws_closed_tokens, seconds),
             )
-            ws_paced, ws_paced_elapsed, _ = _timed(
-                lambda: _ws_bet_load(base, table.pk, ws_tokens[ws_clients:], seconds, rate=ws_rate)
+            ws_closed = load(
+                "websocket bets, closed loop",
+                ws_clients,
+                lambda: _ws_bet_load(base, ws_path, ws_closed_tokens, seconds),
             )
-            rest_closed, rest_elapsed, rest_cpu = _timed(lambda: _bet_load(base, path, groups[:clients], seconds))
-            bare, bare_elapsed, _ = _timed(lambda: _bet_load(base, "/api/bench/bare/", groups[:clients], seconds))
-            rest_paced, rest_paced_elapsed, _ = _timed(
-                lambda: _bet_load(base, path, groups[clients:], seconds, rate=rate)
+            ws_pace = _half(bare_ws.per_s, ws_rate)
+            bare_ws_paced = load(
+                f"bare websocket peer, paced at {ws_pace:.0f}/s",
+                ws_clients,
+                lambda: _ws_bet_load(base, bare_ws_path, ws_paced_tokens, seconds, rate=ws_pace),
             )
-    ws_per_s, ws_p50, ws_p99 = _load_figures(ws_closed, ws_elapsed)
-    ws_paced_per_s, ws_paced_p50, ws_paced_p99 = _load_figures(ws_paced, ws_paced_elapsed)
-    rest_per_s, rest_p50, rest_p99 = _load_figures(rest_closed, rest_elapsed)
-    bare_per_s, bare_p50, bare_p99 = _load_figures(bare, bare_elapsed)
-    rest_paced_per_s, rest_paced_p50, rest_paced_p99 = _load_figures(rest_paced, rest_paced_elapsed)
-    rows = [
-        ["websocket, closed loop", ws_clients, ws_per_s, ws_p50, ws_p99, ws_closed.errors],
-        [f"websocket, paced at {ws_rate:.0f}/s", ws_clients, ws_paced_per_s, ws_paced_p50, ws_paced_p99,
-         ws_paced.errors],
-        ["REST, closed loop", clients, rest_per_s, rest_p50, rest_p99, rest_closed.errors],
-        ["bare DRF endpoint, closed loop", clients, bare_per_s, bare_p50, bare_p99, bare.errors],
-        [f"REST, paced at {rate:.0f}/s", clients, rest_paced_per_s, rest_paced_p50, rest_paced_p99, rest_paced.errors],
-    ]  # fmt: skip
+            ws_paced = load(
+                f"websocket bets, paced at {ws_pace:.0f}/s",
+                ws_clients,
+                lambda: _ws_bet_load(base, ws_path, ws_paced_tokens, seconds, rate=ws_pace),
+            )
+            bare = load(
+                "bare DRF endpoint, closed loop",
+                clients,
+                lambda: _bet_load(base, bare_path, rest_closed_groups, seconds),
+            )
+            rest_closed = load(
+                "REST bets, closed loop", clients, lambda: _bet_load(base, path, rest_closed_groups, seconds)
+            )
+            rest_pace = _half(bare.per_s, rate)
+            bare_paced = load(
+                f"bare DRF endpoint, paced at {rest_pace:.0f}/s",
+                clients,
+                lambda: _bet_load(base, bare_path, rest_paced_groups, seconds, rate=rest_pace),
+            )
+            rest_paced = load(
+                f"REST bets, paced at {rest_pace:.0f}/s",
+                clients,
+                lambda: _bet_load(base, path, rest_paced_groups, seconds, rate=rest_pace),
+            )
+        problems = verify_ledger(key=seal_key())
+    if problems:
+        out.write(f"verify_ledger: {len(problems)} problems, the first: {problems[0]}\n")
+    errors = sum(one.result.errors for one in loads)
     figures: dict[str, Any] = {
         "ws_clients": ws_clients,
-        "ws_p50_ms": ws_p50,
-        "ws_p99_ms": ws_p99,
-        "ws_errors": ws_closed.errors + ws_paced.errors,
+        "ws_p50_ms": ws_closed.figures[1],
+        "ws_p99_ms": ws_closed.p99,
+        "bare_ws_p99_ms": bare_ws.p99,
         "rest_clients": clients,
-        "rest_p99_ms": rest_p99,
-        "rest_errors": rest_closed.errors + rest_paced.errors + bare.errors,
+        "rest_p99_ms": rest_closed.p99,
+        "bare_p99_ms": bare.p99,
         # The load generator's own CPU (it shares the two cores with the server).
-        "load_generator_cpu_ms_per_ws_bet": round(ws_cpu * 1000 / max(len(ws_closed.latencies), 1), 3),
-        "load_generator_cpu_ms_per_rest_bet": round(rest_cpu * 1000 / max(len(rest_closed.latencies), 1), 3),
+        "load_generator_cpu_ms_per_ws_bet": round(ws_closed.cpu * 1000 / max(len(ws_closed.result.latencies), 1), 3),
+        "load_generator_cpu_ms_per_rest_bet": round(
+            rest_closed.cpu * 1000 / max(len(rest_closed.result.latencies), 1), 3
+        ),
         "uvicorn_workers": workers,
         "pool_per_worker": pool,
-        # The issue's keys last, in its order.
-        "ws_bets_per_s": ws_per_s,
-        "ws_paced_rate": ws_rate,
-        "ws_paced_p99_ms": ws_paced_p99,
-        "rest_bets_per_s": rest_per_s,
-        "bare_per_s": bare_per_s,
-        "rest_ratio": round(rest_per_s / bare_per_s, 3) if bare_per_s else None,
-        "rest_paced_rate": rate,
-        "rest_paced_p99_ms": rest_paced_p99,
+        # The issue's keys last, each ratio after its figure and its peer's.
+        "ws_bets_per_s": ws_closed.per_s,
+        "bare_ws_per_s": bare_ws.per_s,
+        "ws_ratio": _ratio(ws_closed.per_s, bare_ws.per_s),
+        "rest_bets_per_s": rest_closed.per_s,
+        "bare_per_s": bare.per_s,
+        "rest_ratio": _ratio(rest_closed.per_s, bare.per_s),
+        "ws_paced_rate": ws_pace,
+        "ws_paced_p99_ms": ws_paced.p99,
+        "bare_ws_paced_p99_ms": bare_ws_paced.p99,
+        "ws_paced_p99_ratio": _ratio(ws_paced.p99, bare_ws_paced.p99),
+        "rest_paced_rate": rest_pace,
+        "rest_paced_p99_ms": rest_paced.p99,
+        "bare_rest_paced_p99_ms": bare_paced.p99,
+        "rest_paced_p99_ratio": _ratio(rest_paced.p99, bare_paced.p99),
+        "errors": errors,
+        "verify_ledger_problems": len(problems),
     }
     return BenchResult(
-        title=f"bets: {seconds:.0f} s per load at one UTH table; uvicorn x{workers}",
+        title=f"bets: {seconds:g} s per load at one UTH table; uvicorn x{workers}",
         columns=["load", "clients", "bets_per_s", "p50_ms", "p99_ms", "errors"],
-        rows=rows,
+        rows=[one.row() for one in loads],
         figures=figures,
-        notes=["paced latency counts from each bet's scheduled send time (no coordinated omission)"],
+        notes=[
+            "paced latency counts from each bet's scheduled send time (no coordinated omission)",
+            "targets (issue 39): ws_ratio >= 0.6, rest_ratio >= 0.7, ws_paced_p99_ratio <= 3, "
+            "rest_paced_p99_ratio <= 3",
+        ],
     )
 
 
