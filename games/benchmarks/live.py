@@ -432,10 +432,11 @@ def bets(
             return loads[-1]
 
         with asgi_server(workers=workers, extra_env=server_env) as base:
+            warm = min(1.0, seconds)  # one client on each path first: imports, connections, prepared statements
             for warm_path in (path, bare_path):
-                _bet_load(base, warm_path, warm_token, 1.0)
+                _bet_load(base, warm_path, warm_token, warm)
             for warm_path in (ws_path, bare_ws_path):
-                _ws_bet_load(base, warm_path, warm_token[0], 1.0)
+                _ws_bet_load(base, warm_path, warm_token[0], warm)
             bare_ws = load(
                 "bare websocket peer, closed loop",
                 ws_clients,
