@@ -29,8 +29,9 @@ def test_bench_bets_prints_every_ratio_beside_its_peer_and_keeps_money_exact() -
     call_command("bench", "bets", *[arg for option in options for arg in ("-o", option)], stdout=out)
     figures = json.loads(out.getvalue().strip().splitlines()[-1])
     for key in KEYS:
-        assert isinstance(figures.get(key), int | float) and not isinstance(figures[key], bool), (key, figures)
+        assert isinstance(figures.get(key), int | float), (key, figures)
+        assert not isinstance(figures[key], bool), (key, figures)
     assert figures["verify_ledger_problems"] == 0
     assert figures["errors"] == 0
-    assert figures["ws_bets_per_s"] > 0 and figures["bare_ws_per_s"] > 0
-    assert figures["rest_bets_per_s"] > 0 and figures["bare_per_s"] > 0
+    for key in ("ws_bets_per_s", "bare_ws_per_s", "rest_bets_per_s", "bare_per_s"):
+        assert figures[key] > 0, (key, figures)
