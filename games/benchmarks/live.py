@@ -8,18 +8,22 @@
   Timed: the dealer's advance at the end of the last decision window, which
   settles every wager and updates every balance in one transaction.
 - ``bench bets``: chips through a real uvicorn server (``workers`` processes,
-  default 2) over the websocket (``ws_clients`` sockets: closed loop, then
-  paced at ``ws_rate``) and over REST (``clients`` HTTP clients: closed loop,
-  the bare DRF endpoint as its peer, then paced at ``rate``).
+  default 2), each bet path beside its bare peer on the same server
+  (``games.benchmarks.bare``) under the same load generator: websocket bets
+  (``ws_clients`` sockets) beside the bare websocket peer, REST bets
+  (``clients`` HTTP clients) beside the bare DRF endpoint; closed loop
+  (``ws_ratio``, ``rest_ratio``), then each paced at half its peer's capacity
+  (``ws_paced_p99_ratio``, ``rest_paced_p99_ratio``); ``verify_ledger`` after.
 - ``bench fanout``: websockets on one table; time from a phase change's commit
   to each client receiving its delta: ``clients`` (2,000) reading, the same
   with ``slow_share`` (5 %) never reading, and ``big_clients`` (10,000) over
   ``big_workers`` processes.
 
 Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
--o seconds=10 -o workers=2 -o ws_rate=1000 -o rate=250 -o players_per_client=1
--o pool=0``; ``-o clients=2000 -o changes=5 -o slow_share=0.05 -o
-slow_changes=20 -o big_clients=10000 -o big_workers=2 -o drain=10``.
+-o seconds=10 -o workers=2 -o players_per_client=1 -o pool=0`` (``-o ws_rate=N
+-o rate=N``: pace at a fixed rate instead of half the bare peer's capacity);
+``-o clients=2000 -o changes=5 -o slow_share=0.05 -o slow_changes=20
+-o big_clients=10000 -o big_workers=2 -o drain=10``.
 """
 
 from __future__ import annotations
@@ -313,11 +317,13 @@ def _ws_bet_load(base: str, path: str, tokens: list[str], seconds: float, rate: 
 
 
 def _load_figures(result: LoadResult, elapsed: float) -> tuple[float, float, float]:
-    """(answers per second, p50 ms, p99 ms)."""
+    """(answers per second, p50 ms, p99 ms); the rate over the load's own time
+    (``result.seconds``: from its first request on), else over ``elapsed``."""
     ms = [v * 1000 for v in result.latencies]
     if not ms:
         return 0.0, float("nan"), float("nan")
-    return round(len(ms) / elapsed, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
+    seconds = result.seconds or elapsed
+    return round(len(ms) / seconds, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
 
 
 def _timed(run: Any) -> tuple[LoadResult, float, float]:
