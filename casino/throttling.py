@@ -61,6 +61,8 @@ class SlidingWindowThrottle(SimpleRateThrottle):
     write). Elsewhere (the embedded default's memory) DRF's own way."""
 
     cache: Any
+    duration: int
+    num_requests: int
 
     def allow_request(self, request: Request, view: Any) -> bool:
         if not isinstance(self.cache, RedisCache) or self.rate is None:

@@ -36,6 +36,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino import json_input
+from casino.api import request_user
 from games.tables import ws_commands
 from games.tables.realtime import CLOSE_UNAUTHENTICATED, authenticate_scope
 
@@ -57,7 +58,7 @@ class BareInsertView(APIView):
 
     def post(self, request: Request) -> Response:
         data = request.data
-        key = _insert(request.user.pk, data)
+        key = _insert(request_user(request).pk, data)
         return Response({"key": key, "amount": data.get("amount") if isinstance(data, dict) else None})
 
 
