@@ -432,10 +432,24 @@ def bets(
         path, ws_path = chip_path.format(table.pk), f"/ws/tables/{table.pk}/"
         loads: list[_Load] = []
 
-        def load(name: str, n: int, run: Any) -> _Load:
-            result, elapsed, cpu = _timed(run)
-            loads.append(_Load(name, n, result, elapsed, cpu))
-            return loads[-1]
+        def pair(
+            base: str, run: Any, n: int, peer: tuple[str, str], real: tuple[str, str], fixed: float, players: Any
+        ) -> tuple[_Load, _Load, float, _Load, _Load]:
+            """The bare peer then the real path (``(name, path)`` each) with ``n``
+            clients, closed loop as the first of ``players`` and paced at half the
+            peer's capacity (or at ``fixed``) as the second: (peer, real, pace,
+            peer paced, real paced)."""
+
+            def load(name: str, path: str, who: Any, rate: float | None) -> _Load:
+                result, elapsed, cpu = _timed(lambda: run(base, path, who, seconds, rate))
+                loads.append(_Load(f"{name}, " + (f"paced at {rate:.0f}/s" if rate else "closed loop"), n, result,
+                                   elapsed, cpu))  # fmt: skip
+                return loads[-1]
+
+            closed_who, paced_who = players
+            peer_closed, real_closed = load(*peer, closed_who, None), load(*real, closed_who, None)
+            pace = _half(peer_closed.per_s, fixed)
+            return peer_closed, real_closed, pace, load(*peer, paced_who, pace), load(*real, paced_who, pace)
 
         with asgi_server(workers=workers, extra_env=server_env) as base:
             warm = min(1.0, seconds)  # one client on each path first: imports, connections, prepared statements
@@ -443,46 +457,14 @@ def bets(
                 _bet_load(base, warm_path, warm_token, warm)
             for warm_path in (ws_path, bare_ws_path):
                 _ws_bet_load(base, warm_path, warm_token[0], warm)
-            bare_ws = load(
-                "bare websocket peer, closed loop",
-                ws_clients,
-                lambda: _ws_bet_load(base, bare_ws_path, ws_closed_tokens, seconds),
-            )
-            ws_closed = load(
-                "websocket bets, closed loop",
-                ws_clients,
-                lambda: _ws_bet_load(base, ws_path, ws_closed_tokens, seconds),
-            )
-            ws_pace = _half(bare_ws.per_s, ws_rate)
-            bare_ws_paced = load(
-                f"bare websocket peer, paced at {ws_pace:.0f}/s",
-                ws_clients,
-                lambda: _ws_bet_load(base, bare_ws_path, ws_paced_tokens, seconds, rate=ws_pace),
-            )
-            ws_paced = load(
-                f"websocket bets, paced at {ws_pace:.0f}/s",
-                ws_clients,
-                lambda: _ws_bet_load(base, ws_path, ws_paced_tokens, seconds, rate=ws_pace),
-            )
-            bare = load(
-                "bare DRF endpoint, closed loop",
-                clients,
-                lambda: _bet_load(base, bare_path, rest_closed_groups, seconds),
-            )
-            rest_closed = load(
-                "REST bets, closed loop", clients, lambda: _bet_load(base, path, rest_closed_groups, seconds)
-            )
-            rest_pace = _half(bare.per_s, rate)
-            bare_paced = load(
-                f"bare DRF endpoint, paced at {rest_pace:.0f}/s",
-                clients,
-                lambda: _bet_load(base, bare_path, rest_paced_groups, seconds, rate=rest_pace),
-            )
-            rest_paced = load(
-                f"REST bets, paced at {rest_pace:.0f}/s",
-                clients,
-                lambda: _bet_load(base, path, rest_paced_groups, seconds, rate=rest_pace),
-            )
+            bare_ws, ws_closed, ws_pace, bare_ws_paced, ws_paced = pair(
+                base, _ws_bet_load, ws_clients, ("bare websocket peer", bare_ws_path), ("websocket bets", ws_path),
+                ws_rate, (ws_closed_tokens, ws_paced_tokens),
+            )  # fmt: skip
+            bare, rest_closed, rest_pace, bare_paced, rest_paced = pair(
+                base, _bet_load, clients, ("bare DRF endpoint", bare_path), ("REST bets", path), rate,
+                (rest_closed_groups, rest_paced_groups),
+            )  # fmt: skip
         problems = verify_ledger(key=seal_key())
     if problems:
         out.write(f"verify_ledger: {len(problems)} problems, the first: {problems[0]}\n")
