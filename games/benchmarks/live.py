@@ -20,7 +20,7 @@
   ``big_workers`` processes.
 
 Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
--o seconds=10 -o workers=2 -o players_per_client=1 -o pool=0`` (``-o ws_rate=N
+-o seconds=10 -o workers=2 -o players_per_client=1 -o pool=0 -o slices=3`` (``-o ws_rate=N
 -o rate=N``: pace at a fixed rate instead of half the bare peer's capacity);
 ``-o clients=2000 -o changes=5 -o slow_share=0.05 -o slow_changes=20
 -o big_clients=10000 -o big_workers=2 -o drain=10``.
@@ -28,6 +28,7 @@ Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -363,6 +364,17 @@ class _Load:
         return [self.name, self.clients, *self.figures, self.result.errors]
 
 
+def _merged(parts: list[tuple[LoadResult, float, float]]) -> tuple[LoadResult, float, float]:
+    """One load's slices ``(result, wall seconds, CPU seconds)`` as one."""
+    result = LoadResult()
+    for part, _, _ in parts:
+        result.latencies += part.latencies
+        for status, count in part.statuses.items():
+            result.statuses[status] = result.statuses.get(status, 0) + count
+        result.seconds += part.seconds
+    return result, sum(wall for _, wall, _ in parts), sum(cpu for _, _, cpu in parts)
+
+
 def _half(capacity: float, fixed: float) -> float:
     """The paced rate: ``fixed`` bets/s when given, else half the bare peer's
     measured ``capacity`` (at least 1/s)."""
@@ -380,9 +392,10 @@ def bets(
     ws_rate: float = 0,
     rate: float = 0,
     players_per_client: int = 1,
+    slices: int = 3,
 ) -> BenchResult:
     """Chips at one UTH table through one ``uvicorn --workers`` server, eight
-    loads one after the other, each bet path beside its bare peer on the same
+    loads, each bet path beside its bare peer on the same
     server (``games.benchmarks.bare``: ticket or token, JSON parse, one
     ``INSERT``, JSON answer) under the same load generator:
 
@@ -397,6 +410,9 @@ def bets(
     7. the bare DRF endpoint and 8. REST bets, paced at half the bare
        endpoint's capacity (``rate``: a fixed rate instead).
 
+    Each load and its peer's run in turn in ``slices`` slices of
+    ``seconds / slices`` (peer, path, peer, path...), so a burst of the
+    machine's other work falls on both alike; each figure is over all its slices.
     Then ``verify_ledger`` over the scratch database (money exact).
     """
     from ledger.services.seals import seal_key
@@ -404,6 +420,7 @@ def bets(
 
     clients, ws_clients, seconds, workers = int(clients), int(ws_clients), float(seconds), int(workers)
     pool, ws_rate, rate, per_client = int(pool), float(ws_rate), float(rate), int(players_per_client)
+    slices = max(1, int(slices))
     # ``pool``: psycopg pool connections per worker; 0 (default, as deployed):
     # each of the worker's HTTP threads keeps its own connection.
     # The websocket's per-connection message rate (CASINO_WS_RATE 10 a second,
@@ -435,21 +452,26 @@ def bets(
         def pair(
             base: str, run: Any, n: int, peer: tuple[str, str], real: tuple[str, str], fixed: float, players: Any
         ) -> tuple[_Load, _Load, float, _Load, _Load]:
-            """The bare peer then the real path (``(name, path)`` each) with ``n``
-            clients, closed loop as the first of ``players`` and paced at half the
-            peer's capacity (or at ``fixed``) as the second: (peer, real, pace,
-            peer paced, real paced)."""
+            """The bare peer and the real path (``(name, path)`` each) with ``n``
+            clients, in turn slice by slice: closed loop as the first of ``players``,
+            then paced at half the peer's capacity (or at ``fixed``) as the second:
+            (peer, real, pace, peer paced, real paced)."""
 
-            def load(name: str, path: str, who: Any, rate: float | None) -> _Load:
-                result, elapsed, cpu = _timed(lambda: run(base, path, who, seconds, rate))
-                loads.append(_Load(f"{name}, " + (f"paced at {rate:.0f}/s" if rate else "closed loop"), n, result,
-                                   elapsed, cpu))  # fmt: skip
-                return loads[-1]
+            def alternate(who: Any, rate: float | None) -> tuple[_Load, _Load]:
+                parts: list[list[tuple[LoadResult, float, float]]] = [[], []]
+                for _ in range(slices):
+                    for side, (_, path) in zip(parts, (peer, real), strict=True):
+                        side.append(_timed(functools.partial(run, base, path, who, seconds / slices, rate)))
+                how = f"paced at {rate:.0f}/s" if rate else "closed loop"
+                names = (peer[0], real[0])
+                both = [_Load(f"{name}, {how}", n, *_merged(side)) for name, side in zip(names, parts, strict=True)]
+                loads.extend(both)
+                return both[0], both[1]
 
             closed_who, paced_who = players
-            peer_closed, real_closed = load(*peer, closed_who, None), load(*real, closed_who, None)
+            peer_closed, real_closed = alternate(closed_who, None)
             pace = _half(peer_closed.per_s, fixed)
-            return peer_closed, real_closed, pace, load(*peer, paced_who, pace), load(*real, paced_who, pace)
+            return peer_closed, real_closed, pace, *alternate(paced_who, pace)
 
         with asgi_server(workers=workers, extra_env=server_env) as base:
             warm = min(1.0, seconds)  # one client on each path first: imports, connections, prepared statements

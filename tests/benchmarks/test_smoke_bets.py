@@ -25,7 +25,7 @@ KEYS = (
 @pytest.mark.django_db(transaction=True)
 def test_bench_bets_prints_every_ratio_beside_its_peer_and_keeps_money_exact() -> None:
     out = StringIO()
-    options = ["seconds=0.5", "clients=2", "ws_clients=2", "workers=1"]
+    options = ["seconds=0.5", "slices=2", "clients=2", "ws_clients=2", "workers=1"]
     call_command("bench", "bets", *[arg for option in options for arg in ("-o", option)], stdout=out)
     figures = json.loads(out.getvalue().strip().splitlines()[-1])
     for key in KEYS:
