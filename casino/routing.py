@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.urls import path
+
 from games.routing import websocket_urlpatterns as games_websocket_urlpatterns
 
 websocket_urlpatterns: list[Any] = [*games_websocket_urlpatterns]
+
+if settings.CASINO_BENCH_ENDPOINTS:  # `bench bets`' websocket peer: never in production (casino/settings.py)
+    from games.benchmarks.bare import BareInsertConsumer
+
+    websocket_urlpatterns.append(path("ws/bench/bare/", BareInsertConsumer.as_asgi()))

@@ -31,6 +31,9 @@ import httptools
 class LoadResult:
     latencies: list[float] = field(default_factory=list)  # seconds, one per answered request
     statuses: dict[int, int] = field(default_factory=dict)
+    # How long the load ran, from the first request on (a websocket load's
+    # connections and tickets come before it and are not counted).
+    seconds: float = 0.0
 
     @property
     def errors(self) -> int:
@@ -134,13 +137,15 @@ async def post_load(
     ``None``: closed loop."""
     result = LoadResult()
     interval = len(clients) / rate if rate else None
-    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    stop_at = started + seconds
     await asyncio.gather(
         *(
             _client(host, port, path, identities, body, stop_at, interval, (interval or 0) * i / len(clients), result)
             for i, identities in enumerate(clients)
         )
     )
+    result.seconds = time.perf_counter() - started
     return result
 
 

@@ -8,24 +8,30 @@
   Timed: the dealer's advance at the end of the last decision window, which
   settles every wager and updates every balance in one transaction.
 - ``bench bets``: chips through a real uvicorn server (``workers`` processes,
-  default 2) over the websocket (``ws_clients`` sockets: closed loop, then
-  paced at ``ws_rate``) and over REST (``clients`` HTTP clients: closed loop,
-  the bare DRF endpoint as its peer, then paced at ``rate``).
+  default 2), each bet path beside its bare peer on the same server
+  (``games.benchmarks.bare``) under the same load generator: websocket bets
+  (``ws_clients`` sockets) beside the bare websocket peer, REST bets
+  (``clients`` HTTP clients) beside the bare DRF endpoint; closed loop
+  (``ws_ratio``, ``rest_ratio``), then each paced at half its peer's capacity
+  (``ws_paced_p99_ratio``, ``rest_paced_p99_ratio``); ``verify_ledger`` after.
 - ``bench fanout``: websockets on one table; time from a phase change's commit
   to each client receiving its delta: ``clients`` (2,000) reading, the same
   with ``slow_share`` (5 %) never reading, and ``big_clients`` (10,000) over
   ``big_workers`` processes.
 
 Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
--o seconds=10 -o workers=2 -o ws_rate=1000 -o rate=250 -o players_per_client=1
--o pool=0``; ``-o clients=2000 -o changes=5 -o slow_share=0.05 -o
-slow_changes=20 -o big_clients=10000 -o big_workers=2 -o drain=10``.
+-o seconds=10 -o workers=2 -o players_per_client=1 -o pool=0 -o slices=3`` (``-o ws_rate=N
+-o rate=N``: pace at a fixed rate instead of half the bare peer's capacity);
+``-o clients=2000 -o changes=5 -o slow_share=0.05 -o slow_changes=20
+-o big_clients=10000 -o big_workers=2 -o drain=10``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import math
 import os
 import signal
 import statistics
@@ -35,6 +41,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -298,23 +305,26 @@ def _bet_load(base: str, path: str, tokens: list[list[str]], seconds: float, rat
     return result
 
 
-def _ws_bet_load(base: str, table_id: int, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
-    """One websocket per token, each placing 100-unit Ante chips as ``bet`` frames
-    (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?ticket="
+def _ws_bet_load(base: str, path: str, tokens: list[str], seconds: float, rate: float | None = None) -> LoadResult:
+    """One websocket per token to ``path`` (a table's ``/ws/tables/<id>/`` or the
+    bare peer's ``/ws/bench/bare/``), each placing 100-unit Ante chips as ``bet``
+    frames (``ws_bets``): closed loop, or ``rate`` bets/s in all."""
+    url = base.replace("http://", "ws://") + f"{path}?ticket="
     body = {"type": "bet", **CHIP}
     result, codes = ws_bets.run_load(url=url, origin=base, tokens=tokens, body=body, seconds=seconds, rate=rate)
     if codes:
-        print(f"bets over the websocket: error codes {codes}", file=sys.stderr)
+        print(f"bets over the websocket {path}: error codes {codes}", file=sys.stderr)
     return result
 
 
 def _load_figures(result: LoadResult, elapsed: float) -> tuple[float, float, float]:
-    """(answers per second, p50 ms, p99 ms)."""
+    """(answers per second, p50 ms, p99 ms); the rate over the load's own time
+    (``result.seconds``: from its first request on), else over ``elapsed``."""
     ms = [v * 1000 for v in result.latencies]
     if not ms:
         return 0.0, float("nan"), float("nan")
-    return round(len(ms) / elapsed, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
+    seconds = result.seconds or elapsed
+    return round(len(ms) / seconds, 1), round(statistics.median(ms), 2), round(_pct(ms, 0.99), 2)
 
 
 def _timed(run: Any) -> tuple[LoadResult, float, float]:
@@ -322,6 +332,53 @@ def _timed(run: Any) -> tuple[LoadResult, float, float]:
     started, cpu_started = time.perf_counter(), time.process_time()
     result = run()
     return result, time.perf_counter() - started, time.process_time() - cpu_started
+
+
+def _ratio(figure: float, peer: float) -> float | None:
+    return round(figure / peer, 3) if peer and math.isfinite(figure) and math.isfinite(peer) else None
+
+
+@dataclass
+class _Load:
+    """One load's outcome: its table row and its figures."""
+
+    name: str
+    clients: int
+    result: LoadResult
+    elapsed: float
+    cpu: float
+
+    @property
+    def figures(self) -> tuple[float, float, float]:
+        return _load_figures(self.result, self.elapsed)
+
+    @property
+    def per_s(self) -> float:
+        return self.figures[0]
+
+    @property
+    def p99(self) -> float:
+        return self.figures[2]
+
+    def row(self) -> list[Any]:
+        return [self.name, self.clients, *self.figures, self.result.errors]
+
+
+def _merged(parts: list[tuple[LoadResult, float, float]]) -> tuple[LoadResult, float, float]:
+    """One load's slices ``(result, wall seconds, CPU seconds)`` as one."""
+    result = LoadResult()
+    for part, _, _ in parts:
+        result.latencies += part.latencies
+        for status, count in part.statuses.items():
+            result.statuses[status] = result.statuses.get(status, 0) + count
+        result.seconds += part.seconds
+    return result, sum(wall for _, wall, _ in parts), sum(cpu for _, _, cpu in parts)
+
+
+def _half(capacity: float, fixed: float) -> float:
+    """The paced rate: ``fixed`` bets/s when given, else half the bare peer's
+    measured ``capacity`` (at least 1/s)."""
+    return fixed if fixed > 0 else max(1.0, round(capacity / 2, 1))
 
 
 @benchmark("bets")
@@ -332,23 +389,38 @@ def bets(
     seconds: float = 10.0,
     workers: int = 2,
     pool: int = 0,
-    ws_rate: float = 1000,
-    rate: float = 250,
+    ws_rate: float = 0,
+    rate: float = 0,
     players_per_client: int = 1,
+    slices: int = 3,
 ) -> BenchResult:
-    """Chips at one UTH table through one ``uvicorn --workers`` server, five loads
-    one after the other, each from players of its own:
+    """Chips at one UTH table through one ``uvicorn --workers`` server, eight
+    loads, each bet path beside its bare peer on the same
+    server (``games.benchmarks.bare``: ticket or token, JSON parse, one
+    ``INSERT``, JSON answer) under the same load generator:
 
-    1. websocket, closed loop: ``ws_clients`` sockets, each sending its next
-       ``bet`` frame when the last was acknowledged (capacity);
-    2. websocket, paced at ``ws_rate`` bets/s (latency from the scheduled time);
-    3. REST, closed loop: ``clients`` keep-alive HTTP clients on the chip endpoint;
-    4. the bare DRF endpoint (``games.benchmarks.bare``: token, parse, one
-       INSERT, JSON), closed loop, same clients: the REST path's peer;
-    5. REST, paced at ``rate`` bets/s.
+    1. the bare websocket peer, closed loop: ``ws_clients`` sockets, each
+       sending its next frame when the last was answered (capacity);
+    2. websocket bets (group commit), closed loop, the same sockets' players;
+    3. the bare websocket peer and 4. websocket bets, paced at half the bare
+       peer's capacity (``ws_rate``: a fixed rate instead); latency from the
+       scheduled time;
+    5. the bare DRF endpoint, closed loop, ``clients`` keep-alive HTTP clients;
+    6. REST bets (the chip endpoint), closed loop, the same clients' players;
+    7. the bare DRF endpoint and 8. REST bets, paced at half the bare
+       endpoint's capacity (``rate``: a fixed rate instead).
+
+    Each load and its peer's run in turn in ``slices`` slices of
+    ``seconds / slices`` (peer, path, peer, path...), so a burst of the
+    machine's other work falls on both alike; each figure is over all its slices.
+    Then ``verify_ledger`` over the scratch database (money exact).
     """
+    from ledger.services.seals import seal_key
+    from ledger.services.verify import verify_ledger
+
     clients, ws_clients, seconds, workers = int(clients), int(ws_clients), float(seconds), int(workers)
     pool, ws_rate, rate, per_client = int(pool), float(ws_rate), float(rate), int(players_per_client)
+    slices = max(1, int(slices))
     # ``pool``: psycopg pool connections per worker; 0 (default, as deployed):
     # each of the worker's HTTP threads keeps its own connection.
     # The websocket's per-connection message rate (CASINO_WS_RATE 10 a second,
@@ -360,6 +432,7 @@ def bets(
     unlimited = {"CASINO_WS_RATE": "100000", "CASINO_WS_BURST": "100000", "CASINO_WS_FLOOD_CLOSE": "100000"}
     server_env = {"DB_POOL_MAX_SIZE": str(pool), "CASINO_BENCH_ENDPOINTS": "true", **unlimited}
     chip_path = "/api/tables/{}/bets/chip/"
+    bare_path, bare_ws_path = "/api/bench/bare/", "/ws/bench/bare/"
     with scratch_database():
         table = _table("BB1", betting_seconds=3600)
         rest_players = 2 * clients * per_client
@@ -367,64 +440,100 @@ def bets(
         tokens = _tokens(_players(table, rest_players + ws_players + 1))
         rest_tokens, ws_tokens, warm_token = tokens[:rest_players], tokens[rest_players:-1], [[tokens[-1]]]
         groups = [rest_tokens[i : i + per_client] for i in range(0, rest_players, per_client)]
+        # The closed and the paced loads bet as players of their own (a socket's
+        # connection slot is released after it closes); each bare peer runs before
+        # its bet path with the same players (it holds no slot).
+        ws_closed_tokens, ws_paced_tokens = ws_tokens[:ws_clients], ws_tokens[ws_clients:]
+        rest_closed_groups, rest_paced_groups = groups[:clients], groups[clients:]
         start_table(table_id=table.pk, now=timezone.now())
-        path = chip_path.format(table.pk)
+        path, ws_path = chip_path.format(table.pk), f"/ws/tables/{table.pk}/"
+        loads: list[_Load] = []
+
+        def pair(
+            base: str, run: Any, n: int, peer: tuple[str, str], real: tuple[str, str], fixed: float, players: Any
+        ) -> tuple[_Load, _Load, float, _Load, _Load]:
+            """The bare peer and the real path (``(name, path)`` each) with ``n``
+            clients, in turn slice by slice: closed loop as the first of ``players``,
+            then paced at half the peer's capacity (or at ``fixed``) as the second:
+            (peer, real, pace, peer paced, real paced)."""
+
+            def alternate(who: Any, rate: float | None) -> tuple[_Load, _Load]:
+                parts: list[list[tuple[LoadResult, float, float]]] = [[], []]
+                for _ in range(slices):
+                    for side, (_, path) in zip(parts, (peer, real), strict=True):
+                        side.append(_timed(functools.partial(run, base, path, who, seconds / slices, rate)))
+                how = f"paced at {rate:.0f}/s" if rate else "closed loop"
+                names = (peer[0], real[0])
+                both = [_Load(f"{name}, {how}", n, *_merged(side)) for name, side in zip(names, parts, strict=True)]
+                loads.extend(both)
+                return both[0], both[1]
+
+            closed_who, paced_who = players
+            peer_closed, real_closed = alternate(closed_who, None)
+            pace = _half(peer_closed.per_s, fixed)
+            return peer_closed, real_closed, pace, *alternate(paced_who, pace)
+
         with asgi_server(workers=workers, extra_env=server_env) as base:
-            _bet_load(base, path, warm_token, 1.0)
-            _ws_bet_load(base, table.pk, warm_token[0], 1.0)
-            ws_closed, ws_elapsed, ws_cpu = _timed(
-                lambda: _ws_bet_load(base, table.pk, ws_tokens[:ws_clients], seconds)
-            )
-            ws_paced, ws_paced_elapsed, _ = _timed(
-                lambda: _ws_bet_load(base, table.pk, ws_tokens[ws_clients:], seconds, rate=ws_rate)
-            )
-            rest_closed, rest_elapsed, rest_cpu = _timed(lambda: _bet_load(base, path, groups[:clients], seconds))
-            bare, bare_elapsed, _ = _timed(lambda: _bet_load(base, "/api/bench/bare/", groups[:clients], seconds))
-            rest_paced, rest_paced_elapsed, _ = _timed(
-                lambda: _bet_load(base, path, groups[clients:], seconds, rate=rate)
-            )
-    ws_per_s, ws_p50, ws_p99 = _load_figures(ws_closed, ws_elapsed)
-    ws_paced_per_s, ws_paced_p50, ws_paced_p99 = _load_figures(ws_paced, ws_paced_elapsed)
-    rest_per_s, rest_p50, rest_p99 = _load_figures(rest_closed, rest_elapsed)
-    bare_per_s, bare_p50, bare_p99 = _load_figures(bare, bare_elapsed)
-    rest_paced_per_s, rest_paced_p50, rest_paced_p99 = _load_figures(rest_paced, rest_paced_elapsed)
-    rows = [
-        ["websocket, closed loop", ws_clients, ws_per_s, ws_p50, ws_p99, ws_closed.errors],
-        [f"websocket, paced at {ws_rate:.0f}/s", ws_clients, ws_paced_per_s, ws_paced_p50, ws_paced_p99,
-         ws_paced.errors],
-        ["REST, closed loop", clients, rest_per_s, rest_p50, rest_p99, rest_closed.errors],
-        ["bare DRF endpoint, closed loop", clients, bare_per_s, bare_p50, bare_p99, bare.errors],
-        [f"REST, paced at {rate:.0f}/s", clients, rest_paced_per_s, rest_paced_p50, rest_paced_p99, rest_paced.errors],
-    ]  # fmt: skip
+            warm = min(1.0, seconds)  # one client on each path first: imports, connections, prepared statements
+            for warm_path in (path, bare_path):
+                _bet_load(base, warm_path, warm_token, warm)
+            for warm_path in (ws_path, bare_ws_path):
+                _ws_bet_load(base, warm_path, warm_token[0], warm)
+            bare_ws, ws_closed, ws_pace, bare_ws_paced, ws_paced = pair(
+                base, _ws_bet_load, ws_clients, ("bare websocket peer", bare_ws_path), ("websocket bets", ws_path),
+                ws_rate, (ws_closed_tokens, ws_paced_tokens),
+            )  # fmt: skip
+            bare, rest_closed, rest_pace, bare_paced, rest_paced = pair(
+                base, _bet_load, clients, ("bare DRF endpoint", bare_path), ("REST bets", path), rate,
+                (rest_closed_groups, rest_paced_groups),
+            )  # fmt: skip
+        problems = verify_ledger(key=seal_key())
+    if problems:
+        out.write(f"verify_ledger: {len(problems)} problems, the first: {problems[0]}\n")
+    errors = sum(one.result.errors for one in loads)
     figures: dict[str, Any] = {
         "ws_clients": ws_clients,
-        "ws_p50_ms": ws_p50,
-        "ws_p99_ms": ws_p99,
-        "ws_errors": ws_closed.errors + ws_paced.errors,
+        "ws_p50_ms": ws_closed.figures[1],
+        "ws_p99_ms": ws_closed.p99,
+        "bare_ws_p99_ms": bare_ws.p99,
         "rest_clients": clients,
-        "rest_p99_ms": rest_p99,
-        "rest_errors": rest_closed.errors + rest_paced.errors + bare.errors,
+        "rest_p99_ms": rest_closed.p99,
+        "bare_p99_ms": bare.p99,
         # The load generator's own CPU (it shares the two cores with the server).
-        "load_generator_cpu_ms_per_ws_bet": round(ws_cpu * 1000 / max(len(ws_closed.latencies), 1), 3),
-        "load_generator_cpu_ms_per_rest_bet": round(rest_cpu * 1000 / max(len(rest_closed.latencies), 1), 3),
+        "load_generator_cpu_ms_per_ws_bet": round(ws_closed.cpu * 1000 / max(len(ws_closed.result.latencies), 1), 3),
+        "load_generator_cpu_ms_per_rest_bet": round(
+            rest_closed.cpu * 1000 / max(len(rest_closed.result.latencies), 1), 3
+        ),
         "uvicorn_workers": workers,
         "pool_per_worker": pool,
-        # The issue's keys last, in its order.
-        "ws_bets_per_s": ws_per_s,
-        "ws_paced_rate": ws_rate,
-        "ws_paced_p99_ms": ws_paced_p99,
-        "rest_bets_per_s": rest_per_s,
-        "bare_per_s": bare_per_s,
-        "rest_ratio": round(rest_per_s / bare_per_s, 3) if bare_per_s else None,
-        "rest_paced_rate": rate,
-        "rest_paced_p99_ms": rest_paced_p99,
+        # The issue's keys last, each ratio after its figure and its peer's.
+        "ws_bets_per_s": ws_closed.per_s,
+        "bare_ws_per_s": bare_ws.per_s,
+        "ws_ratio": _ratio(ws_closed.per_s, bare_ws.per_s),
+        "rest_bets_per_s": rest_closed.per_s,
+        "bare_per_s": bare.per_s,
+        "rest_ratio": _ratio(rest_closed.per_s, bare.per_s),
+        "ws_paced_rate": ws_pace,
+        "ws_paced_p99_ms": ws_paced.p99,
+        "bare_ws_paced_p99_ms": bare_ws_paced.p99,
+        "ws_paced_p99_ratio": _ratio(ws_paced.p99, bare_ws_paced.p99),
+        "rest_paced_rate": rest_pace,
+        "rest_paced_p99_ms": rest_paced.p99,
+        "bare_rest_paced_p99_ms": bare_paced.p99,
+        "rest_paced_p99_ratio": _ratio(rest_paced.p99, bare_paced.p99),
+        "errors": errors,
+        "verify_ledger_problems": len(problems),
     }
     return BenchResult(
-        title=f"bets: {seconds:.0f} s per load at one UTH table; uvicorn x{workers}",
+        title=f"bets: {seconds:g} s per load at one UTH table; uvicorn x{workers}",
         columns=["load", "clients", "bets_per_s", "p50_ms", "p99_ms", "errors"],
-        rows=rows,
+        rows=[one.row() for one in loads],
         figures=figures,
-        notes=["paced latency counts from each bet's scheduled send time (no coordinated omission)"],
+        notes=[
+            "paced latency counts from each bet's scheduled send time (no coordinated omission)",
+            "targets (issue 39): ws_ratio >= 0.6, rest_ratio >= 0.7, ws_paced_p99_ratio <= 3, "
+            "rest_paced_p99_ratio <= 3",
+        ],
     )
 
 

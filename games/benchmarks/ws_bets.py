@@ -118,11 +118,13 @@ async def bet_load(
     sockets = await connect(url=url, origin=origin, tokens=tokens, body=body)
     result = LoadResult()
     interval = len(sockets) / rate if rate else None
-    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    stop_at = started + seconds
     try:
         await asyncio.gather(
             *(_client(s, stop_at, interval, (interval or 0) * i / len(sockets), result) for i, s in enumerate(sockets))
         )
+        result.seconds = time.perf_counter() - started  # from the first bet: the connections are not counted
     finally:
         for socket in sockets:
             if socket.transport is not None:
