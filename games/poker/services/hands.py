@@ -94,11 +94,11 @@ from ledger.services import (
     TransferSpec,
     append_events,
     count_stream_filtered,
-    settle_batch,
 )
 from ledger.services.money import account_key
 from ledger.services.postings import request_hash
 from ledger.services.projectors import events_of
+from ledger.services.small import settle_small_batch
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def _play(
     metadata = {"actor": actor, "correlation_id": hand.hand_id, "at": iso(now)}
     if known[1] is None:
         metadata["currency"] = table.currency  # the deal: the chips' unit of the hand (its projection's)
-    settle_batch(
+    settle_small_batch(
         idempotency_key=key,
         currency=table.currency,
         appends=[StreamAppend(stream, hand.stream_version, new, metadata, head_hash if hand.stream_version else None)],
