@@ -17,6 +17,7 @@ would build, so the services and projectors use them unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -147,3 +148,29 @@ def save_table_phase(*, table_id: int, phase: str, phase_seq: int, deadline: dat
     """The locked table's phase, sequence and deadline (``set_table``'s write), prepared."""
     with bulk_cursor() as cursor:
         cursor.execute(_SET_PHASE, [phase, phase_seq, deadline, table_id], prepare=True)
+
+
+def save_row(row: models.Model, fields: Sequence[str] | None = None) -> None:
+    """``row.save()`` (``fields``: ``save(update_fields=fields)``) of a row that
+    exists, as one prepared UPDATE by primary key on PostgreSQL, without the ORM
+    compiling it; a row not yet saved, or one the UPDATE does not find, is saved
+    by the ORM (SQLite: always)."""
+    if connection.vendor != "postgresql" or row._state.adding or row.pk is None:
+        row.save(update_fields=fields)
+        return
+    meta = row._meta
+    chosen = [f for f in meta.concrete_fields if not f.primary_key and (fields is None or f.name in fields)]
+    sql = _UPDATES.get((meta.db_table, tuple(f.attname for f in chosen)))
+    if sql is None:
+        sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in chosen)
+        sql = f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {sets} WHERE id = %s"
+        _UPDATES[(meta.db_table, tuple(f.attname for f in chosen))] = sql
+    params = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in chosen]
+    with bulk_cursor() as cursor:
+        cursor.execute(sql, [*params, row.pk], prepare=True)
+        updated = cursor.rowcount
+    if updated != 1:
+        row.save(update_fields=fields)
+
+
+_UPDATES: dict[tuple[str, tuple[str, ...]], str] = {}
