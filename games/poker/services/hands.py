@@ -257,6 +257,8 @@ def _play(
         appends=[StreamAppend(stream, hand.stream_version, new, metadata, head_hash if hand.stream_version else None)],
         transfers=_money(decided, state, table, hand, stream, accounts),
     )
+    if ended:
+        store.stop_deferring()  # a hand over: its end (seats sitting out, the tournament's step) reads the rows
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
                          at=now)  # fmt: skip
     project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
@@ -373,9 +375,12 @@ def act(
                 raise PokerTableNotFound(table_id=table_id)
             head_hash = read.head[1] if read.hand is not None and read.head is not None and read.head[0] == (
                 read.hand.stream_version) else None  # fmt: skip
-            result = _act(read.table, read.hand, read.seats, player_id=player_id, action=action, amount=amount,
-                          key=idempotency_key, now=now, accounts=read.accounts, head_hash=head_hash)  # fmt: skip
-            store.save_result(key=idempotency_key, result=asdict(result))
+            # The hand's, the seats' and the table's UPDATEs and the result go in one round trip
+            # (``_play`` sends them at once when the hand ends: the dealer's work then reads them).
+            with store.deferred_writes():
+                result = _act(read.table, read.hand, read.seats, player_id=player_id, action=action, amount=amount,
+                              key=idempotency_key, now=now, accounts=read.accounts, head_hash=head_hash)  # fmt: skip
+                store.save_result(key=idempotency_key, result=asdict(result))
             return result
 
     def run() -> ActResult:

@@ -17,7 +17,10 @@ would build, so the services and projectors use them unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -135,10 +138,14 @@ def first_result(*, key: str, command: str, digest: str) -> Any:
         return claim(cursor, key=key, command=command, digest=digest, at=ledger_now())
 
 
+_RESULT = "UPDATE ledger_idempotency SET result = %s::jsonb WHERE key = %s"
+
+
 def save_result(*, key: str, result: dict[str, Any]) -> None:
-    """The command's result under its claimed key."""
-    with connection.cursor() as cursor:
-        record_result(cursor, key=key, result=result)
+    """The command's result under its claimed key (``record_result``'s write)."""
+    if not _defer(_RESULT, [json.dumps(result), key]):
+        with connection.cursor() as cursor:
+            record_result(cursor, key=key, result=result)
 
 
 _SET_PHASE = "UPDATE games_pokertable SET phase = %s, phase_seq = %s, deadline = %s WHERE id = %s"
@@ -146,8 +153,63 @@ _SET_PHASE = "UPDATE games_pokertable SET phase = %s, phase_seq = %s, deadline =
 
 def save_table_phase(*, table_id: int, phase: str, phase_seq: int, deadline: datetime | None) -> None:
     """The locked table's phase, sequence and deadline (``set_table``'s write), prepared."""
-    with bulk_cursor() as cursor:
-        cursor.execute(_SET_PHASE, [phase, phase_seq, deadline, table_id], prepare=True)
+    params = [phase, phase_seq, deadline, table_id]
+    if not _defer(_SET_PHASE, params):
+        with bulk_cursor() as cursor:
+            cursor.execute(_SET_PHASE, params, prepare=True)
+
+
+# --- deferred writes: the action's last UPDATEs sent together ---------------------------------------
+
+# The UPDATEs queued by ``deferred_writes`` (each must change exactly one row), or None.
+_QUEUE: ContextVar[list[tuple[str, list[Any]]] | None] = ContextVar("poker_deferred_writes", default=None)
+
+
+@contextmanager
+def deferred_writes() -> Iterator[None]:
+    """PostgreSQL: inside, ``save_row`` (of a row that exists), ``save_table_phase``
+    and ``save_result`` queue their UPDATE of one row; the queue is sent in one
+    pipeline when the block ends without an error (each UPDATE must find its row,
+    else ``RuntimeError``, rolling the caller's transaction back), or earlier by
+    ``stop_deferring``. Only for a step whose other statements read none of the
+    queued rows meanwhile (the caller's contract). Elsewhere: nothing deferred."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    token = _QUEUE.set([])
+    try:
+        yield
+        stop_deferring()
+    finally:
+        _QUEUE.reset(token)
+
+
+def stop_deferring() -> None:
+    """Send the queued UPDATEs now; later writes of the block run at once."""
+    queue = _QUEUE.get()
+    if not queue:
+        return
+    _QUEUE.set(None)
+    pg = connection.connection
+    cursors = [psycopg.Cursor(pg) for _ in queue]
+    try:
+        with bulk_cursor(), pipelined():
+            for cursor, (sql, params) in zip(cursors, queue, strict=True):
+                cursor.execute(sql, params, prepare=True)
+        missing = [sql for cursor, (sql, _) in zip(cursors, queue, strict=True) if cursor.rowcount != 1]
+    finally:
+        for cursor in cursors:
+            cursor.close()
+    if missing:
+        raise RuntimeError(f"a deferred write found no row: {missing[0]}")
+
+
+def _defer(sql: str, params: list[Any]) -> bool:
+    queue = _QUEUE.get()
+    if queue is None:
+        return False
+    queue.append((sql, params))
+    return True
 
 
 def save_row(row: models.Model, fields: Sequence[str] | None = None) -> None:
@@ -166,6 +228,8 @@ def save_row(row: models.Model, fields: Sequence[str] | None = None) -> None:
         sql = f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {sets} WHERE id = %s"
         _UPDATES[(meta.db_table, tuple(f.attname for f in chosen))] = sql
     params = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in chosen]
+    if _defer(sql, [*params, row.pk]):
+        return
     with bulk_cursor() as cursor:
         cursor.execute(sql, [*params, row.pk], prepare=True)
         updated = cursor.rowcount
