@@ -17,15 +17,16 @@ goes through ``settle_batch`` unchanged. Runs inside the caller's transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import psycopg
 from django.db import IntegrityError, connection, transaction
 
 from casino.collector import collector_paused
-from ledger.errors import StaleStreamVersion
+from ledger.canonical import GENESIS_HASH
+from ledger.errors import IdempotencyKeyReused, InvalidEvent, StaleStreamVersion
 from ledger.services.batch import (
     BatchResult,
     TransferSpec,
@@ -162,3 +163,128 @@ def _insert_legs(pg: Any, legs: list[Leg], transfer_ids: list[int], at: Any) -> 
             [at, *[v for n, line in enumerate(lines) for v in (n, *line)]],
             prepare=True,
         )  # fmt: skip
+
+
+# --- the same writes as statements for the caller's own pipeline ---------------------------------
+
+
+@dataclass
+class SmallWrites:
+    """A small batch as statements to send in the caller's pipeline, in order
+    (``statements``), and ``finish``, called with each statement's cursor once
+    they ran: it checks the claim and the balances (raising as ``settle_batch``
+    would) and gives the batch's result. The events' and transfers' ids come
+    from their columns' defaults, so nothing is read before sending."""
+
+    statements: list[tuple[str, list[Any]]]
+    finish: Callable[[Sequence[Any]], BatchResult]
+
+
+def small_batch_writes(
+    *, idempotency_key: str, currency: str, appends: Sequence[StreamAppend], transfers: Sequence[TransferSpec] = ()
+) -> SmallWrites | None:
+    """``settle_small_batch`` as statements (``SmallWrites``) for one append whose
+    head the caller read; ``None`` when the batch needs ``settle_small_batch``
+    (SQLite, several appends, a head not read). Contract: the key is new; the
+    caller claimed its own command's key in this transaction first, so a retry
+    never reaches here (a key claimed already is refused with
+    ``IdempotencyKeyReused``, rolling the caller's transaction back)."""
+    if len(appends) != 1 or _needs_bulk(appends) or not idempotency_key or len(idempotency_key) > MAX_KEY:
+        return None
+    batch = prepare_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
+    with collector_paused():
+        append = appends[0]
+        first = (append.expected_version or 0) + 1
+        head = append.head_hash if append.expected_version else GENESIS_HASH
+        prepared = _hash_appends([(append, first, head or GENESIS_HASH)], batch.at, batch.encoded,
+                                 batch.metadata_jsons)  # fmt: skip
+        stream, last = append.stream_id, first + len(prepared) - 1
+        legs = [(t.debit, t.credit, t.amount, t.kind, t.cause.version) for t in transfers]
+        for t in transfers:
+            if t.cause.stream_id != stream or not first <= t.cause.version <= last:
+                raise InvalidEvent(f"{t.cause} is not appended by this batch", stream_id=t.cause.stream_id)
+        deltas: dict[int, int] = {}
+        for debit, credit, amount, _, _ in legs:
+            deltas[debit] = deltas.get(debit, 0) - amount
+            deltas[credit] = deltas.get(credit, 0) + amount
+        ids = sorted(deltas)
+        statements: list[tuple[str, list[Any]]] = [
+            (
+                "INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
+                "VALUES (%s, 'settle_batch', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING 1",
+                [idempotency_key, batch.digest, batch.at],
+            ),
+            (
+                "INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, "
+                "prev_hash, hash, mac) VALUES "
+                + ", ".join(["(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"] * len(prepared))
+                + " RETURNING id",
+                [v for p in prepared for v in p],
+            ),
+        ]
+        if legs:
+            statements.append((
+                "UPDATE ledger_account a SET balance = a.balance + v.delta "
+                "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
+                "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
+                "RETURNING a.id",
+                [text_array(ids), text_array(deltas[i] for i in ids), currency],
+            ))  # fmt: skip
+            statements += _leg_statements(stream, first, last, legs, currency, batch.at)
+        statements.append((
+            "UPDATE ledger_idempotency SET result = jsonb_build_object('events', %s::int, 'transfers', %s::int, "
+            "'first_event_id', e.first, 'last_event_id', e.last) FROM (SELECT min(id) AS first, max(id) AS last "
+            "FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s) e WHERE key = %s",
+            [len(prepared), len(legs), stream, first, last, idempotency_key],
+        ))  # fmt: skip
+
+    def finish(cursors: Sequence[Any]) -> BatchResult:
+        if cursors[0].fetchone() is None:
+            raise IdempotencyKeyReused(f"idempotency key {idempotency_key!r} was claimed already",
+                                       key=idempotency_key, command="settle_batch")  # fmt: skip
+        event_ids = [int(row[0]) for row in cursors[1].fetchall()]
+        if legs:
+            updated = {int(row[0]) for row in cursors[2].fetchall()}
+            if len(updated) != len(ids):
+                with connection.cursor() as cursor:
+                    diagnose_refusal(cursor, [i for i in ids if i not in updated], deltas, currency)
+        return BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
+
+    return SmallWrites(statements, finish)
+
+
+def _leg_statements(
+    stream: str, first: int, last: int, legs: list[tuple[int, int, int, str, int]], currency: str, at: Any
+) -> list[tuple[str, list[Any]]]:
+    """The transfer rows (ids from their default, in leg order; each names its
+    event by stream and version) and both statement lines of each (the balance
+    after: the account's new balance less what its later lines move)."""
+    later: dict[int, int] = {}
+    lines: list[tuple[int, int, int, int]] = []  # leg index, account, signed amount, moved later
+    for n in range(len(legs) - 1, -1, -1):
+        debit, credit, amount, _, _ = legs[n]
+        lines.append((n, credit, amount, later.get(credit, 0)))
+        later[credit] = later.get(credit, 0) + amount
+        lines.append((n, debit, -amount, later.get(debit, 0)))
+        later[debit] = later.get(debit, 0) - amount
+    lines.reverse()
+    transfers = (
+        "INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, event_id, "
+        "created_at) SELECT v.debit, v.credit, v.amount, %s, v.kind, e.id, %s FROM (VALUES "
+        + ", ".join(["(%s::int, %s::bigint, %s::bigint, %s::bigint, %s::text, %s::int)"] * len(legs))
+        + ") AS v(n, debit, credit, amount, kind, version) JOIN ledger_event e ON e.stream_id = %s "
+        "AND e.version = v.version ORDER BY v.n"
+    )
+    statement_lines = (
+        "INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
+        "SELECT v.account, t.id, t.event_id, v.amount, a.balance - v.later, %s FROM (VALUES "
+        + ", ".join(["(%s::int, %s::int, %s::bigint, %s::bigint, %s::bigint)"] * len(lines))
+        + ") AS v(n, leg, account, amount, later) "
+        "JOIN (SELECT id, event_id, row_number() OVER (ORDER BY id) - 1 AS leg FROM ledger_transfer "
+        "WHERE event_id IN (SELECT id FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s)) t "
+        "ON t.leg = v.leg JOIN ledger_account a ON a.id = v.account ORDER BY v.n"
+    )
+    return [
+        (transfers, [currency, at, *[v for n, leg in enumerate(legs) for v in (n, *leg)], stream]),
+        (statement_lines, [at, *[v for n, line in enumerate(lines) for v in (n, *line)], stream, first, last]),
+    ]

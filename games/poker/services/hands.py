@@ -98,7 +98,7 @@ from ledger.services import (
 from ledger.services.money import account_key
 from ledger.services.postings import request_hash
 from ledger.services.projectors import events_of
-from ledger.services.small import settle_small_batch
+from ledger.services.small import settle_small_batch, small_batch_writes
 
 
 @dataclass(frozen=True)
@@ -251,12 +251,12 @@ def _play(
     metadata = {"actor": actor, "correlation_id": hand.hand_id, "at": iso(now)}
     if known[1] is None:
         metadata["currency"] = table.currency  # the deal: the chips' unit of the hand (its projection's)
-    settle_small_batch(
-        idempotency_key=key,
-        currency=table.currency,
-        appends=[StreamAppend(stream, hand.stream_version, new, metadata, head_hash if hand.stream_version else None)],
-        transfers=_money(decided, state, table, hand, stream, accounts),
-    )
+    appends = [StreamAppend(stream, hand.stream_version, new, metadata, head_hash if hand.stream_version else None)]
+    transfers = _money(decided, state, table, hand, stream, accounts)
+    # A player's action (``act``): the batch goes out with the step's other writes, in one round trip.
+    queued = store.deferring() and _queue_batch(key, table.currency, appends, transfers)
+    if not queued:
+        settle_small_batch(idempotency_key=key, currency=table.currency, appends=appends, transfers=transfers)
     if ended:
         store.stop_deferring()  # a hand over: its end (seats sitting out, the tournament's step) reads the rows
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
@@ -267,6 +267,14 @@ def _play(
     remember_hand(hand, state, deck)
     _project(table, state, deadline, now, seats)
     return state, [event for _, event in decided]
+
+
+def _queue_batch(key: str, currency: str, appends: list[StreamAppend], transfers: list[TransferSpec]) -> bool:
+    writes = small_batch_writes(idempotency_key=key, currency=currency, appends=appends, transfers=transfers)
+    if writes is None:
+        return False
+    store.queue_batch(writes)
+    return True
 
 
 def _project(table: PokerTable, state: HandState, deadline: datetime | None, now: datetime,

@@ -18,7 +18,7 @@ would build, so the services and projectors use them unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,11 +26,13 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
-from django.db import connection, models
+from django.db import IntegrityError, connection, models
 
 from games.poker.models import PokerHand, PokerSeat, PokerTable
+from ledger.errors import StaleStreamVersion
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import bulk_cursor, claim, pipelined, record_result
+from ledger.services.small import SmallWrites
 
 M = TypeVar("M", bound=models.Model)
 
@@ -159,24 +161,32 @@ def save_table_phase(*, table_id: int, phase: str, phase_seq: int, deadline: dat
             cursor.execute(_SET_PHASE, params, prepare=True)
 
 
-# --- deferred writes: the action's last UPDATEs sent together ---------------------------------------
+# --- deferred writes: the action's writes sent together ----------------------------------------------
 
-# The UPDATEs queued by ``deferred_writes`` (each must change exactly one row), or None.
-_QUEUE: ContextVar[list[tuple[str, list[Any]]] | None] = ContextVar("poker_deferred_writes", default=None)
+
+@dataclass
+class _Queue:
+    writes: list[tuple[str, list[Any], bool]] = field(default_factory=list)  # sql, params, must change one row
+    finishers: list[tuple[int, int, Callable[[Sequence[Any]], Any]]] = field(default_factory=list)
+
+
+_QUEUE: ContextVar[_Queue | None] = ContextVar("poker_deferred_writes", default=None)
 
 
 @contextmanager
 def deferred_writes() -> Iterator[None]:
-    """PostgreSQL: inside, ``save_row`` (of a row that exists), ``save_table_phase``
-    and ``save_result`` queue their UPDATE of one row; the queue is sent in one
-    pipeline when the block ends without an error (each UPDATE must find its row,
-    else ``RuntimeError``, rolling the caller's transaction back), or earlier by
-    ``stop_deferring``. Only for a step whose other statements read none of the
-    queued rows meanwhile (the caller's contract). Elsewhere: nothing deferred."""
+    """PostgreSQL: inside, the ledger batch of the step (``queue_batch``),
+    ``save_row`` (of a row that exists), ``save_table_phase`` and ``save_result``
+    queue their statements; the queue is sent in one pipeline when the block ends
+    without an error, or earlier by ``stop_deferring``, and checked then (the
+    ledger's refusals; each UPDATE of a row must find it, else ``RuntimeError``),
+    rolling the caller's transaction back on a refusal. Only for a step whose
+    other statements read none of the queued rows meanwhile (the caller's
+    contract). Elsewhere: nothing deferred."""
     if connection.vendor != "postgresql":
         yield
         return
-    token = _QUEUE.set([])
+    token = _QUEUE.set(_Queue())
     try:
         yield
         stop_deferring()
@@ -184,19 +194,41 @@ def deferred_writes() -> Iterator[None]:
         _QUEUE.reset(token)
 
 
-def stop_deferring() -> None:
-    """Send the queued UPDATEs now; later writes of the block run at once."""
+def deferring() -> bool:
+    return _QUEUE.get() is not None
+
+
+def queue_batch(writes: SmallWrites) -> None:
+    """Queue a ledger batch's statements (``ledger.services.small.small_batch_writes``)."""
     queue = _QUEUE.get()
-    if not queue:
+    assert queue is not None, "queue_batch outside deferred_writes"
+    queue.finishers.append((len(queue.writes), len(writes.statements), writes.finish))
+    queue.writes += [(sql, params, False) for sql, params in writes.statements]
+
+
+def stop_deferring() -> None:
+    """Send the queued statements now and check them; later writes of the block run at once."""
+    queue = _QUEUE.get()
+    if queue is None:
         return
     _QUEUE.set(None)
+    if not queue.writes:
+        return
     pg = connection.connection
-    cursors = [psycopg.Cursor(pg) for _ in queue]
+    cursors = [psycopg.Cursor(pg) for _ in queue.writes]
     try:
-        with bulk_cursor(), pipelined():
-            for cursor, (sql, params) in zip(cursors, queue, strict=True):
-                cursor.execute(sql, params, prepare=True)
-        missing = [sql for cursor, (sql, _) in zip(cursors, queue, strict=True) if cursor.rowcount != 1]
+        try:
+            with bulk_cursor(), pipelined():
+                for cursor, (sql, params, _) in zip(cursors, queue.writes, strict=True):
+                    cursor.execute(sql, params, prepare=True)
+        except IntegrityError as exc:
+            if queue.finishers:  # another writer appended to the hand's stream meanwhile
+                raise StaleStreamVersion("another writer appended to the stream of this step") from exc
+            raise
+        for start, count, finish in queue.finishers:
+            finish(cursors[start : start + count])
+        missing = [sql for cursor, (sql, _, one) in zip(cursors, queue.writes, strict=True)
+                   if one and cursor.rowcount != 1]  # fmt: skip
     finally:
         for cursor in cursors:
             cursor.close()
@@ -208,7 +240,7 @@ def _defer(sql: str, params: list[Any]) -> bool:
     queue = _QUEUE.get()
     if queue is None:
         return False
-    queue.append((sql, params))
+    queue.writes.append((sql, params, True))
     return True
 
 
