@@ -141,7 +141,7 @@ def play_actions(ring: Ring, count: int) -> tuple[float, int]:
     first_event = _last_event_id()
     players = len(ring.players)
     spent = 0.0
-    actor = PokerHand.objects.values_list("actor_seat", flat=True).get(hand_id=ring.hand_id)
+    actor = _actor(ring)
     for _ in range(count):
         # Preflop everyone calls the big blind (the big blind itself checks); later streets are checked.
         action = "call" if ring.acted < players - 1 else "check"
@@ -154,10 +154,18 @@ def play_actions(ring: Ring, count: int) -> tuple[float, int]:
         ring.acted += 1
         if result.actor_seat is None:  # the hand is over: the dealer deals the next one
             deal(ring)
-            actor = PokerHand.objects.values_list("actor_seat", flat=True).get(hand_id=ring.hand_id)
+            actor = _actor(ring)
         else:
             actor = result.actor_seat
     return spent, first_event
+
+
+def _actor(ring: Ring) -> int:
+    """The seat to act in the ring's hand."""
+    seat = PokerHand.objects.values_list("actor_seat", flat=True).get(hand_id=ring.hand_id)
+    if seat is None:
+        raise RuntimeError(f"nobody to act in {ring.hand_id}")
+    return int(seat)
 
 
 def _last_event_id() -> int:
@@ -273,7 +281,9 @@ def floor_action(conn: psycopg.Connection[Any], ring: Ring, writes: ActionWrites
         raise RuntimeError(f"floor: key {key} claimed twice")
     cur.execute("SELECT id, hand_number, stream_version, pot, phase, actor_seat FROM raw_pokerhand "
                 "WHERE hand_id = %s", [hand_id])  # fmt: skip
-    hand_pk, hand_number, _, pot, _, _ = cur.fetchone()
+    hand_row = cur.fetchone()
+    assert hand_row is not None, hand_id
+    hand_pk, hand_number, _, pot, _, _ = hand_row
     cur.execute("SELECT version, hash FROM raw_event WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
                 [writes.stream_id])  # fmt: skip
     head = cur.fetchone()

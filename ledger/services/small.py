@@ -57,7 +57,8 @@ def _sequences(cursor: Any) -> tuple[str, str]:
         cursor.execute(
             "SELECT pg_get_serial_sequence('ledger_event', 'id'), pg_get_serial_sequence('ledger_transfer', 'id')"
         )
-        _SEQUENCES[name] = tuple(cursor.fetchone())  # type: ignore[assignment]
+        event_seq, transfer_seq = cursor.fetchone()
+        _SEQUENCES[name] = (str(event_seq), str(transfer_seq))
     return _SEQUENCES[name]
 
 
@@ -90,6 +91,7 @@ def settle_small_batch(
         claimed, event_ids, transfer_ids = cursor.fetchone()
         if not claimed:
             first = claim(cursor, key=idempotency_key, command="settle_batch", digest=batch.digest, at=batch.at)
+            assert first is not None  # claimed by another transaction, which committed (the unique key waited)
             return BatchResult(**first)
         planned = _plan_appends(cursor, appends, {})  # every head is known: nothing is read
         prepared = _hash_appends(planned, batch.at, batch.encoded, batch.metadata_jsons)

@@ -149,12 +149,13 @@ def _money(events: Sequence[tuple[int, Event]], state: HandState, table: PokerTa
     currency = table.currency
     known = known or {}
     accounts: dict[int, int] = {}
+    pot_id: list[int] = []  # looked up when the first leg needs it
 
     def pot() -> int:
-        if "pot" not in known:
+        if not pot_id:
             found = known.get(account_key(AccountKind.POKER_POT.value, f"poker-hand:{hand.hand_id}", currency))
-            known["pot"] = found or pot_account(hand_id=hand.hand_id, currency=currency)
-        return known["pot"]
+            pot_id.append(found or pot_account(hand_id=hand.hand_id, currency=currency))
+        return pot_id[0]
 
     def seat_acct(seat: int) -> int:
         if seat not in accounts:

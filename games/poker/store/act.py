@@ -38,7 +38,7 @@ M = TypeVar("M", bound=models.Model)
 
 
 def _columns(model: type[models.Model], alias: str) -> str:
-    return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in model._meta.concrete_fields)
+    return ", ".join(f"{alias}.{connection.ops.quote_name(str(f.column))}" for f in model._meta.concrete_fields)
 
 
 def _instance(model: type[M], values: tuple[Any, ...]) -> M:
@@ -256,7 +256,7 @@ def save_row(row: models.Model, fields: Sequence[str] | None = None) -> None:
     chosen = [f for f in meta.concrete_fields if not f.primary_key and (fields is None or f.name in fields)]
     sql = _UPDATES.get((meta.db_table, tuple(f.attname for f in chosen)))
     if sql is None:
-        sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in chosen)
+        sets = ", ".join(f"{connection.ops.quote_name(str(f.column))} = %s" for f in chosen)
         sql = f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {sets} WHERE id = %s"
         _UPDATES[(meta.db_table, tuple(f.attname for f in chosen))] = sql
     params = [f.get_db_prep_save(getattr(row, f.attname), connection) for f in chosen]
