@@ -21,6 +21,7 @@ BENCHMARK_MODULES = [
     "ledger.benchmarks",
     "games.benchmarks.evaluator",
     "games.benchmarks.poker",
+    "games.benchmarks.commands_poker",
     "games.benchmarks.live",
     "games.benchmarks.rounds",
     "games.benchmarks.tournament",

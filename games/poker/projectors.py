@@ -41,6 +41,7 @@ from games.poker.engine.events import (
 )
 from games.poker.engine.hand import HandState, apply
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
+from games.poker.store.act import save_row
 from games.poker.tournament.models import Tournament, TournamentEntry
 from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
 from games.tables.projection import held_row
@@ -115,7 +116,7 @@ class PokerHandProjector(Projector):
             row.stream_version = event.version
             changed[hand_id] = row
         for row in changed.values():
-            row.save()
+            save_row(row)
 
     def _create(self, hand_id: str, event: RecordedEvent, row: PokerHand | None) -> PokerHand:
         table_id = int(event.data["table_id"])
@@ -398,7 +399,7 @@ class PokerSeatProjector(Projector):
         for key, fields in self._dirty.items():
             row = self._rows.get(key)
             if row is not None and fields:
-                row.save(update_fields=sorted(fields))
+                save_row(row, sorted(fields))
         self._dirty = {}
 
     def _table_event(self, table_id: int, kind: str, data: Mapping[str, Any]) -> None:

@@ -17,12 +17,12 @@ scheduling of the next step come from ``games.tables.pacing``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from casino.responsible_gaming import note_wagers
 from games.cards.shuffle import RandomSource, SecureRandomSource, shuffled_deck
@@ -78,12 +78,15 @@ from games.poker.services.tables import (
     remember_hand,
     seat_account,
     seat_of,
+    seat_owner,
     set_table,
 )
 from games.poker.services.tournament_tables import check_tournament_player, prepare_tournament_hand, table_hand_done
+from games.poker.store import act as store
 from games.tables import pacing, presence
 from games.tables.dealkeys import new_deal_key
 from games.tables.fairness import SEALED_FIELD, DeckMismatch, OpenedDeck, open_committed_deck, shuffle_and_commit
+from ledger.models import AccountKind
 from ledger.services import (
     EventRef,
     NewEvent,
@@ -91,9 +94,11 @@ from ledger.services import (
     TransferSpec,
     append_events,
     count_stream_filtered,
-    settle_batch,
 )
+from ledger.services.money import account_key
+from ledger.services.postings import request_hash
 from ledger.services.projectors import events_of
+from ledger.services.small import settle_small_batch, small_batch_writes
 
 
 @dataclass(frozen=True)
@@ -137,30 +142,44 @@ def hand_config(table: PokerTable, players: int) -> HandConfig:
 
 
 def _money(events: Sequence[tuple[int, Event]], state: HandState, table: PokerTable, hand: PokerHand,
-           stream: str) -> list[TransferSpec]:  # fmt: skip
-    """The ledger legs of engine events (``(stream version, event)`` pairs)."""
+           stream: str, known: Mapping[str, int] | None = None) -> list[TransferSpec]:  # fmt: skip
+    """The ledger legs of engine events (``(stream version, event)`` pairs).
+    ``known``: account ids by key the caller read already (``games.poker.store.act``);
+    an account not among them is looked up (and opened if new)."""
     currency = table.currency
-    pot = pot_account(hand_id=hand.hand_id, currency=currency)
+    known = known or {}
     accounts: dict[int, int] = {}
+    pot_id: list[int] = []  # looked up when the first leg needs it
+
+    def pot() -> int:
+        if not pot_id:
+            found = known.get(account_key(AccountKind.POKER_POT.value, f"poker-hand:{hand.hand_id}", currency))
+            pot_id.append(found or pot_account(hand_id=hand.hand_id, currency=currency))
+        return pot_id[0]
 
     def seat_acct(seat: int) -> int:
         if seat not in accounts:
             pid = int(state.players[state.positions[seat]].player_id)
-            accounts[seat] = seat_account(table_id=table.pk, player_id=pid, currency=currency)
+            owner = seat_owner(table_id=table.pk, player_id=pid)
+            found = known.get(account_key(AccountKind.POKER_SEAT.value, owner, currency))
+            accounts[seat] = found or seat_account(table_id=table.pk, player_id=pid, currency=currency)
         return accounts[seat]
+
+    def rake() -> int:
+        found = known.get(account_key(AccountKind.RAKE.value, f"poker-table:{table.pk}", currency))
+        return found or rake_account(table_id=table.pk, currency=currency)
 
     legs: list[TransferSpec] = []
     for version, event in events:
         ref = EventRef(stream, version)
         if isinstance(event, AntePosted | BlindPosted | ActionTaken) and event.amount > 0:
-            legs.append(TransferSpec(seat_acct(event.seat), pot, event.amount, ref, "bet"))
+            legs.append(TransferSpec(seat_acct(event.seat), pot(), event.amount, ref, "bet"))
         elif isinstance(event, UncalledBetReturned) and event.amount > 0:
-            legs.append(TransferSpec(pot, seat_acct(event.seat), event.amount, ref, "uncalled"))
+            legs.append(TransferSpec(pot(), seat_acct(event.seat), event.amount, ref, "uncalled"))
         elif isinstance(event, RakeTaken) and event.amount > 0:
-            legs.append(TransferSpec(pot, rake_account(table_id=table.pk, currency=currency), event.amount, ref,
-                                     "rake"))  # fmt: skip
+            legs.append(TransferSpec(pot(), rake(), event.amount, ref, "rake"))
         elif isinstance(event, PotAwarded):
-            legs += [TransferSpec(pot, seat_acct(seat), chips, ref, "pot") for seat, chips in event.winners if chips]
+            legs += [TransferSpec(pot(), seat_acct(seat), chips, ref, "pot") for seat, chips in event.winners if chips]
     return legs
 
 
@@ -176,6 +195,8 @@ def _play(
     key: str,
     now: datetime,
     seats: dict[int, PokerSeat] | None = None,
+    accounts: dict[str, int] | None = None,
+    head_hash: str | None = None,
 ) -> tuple[HandState, list[Event]]:
     """Decide ``commands``, deal whatever the dealer deals next, record the
     events with their money, and update the projections and the table's
@@ -183,7 +204,9 @@ def _play(
     as the dealer opened it. Hole cards are recorded sealed for their players
     (``games.poker.services.cards``); when the hand is over, the leaves the
     table saw are recorded (``poker_hand.cards_revealed``) and the deal key is
-    shredded, in the same transaction."""
+    shredded, in the same transaction. ``accounts`` (ledger account ids by key) and
+    ``head_hash`` (the hash of the stream's event at ``hand.stream_version``): read
+    already in this transaction (``games.poker.store.act``), not read again."""
     stream = et.hand_stream(hand.hand_id)
     known = (hand.stream_version, state)  # the engine state the projector starts from
     new: list[NewEvent] = list(before)
@@ -229,12 +252,14 @@ def _play(
     metadata = {"actor": actor, "correlation_id": hand.hand_id, "at": iso(now)}
     if known[1] is None:
         metadata["currency"] = table.currency  # the deal: the chips' unit of the hand (its projection's)
-    settle_batch(
-        idempotency_key=key,
-        currency=table.currency,
-        appends=[StreamAppend(stream, hand.stream_version, new, metadata)],
-        transfers=_money(decided, state, table, hand, stream),
-    )
+    appends = [StreamAppend(stream, hand.stream_version, new, metadata, head_hash if hand.stream_version else None)]
+    transfers = _money(decided, state, table, hand, stream, accounts)
+    # A player's action (``act``): the batch goes out with the step's other writes, in one round trip.
+    queued = store.deferring() and _queue_batch(key, table.currency, appends, transfers)
+    if not queued:
+        settle_small_batch(idempotency_key=key, currency=table.currency, appends=appends, transfers=transfers)
+    if ended:
+        store.stop_deferring()  # a hand over: its end (seats sitting out, the tournament's step) reads the rows
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
                          at=now)  # fmt: skip
     project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
@@ -243,6 +268,14 @@ def _play(
     remember_hand(hand, state, deck)
     _project(table, state, deadline, now, seats)
     return state, [event for _, event in decided]
+
+
+def _queue_batch(key: str, currency: str, appends: list[StreamAppend], transfers: list[TransferSpec]) -> bool:
+    writes = small_batch_writes(idempotency_key=key, currency=currency, appends=appends, transfers=transfers)
+    if writes is None:
+        return False
+    store.queue_batch(writes)
+    return True
 
 
 def _project(table: PokerTable, state: HandState, deadline: datetime | None, now: datetime,
@@ -340,53 +373,94 @@ def act(
     if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int) or amount < 0):
         raise InvalidAction(amount=str(amount))
     request = {"table": table_id, "player": player_id, "action": action, "amount": amount}
+    if connection.vendor == "postgresql" and type(table_id) is int:
+        # The lean path: claim, lock and reads in one round trip (``games.poker.store.act``).
+        digest = request_hash(ACT_COMMAND, request)
+        with transaction.atomic():
+            read = store.read_act(table_id=table_id, key=idempotency_key, command=ACT_COMMAND, digest=digest)
+            if not read.claimed:
+                return ActResult(**store.first_result(key=idempotency_key, command=ACT_COMMAND, digest=digest))
+            if read.table is None:
+                raise PokerTableNotFound(table_id=table_id)
+            head_hash = read.head[1] if read.hand is not None and read.head is not None and read.head[0] == (
+                read.hand.stream_version) else None  # fmt: skip
+            # The hand's, the seats' and the table's UPDATEs and the result go in one round trip
+            # (``_play`` sends them at once when the hand ends: the dealer's work then reads them).
+            with store.deferred_writes():
+                result = _act(read.table, read.hand, read.seats, player_id=player_id, action=action, amount=amount,
+                              key=idempotency_key, now=now, accounts=read.accounts, head_hash=head_hash)  # fmt: skip
+                store.save_result(key=idempotency_key, result=asdict(result))
+            return result
 
     def run() -> ActResult:
         table = lock_table(table_id)
         hand = PokerHand.objects.filter(hand_id=table.current_hand_id).first() if table.current_hand_id else None
         # The seat rows dealt in; the player's is among them in the common case (one query for both).
         seats = dealt_in_seats(hand) if hand is not None else {}
-        seat = next((s for s in seats.values() if s.player_id == player_id), None)
-        if seat is None:
-            try:
-                seat = seat_of(table, player_id)
-            except NotSeated:
-                if table.tournament_id is not None:
-                    check_tournament_player(table, player_id)  # eliminated: its own refusal
-                raise
-        if hand is None:
-            raise NoHand(table_id=table_id)
-        if table.phase == PAUSED:
-            raise HandPaused(hand_id=hand.hand_id)
-        if hand.status == "voided":
-            raise HandVoided(hand_id=hand.hand_id)
-        state, deck = hand_state(hand)
-        assert state is not None
-        if state.phase is Phase.COMPLETE:
-            raise engine_errors.HandComplete(hand_id=hand.hand_id)
-        if deck is None:  # the deal key is gone while the hand runs: nothing can be dealt from it
-            raise DeckMismatch(hand_id=hand.hand_id)
-        if seats.get(seat.seat_number) is None or seats[seat.seat_number].pk != seat.pk:  # e.g. taken after the deal
-            raise NotInHand(hand_id=hand.hand_id)
-        position = state.positions[seat.seat_number]
-        thinking = hand.in_time_bank and not hand.in_disconnection_bank
-        if thinking and state.acting_seat == seat.seat_number and hand.deadline is not None:
-            # Acting inside the thinking time bank keeps what is left of it.
-            seat.time_bank_left = max(0.0, (hand.deadline - now).total_seconds())
-            seat.save(update_fields=["time_bank_left"])
-        new_state, events = _play(
-            table, hand, state, deck, [Act(seat.seat_number, Action(action), amount)],
-            actor=f"user:{player_id}", key=f"{idempotency_key}:ledger", now=now, seats=seats,
-        )  # fmt: skip
-        taken = events[0]
-        assert isinstance(taken, ActionTaken)
-        return ActResult(
-            hand.hand_id, seat.seat_number, action, taken.amount, new_state.players[position].stack,
-            new_state.phase.value, new_state.acting_seat, iso(hand.deadline),
-        )  # fmt: skip
+        return _act(table, hand, seats, player_id=player_id, action=action, amount=amount, key=idempotency_key,
+                    now=now)  # fmt: skip
 
     with transaction.atomic():
-        return once(idempotency_key, "poker.act", request, run, ActResult)
+        return once(idempotency_key, ACT_COMMAND, request, run, ActResult)
+
+
+ACT_COMMAND = "poker.act"
+
+
+def _act(
+    table: PokerTable,
+    hand: PokerHand | None,
+    seats: dict[int, PokerSeat],
+    *,
+    player_id: int,
+    action: str,
+    amount: int | None,
+    key: str,
+    now: datetime,
+    accounts: dict[str, int] | None = None,
+    head_hash: str | None = None,
+) -> ActResult:
+    """``act`` at the locked ``table``: its current ``hand`` (``None``: none) and the
+    ``seats`` dealt into it, read in this transaction."""
+    seat = next((s for s in seats.values() if s.player_id == player_id), None)
+    if seat is None:
+        try:
+            seat = seat_of(table, player_id)
+        except NotSeated:
+            if table.tournament_id is not None:
+                check_tournament_player(table, player_id)  # eliminated: its own refusal
+            raise
+    if hand is None:
+        raise NoHand(table_id=table.pk)
+    if table.phase == PAUSED:
+        raise HandPaused(hand_id=hand.hand_id)
+    if hand.status == "voided":
+        raise HandVoided(hand_id=hand.hand_id)
+    state, deck = hand_state(hand)
+    assert state is not None
+    if state.phase is Phase.COMPLETE:
+        raise engine_errors.HandComplete(hand_id=hand.hand_id)
+    if deck is None:  # the deal key is gone while the hand runs: nothing can be dealt from it
+        raise DeckMismatch(hand_id=hand.hand_id)
+    if seats.get(seat.seat_number) is None or seats[seat.seat_number].pk != seat.pk:  # e.g. taken after the deal
+        raise NotInHand(hand_id=hand.hand_id)
+    position = state.positions[seat.seat_number]
+    thinking = hand.in_time_bank and not hand.in_disconnection_bank
+    if thinking and state.acting_seat == seat.seat_number and hand.deadline is not None:
+        # Acting inside the thinking time bank keeps what is left of it.
+        seat.time_bank_left = max(0.0, (hand.deadline - now).total_seconds())
+        seat.save(update_fields=["time_bank_left"])
+    new_state, events = _play(
+        table, hand, state, deck, [Act(seat.seat_number, Action(action), amount)],
+        actor=f"user:{player_id}", key=f"{key}:ledger", now=now, seats=seats, accounts=accounts,
+        head_hash=head_hash,
+    )  # fmt: skip
+    taken = events[0]
+    assert isinstance(taken, ActionTaken)
+    return ActResult(
+        hand.hand_id, seat.seat_number, action, taken.amount, new_state.players[position].stack,
+        new_state.phase.value, new_state.acting_seat, iso(hand.deadline),
+    )  # fmt: skip
 
 
 def advance_table(

@@ -23,6 +23,7 @@ from games.poker.errors import NotSeated, PokerTableNotFound
 from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.projectors import PokerSeatProjector
 from games.poker.services.cards import SEALED_HOLE, dealer_hole_cards, open_deck, own_copy
+from games.poker.store.act import save_table_phase
 from games.tables import pacing
 from games.tables.fairness import SEALED_FIELD, OpenedDeck, is_plain, open_committed_deck
 from ledger.models import AccountKind
@@ -116,7 +117,11 @@ def set_table(table: PokerTable, *, phase: str, deadline: datetime | None, **fie
     table.deadline = deadline
     for name, value in fields.items():
         setattr(table, name, value)
-    PokerTable.objects.filter(pk=table.pk).update(phase=phase, phase_seq=table.phase_seq, deadline=deadline, **fields)
+    if fields or connection.vendor != "postgresql":
+        PokerTable.objects.filter(pk=table.pk).update(phase=phase, phase_seq=table.phase_seq, deadline=deadline,
+                                                      **fields)  # fmt: skip
+    else:
+        save_table_phase(table_id=table.pk, phase=phase, phase_seq=table.phase_seq, deadline=deadline)
     schedule(table)
 
 

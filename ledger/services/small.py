@@ -1,0 +1,292 @@
+"""A small batch (one command's few events and transfers) in two round trips on
+PostgreSQL: ``settle_batch``'s result, rows and errors without its bulk
+machinery (head reads, ``pg_get_serial_sequence``, COPY), which costs a
+command of a handful of rows more than the rows themselves.
+
+1. one prepared statement claims the idempotency key and draws the event and
+   transfer ids from their sequences;
+2. one pipeline writes the events (hash-chained onto the heads the caller
+   read, ``StreamAppend.head_hash``), applies the balances (the conditional
+   UPDATE of ``apply_deltas``), writes the transfer rows, their statement
+   lines (each balance after derived on the server from the account's new
+   balance) and the result under the key.
+
+Anything else (SQLite, holds, an append whose head the caller did not read)
+goes through ``settle_batch`` unchanged. Runs inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import psycopg
+from django.db import IntegrityError, connection, transaction
+
+from casino.collector import collector_paused
+from ledger.canonical import GENESIS_HASH
+from ledger.errors import IdempotencyKeyReused, InvalidEvent, StaleStreamVersion
+from ledger.services.batch import (
+    BatchResult,
+    TransferSpec,
+    _hash_appends,
+    _plan_appends,
+    prepare_batch,
+    settle_batch,
+)
+from ledger.services.events import StreamAppend
+from ledger.services.postings import (
+    MAX_KEY,
+    Leg,
+    bulk_cursor,
+    claim,
+    diagnose_refusal,
+    net_deltas,
+    pipelined,
+    record_result,
+    text_array,
+)
+
+_SEQUENCES: dict[str, tuple[str, str]] = {}  # database name -> (event id sequence, transfer id sequence)
+
+
+def _sequences(cursor: Any) -> tuple[str, str]:
+    name = connection.settings_dict["NAME"]
+    if name not in _SEQUENCES:
+        cursor.execute(
+            "SELECT pg_get_serial_sequence('ledger_event', 'id'), pg_get_serial_sequence('ledger_transfer', 'id')"
+        )
+        event_seq, transfer_seq = cursor.fetchone()
+        _SEQUENCES[name] = (str(event_seq), str(transfer_seq))
+    return _SEQUENCES[name]
+
+
+def _needs_bulk(appends: Sequence[StreamAppend]) -> bool:
+    return connection.vendor != "postgresql" or any(
+        a.expected_version is None or (a.expected_version and a.head_hash is None) for a in appends
+    )
+
+
+def settle_small_batch(
+    *, idempotency_key: str, currency: str, appends: Sequence[StreamAppend], transfers: Sequence[TransferSpec] = ()
+) -> BatchResult:
+    """``settle_batch`` (appends and transfers, no holds) for a command's few rows:
+    the same rows, result and errors, in two round trips (module docstring) when
+    every append is new (expected version 0) or carries its head's hash."""
+    if _needs_bulk(appends) or not idempotency_key or len(idempotency_key) > MAX_KEY:
+        return settle_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
+    batch = prepare_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
+    with collector_paused(), transaction.atomic(savepoint=False), bulk_cursor() as cursor:
+        events = sum(len(a.events) for a in appends)
+        event_seq, transfer_seq = _sequences(cursor)
+        cursor.execute(
+            "WITH c AS (INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
+            "VALUES (%s, 'settle_batch', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING 1) "
+            "SELECT (SELECT count(*) FROM c), ARRAY(SELECT nextval(%s::regclass) FROM generate_series(1, %s)), "
+            "ARRAY(SELECT nextval(%s::regclass) FROM generate_series(1, %s))",
+            [idempotency_key, batch.digest, batch.at, event_seq, events, transfer_seq, len(transfers)],
+            prepare=True,
+        )
+        claimed, event_ids, transfer_ids = cursor.fetchone()
+        if not claimed:
+            first = claim(cursor, key=idempotency_key, command="settle_batch", digest=batch.digest, at=batch.at)
+            assert first is not None  # claimed by another transaction, which committed (the unique key waited)
+            return BatchResult(**first)
+        planned = _plan_appends(cursor, appends, {})  # every head is known: nothing is read
+        prepared = _hash_appends(planned, batch.at, batch.encoded, batch.metadata_jsons)
+        by_ref = {(p.stream_id, p.version): i for p, i in zip(prepared, event_ids, strict=True)}
+        legs = [Leg(t.debit, t.credit, t.amount, currency, t.kind, by_ref[(t.cause.stream_id, t.cause.version)])
+                for t in transfers]  # fmt: skip
+        deltas = net_deltas(legs)
+        ids = sorted(deltas)
+        result = BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
+        updated = psycopg.Cursor(connection.connection)
+        try:
+            with pipelined():
+                if prepared:
+                    cursor.execute(
+                        "INSERT INTO ledger_event (id, stream_id, version, type, schema_version, data, metadata, "
+                        "recorded_at, prev_hash, hash, mac) VALUES "
+                        + ", ".join(["(%s, %s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"] * len(prepared)),
+                        [v for p, i in zip(prepared, event_ids, strict=True) for v in (i, *p)],
+                        prepare=True,
+                    )
+                if legs:
+                    updated.execute(
+                        "UPDATE ledger_account a SET balance = a.balance + v.delta "
+                        "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
+                        "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
+                        "RETURNING a.id, a.balance",
+                        [text_array(ids), text_array(deltas[i] for i in ids), currency],
+                        prepare=True,
+                    )
+                    _insert_legs(connection.connection, legs, transfer_ids, batch.at)
+                with bulk_cursor() as last:
+                    record_result(last, key=idempotency_key, result=asdict(result))
+            if legs:
+                balances = {int(row[0]) for row in updated.fetchall()}
+                if len(balances) != len(ids):
+                    diagnose_refusal(cursor, [i for i in ids if i not in balances], deltas, currency)
+        except IntegrityError as exc:
+            raise StaleStreamVersion("another writer appended to a stream of this batch") from exc
+        finally:
+            updated.close()
+        return result
+
+
+def _insert_legs(pg: Any, legs: list[Leg], transfer_ids: list[int], at: Any) -> None:
+    """The transfer rows under their drawn ids and both statement lines of each, in
+    leg order; each line's balance after is the account's new balance less what
+    the account's later lines of this batch moved (``statement_rows``' running
+    balance, derived on the server)."""
+    later: dict[int, int] = {}
+    lines: list[tuple[int, int, int, int, int]] = []  # account, transfer, event, signed amount, moved later
+    for leg, transfer in reversed(list(zip(legs, transfer_ids, strict=True))):
+        lines.append((leg.credit, transfer, leg.event_id, leg.amount, later.get(leg.credit, 0)))
+        later[leg.credit] = later.get(leg.credit, 0) + leg.amount
+        lines.append((leg.debit, transfer, leg.event_id, -leg.amount, later.get(leg.debit, 0)))
+        later[leg.debit] = later.get(leg.debit, 0) - leg.amount
+    lines.reverse()
+    with psycopg.Cursor(pg) as cursor:
+        cursor.execute(
+            "INSERT INTO ledger_transfer (id, debit_account_id, credit_account_id, amount, currency, kind, event_id, "
+            "created_at) VALUES " + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(legs)),
+            [v for leg, i in zip(legs, transfer_ids, strict=True)
+             for v in (i, leg.debit, leg.credit, leg.amount, leg.currency, leg.kind, leg.event_id, at)],
+            prepare=True,
+        )  # fmt: skip
+        cursor.execute(
+            "INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
+            "SELECT v.account, v.transfer, v.event, v.amount, a.balance - v.later, %s "
+            "FROM (VALUES " + ", ".join(["(%s::int, %s::bigint, %s::bigint, %s::bigint, %s::bigint, %s::bigint)"]
+                                         * len(lines)) + ") AS v(n, account, transfer, event, amount, later) "
+            "JOIN ledger_account a ON a.id = v.account ORDER BY v.n",
+            [at, *[v for n, line in enumerate(lines) for v in (n, *line)]],
+            prepare=True,
+        )  # fmt: skip
+
+
+# --- the same writes as statements for the caller's own pipeline ---------------------------------
+
+
+@dataclass
+class SmallWrites:
+    """A small batch as statements to send in the caller's pipeline, in order
+    (``statements``), and ``finish``, called with each statement's cursor once
+    they ran: it checks the claim and the balances (raising as ``settle_batch``
+    would) and gives the batch's result. The events' and transfers' ids come
+    from their columns' defaults, so nothing is read before sending."""
+
+    statements: list[tuple[str, list[Any]]]
+    finish: Callable[[Sequence[Any]], BatchResult]
+
+
+def small_batch_writes(
+    *, idempotency_key: str, currency: str, appends: Sequence[StreamAppend], transfers: Sequence[TransferSpec] = ()
+) -> SmallWrites | None:
+    """``settle_small_batch`` as statements (``SmallWrites``) for one append whose
+    head the caller read; ``None`` when the batch needs ``settle_small_batch``
+    (SQLite, several appends, a head not read). Contract: the key is new; the
+    caller claimed its own command's key in this transaction first, so a retry
+    never reaches here (a key claimed already is refused with
+    ``IdempotencyKeyReused``, rolling the caller's transaction back)."""
+    if len(appends) != 1 or _needs_bulk(appends) or not idempotency_key or len(idempotency_key) > MAX_KEY:
+        return None
+    batch = prepare_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
+    with collector_paused():
+        append = appends[0]
+        first = (append.expected_version or 0) + 1
+        head = append.head_hash if append.expected_version else GENESIS_HASH
+        prepared = _hash_appends([(append, first, head or GENESIS_HASH)], batch.at, batch.encoded,
+                                 batch.metadata_jsons)  # fmt: skip
+        stream, last = append.stream_id, first + len(prepared) - 1
+        legs = [(t.debit, t.credit, t.amount, t.kind, t.cause.version) for t in transfers]
+        for t in transfers:
+            if t.cause.stream_id != stream or not first <= t.cause.version <= last:
+                raise InvalidEvent(f"{t.cause} is not appended by this batch", stream_id=t.cause.stream_id)
+        deltas: dict[int, int] = {}
+        for debit, credit, amount, _, _ in legs:
+            deltas[debit] = deltas.get(debit, 0) - amount
+            deltas[credit] = deltas.get(credit, 0) + amount
+        ids = sorted(deltas)
+        statements: list[tuple[str, list[Any]]] = [
+            (
+                "INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
+                "VALUES (%s, 'settle_batch', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING 1",
+                [idempotency_key, batch.digest, batch.at],
+            ),
+            (
+                "INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, "
+                "prev_hash, hash, mac) VALUES "
+                + ", ".join(["(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"] * len(prepared))
+                + " RETURNING id",
+                [v for p in prepared for v in p],
+            ),
+        ]
+        if legs:
+            statements.append((
+                "UPDATE ledger_account a SET balance = a.balance + v.delta "
+                "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
+                "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
+                "RETURNING a.id",
+                [text_array(ids), text_array(deltas[i] for i in ids), currency],
+            ))  # fmt: skip
+            statements += _leg_statements(stream, first, last, legs, currency, batch.at)
+        statements.append((
+            "UPDATE ledger_idempotency SET result = jsonb_build_object('events', %s::int, 'transfers', %s::int, "
+            "'first_event_id', e.first, 'last_event_id', e.last) FROM (SELECT min(id) AS first, max(id) AS last "
+            "FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s) e WHERE key = %s",
+            [len(prepared), len(legs), stream, first, last, idempotency_key],
+        ))  # fmt: skip
+
+    def finish(cursors: Sequence[Any]) -> BatchResult:
+        if cursors[0].fetchone() is None:
+            raise IdempotencyKeyReused(f"idempotency key {idempotency_key!r} was claimed already",
+                                       key=idempotency_key, command="settle_batch")  # fmt: skip
+        event_ids = [int(row[0]) for row in cursors[1].fetchall()]
+        if legs:
+            updated = {int(row[0]) for row in cursors[2].fetchall()}
+            if len(updated) != len(ids):
+                with connection.cursor() as cursor:
+                    diagnose_refusal(cursor, [i for i in ids if i not in updated], deltas, currency)
+        return BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
+
+    return SmallWrites(statements, finish)
+
+
+def _leg_statements(
+    stream: str, first: int, last: int, legs: list[tuple[int, int, int, str, int]], currency: str, at: Any
+) -> list[tuple[str, list[Any]]]:
+    """The transfer rows (ids from their default, in leg order; each names its
+    event by stream and version) and both statement lines of each (the balance
+    after: the account's new balance less what its later lines move)."""
+    later: dict[int, int] = {}
+    lines: list[tuple[int, int, int, int]] = []  # leg index, account, signed amount, moved later
+    for n in range(len(legs) - 1, -1, -1):
+        debit, credit, amount, _, _ = legs[n]
+        lines.append((n, credit, amount, later.get(credit, 0)))
+        later[credit] = later.get(credit, 0) + amount
+        lines.append((n, debit, -amount, later.get(debit, 0)))
+        later[debit] = later.get(debit, 0) - amount
+    lines.reverse()
+    transfers = (
+        "INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, event_id, "
+        "created_at) SELECT v.debit, v.credit, v.amount, %s, v.kind, e.id, %s FROM (VALUES "
+        + ", ".join(["(%s::int, %s::bigint, %s::bigint, %s::bigint, %s::text, %s::int)"] * len(legs))
+        + ") AS v(n, debit, credit, amount, kind, version) JOIN ledger_event e ON e.stream_id = %s "
+        "AND e.version = v.version ORDER BY v.n"
+    )
+    statement_lines = (
+        "INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
+        "SELECT v.account, t.id, t.event_id, v.amount, a.balance - v.later, %s FROM (VALUES "
+        + ", ".join(["(%s::int, %s::int, %s::bigint, %s::bigint, %s::bigint)"] * len(lines))
+        + ") AS v(n, leg, account, amount, later) "
+        "JOIN (SELECT id, event_id, row_number() OVER (ORDER BY id) - 1 AS leg FROM ledger_transfer "
+        "WHERE event_id IN (SELECT id FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s)) t "
+        "ON t.leg = v.leg JOIN ledger_account a ON a.id = v.account ORDER BY v.n"
+    )
+    return [
+        (transfers, [currency, at, *[v for n, leg in enumerate(legs) for v in (n, *leg)], stream]),
+        (statement_lines, [at, *[v for n, line in enumerate(lines) for v in (n, *line)], stream, first, last]),
+    ]
