@@ -16,11 +16,12 @@ order for a player leaving the table. A batch of commands
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.db import connection
 
 from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
@@ -33,7 +34,14 @@ from games.house.store.rows import save_rows, state_from_json
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
-from ledger.services.postings import bulk_cursor, claim, pipelined, record_result, request_hash
+from ledger.services.postings import (
+    allow_explicit_prepare,
+    bulk_cursor,
+    claim,
+    pipelined,
+    record_result,
+    request_hash,
+)
 
 
 @dataclass
@@ -283,12 +291,40 @@ def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: 
 # 10,000 players deciding cost 10,000 probes, not 10,000 scans of the round.
 _PG_TICK_AND_WAITING = """
 SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline,
-       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
-               AND NOT p.done_deciding AND p.last_street < %(street)s AND p.player_id <> %(player)s)
-       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
-               AND NOT p.done_deciding AND p.last_street > %(street)s AND p.player_id <> %(player)s)
-FROM games_housetable t WHERE t.id = %(table)s
+       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s::bigint AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street < %(street)s::text AND p.player_id <> %(player)s::bigint)
+       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s::bigint AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street > %(street)s::text AND p.player_id <> %(player)s::bigint)
+FROM games_housetable t WHERE t.id = %(table)s::bigint
 """
+
+Tick = tuple[tuple[str, str, int, datetime | None], bool]
+
+
+def ask_tick_and_waiting(*, table_id: int, round_row: HouseRound, player_id: int, street: str) -> Callable[[], Tick]:
+    """``tick_and_waiting`` asked now and answered by the returned function. On
+    PostgreSQL the prepared query is sent now and its row read when the answer
+    is called: inside the caller's pipeline (``ledger.services.postings.pipelined``)
+    it travels with the statements sent after it, one round trip for all."""
+    if connection.vendor != "postgresql":
+        known = tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id, street=street)
+        return lambda: known
+    connection.ensure_connection()
+    allow_explicit_prepare(connection.connection)
+    cursor = psycopg.Cursor(connection.connection)
+    params = {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
+    with connection.wrap_database_errors:
+        cursor.execute(_PG_TICK_AND_WAITING, params, prepare=True)
+
+    def answer() -> Tick:
+        try:
+            with connection.wrap_database_errors:
+                round_id, phase, phase_seq, deadline, waiting = cursor.fetchone() or (None,) * 5
+        finally:
+            cursor.close()
+        return (round_id, phase, phase_seq, deadline), bool(waiting)
+
+    return answer
 
 
 def tick_and_waiting(
@@ -297,12 +333,7 @@ def tick_and_waiting(
     """The table's (current round, phase, phase sequence, deadline) and whether
     another participant still has to decide on ``street``."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _PG_TICK_AND_WAITING, {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
-            )
-            round_id, phase, phase_seq, deadline, waiting = cursor.fetchone()
-        return (round_id, phase, phase_seq, deadline), bool(waiting)
+        return ask_tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id, street=street)()
     waiting = (
         PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)
         .exclude(last_street=street)
