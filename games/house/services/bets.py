@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -136,15 +137,17 @@ def _bet_command(
             balance += player.staked - changed.staked
             player = changed
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
-        if staged is None:
-            save_player(row, changed, idempotency_key, result.as_json(), now)
+        if staged is not None and staged.pipelinable:
+            # The command's last write is sent first and the events and money
+            # after it, in one pipeline: one round trip for both (a refusal of
+            # either rolls both back with the transaction).
+            with pipelined():
+                save_player(row, changed, idempotency_key, result.as_json(), now)
+                staged.write()
             return result
-        # The command's last write is sent first and the events and money after
-        # it, in one pipeline: one round trip for both (a refusal of either
-        # rolls both back with the transaction).
-        with pipelined():
-            save_player(row, changed, idempotency_key, result.as_json(), now)
+        if staged is not None:
             staged.write()
+        save_player(row, changed, idempotency_key, result.as_json(), now)
         return result
 
 
@@ -305,7 +308,7 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
         remember_player(table_id, round_row.round_id, staged.players[player_id], context.incarnation)
         # The tick (others' rows and the table's: this write changes neither) is
         # asked first and the events and money written after it, in one pipeline.
-        with pipelined():
+        with pipelined() if staged.pipelinable else nullcontext():
             answer = ask_tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id,
                                           street=state.phase)  # fmt: skip
             staged.write()

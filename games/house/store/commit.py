@@ -68,6 +68,9 @@ class Staged:
     state: RoundState
     players: dict[int, PlayerState]
     write: Callable[[], None]
+    #: ``write`` is one statement that may be pipelined (one stream, at most one
+    #: hold opened); otherwise a ledger batch, whose COPY a pipeline cannot carry.
+    pipelinable: bool = False
 
 
 def commit(
@@ -163,7 +166,8 @@ def stage(
                projector=projector, round_events=round_events, metadata=metadata, idempotency_key=idempotency_key,
                now=now, project_players=project_players)  # fmt: skip
 
-    return Staged(new_state, new_players, write)
+    one_statement = len(appends) == 1 and not (money.settle_holds or money.transfers or len(money.open_holds) > 1)
+    return Staged(new_state, new_players, write, one_statement and not round_events)
 
 
 def _write(
