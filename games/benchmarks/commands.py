@@ -116,7 +116,9 @@ def _chips_and_decisions(out: Writer, dsn: str, chips: int, decisions: int, roun
             floor_chip(i)
 
         dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
-        assert dealt is not None and dealt.phase == "preflop" and dealt.deadline is not None, dealt
+        assert dealt is not None, "the round deals"
+        assert dealt.phase == "preflop", dealt
+        assert dealt.deadline is not None, dealt
         at = dealt.deadline - timedelta(seconds=1)
         make_decision(table_id=table.pk, player_id=warm, option=DECISION, idempotency_key="warm-d", now=at)
         floor.decision(table_id=table.pk, player_id=warm, option=DECISION, amount=DECISION_MULTIPLE * CHIP,
@@ -230,9 +232,9 @@ def bench_commands(
     }
     rows = [
         ["house chip", ms["chip"], "raw psycopg transaction", ms["chip_floor"], figures["chip_ratio"], ">= 0.4"],
-        ["house decision", ms["decision"], "raw psycopg transaction", ms["decision_floor"],
-         figures["decision_ratio"], ">= 0.4"],  # fmt: skip
-    ]
+        ["house decision", ms["decision"], "raw psycopg transaction", ms["decision_floor"], figures["decision_ratio"],
+         ">= 0.4"],
+    ]  # fmt: skip
     if "poker_action_ratio" in poker:
         rows.append(["poker action", poker.get("poker_action_ms"), "raw psycopg transaction",
                      poker.get("poker_action_floor_ms"), poker["poker_action_ratio"], ">= 0.4"])  # fmt: skip

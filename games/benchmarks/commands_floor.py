@@ -176,7 +176,8 @@ class Floor:
         params: dict[str, Any] = {"key": key, "command": command, "digest": digest, "at": at, "player": player_id,
                                   "table": table_id, "street": street}  # fmt: skip
         found = conn.execute(sql, params, prepare=True).fetchone()
-        assert found is not None and found[0] == 1, "the floor's key is claimed once"
+        assert found is not None, "the table has a round"
+        assert found[0] == 1, "the floor's key is claimed once"
         rid, round_id, _, _seated, _row_id, state, version, wallet, balance, held, house, head = found[1:13]
         version = version or 0
         state = state or {"chips": [], "decisions": [], "version": 0}
@@ -201,7 +202,7 @@ class Floor:
         data_json = json.dumps(data, sort_keys=True, separators=(",", ":"))
         meta_json = json.dumps(meta, sort_keys=True, separators=(",", ":"))
         prev = head or GENESIS
-        body = f'{stream}|{version + 1}|{data_json}|{meta_json}|{at_text}'.encode()
+        body = f"{stream}|{version + 1}|{data_json}|{meta_json}|{at_text}".encode()
         raw = hashlib.sha256(bytes.fromhex(prev) + body).digest()
         totals: dict[str, int] = {}
         for spot, chip_amount, _, auto in state["chips"]:

@@ -111,6 +111,7 @@ class HouseFamily(TableClients):
             ("games.house.store.commit", "HouseRoundProjector"),
             ("games.house.services.rounds", "_set_table"),
             ("games.house.services.bets", "save_player"),
+            ("games.house.services.bets", "save_decision"),
             ("games.house.services.seats", "commit"),
         ]
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,8 +41,8 @@ from games.house.store.cache import remember_player
 from games.house.store.commands import (
     Accounts,
     CommandContext,
-    ask_tick_and_waiting,
     read_command,
+    save_decision,
     save_player,
     seat_and_bettors,
 )
@@ -305,26 +305,20 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
             head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
         )  # fmt: skip
-        remember_player(table_id, round_row.round_id, staged.players[player_id], context.incarnation)
-        # The tick (others' rows and the table's: this write changes neither) is
-        # asked first and the events and money written after it, in one pipeline.
+        changed = staged.players[player_id]
+        remember_player(table_id, round_row.round_id, changed, context.incarnation)
+        result = DecisionResult(round_row.round_id, made.street, made.option, made.amount, balance - made.amount,
+                                False, None)  # fmt: skip
+        # The last write goes first, reading the tick as it stores it (the
+        # table's row and the others': this command changes neither), and the
+        # events and money after it, in one pipeline: one round trip for both.
         with pipelined() if staged.pipelinable else nullcontext():
-            answer = ask_tick_and_waiting(table_id=table_id, round_row=round_row, player_id=player_id,
-                                          street=state.phase)  # fmt: skip
+            answer = save_decision(row, changed, idempotency_key, decision_stored(result), now, round_row=round_row,
+                                   street=state.phase)  # fmt: skip
             staged.write()
         (current, phase, phase_seq, deadline), waiting = answer()
         tick = TableTick(table_id, current, current, phase, phase_seq, deadline)
-        result = DecisionResult(
-            round_row.round_id,
-            made.street,
-            made.option,
-            made.amount,
-            balance - made.amount,
-            not waiting,
-            tick,
-        )
-        save_player(row, staged.players[player_id], idempotency_key, decision_stored(result), now)
-        return result
+        return replace(result, all_decided=not waiting, tick=tick)
 
 
 def decision_stored(result: DecisionResult) -> dict[str, Any]:
