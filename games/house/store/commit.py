@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import ParamSpec
 from uuid import UUID
 
 from django.db import connection
@@ -46,6 +47,8 @@ from ledger.services.postings import pipelined
 from ledger.services.projectors import events_of
 from ledger.upcasting import CURRENT_VERSIONS
 
+P = ParamSpec("P")
+
 
 @dataclass
 class Money:
@@ -71,31 +74,6 @@ class Staged:
     #: ``write`` is one statement that may be pipelined (one stream, at most one
     #: hold opened); otherwise a ledger batch, whose COPY a pipeline cannot carry.
     pipelinable: bool = False
-
-
-def commit(
-    *,
-    round_row: HouseRound,
-    state: RoundState,
-    players: Mapping[int, Row],
-    events: Sequence[Event],
-    money: Money,
-    idempotency_key: str,
-    actor: str,
-    now: datetime,
-    project_players: bool = True,
-    states: Mapping[int, PlayerState] | None = None,
-    head_hashes: Mapping[int, str] | None = None,
-) -> tuple[RoundState, dict[int, PlayerState]]:
-    """Append ``events`` to their streams with the money legs (one ``settle_batch``)
-    and update the projections (the caller writes the player rows itself when
-    ``project_players`` is false): ``stage``, then its ``write``. Returns the
-    new round and touched player states."""
-    staged = stage(round_row=round_row, state=state, players=players, events=events, money=money,
-                   idempotency_key=idempotency_key, actor=actor, now=now, project_players=project_players,
-                   states=states, head_hashes=head_hashes)  # fmt: skip
-    staged.write()
-    return staged.state, staged.players
 
 
 def stage(
@@ -168,6 +146,25 @@ def stage(
 
     one_statement = len(appends) == 1 and not (money.settle_holds or money.transfers or len(money.open_holds) > 1)
     return Staged(new_state, new_players, write, one_statement and not round_events)
+
+
+def _then_write(
+    stage_step: Callable[P, Staged],
+) -> Callable[P, tuple[RoundState, dict[int, PlayerState]]]:
+    def commit(*args: P.args, **kwargs: P.kwargs) -> tuple[RoundState, dict[int, PlayerState]]:
+        """Append ``events`` to their streams with the money legs (one ledger
+        statement or batch) and update the projections (the caller writes the
+        player rows itself when ``project_players`` is false): ``stage``'s
+        arguments, staged and written at once. Returns the new round and the
+        touched player states."""
+        staged = stage_step(*args, **kwargs)
+        staged.write()
+        return staged.state, staged.players
+
+    return commit
+
+
+commit = _then_write(stage)
 
 
 def _write(
