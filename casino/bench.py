@@ -23,6 +23,7 @@ BENCHMARK_MODULES = [
     "games.benchmarks.poker",
     "games.benchmarks.commands_poker",
     "games.benchmarks.live",
+    "games.benchmarks.commands",
     "games.benchmarks.rounds",
     "games.benchmarks.tournament",
     "games.benchmarks.simulation",

@@ -101,6 +101,7 @@ class HouseFamily(TableClients):
             ("games.house.store.commit", "settle_prepared"),
             ("games.house.store.commit", "open_hold"),
             ("games.house.store.commit", "append_events"),
+            ("games.house.store.commit", "append_in_cursor"),
             # ``save_rows`` where it is called: the player-round projector's write,
             # and the commands' last write on SQLite.
             ("games.house.projectors", "save_rows"),
@@ -110,6 +111,7 @@ class HouseFamily(TableClients):
             ("games.house.store.commit", "HouseRoundProjector"),
             ("games.house.services.rounds", "_set_table"),
             ("games.house.services.bets", "save_player"),
+            ("games.house.services.bets", "save_decision"),
             ("games.house.services.seats", "commit"),
         ]
     )

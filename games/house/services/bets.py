@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,13 +42,14 @@ from games.house.store.commands import (
     Accounts,
     CommandContext,
     read_command,
+    save_decision,
     save_player,
     seat_and_bettors,
-    tick_and_waiting,
 )
-from games.house.store.commit import Money, commit
+from games.house.store.commit import Money, Staged, stage
 from games.house.store.rows import state_from_json
 from games.house.store.streams import iso
+from ledger.services.postings import pipelined
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def _bet_command(
         balance = accounts.balance
         outcome: BetOutcome = decide(state, player, balance)
         changed: PlayerState | None = None
+        staged: Staged | None = None
         if any(event.type == BET_PLACED for event in outcome.events):
             _check_room(table_id=table_id, round_row=round_row, state=state, player=player)
         if outcome.events:
@@ -123,17 +126,27 @@ def _bet_command(
                                  settings=context.settings, reserve=reserve_after(state, player, outcome.events),
                                  excluding=round_row.round_id)  # fmt: skip
                 note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
-            _, players = commit(
+            staged = stage(
                 round_row=round_row, state=state, players={player_id: row}, events=outcome.events, money=money,
                 idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
                 head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
             )  # fmt: skip
-            changed = players[player_id]
+            changed = staged.players[player_id]
             remember_player(table_id, round_row.round_id, changed, context.incarnation)
             # Only this player's holds moved: the wallet changed by the stake difference.
             balance += player.staked - changed.staked
             player = changed
         result = BetResult(round_row.round_id, player.totals(), outcome.capped, balance, list(outcome.doubled))
+        if staged is not None and staged.pipelinable:
+            # The command's last write is sent first and the events and money
+            # after it, in one pipeline: one round trip for both (a refusal of
+            # either rolls both back with the transaction).
+            with pipelined():
+                save_player(row, changed, idempotency_key, result.as_json(), now)
+                staged.write()
+            return result
+        if staged is not None:
+            staged.write()
         save_player(row, changed, idempotency_key, result.as_json(), now)
         return result
 
@@ -287,27 +300,25 @@ def make_decision(*, table_id: int, player_id: int, option: str, idempotency_key
                                  settings=context.settings, excluding=round_row.round_id)  # fmt: skip
             note_wager(player_id=player_id, currency=round_row.currency, now=now, settings=context.settings)
             money.open_holds.append((hold_id, accounts.wallet, accounts.held, accounts.house, made.amount, event))
-        _, players = commit(
+        staged = stage(
             round_row=round_row, state=state, players={player_id: row}, events=events, money=money,
             idempotency_key=idempotency_key, actor=f"user:{player_id}", now=now, project_players=False,
             head_hashes={player_id: context.head_hash} if context.head_hash else None, states={player_id: player},
         )  # fmt: skip
-        remember_player(table_id, round_row.round_id, players[player_id], context.incarnation)
-        (current, phase, phase_seq, deadline), waiting = tick_and_waiting(
-            table_id=table_id, round_row=round_row, player_id=player_id, street=state.phase
-        )
+        changed = staged.players[player_id]
+        remember_player(table_id, round_row.round_id, changed, context.incarnation)
+        result = DecisionResult(round_row.round_id, made.street, made.option, made.amount, balance - made.amount,
+                                False, None)  # fmt: skip
+        # The last write goes first, reading the tick as it stores it (the
+        # table's row and the others': this command changes neither), and the
+        # events and money after it, in one pipeline: one round trip for both.
+        with pipelined() if staged.pipelinable else nullcontext():
+            answer = save_decision(row, changed, idempotency_key, decision_stored(result), now, round_row=round_row,
+                                   street=state.phase)  # fmt: skip
+            staged.write()
+        (current, phase, phase_seq, deadline), waiting = answer()
         tick = TableTick(table_id, current, current, phase, phase_seq, deadline)
-        result = DecisionResult(
-            round_row.round_id,
-            made.street,
-            made.option,
-            made.amount,
-            balance - made.amount,
-            not waiting,
-            tick,
-        )
-        save_player(row, players[player_id], idempotency_key, decision_stored(result), now)
-        return result
+        return replace(result, all_decided=not waiting, tick=tick)
 
 
 def decision_stored(result: DecisionResult) -> dict[str, Any]:

@@ -5,8 +5,9 @@ The lean command path (a bet, a decision; hot, prepared statements):
 
 - ``commands``: one player command's read side (``read_command``: key claimed,
   round share-locked, the player's row locked, one round trip) and last write
-  (``save_player``), the decision's ``tick_and_waiting``, the per-seat checks
-  and ``lock_leaving_player``;
+  (``save_player``; a decision's ``save_decision`` reads its tick too), sent in
+  one pipeline with the ledger's statement (``commit.stage``), the per-seat
+  checks and ``lock_leaving_player``;
 - ``batches``: the same for a batch of commands at one table
   (``read_commands``, ``saving_commands``, ``ticks_and_waiting``,
   ``seats_and_bettors``);

@@ -16,11 +16,12 @@ order for a player leaving the table. A batch of commands
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.db import connection
 
 from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
@@ -33,7 +34,14 @@ from games.house.store.rows import save_rows, state_from_json
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
-from ledger.services.postings import bulk_cursor, claim, pipelined, record_result, request_hash
+from ledger.services.postings import (
+    allow_explicit_prepare,
+    bulk_cursor,
+    claim,
+    pipelined,
+    record_result,
+    request_hash,
+)
 
 
 @dataclass
@@ -238,8 +246,7 @@ def _portable_context(table_id: int, player_id: int, now: datetime) -> CommandCo
 
 # The write side's last round trip on PostgreSQL: the player's projection row
 # (inserted with the first chip) and the command's result under its key.
-_PG_SAVE = """
-WITH pr AS (
+_PG_PLAYER_ROW = """
     INSERT INTO games_playerround (round_id, table_id, player_id, game_number, game, currency, stream_version, state,
                                    totals, staked, returned, net, status, last_street, done_deciding, created_at)
     VALUES (%(round)s::bigint, %(table)s::bigint, %(player)s::bigint, %(number)s::text, %(game)s::text,
@@ -249,15 +256,27 @@ WITH pr AS (
         stream_version = EXCLUDED.stream_version, state = EXCLUDED.state, totals = EXCLUDED.totals,
         staked = EXCLUDED.staked, last_street = EXCLUDED.last_street, done_deciding = EXCLUDED.done_deciding
     RETURNING 1
-)
+"""
+_PG_SAVE = f"""
+WITH pr AS ({_PG_PLAYER_ROW})
 UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::text AND (SELECT count(*) FROM pr) = 1
 """
+
+
+def _save_params(row: PlayerRound, key: str, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
+        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
+        "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
+        "created": row.created_at, "result": json.dumps(result), "key": key,
+    }  # fmt: skip
 
 
 def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: dict[str, Any], now: datetime) -> None:
     """A player command's last write: the player's row (when ``player``, its new
     state, changed: the row ``commit`` projected with ``PlayerRoundProjector.fold``)
-    and ``result`` under the idempotency key; one statement on PostgreSQL."""
+    and ``result`` under the idempotency key; one statement on PostgreSQL (sent
+    only: inside the caller's pipeline it travels with the next statement)."""
     if player is None or connection.vendor != "postgresql":
         if player is not None:
             if row.pk is None:
@@ -266,14 +285,8 @@ def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: 
         with connection.cursor() as cursor:
             record_result(cursor, key=key, result=result)
         return
-    params: dict[str, Any] = {
-        "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
-        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
-        "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
-        "created": row.created_at, "result": json.dumps(result), "key": key,
-    }  # fmt: skip
     with bulk_cursor() as cursor:
-        cursor.execute(_PG_SAVE, params, prepare=True)
+        cursor.execute(_PG_SAVE, _save_params(row, key, result), prepare=True)
 
 
 # Is anyone but this player still to decide on ``street``? Two probes of the
@@ -281,14 +294,83 @@ def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: 
 # with a stake who have not called or folded: a row whose last street sorts
 # before or after ``street`` has not decided on it. O(log n) per decision, so
 # 10,000 players deciding cost 10,000 probes, not 10,000 scans of the round.
-_PG_TICK_AND_WAITING = """
-SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline,
-       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
-               AND NOT p.done_deciding AND p.last_street < %(street)s AND p.player_id <> %(player)s)
-       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s AND p.staked > 0
-               AND NOT p.done_deciding AND p.last_street > %(street)s AND p.player_id <> %(player)s)
-FROM games_housetable t WHERE t.id = %(table)s
+_WAITING = """
+       EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s::bigint AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street < %({street})s::text AND p.player_id <> %(player)s::bigint)
+       OR EXISTS (SELECT 1 FROM games_playerround p WHERE p.round_id = %(round)s::bigint AND p.staked > 0
+               AND NOT p.done_deciding AND p.last_street > %({street})s::text AND p.player_id <> %(player)s::bigint)"""
+_PG_TICK_AND_WAITING = f"""
+SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline, {_WAITING.format(street="street")}
+FROM games_housetable t WHERE t.id = %(table)s::bigint
 """
+# ``datetime.isoformat`` of a UTC timestamp, as ``decision_stored`` writes a tick's deadline.
+_ISO_DEADLINE = (
+    "to_char(tw.deadline AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
+    "extract(microseconds FROM tw.deadline)::bigint %% 1000000 = 0 THEN '' "
+    "ELSE to_char(tw.deadline AT TIME ZONE 'UTC', '.US') END || '+00:00'"
+)
+# A decision's last write and its tick in one statement: the player's row, the
+# table's tick and whether anyone else is still to decide on the street (others'
+# rows: this statement's own row is not counted), and the result under the key
+# with that tick and ``all_decided`` written into it.
+_PG_SAVE_DECISION = f"""
+WITH pr AS ({_PG_PLAYER_ROW}), tw AS (
+    SELECT t.current_round_id, t.phase, t.phase_seq, t.deadline, {_WAITING.format(street="decided")} AS waiting
+    FROM games_housetable t WHERE t.id = %(table)s::bigint
+), res AS (
+    UPDATE ledger_idempotency SET result = %(result)s::jsonb || jsonb_build_object(
+        'all_decided', NOT tw.waiting,
+        'tick', jsonb_build_object('table_id', %(table)s::bigint, 'round_id', tw.current_round_id,
+                                   'game_number', tw.current_round_id, 'phase', tw.phase, 'phase_seq', tw.phase_seq,
+                                   'deadline', CASE WHEN tw.deadline IS NOT NULL THEN {_ISO_DEADLINE} END))
+    FROM tw WHERE key = %(key)s::text AND (SELECT count(*) FROM pr) = 1
+    RETURNING 1
+)
+SELECT tw.current_round_id, tw.phase, tw.phase_seq, tw.deadline, tw.waiting, (SELECT count(*) FROM res) FROM tw
+"""
+
+Tick = tuple[tuple[str, str, int, datetime | None], bool]
+
+
+def tick_json(table_id: int, tick: Tick) -> dict[str, Any]:
+    """A decision result's ``tick`` and ``all_decided`` as stored (``decision_stored``'s JSON)."""
+    (round_id, phase, phase_seq, deadline), waiting = tick
+    return {"all_decided": not waiting,
+            "tick": {"table_id": table_id, "round_id": round_id, "game_number": round_id, "phase": phase,
+                     "phase_seq": phase_seq, "deadline": deadline.isoformat() if deadline else None}}  # fmt: skip
+
+
+def save_decision(
+    row: PlayerRound, player: PlayerState, key: str, result: dict[str, Any], now: datetime, *, round_row: HouseRound,
+    street: str,
+) -> Callable[[], Tick]:  # fmt: skip
+    """A decision's last write (``save_player``) and its ``tick_and_waiting`` on
+    ``street``: ``result`` is stored with the tick and ``all_decided`` written
+    into it (``tick_json``), and the returned function answers the tick. On
+    PostgreSQL one statement, sent now and read when the answer is called:
+    inside the caller's pipeline it travels with the statements sent after it."""
+    if connection.vendor != "postgresql":
+        tick = tick_and_waiting(table_id=row.table_id, round_row=round_row, player_id=row.player_id, street=street)
+        save_player(row, player, key, result | tick_json(row.table_id, tick), now)
+        return lambda: tick
+    connection.ensure_connection()
+    allow_explicit_prepare(connection.connection)
+    cursor = psycopg.Cursor(connection.connection)
+    with connection.wrap_database_errors:
+        cursor.execute(_PG_SAVE_DECISION, _save_params(row, key, result) | {"decided": street}, prepare=True)
+
+    def answer() -> Tick:
+        try:
+            with connection.wrap_database_errors:
+                found = cursor.fetchone()
+        finally:
+            cursor.close()
+        if found is None or found[-1] != 1:
+            raise RuntimeError(f"a decision's last write stored {found and found[-1]} results, not 1")
+        round_id, phase, phase_seq, deadline, waiting, _ = found
+        return (round_id, phase, phase_seq, deadline), bool(waiting)
+
+    return answer
 
 
 def tick_and_waiting(
@@ -297,11 +379,11 @@ def tick_and_waiting(
     """The table's (current round, phase, phase sequence, deadline) and whether
     another participant still has to decide on ``street``."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _PG_TICK_AND_WAITING, {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
-            )
-            round_id, phase, phase_seq, deadline, waiting = cursor.fetchone()
+        with bulk_cursor() as cursor:
+            params = {"round": round_row.pk, "street": street, "player": player_id, "table": table_id}
+            round_id, phase, phase_seq, deadline, waiting = cursor.execute(
+                _PG_TICK_AND_WAITING, params, prepare=True
+            ).fetchone()
         return (round_id, phase, phase_seq, deadline), bool(waiting)
     waiting = (
         PlayerRound.objects.filter(round=round_row, staked__gt=0, done_deciding=False)

@@ -14,11 +14,13 @@ the projectors, whose player rows are derived in one place
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import ParamSpec
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import F
 
 from games.house.models import HouseRound, HouseTable
@@ -40,10 +42,12 @@ from ledger.services import (
     prepare_batch,
     settle_prepared,
 )
-from ledger.services.events import RecordedEvent
+from ledger.services.events import RecordedEvent, append_in_cursor
 from ledger.services.postings import pipelined
 from ledger.services.projectors import events_of
 from ledger.upcasting import CURRENT_VERSIONS
+
+P = ParamSpec("P")
 
 
 @dataclass
@@ -58,7 +62,21 @@ class Money:
         return not (self.open_holds or self.settle_holds or self.transfers)
 
 
-def commit(
+@dataclass(frozen=True)
+class Staged:
+    """A round step folded in memory (``stage``), its writes not yet sent:
+    the new round state, the touched players' new states, and ``write``, which
+    appends the events with their money and writes the projections."""
+
+    state: RoundState
+    players: dict[int, PlayerState]
+    write: Callable[[], None]
+    #: ``write`` is one statement that may be pipelined (one stream, at most one
+    #: hold opened); otherwise a ledger batch, whose COPY a pipeline cannot carry.
+    pipelinable: bool = False
+
+
+def stage(
     *,
     round_row: HouseRound,
     state: RoundState,
@@ -71,16 +89,20 @@ def commit(
     project_players: bool = True,
     states: Mapping[int, PlayerState] | None = None,
     head_hashes: Mapping[int, str] | None = None,
-) -> tuple[RoundState, dict[int, PlayerState]]:
-    """Append ``events`` to their streams with the money legs (one ``settle_batch``)
-    and update the projections (the caller writes the player rows itself when
-    ``project_players`` is false). ``states``: the players' current states when
-    the caller has them already (the same as their rows' ``state``), so thousands
-    of rows are not parsed again. ``head_hashes``: player streams' head hashes
-    (at their rows' ``stream_version``) read in this transaction, so the ledger
-    does not read them again. Returns the new round and touched player states.
-    Runs in the caller's transaction, the round row locked (module docstring):
-    a refusal (a stale stream version, the ledger's) rolls the whole step back."""
+) -> Staged:
+    """``commit``'s fold, nothing written yet: the new round and touched player
+    states, the player rows in ``players`` projected in memory, and ``write``,
+    which appends ``events`` to their streams with the money legs and writes
+    the projections (the caller writes the player rows itself when
+    ``project_players`` is false). A player command sends its own last write
+    first and then calls ``write`` in the same pipeline: one round trip for
+    both. ``states``: the players' current states when the caller has them
+    already (the same as their rows' ``state``), so thousands of rows are not
+    parsed again. ``head_hashes``: player streams' head hashes (at their rows'
+    ``stream_version``) read in this transaction, so the ledger does not read
+    them again. ``write`` runs in the caller's transaction, the round row
+    locked (module docstring): a refusal (a stale stream version, the
+    ledger's) rolls the whole step back."""
     new_state = state
     round_events: list[Event] = []
     by_player: dict[int, list[Event]] = {}
@@ -116,8 +138,53 @@ def commit(
     folded = projector.fold(recorded) if recorded else {}
     new_players = {player.player_id: player for _, player in folded.values()}
     rows = [row for row, _ in folded.values()]
+
+    def write() -> None:
+        _write(round_row=round_row, state=state, appends=appends, money=money, refs=refs, rows=rows,
+               projector=projector, round_events=round_events, metadata=metadata, idempotency_key=idempotency_key,
+               now=now, project_players=project_players)  # fmt: skip
+
+    one_statement = len(appends) == 1 and not (money.settle_holds or money.transfers or len(money.open_holds) > 1)
+    return Staged(new_state, new_players, write, one_statement and not round_events)
+
+
+def _then_write(
+    stage_step: Callable[P, Staged],
+) -> Callable[P, tuple[RoundState, dict[int, PlayerState]]]:
+    def commit(*args: P.args, **kwargs: P.kwargs) -> tuple[RoundState, dict[int, PlayerState]]:
+        """Append ``events`` to their streams with the money legs (one ledger
+        statement or batch) and update the projections (the caller writes the
+        player rows itself when ``project_players`` is false): ``stage``'s
+        arguments, staged and written at once. Returns the new round and the
+        touched player states."""
+        staged = stage_step(*args, **kwargs)
+        staged.write()
+        return staged.state, staged.players
+
+    return commit
+
+
+commit = _then_write(stage)
+
+
+def _write(
+    *,
+    round_row: HouseRound,
+    state: RoundState,
+    appends: list[StreamAppend],
+    money: Money,
+    refs: Mapping[int, EventRef],
+    rows: list[Row],
+    projector: PlayerRoundProjector,
+    round_events: list[Event],
+    metadata: dict[str, str],
+    idempotency_key: str,
+    now: datetime,
+    project_players: bool,
+) -> None:
+    """``stage``'s writes (see there)."""
     if not appends and money.empty():
-        return new_state, new_players
+        return
     single = len(appends) == 1 and not (money.settle_holds or money.transfers)
     if single and len(money.open_holds) == 1:
         # One stake: the ledger's one-statement bet path (event, hold and transfer together).
@@ -125,6 +192,11 @@ def commit(
         open_hold(source=source, escrow=escrow, destination=destination, amount=amount,
                   currency=round_row.currency, idempotency_key=f"{idempotency_key}:ledger", cause=appends[0],
                   hold_id=UUID(hold))  # fmt: skip
+    elif single and not money.open_holds and appends[0].head_hash is not None:
+        # A player's events without money (a check, a fold): the head hash was
+        # read with the command's context, so the stream's head is not read again.
+        with connection.cursor() as cursor:
+            append_in_cursor(cursor, appends[0])
     elif single and not money.open_holds:
         append_events(stream_id=appends[0].stream_id, expected_version=appends[0].expected_version,
                       events=appends[0].events, metadata=appends[0].metadata)  # fmt: skip
@@ -149,7 +221,6 @@ def commit(
         # Realtime ordering (not a projection): the table's count of public round events.
         public = sum(1 for e in round_events if e.type in ROUND_EVENT_TYPES)
         HouseTable.objects.filter(pk=round_row.table_id).update(public_seq=F("public_seq") + public)
-    return new_state, new_players
 
 
 def _new_event(event: Event) -> NewEvent:
