@@ -136,11 +136,14 @@ def _pct(values: list[float], q: float) -> float:
 
 
 @benchmark("live_round")
-def live_round(out: Writer, players: int = 10_000, small: int = 1_000, decided: int | None = None) -> BenchResult:
+def live_round(
+    out: Writer, players: int = 10_000, small: int = 1_000, decided: int | None = None, seed: str = "live_round"
+) -> BenchResult:
     """The settlement of ``players`` beside a raw COPY of the rows it writes
     (``settle_ratio``), and the same round with ``small`` players in the same run
     (``settle_growth``: seconds at ``players`` / at ``small``); money checked by
-    ``verify_ledger`` at the end (``games.benchmarks.live_round_peer``)."""
+    ``verify_ledger`` at the end (``games.benchmarks.live_round_peer``). Both
+    rounds are dealt from one ``seed``: the same cards, so the same outcome."""
     from games.benchmarks.live_round_peer import INSERTED, copy_peer, play_round, settlement_census
     from ledger.services.seals import seal_key
     from ledger.services.verify import verify_ledger
@@ -160,7 +163,7 @@ def live_round(out: Writer, players: int = 10_000, small: int = 1_000, decided: 
             ids = _players(table, size)
             setup_seconds = time.perf_counter() - started
             out.write(f"{size} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
-            run = play_round(out, table, ids, min(decided, size))
+            run = play_round(out, table, ids, min(decided, size), seed=str(seed))
             census[size] = settlement_census(run)
             copies[size] = copy_peer(dsn, run)
             runs[size] = run
@@ -190,6 +193,7 @@ def live_round(out: Writer, players: int = 10_000, small: int = 1_000, decided: 
             "settle_growth": round(big.settle_seconds / little.settle_seconds, 3),
             "settle_rows": sum(written[table] for table in INSERTED) + written["games_playerround (updated)"],
             "rows_written": written,
+            "rows_written_small": census[small],
             "verify_ledger_problems": len(problems),
             "players_per_s": round(players / big.settle_seconds, 1),
             "decided_explicitly": decided,

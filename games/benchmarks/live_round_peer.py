@@ -28,6 +28,7 @@ from django.db import connection
 from django.utils import timezone
 
 from casino.bench import Writer
+from games.cards.shuffle import SeededRandomSource
 from games.house.models import HouseTable
 from games.house.services import advance_table, make_decision, place_chip, start_table
 
@@ -64,13 +65,16 @@ def _marks() -> dict[str, int]:
         return found
 
 
-def play_round(out: Writer, table: HouseTable, ids: list[int], decided: int) -> RoundRun:
+def play_round(out: Writer, table: HouseTable, ids: list[int], decided: int, *, seed: str) -> RoundRun:
     """Play one round at ``table`` (open, idle, its players seated and funded):
     every player places an Ante (+ automatic Ante Plus) and a Best Five; the
     first ``decided`` decide (even ones call 4x preflop, odd ones check and
     call 2x on the flop), the rest take the timeout defaults. Every dealer step
-    is timed; the round ends settled."""
-    tick = start_table(table_id=table.pk, now=timezone.now())
+    is timed; the round ends settled. ``seed`` shuffles the round's deck
+    (``SeededRandomSource``): rounds played with one seed deal the same cards, so
+    their players win and lose alike and a settlement of N players writes N
+    times the rows of one (what ``settle_growth`` compares)."""
+    tick = start_table(table_id=table.pk, now=timezone.now(), rng=SeededRandomSource(seed))
     assert tick.deadline is not None
     run = RoundRun(round_id=tick.round_id, players=len(ids), decided=decided)
     at = tick.deadline - timedelta(seconds=1)

@@ -34,4 +34,8 @@ def test_bench_live_round_prints_its_ratios_and_leaves_the_ledger_clean() -> Non
         written[table]
         for table in ("ledger_event", "ledger_transfer", "ledger_statement_line", "games_playerround (updated)")
     )
+    # One seed deals both rounds the same cards: each player's settlement writes the same rows.
+    small = figures["rows_written_small"]
+    assert small["games_playerround (updated)"] == 5
+    assert small["ledger_transfer"] * 20 == written["ledger_transfer"] * 5
     assert figures["verify_ledger_problems"] == 0
