@@ -6,7 +6,10 @@
   ``make_decision`` (half call 4x preflop, half check and call 2x on the flop),
   the rest take the timeout defaults (check, check, fold).
   Timed: the dealer's advance at the end of the last decision window, which
-  settles every wager and updates every balance in one transaction.
+  settles every wager and updates every balance in one transaction; beside it
+  a raw COPY of the rows it wrote (``settle_ratio``), and the same round with
+  ``small`` players (default 1,000: ``settle_growth``)
+  (``games.benchmarks.live_round_peer``).
 - ``bench bets``: chips through a real uvicorn server (``workers`` processes,
   default 2), each bet path beside its bare peer on the same server
   (``games.benchmarks.bare``) under the same load generator: websocket bets
@@ -57,7 +60,7 @@ from games.benchmarks import http_clients, ws_bets
 from games.benchmarks.http_clients import LoadResult
 from games.cards.evaluator import warm_up
 from games.house.models import HouseTable
-from games.house.services import advance_table, assign_seat, make_decision, place_chip, start_table
+from games.house.services import advance_table, assign_seat, start_table
 from ledger.benchmarks import scratch_database
 from ledger.models import Account, AccountKind
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, cashier_account, settle_batch
@@ -140,90 +143,79 @@ def _pct(values: list[float], q: float) -> float:
 
 
 @benchmark("live_round")
-def live_round(out: Writer, players: int = 10_000, decided: int | None = None) -> BenchResult:
-    players = int(players)
+def live_round(
+    out: Writer, players: int = 10_000, small: int = 1_000, decided: int | None = None, seed: str = "live_round"
+) -> BenchResult:
+    """The settlement of ``players`` beside a raw COPY of the rows it writes
+    (``settle_ratio``), and the same round with ``small`` players in the same run
+    (``settle_growth``: seconds at ``players`` / at ``small``); money checked by
+    ``verify_ledger`` at the end (``games.benchmarks.live_round_peer``). Both
+    rounds are dealt from one ``seed``: the same cards, so the same outcome."""
+    from games.benchmarks.live_round_peer import INSERTED, copy_peer, play_round, settlement_census
+    from ledger.services.seals import seal_key
+    from ledger.services.verify import verify_ledger
+
+    players, small = int(players), int(small)
     decided = players if decided is None else int(decided)
     with scratch_database():
-        table = _table("BR1", betting_seconds=3600)
-        started = time.perf_counter()
-        ids = _players(table, players)
-        setup_seconds = time.perf_counter() - started
-        out.write(f"{players} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
+        dsn = database_url_of(connection.settings_dict)
         # The dealer worker builds the evaluator's tables when it starts (games.house.tasks),
         # so the timed showdown runs with them built, as it does in production.
         warm_up()
-        tick = start_table(table_id=table.pk, now=timezone.now())
-        assert tick.deadline is not None
-        at = tick.deadline - timedelta(seconds=1)
-        started = time.perf_counter()
-        for pid in ids:
-            for spot in ("ante", "best_five"):
-                place_chip(
-                    table_id=table.pk, player_id=pid, spot=spot, amount=100, idempotency_key=f"b-{pid}-{spot}", now=at
-                )
-        bet_seconds = time.perf_counter() - started
-        out.write(f"{2 * players} chips in {bet_seconds:.1f} s ({2 * players / bet_seconds:.0f}/s, in process)\n")
-        dealt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
-        assert dealt is not None
-        assert dealt.phase == "preflop", dealt
-        tick = dealt
-        # Preflop: every deciding player decides (even ones call 4x, odd ones check);
-        # on the flop the checkers call 2x, so no river window is needed and the flop
-        # window is the last one. The rest (``decided`` < players) take the defaults.
-        deciders = ids[:decided]
-        plan = [("preflop", [(pid, "call4x" if i % 2 == 0 else "check") for i, pid in enumerate(deciders)]),
-                ("flop", [(pid, "call2x") for i, pid in enumerate(deciders) if i % 2 == 1])]  # fmt: skip
-        decisions = 0
-        decide_seconds = 0.0
-        steps: list[tuple[str, float]] = []
-        for street, choices in plan:
-            assert tick.phase == street, (tick.phase, street)
-            assert tick.deadline is not None
-            decide_at = tick.deadline - timedelta(seconds=1)
+        runs, copies, census = {}, {}, {}
+        setup_seconds = 0.0
+        for size, code in ((small, "BR0"), (players, "BR1")):  # the small round first, on a younger database
+            table = _table(code, betting_seconds=3600)
             started = time.perf_counter()
-            result = None
-            for pid, option in choices:
-                result = make_decision(table_id=table.pk, player_id=pid, option=option,
-                                       idempotency_key=f"d-{street}-{pid}", now=decide_at)  # fmt: skip
-            decide_seconds += time.perf_counter() - started
-            decisions += len(choices)
-            if result is not None and decided == players:
-                assert result.all_decided, f"the last {street} decision must report everyone decided"
-            started = time.perf_counter()
-            nxt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
-            steps.append((street, time.perf_counter() - started))
-            assert nxt is not None
-            tick = nxt
-        while tick.phase not in ("between", "idle"):
-            phase = tick.phase
-            started = time.perf_counter()
-            assert tick.deadline is not None
-            nxt = advance_table(table_id=table.pk, expected_seq=tick.phase_seq, now=tick.deadline)
-            steps.append((phase, time.perf_counter() - started))
-            assert nxt is not None
-            tick = nxt
-        out.write(f"{decisions} decisions in {decide_seconds:.1f} s ({decisions / decide_seconds:.0f}/s, in process)\n")
-        settle_seconds = steps[-1][1]
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM games_playerround WHERE status = 'settled'")
-            settled = cursor.fetchone()[0]
-        assert settled == players, (settled, players)
-    rows = [[f"advance from {phase}", round(seconds, 3)] for phase, seconds in steps]
+            ids = _players(table, size)
+            setup_seconds = time.perf_counter() - started
+            out.write(f"{size} players funded and seated in {setup_seconds:.1f} s (bulk)\n")
+            run = play_round(out, table, ids, min(decided, size), seed=str(seed))
+            census[size] = settlement_census(run)
+            copies[size] = copy_peer(dsn, run)
+            runs[size] = run
+            out.write(f"{size} players: settled in {run.settle_seconds:.3f} s, raw COPY {copies[size]:.3f} s\n")
+        problems = verify_ledger(key=seal_key())
+        for problem in problems[:5]:
+            out.write(f"verify_ledger: {problem}\n")
+    big, little = runs[players], runs[small]
+    written = census[players]
+    rows = [[f"{size} players: advance from {phase}", round(seconds, 3)] for size, run in runs.items()
+            for phase, seconds in run.steps]  # fmt: skip
+    rows += [[f"{size} players: raw COPY of the settlement's rows", round(copies[size], 3)] for size in runs]
+    rows += [[f"rows written at {players}: {table}", count] for table, count in written.items()]
     return BenchResult(
-        title=f"live_round: shared-hand UTH, {players} players (Ante + Best Five; {decided} decide explicitly)",
-        columns=["step", "seconds"],
+        title=f"live_round: shared-hand UTH, {players} and {small} players (Ante + Best Five; {decided} decide)",
+        columns=["step", "seconds / rows"],
         rows=rows,
         figures={
             "players": players,
-            "settle_seconds": round(settle_seconds, 3),
-            "players_per_s": round(players / settle_seconds, 1),
+            "settle_seconds": round(big.settle_seconds, 3),
+            "settle_copy_seconds": round(copies[players], 3),
+            "settle_ratio": round(copies[players] / big.settle_seconds, 3),
+            "small_players": small,
+            "settle_seconds_small": round(little.settle_seconds, 3),
+            "settle_copy_seconds_small": round(copies[small], 3),
+            "settle_ratio_small": round(copies[small] / little.settle_seconds, 3),
+            "settle_growth": round(big.settle_seconds / little.settle_seconds, 3),
+            "settle_rows": sum(written[table] for table in INSERTED) + written["games_playerround (updated)"],
+            "rows_written": written,
+            "rows_written_small": census[small],
+            "verify_ledger_problems": len(problems),
+            "players_per_s": round(players / big.settle_seconds, 1),
             "decided_explicitly": decided,
-            "decisions": decisions,
+            "decisions": big.decisions,
             "setup_seconds": round(setup_seconds, 1),
-            "bet_placement_in_process_per_s": round(2 * players / bet_seconds, 1),
-            "decisions_in_process_per_s": round(decisions / decide_seconds, 1) if decide_seconds else None,
+            "bet_placement_in_process_per_s": round(2 * players / big.bet_seconds, 1),
+            "decisions_in_process_per_s": round(big.decisions / big.decide_seconds, 1) if big.decide_seconds else None,
         },
-        notes=["settle = the advance at the end of the last decision window (showdown, settlement, balances)"],
+        notes=[
+            "settle = the advance at the end of the last decision window (showdown, settlement, balances)",
+            "peer: raw psycopg COPY of the rows the settlement inserted (events, transfers, statement lines) and of "
+            "its player rows, into empty same-shaped tables; no UPDATE of holds or balances (as bench ledger's peer)",
+            "settle_ratio = COPY seconds / settle seconds (target >= 0.3); "
+            f"settle_growth = settle seconds at {players} / at {small} (target <= 11)",
+        ],
     )
 
 

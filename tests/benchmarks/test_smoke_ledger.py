@@ -21,6 +21,14 @@ def test_bench_ledger_runs_clean_on_a_scratch_database() -> None:
     figures = json.loads(out.getvalue().strip().splitlines()[-1])
     assert figures["settle_rows"] > 0
     assert figures["single_commits_per_s"] > 0
-    assert {"single_ratio", "settle_ratio", "replay_ratio"} <= figures.keys()
-    for ratio in ("single_ratio", "settle_ratio", "replay_ratio"):  # verify_ledger found nothing, or it raised
+    assert {"single_ratio", "settle_ratio", "replay_ratio", "replay_growth"} <= figures.keys()
+    for ratio in (
+        "single_ratio",
+        "settle_ratio",
+        "replay_ratio",
+        "replay_growth",
+    ):  # verify_ledger found nothing, or it raised
         assert isinstance(figures[ratio], int | float), ratio
+    # Replay growth: 300 events against 30, both replayed and timed (never judged here).
+    assert (figures["replay_events"], figures["replay_events_small"]) == (300, 30)
+    assert isinstance(figures["replay_seconds_small"], int | float)
