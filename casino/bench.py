@@ -22,6 +22,7 @@ BENCHMARK_MODULES = [
     "games.benchmarks.evaluator",
     "games.benchmarks.poker",
     "games.benchmarks.live",
+    "games.benchmarks.fanout",
     "games.benchmarks.rounds",
     "games.benchmarks.tournament",
     "games.benchmarks.simulation",

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.urls import path
+
 from games.routing import websocket_urlpatterns as games_websocket_urlpatterns
 
 websocket_urlpatterns: list[Any] = [*games_websocket_urlpatterns]
+
+if settings.CASINO_BENCH_ENDPOINTS:  # `bench fanout`'s peer: never in production (casino/settings.py)
+    from games.benchmarks.bare_broadcast import BareBroadcastConsumer
+
+    websocket_urlpatterns.append(path("ws/bench/broadcast/", BareBroadcastConsumer.as_asgi()))
