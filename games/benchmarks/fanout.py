@@ -17,7 +17,8 @@ preceded by one unmeasured warm-up change:
    seconds: the reading clients' ``p99_ms_with_slow`` (``slow_p99_ratio`` =
    ÷ ``p99_ms``, target ≤ 1.2) and ``slow_closed``: how many of the
    ``slow_clients`` the server closed within the run (4408, or the connection
-   aborted or ended), which must be all of them;
+   aborted or ended), which must be all of them (the run lasts at least the
+   server's bound for that after its last change);
 3. **bare**: the same number of clients on ``ws/bench/broadcast/``, sent the
    very frames run 1's clients received (the same bytes), one ``NOTIFY`` per
    frame committed per change as run 1's changes were: ``bare_p99_ms``, and
@@ -128,6 +129,9 @@ def _kill(fleet: list[subprocess.Popen[str]]) -> None:
 
 
 # A change: commit something, return (the seqs it published, when it committed).
+# Both kinds of change stamp the time just before their COMMIT goes to the
+# server: what is notified is delivered from the commit on, and a stamp taken
+# after the commit returns can come after the bare peer's frames have arrived.
 Change = Callable[[], tuple[list[int], float]]
 
 
@@ -138,7 +142,7 @@ def _advance(table_id: int) -> Change:
         table = HouseTable.objects.get(pk=table_id)
         with transaction.atomic():
             advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline or timezone.now())
-        committed = time.time()
+            committed = time.time()
         after = HouseTable.objects.get(pk=table_id).public_seq
         return list(range(table.public_seq + 1, after + 1)), committed
 
@@ -155,7 +159,8 @@ def _replay(frames: dict[int, str], changes: list[list[int]]) -> Change:
         with transaction.atomic(), connection.cursor() as cursor:
             for seq in seqs:
                 cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, frames[seq]])
-        return seqs, time.time()
+            committed = time.time()
+        return seqs, committed
 
     return change
 
@@ -234,6 +239,11 @@ def fanout(
         "UVICORN_WS_PER_MESSAGE_DEFLATE": "true" if deflate == "on" else "false",
         "CASINO_BENCH_ENDPOINTS": "true",
     }
+    # The server closes a never-reading client within CASINO_WS_SEND_TIMEOUT_SECONDS of
+    # its receive window filling up (games.tables.feed.Outbox): the run with them
+    # lasts at least that long after its last change, plus a second for the
+    # window to fill and the watchdog's tick.
+    slow_bound = float(settings.CASINO_WS_SEND_TIMEOUT_SECONDS) + 1.0
     slow_count = max(1, round(clients * float(slow_share))) if float(slow_share) > 0 else 0
     client_deflate_on = client_deflate == "on"
     rows: list[list[Any]] = []
@@ -263,7 +273,7 @@ def fanout(
                 slow_fleet = _client_fleet(table_url, base, slow, 1, client_deflate_on, slow=True)
                 out.write(f"+ {len(slow)} never reading\n")
                 _changes(real, 1, every, 0)
-                slow_commits = _changes(real, slow_changes, every, drain)
+                slow_commits = _changes(real, slow_changes, every, max(drain, slow_bound))
                 closed = _collect(slow_fleet).closed
                 got = _collect(fleet)
             finally:

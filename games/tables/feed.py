@@ -17,9 +17,10 @@ Interface layer: asyncio and sockets; no game rule lives here.
   connection can stall the reader, another table or another connection.
 - ``Outbox``: a connection's bounded queue of outbound frames and the one
   writer task that drains it into the socket. A queue that overflows
-  (``CASINO_WS_OUTBOX_FRAMES``) or a send that does not complete within
-  ``CASINO_WS_SEND_TIMEOUT_SECONDS`` closes the connection with 4408 and
-  unsubscribes it; while it stays open nothing is dropped. Any failure of a
+  (``CASINO_WS_OUTBOX_FRAMES``), a send that does not complete within
+  ``CASINO_WS_SEND_TIMEOUT_SECONDS``, or a client that takes none of the bytes
+  waiting for it for that long (``delivery_progress``) closes the connection
+  with 4408 and unsubscribes it; while it stays open nothing is dropped. Any failure of a
   writer (client gone, dead socket) removes that connection only.
 - ``FeedSocket``: the consumers' mixin: every frame they send (deltas, the
   snapshot, chat, notices, pongs, errors) goes through the outbox, and a
@@ -33,6 +34,8 @@ import collections
 import contextlib
 import json
 import logging
+import socket
+import struct
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -119,6 +122,41 @@ def transport_of(send: Any) -> Any:
     return None
 
 
+# struct tcp_info (linux/tcp.h): tcpi_unacked (u32) at 24, tcpi_bytes_acked (u64,
+# Linux 4.1) at 120, tcpi_notsent_bytes (u32, Linux 4.6) at 144.
+_TCP_INFO = getattr(socket, "TCP_INFO", None)
+_TCP_INFO_BYTES = 148
+
+
+def delivery_progress(transport: Any) -> tuple[int, int] | None:
+    """``(waiting, acknowledged)`` for a TCP connection: what was written to it
+    that its client has not acknowledged yet (the transport's buffer, the
+    kernel's unsent bytes, the segments in flight), and how many bytes the
+    client has acknowledged so far; ``None`` where the kernel does not say
+    (not Linux, not TCP, closed).
+
+    Why the kernel: a client that stops reading is invisible to a send until
+    the kernel's send buffer is full, and on a fast link (loopback: ~2.8 MB)
+    that can take minutes of deltas, during which a send never waits. A
+    client whose receive window is full acknowledges nothing more, whatever
+    the buffers hold: that is seen at once."""
+    if _TCP_INFO is None or transport.is_closing():
+        return None
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 256)
+    except (OSError, ValueError):
+        return None
+    if len(info) < _TCP_INFO_BYTES:
+        return None
+    (unacked,) = struct.unpack_from("=I", info, 24)
+    (acknowledged,) = struct.unpack_from("=Q", info, 120)
+    (unsent,) = struct.unpack_from("=I", info, 144)
+    return int(transport.get_write_buffer_size()) + unsent + unacked, acknowledged
+
+
 _WATCHDOG_SECONDS = 0.25
 _outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakSet[Outbox]] = weakref.WeakKeyDictionary()
 
@@ -134,7 +172,8 @@ def _watched_outboxes(loop: asyncio.AbstractEventLoop) -> weakref.WeakSet[Outbox
 
 async def _watch(outboxes: weakref.WeakSet[Outbox]) -> None:
     """Every ``_WATCHDOG_SECONDS``: time out the sends that have waited too long
-    (one task for every connection of the loop, instead of a timer per send)."""
+    and the clients that take nothing (one task for every connection of the
+    loop, instead of a timer per send)."""
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(_WATCHDOG_SECONDS)
@@ -162,7 +201,14 @@ class Outbox:
     the close frame; one that does not is aborted (``abort``: TCP reset, the
     server's buffers freed). A close written is followed by an abort
     ``close_grace`` seconds later too, in case the client stops again before
-    the closing handshake ends (harmless once the connection is closed)."""
+    the closing handshake ends (harmless once the connection is closed).
+
+    A client that stops reading while the kernel still buffers what is sent
+    to it (a send then never waits) is found by ``progress`` (``delivery_progress``):
+    once bytes have waited for it and it has acknowledged none of them for
+    ``timeout`` seconds, it is too slow, and closed as above. A never-reading
+    client is therefore closed within ``timeout`` (plus the watchdog's tick)
+    of its receive window filling up, however little is sent to it after."""
 
     def __init__(
         self,
@@ -171,6 +217,7 @@ class Outbox:
         close: Callable[[int], Awaitable[None]],
         on_gone: Callable[[], None],
         abort: Callable[[], None] | None = None,
+        progress: Callable[[], tuple[int, int] | None] | None = None,
         limit: int | None = None,
         timeout: float | None = None,
         close_grace: float | None = None,
@@ -188,6 +235,12 @@ class Outbox:
         # When the send in flight started (loop time), else None: the loop's
         # watchdog (``_watch``) times sends out, so a send costs no timer of its own.
         self.sending_since: float | None = None
+        # The client's intake (``delivery_progress``), checked by the watchdog
+        # after a frame was written and until nothing waits for the client.
+        self.progress = progress
+        self.wrote = False
+        self.unread_since: float | None = None  # loop time since which waiting bytes went unacknowledged
+        self.acknowledged = -1
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._write())
         _watched_outboxes(loop).add(self)
@@ -257,6 +310,7 @@ class Outbox:
                 self.sending_since = loop.time()
                 try:
                     await self.send(self.frames.popleft())
+                    self.wrote = True
                 except asyncio.CancelledError:
                     if not self.closing:
                         raise  # stopped
@@ -274,9 +328,27 @@ class Outbox:
                 self._gone()
 
     def overdue(self, now: float) -> None:
-        """Called by the watchdog: a send in flight for longer than the bound is too slow."""
+        """Called by the watchdog: a send in flight for longer than the bound is
+        too slow, and so is a client that has acknowledged none of the bytes
+        waiting for it for as long."""
         if self.sending_since is not None and now - self.sending_since > self.timeout:
             self.too_slow(f"a send took over {self.timeout} s", reason="send_timeout")
+            return
+        if self.progress is None or not self.open or not (self.wrote or self.unread_since is not None):
+            return
+        self.wrote = False
+        found = self.progress()
+        if found is None:
+            self.unread_since = None
+            return
+        waiting, acknowledged = found
+        if not waiting:
+            self.unread_since = None
+        elif self.unread_since is None or acknowledged != self.acknowledged:
+            self.unread_since = now  # bytes wait, or the client took some: the bound starts (again)
+        elif now - self.unread_since > self.timeout:
+            self.too_slow(f"its client took none of {waiting} bytes in {self.timeout} s", reason="send_timeout")
+        self.acknowledged = acknowledged
 
     async def stop(self) -> None:
         """End the writer (the connection is closing); frames still queued are dropped."""
@@ -605,6 +677,7 @@ class FeedSocket:
     player_id: int
     outbox: Outbox | None = None
     subscriber: Subscriber | None = None
+    _transport: Any = None
     # The player's language for error frames' messages (casino.i18n), set at the handshake
     # (JSONFrames.admit); None: English, as raised.
     language: str | None = None
@@ -624,9 +697,18 @@ class FeedSocket:
             return
         transport.abort()
 
+    def _progress(self) -> tuple[int, int] | None:
+        """The client's intake (``delivery_progress``), else ``None``."""
+        if self._transport is None:
+            self._transport = transport_of(getattr(self, "base_send", None))
+            if self._transport is None:
+                return None
+        return delivery_progress(self._transport)
+
     def _outbox(self) -> Outbox:
         if self.outbox is None:
-            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed, abort=self._abort)
+            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed, abort=self._abort,
+                                 progress=self._progress)  # fmt: skip
         return self.outbox
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
