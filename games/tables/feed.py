@@ -34,10 +34,9 @@ import collections
 import contextlib
 import json
 import logging
-import socket
-import struct
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +48,7 @@ from django.utils import timezone
 from casino import metrics
 from casino.i18n import localized_frame
 from casino.processes import database_url_of
+from games.tables.intake import delivery_progress
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
 log = logging.getLogger(__name__)
@@ -120,41 +120,6 @@ def transport_of(send: Any) -> Any:
             return transport
         send = getattr(owner, "real_send", None)
     return None
-
-
-# struct tcp_info (linux/tcp.h): tcpi_unacked (u32) at 24, tcpi_bytes_acked (u64,
-# Linux 4.1) at 120, tcpi_notsent_bytes (u32, Linux 4.6) at 144.
-_TCP_INFO = getattr(socket, "TCP_INFO", None)
-_TCP_INFO_BYTES = 148
-
-
-def delivery_progress(transport: Any) -> tuple[int, int] | None:
-    """``(waiting, acknowledged)`` for a TCP connection: what was written to it
-    that its client has not acknowledged yet (the transport's buffer, the
-    kernel's unsent bytes, the segments in flight), and how many bytes the
-    client has acknowledged so far; ``None`` where the kernel does not say
-    (not Linux, not TCP, closed).
-
-    Why the kernel: a client that stops reading is invisible to a send until
-    the kernel's send buffer is full, and on a fast link (loopback: ~2.8 MB)
-    that can take minutes of deltas, during which a send never waits. A
-    client whose receive window is full acknowledges nothing more, whatever
-    the buffers hold: that is seen at once."""
-    if _TCP_INFO is None or transport.is_closing():
-        return None
-    sock = transport.get_extra_info("socket")
-    if sock is None:
-        return None
-    try:
-        info = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 256)
-    except (OSError, ValueError):
-        return None
-    if len(info) < _TCP_INFO_BYTES:
-        return None
-    (unacked,) = struct.unpack_from("=I", info, 24)
-    (acknowledged,) = struct.unpack_from("=Q", info, 120)
-    (unsent,) = struct.unpack_from("=I", info, 144)
-    return int(transport.get_write_buffer_size()) + unsent + unacked, acknowledged
 
 
 _WATCHDOG_SECONDS = 0.25
@@ -575,9 +540,16 @@ def in_lane_order(deltas: list[tuple[str, int, Delta]]) -> list[tuple[str, int, 
 
 
 class LogReader:
-    """The process's reader task; started by the first websocket connection."""
+    """The process's reader task; started by the first websocket connection.
+
+    Its database work (reading the log, translating) runs on a thread of its
+    own, never on the thread the consumers' ``database_sync_to_async`` calls
+    share: there a batch waited behind every snapshot and command of the
+    process's sockets (``bench fanout``: up to 1.8 s behind the snapshots 50
+    never-reading clients kept asking for), and every table's deltas with it."""
 
     def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="casino-feed-reader")
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
         self.follower: LogFollower | None = None
@@ -613,9 +585,13 @@ class LogReader:
                 log.exception("feed: LISTEN connection lost; polling until it is back")
                 await asyncio.sleep(1)
 
+    def in_thread(self, func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+        """``func`` on the reader's own thread (with Django's connection upkeep around it)."""
+        return database_sync_to_async(func, thread_sensitive=False, executor=self.executor)
+
     async def run(self) -> None:
         if self.follower is None:
-            self.follower = await database_sync_to_async(new_follower)()
+            self.follower = await self.in_thread(new_follower)()
         self.ready.set()
         poll = settings.CASINO_RELAY_POLL_SECONDS
         while True:
@@ -623,13 +599,13 @@ class LogReader:
             births, tables = _births, watched()
             mark = self.follower.mark()
             try:
-                events, deltas = await database_sync_to_async(next_batch)(self.follower, tables)
+                events, deltas = await self.in_thread(next_batch)(self.follower, tables)
                 if events and _births != births:
                     # Feeds born while the batch was read: their tables' events of
                     # this batch may postdate the snapshots they are taking.
                     now = watched()
                     born = {family: ids - tables.get(family, frozenset()) for family, ids in now.items()}
-                    deltas = in_lane_order(deltas + await database_sync_to_async(translate)(events, born))
+                    deltas = in_lane_order(deltas + await self.in_thread(translate)(events, born))
             except asyncio.CancelledError:
                 raise
             except Exception:  # a database hiccup must not kill realtime for good
@@ -678,6 +654,8 @@ class FeedSocket:
     outbox: Outbox | None = None
     subscriber: Subscriber | None = None
     _transport: Any = None
+    # What the client had acknowledged when its last snapshot was queued (``delivery_progress``).
+    _snapshot_acknowledged: int | None = None
     # The player's language for error frames' messages (casino.i18n), set at the handshake
     # (JSONFrames.admit); None: English, as raised.
     language: str | None = None
@@ -732,10 +710,24 @@ class FeedSocket:
         if self.subscriber is not None:
             leave(self.feed_family, self.table_id, self.subscriber)
 
-    async def snapshot_then_live(self, read: Callable[[], Awaitable[tuple[dict[str, Any], Mapping[str, int]]]]) -> None:
+    async def snapshot_then_live(
+        self, read: Callable[[], Awaitable[tuple[dict[str, Any], Mapping[str, int]]]], *, requested: bool = False
+    ) -> None:
         """Send the snapshot ``read()`` returns (the frame and its marks per lane);
-        deltas that arrive meanwhile follow it unless it covers them."""
+        deltas that arrive meanwhile follow it unless it covers them.
+
+        ``requested``: the client asked for it. While the client has taken
+        nothing since its last snapshot was queued (bytes wait for it and it
+        has acknowledged none of them), that snapshot is its answer: the deltas
+        after it follow it, so it then holds what a new one would show, and a
+        client that asks again and again without reading costs no snapshot
+        query each time (``bench fanout``'s never-reading clients did, until
+        they were closed)."""
         assert self.subscriber is not None
+        if requested and self._snapshot_acknowledged is not None:
+            found = self._progress()
+            if found is not None and found[0] > 0 and found[1] == self._snapshot_acknowledged:
+                return
         self.subscriber.begin_snapshot()
         text: str | None = None
         marks: Mapping[str, int] = {}
@@ -744,6 +736,8 @@ class FeedSocket:
             text = encode(frame)
         finally:
             self.subscriber.end_snapshot(text, marks)
+            found = self._progress()
+            self._snapshot_acknowledged = found[1] if found is not None else None
 
     async def dispatch(self, message: Any) -> None:
         try:
