@@ -170,8 +170,8 @@ class Outbox:
 
     A client that stops reading while the kernel still buffers what is sent
     to it (a send then never waits) is found by ``progress`` (``delivery_progress``):
-    once bytes have waited for it and it has acknowledged none of them for
-    ``timeout`` seconds, it is too slow, and closed as above. A never-reading
+    once bytes have waited for it and it has not taken as many as waited
+    then within ``timeout`` seconds, it is too slow, and closed as above. A never-reading
     client is therefore closed within ``timeout`` (plus the watchdog's tick)
     of its receive window filling up, however little is sent to it after."""
 
@@ -204,8 +204,11 @@ class Outbox:
         # after a frame was written and until nothing waits for the client.
         self.progress = progress
         self.wrote = False
-        self.unread_since: float | None = None  # loop time since which waiting bytes went unacknowledged
-        self.acknowledged = -1
+        # Since when (loop time) bytes have waited for the client, what it had
+        # acknowledged then and how much waited: taking all of that restarts the bound.
+        self.unread_since: float | None = None
+        self.acknowledged = 0
+        self.owed = 0
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._write())
         _watched_outboxes(loop).add(self)
@@ -309,11 +312,14 @@ class Outbox:
         waiting, acknowledged = found
         if not waiting:
             self.unread_since = None
-        elif self.unread_since is None or acknowledged != self.acknowledged:
-            self.unread_since = now  # bytes wait, or the client took some: the bound starts (again)
+        elif self.unread_since is None or acknowledged - self.acknowledged >= self.owed:
+            # Bytes wait, or the client took all that waited when the bound began: it begins (again).
+            # Not any progress: a client that reads nothing still takes a few bytes now and then
+            # (its kernel compacts its full receive queue and opens the window a little).
+            self.unread_since, self.acknowledged, self.owed = now, acknowledged, waiting
         elif now - self.unread_since > self.timeout:
-            self.too_slow(f"its client took none of {waiting} bytes in {self.timeout} s", reason="send_timeout")
-        self.acknowledged = acknowledged
+            self.too_slow(f"its client did not take {self.owed} waiting bytes in {self.timeout} s",
+                          reason="send_timeout")  # fmt: skip
 
     async def stop(self) -> None:
         """End the writer (the connection is closing); frames still queued are dropped."""
@@ -654,8 +660,9 @@ class FeedSocket:
     outbox: Outbox | None = None
     subscriber: Subscriber | None = None
     _transport: Any = None
-    # What the client had acknowledged when its last snapshot was queued (``delivery_progress``).
-    _snapshot_acknowledged: int | None = None
+    # When the client's last snapshot was queued: what it had acknowledged, and
+    # how many bytes it then had to take to have that snapshot (``delivery_progress``).
+    _snapshot_owed: tuple[int, int] | None = None
     # The player's language for error frames' messages (casino.i18n), set at the handshake
     # (JSONFrames.admit); None: English, as raised.
     language: str | None = None
@@ -716,17 +723,18 @@ class FeedSocket:
         """Send the snapshot ``read()`` returns (the frame and its marks per lane);
         deltas that arrive meanwhile follow it unless it covers them.
 
-        ``requested``: the client asked for it. While the client has taken
-        nothing since its last snapshot was queued (bytes wait for it and it
-        has acknowledged none of them), that snapshot is its answer: the deltas
+        ``requested``: the client asked for it. While the client has not taken
+        its last snapshot yet (bytes wait for it, and it has acknowledged fewer
+        than waited when that snapshot was queued plus the snapshot's), that
+        snapshot is its answer: the deltas
         after it follow it, so it then holds what a new one would show, and a
         client that asks again and again without reading costs no snapshot
         query each time (``bench fanout``'s never-reading clients did, until
         they were closed)."""
         assert self.subscriber is not None
-        if requested and self._snapshot_acknowledged is not None:
+        if requested and self._snapshot_owed is not None:
             found = self._progress()
-            if found is not None and found[0] > 0 and found[1] == self._snapshot_acknowledged:
+            if found is not None and found[0] > 0 and found[1] - self._snapshot_owed[0] < self._snapshot_owed[1]:
                 return
         self.subscriber.begin_snapshot()
         text: str | None = None
@@ -737,7 +745,7 @@ class FeedSocket:
         finally:
             self.subscriber.end_snapshot(text, marks)
             found = self._progress()
-            self._snapshot_acknowledged = found[1] if found is not None else None
+            self._snapshot_owed = (found[1], found[0] + len(text or "")) if found is not None else None
 
     async def dispatch(self, message: Any) -> None:
         try:
