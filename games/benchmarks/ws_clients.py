@@ -14,14 +14,15 @@ Protocol with the parent, line-based on stdin/stdout:
 - stdin, first line: JSON ``{"url": "ws://host:port/path?ticket=", "origin": ..., "tokens": [...], "deflate": bool,
   "slow": bool, "keep_frames": bool}``; each socket first fetches a websocket ticket with its API token
   (``POST /api/auth/ws-ticket/``, ``fetch_ticket``) and appends it to ``url``;
-- stdout: ``connected <n>`` once every socket has its snapshot (a slow fleet: its handshake);
+- stdout: ``connected <n>`` once every socket has its snapshot;
 - stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "closed": {how: n},
   "frames": {seq: text}}`` (``frames``: with ``keep_frames``, the text of each delta
   as first received, so that ``bench fanout``'s bare peer can send the same bytes).
 
 A *slow* fleet (``"slow": true``) is the misbehaving 5 % of ``bench fanout``:
-each socket has a 4 KiB receive buffer and never reads after its handshake,
-and asks for a snapshot every ``SLOW_SNAPSHOT_SECONDS`` (a client that keeps
+each socket has a 4 KiB receive buffer and never reads after its first
+snapshot (taking that one first keeps the run from measuring a burst of
+connections), and asks for a snapshot every ``SLOW_SNAPSHOT_SECONDS`` (a client that keeps
 asking and never reads is what fills a server's send buffers soonest; tiny
 deltas alone would take hundreds of rounds). On ``stop`` it reads again,
 drains what the server had sent and reports how each socket was closed: the
@@ -145,9 +146,6 @@ class Client(FrameClient):
     def handshake(self, status: int) -> None:
         if status != 101 and not self.snapshot.done():
             self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {status}"))
-        elif self.slow and self.transport is not None:
-            self.transport.pause_reading()  # never reads again until ``stop``
-            self.snapshot.set_result(None)
 
     def closed(self, how: str) -> None:
         if not self.ended.done():
@@ -163,6 +161,8 @@ class Client(FrameClient):
                 self.frames[seq] = text.decode()
         elif kind == "snapshot" and not self.snapshot.done():
             self.snapshot.set_result(None)
+            if self.slow and self.transport is not None:
+                self.transport.pause_reading()  # never reads again until ``stop``
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.snapshot.done():
