@@ -170,8 +170,8 @@ class Outbox:
 
     A client that stops reading while the kernel still buffers what is sent
     to it (a send then never waits) is found by ``progress`` (``delivery_progress``):
-    once bytes have waited for it and it has not taken as many as waited
-    then within ``timeout`` seconds, it is too slow, and closed as above. A never-reading
+    once bytes have waited for it and it has not taken as many as have
+    waited since within ``timeout`` seconds, it is too slow, and closed as above. A never-reading
     client is therefore closed within ``timeout`` (plus the watchdog's tick)
     of its receive window filling up, however little is sent to it after."""
 
@@ -310,12 +310,13 @@ class Outbox:
             self.unread_since = None
             return
         waiting, acknowledged = found
+        self.owed = max(self.owed, waiting)
         if not waiting:
             self.unread_since = None
         elif self.unread_since is None or acknowledged - self.acknowledged >= self.owed:
-            # Bytes wait, or the client took all that waited when the bound began: it begins (again).
-            # Not any progress: a client that reads nothing still takes a few bytes now and then
-            # (its kernel compacts its full receive queue and opens the window a little).
+            # Bytes wait, or the client took as much as ever waited since the bound began: it
+            # begins (again). Not any progress: a client that reads nothing still takes a few
+            # bytes now and then (its kernel compacts its full receive queue, opening the window).
             self.unread_since, self.acknowledged, self.owed = now, acknowledged, waiting
         elif now - self.unread_since > self.timeout:
             self.too_slow(f"its client did not take {self.owed} waiting bytes in {self.timeout} s",
