@@ -182,7 +182,8 @@ def _latencies(
     latencies: list[float] = []
     for seq, at in ((seq, at) for seqs, at in done for seq in seqs):
         times = received.get(seq, [])
-        out.write(f"seq {seq}: {len(times)} of {clients} clients\n")
+        spread = f", {(min(times) - at) * 1000:.0f}-{(max(times) - at) * 1000:.0f} ms" if times else ""
+        out.write(f"seq {seq}: {len(times)} of {clients} clients{spread}\n")
         latencies.extend((t - at) * 1000 for t in times)
         latencies.extend([INF] * (clients - len(times)))
     return latencies
