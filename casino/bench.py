@@ -24,6 +24,7 @@ BENCHMARK_MODULES = [
     "games.benchmarks.commands_poker",
     "games.benchmarks.live",
     "games.benchmarks.commands",
+    "games.benchmarks.fanout",
     "games.benchmarks.rounds",
     "games.benchmarks.tournament",
     "games.benchmarks.simulation",

@@ -17,16 +17,13 @@
   (``clients`` HTTP clients) beside the bare DRF endpoint; closed loop
   (``ws_ratio``, ``rest_ratio``), then each paced at half its peer's capacity
   (``ws_paced_p99_ratio``, ``rest_paced_p99_ratio``); ``verify_ledger`` after.
-- ``bench fanout``: websockets on one table; time from a phase change's commit
-  to each client receiving its delta: ``clients`` (2,000) reading, the same
-  with ``slow_share`` (5 %) never reading, and ``big_clients`` (10,000) over
-  ``big_workers`` processes.
+
+``bench fanout`` lives in ``games.benchmarks.fanout`` (it shares this module's
+server and setup helpers).
 
 Options: ``-o players=10000 [-o decided=N]``; ``-o clients=50 -o ws_clients=100
 -o seconds=10 -o workers=2 -o players_per_client=1 -o pool=0 -o slices=3`` (``-o ws_rate=N
--o rate=N``: pace at a fixed rate instead of half the bare peer's capacity);
-``-o clients=2000 -o changes=5 -o slow_share=0.05 -o slow_changes=20
--o big_clients=10000 -o big_workers=2 -o drain=10``.
+-o rate=N``: pace at a fixed rate instead of half the bare peer's capacity).
 """
 
 from __future__ import annotations
@@ -45,11 +42,9 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
@@ -60,7 +55,7 @@ from games.benchmarks import http_clients, ws_bets
 from games.benchmarks.http_clients import LoadResult
 from games.cards.evaluator import warm_up
 from games.house.models import HouseTable
-from games.house.services import advance_table, assign_seat, start_table
+from games.house.services import assign_seat, start_table
 from ledger.benchmarks import scratch_database
 from ledger.models import Account, AccountKind
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, cashier_account, settle_batch
@@ -525,213 +520,5 @@ def bets(
             "paced latency counts from each bet's scheduled send time (no coordinated omission)",
             "targets (issue 39): ws_ratio >= 0.6, rest_ratio >= 0.7, ws_paced_p99_ratio <= 3, "
             "rest_paced_p99_ratio <= 3",
-        ],
-    )
-
-
-# --- fanout -------------------------------------------------------------------------------------
-
-
-def _client_fleet(
-    url: str, origin: str, tokens: list[str], procs: int, deflate: bool, *, slow: bool = False
-) -> list[subprocess.Popen[str]]:
-    """``procs`` client processes (``games.benchmarks.ws_clients``), each holding
-    its share of the sockets; returns once every socket has its snapshot (a
-    slow fleet: its handshake)."""
-    fleet = []
-    for index in range(procs):
-        child = subprocess.Popen(
-            [sys.executable, "-m", "games.benchmarks.ws_clients"],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert child.stdin is not None
-        share = tokens[index::procs]
-        config = {"url": url, "origin": origin, "tokens": share, "deflate": deflate, "slow": slow}
-        child.stdin.write(json.dumps(config) + "\n")
-        child.stdin.flush()
-        fleet.append(child)
-    for child in fleet:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        if not line.startswith("connected"):
-            raise RuntimeError(f"a fanout client process failed: {line!r}")
-    return fleet
-
-
-def _collect(fleet: list[subprocess.Popen[str]]) -> tuple[dict[int, list[float]], dict[str, int]]:
-    """Stop the fleet: (seq -> receive times, how its sockets ended)."""
-    received: dict[int, list[float]] = {}
-    closed: dict[str, int] = {}
-    for child in fleet:
-        assert child.stdin is not None
-        child.stdin.write("stop\n")
-        child.stdin.flush()
-    for child in fleet:
-        assert child.stdout is not None
-        answer = json.loads(child.stdout.readline())
-        for seq, times in answer["received"].items():
-            received.setdefault(int(seq), []).extend(times)
-        for how, n in answer.get("closed", {}).items():
-            closed[how] = closed.get(how, 0) + n
-        child.wait(timeout=60)
-    return received, closed
-
-
-def _kill(fleet: list[subprocess.Popen[str]]) -> None:
-    for child in fleet:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-
-
-def _fanout(
-    base: str,
-    table_id: int,
-    tokens: list[str],
-    *,
-    changes: int,
-    procs: int,
-    deflate: bool,
-    drain: float,
-    out: Writer,
-    slow_tokens: list[str] = (),  # type: ignore[assignment]
-    every: float = 2.0,
-) -> tuple[list[float], dict[str, int]]:
-    """Connect the fleet (and the slow fleet), commit ``changes`` phase changes
-    ``every`` seconds, wait ``drain`` seconds after the last; return every
-    (reading client, delta) latency in ms (``inf`` for a delta a client had not
-    received by then) and how the slow clients' sockets ended."""
-    url = base.replace("http://", "ws://") + f"/ws/tables/{table_id}/?ticket="
-    fleet = _client_fleet(url, base, tokens, procs, deflate)
-    slow_fleet: list[subprocess.Popen[str]] = []
-    try:
-        if slow_tokens:
-            slow_fleet = _client_fleet(url, base, list(slow_tokens), 1, deflate, slow=True)
-        out.write(f"{len(tokens)} reading websockets from {procs} client processes, {len(slow_tokens)} never reading\n")
-        commits: dict[int, float] = {}
-        for change in range(changes):
-            table = HouseTable.objects.get(pk=table_id)
-            with transaction.atomic():
-                advance_table(table_id=table.pk, expected_seq=table.phase_seq, now=table.deadline or timezone.now())
-            committed = time.time()
-            after = HouseTable.objects.get(pk=table_id).public_seq
-            for seq in range(table.public_seq + 1, after + 1):
-                commits[seq] = committed
-            # The last change gets the drain: a slow layer still delivers it late.
-            time.sleep(max(every, drain) if change == changes - 1 else every)
-        received, _ = _collect(fleet)
-        _, closed = _collect(slow_fleet) if slow_fleet else ({}, {})
-    finally:
-        _kill(fleet + slow_fleet)
-    latencies: list[float] = []
-    for seq, at in commits.items():
-        times = received.get(seq, [])
-        out.write(f"seq {seq}: {len(times)} of {len(tokens)} clients\n")
-        latencies.extend((t - at) * 1000 for t in times)
-        latencies.extend([float("inf")] * (len(tokens) - len(times)))
-    return latencies, closed
-
-
-FANOUT_COLUMNS = ["run", "reading", "never reading", "uvicorn workers", "p50_ms", "p99_ms", "max_ms", "missed",
-                  "slow ended"]  # fmt: skip
-
-
-def _summary(ms: list[float]) -> dict[str, float]:
-    finite = [v for v in ms if v != float("inf")]
-    return {
-        "p50_ms": round(_pct(finite, 0.5), 1),
-        "p99_ms": round(_pct(ms, 0.99), 1),
-        "max_ms": round(max(ms), 1) if ms else float("nan"),
-        "missed": len(ms) - len(finite),
-    }
-
-
-@benchmark("fanout")
-def fanout(
-    out: Writer,
-    clients: int = 2000,
-    changes: int = 5,
-    procs: int = 2,
-    workers: int = 1,
-    slow_share: float = 0.05,
-    slow_changes: int = 20,
-    slow_every: float = 1.0,
-    big_clients: int = 10_000,
-    big_workers: int = 2,
-    big_procs: int = 4,
-    ws: str = "auto",
-    deflate: str = "off",
-    client_deflate: str = "on",
-    drain: float = 10.0,
-) -> BenchResult:
-    """Three runs on one table, each on a fresh uvicorn server:
-
-    1. ``clients`` reading websockets (``workers`` processes), ``changes`` phase changes;
-    2. the same number of websockets of which ``slow_share`` never read (4 KiB
-       receive buffers, asking for a snapshot twice a second), ``slow_changes``
-       phase changes ``slow_every`` seconds apart: the reading clients'
-       latency, and how many slow ones the server closed with 4408;
-    3. ``big_clients`` reading websockets over ``big_workers`` processes
-       (``0`` skips it).
-    """
-    clients, changes, procs, workers = int(clients), int(changes), int(procs), int(workers)
-    slow_changes, slow_every, drain = int(slow_changes), float(slow_every), float(drain)
-    big_clients, big_workers, big_procs = int(big_clients), int(big_workers), int(big_procs)
-    if not settings.REDIS_URL:
-        raise SystemExit("bench fanout needs REDIS_URL (production's channel layer carries chat and notices)")
-    server_env = {"UVICORN_WS": ws, "UVICORN_WS_PER_MESSAGE_DEFLATE": "true" if deflate == "on" else "false"}
-    slow_count = round(clients * float(slow_share))
-    rows = []
-    with scratch_database():
-        table = _table("BF1", betting_seconds=2)
-        tokens = _tokens(_players(table, max(clients, big_clients), funds=0))
-
-        def run(
-            name: str, reading: list[str], slow: list[str], n_workers: int, n_procs: int, n_changes: int, every: float
-        ) -> tuple[dict[str, float], dict[str, int]]:
-            start_table(table_id=table.pk, now=timezone.now() - timedelta(seconds=60))
-            with asgi_server(workers=n_workers, extra_env=server_env) as base:
-                ms, closed = _fanout(base, table.pk, reading, changes=n_changes, procs=n_procs,
-                                     deflate=client_deflate == "on", drain=drain, out=out, slow_tokens=slow,
-                                     every=every)  # fmt: skip
-            summary = _summary(ms)
-            rows.append([name, len(reading), len(slow), n_workers, *summary.values(), json.dumps(closed)])
-            return summary, closed
-
-        plain, _ = run("reading clients", tokens[:clients], [], workers, procs, changes, 2.0)
-        with_slow, closed = run(
-            f"{slow_share:.0%} never reading", tokens[: clients - slow_count], tokens[clients - slow_count : clients],
-            workers, procs, slow_changes, slow_every,
-        )  # fmt: skip
-        big = None
-        if big_clients:
-            big = run("many clients", tokens[:big_clients], [], big_workers, big_procs, changes, 2.0)[0]
-    if ws == "auto":  # what `make run` serves with: name the implementation uvicorn picked
-        from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
-
-        ws = f"auto ({getattr(AutoWebSocketsProtocol, '__name__', 'none')})"
-    return BenchResult(
-        title="fanout: websockets on one table, latency from a phase change's commit to each client",
-        columns=FANOUT_COLUMNS,
-        rows=rows,
-        figures={
-            "ws": ws,
-            "server_deflate": deflate,
-            "client_procs": procs,
-            "uvicorn_workers": workers,
-            "slow_closed_how": closed,
-            "clients": clients,
-            "p99_ms": plain["p99_ms"],
-            "slow_clients": slow_count,
-            "p99_ms_with_slow": with_slow["p99_ms"],
-            "slow_closed": closed.get("4408", 0),
-            "clients_10k": big_clients,
-            "clients_10k_p99_ms": big["p99_ms"] if big else None,
-            "layer": f"deltas: the process's feed; chat and notices: {settings.CHANNEL_LAYERS['default']['BACKEND']}",
-        },
-        notes=[
-            f"uvicorn --ws {ws}, permessage-deflate {deflate}; client processes run games.benchmarks.ws_clients; "
-            "latency = client's parse time - phase-change commit time (same host clock); a delta not received "
-            f"within {drain:.0f} s of the last change counts as infinite"
         ],
     )

@@ -12,19 +12,25 @@ stamps ``time.time()`` right after it: the time the client *has* the message.
 Protocol with the parent, line-based on stdin/stdout:
 
 - stdin, first line: JSON ``{"url": "ws://host:port/path?ticket=", "origin": ..., "tokens": [...], "deflate": bool,
-  "slow": bool}``; each socket first fetches a websocket ticket with its API token
+  "slow": bool, "keep_frames": bool}``; each socket first fetches a websocket ticket with its API token
   (``POST /api/auth/ws-ticket/``, ``fetch_ticket``) and appends it to ``url``;
-- stdout: ``connected <n>`` once every socket has its snapshot (a slow fleet: its handshake);
-- stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "closed": {code: n}}``.
+- stdout: ``connected <n>`` once every socket has its snapshot;
+- stdin: ``stop``; stdout: one JSON line ``{"received": {seq: [times]}, "closed": {how: n},
+  "frames": {seq: text}}`` (``frames``: with ``keep_frames``, the text of each delta
+  as first received, so that ``bench fanout``'s bare peer can send the same bytes).
 
 A *slow* fleet (``"slow": true``) is the misbehaving 5 % of ``bench fanout``:
-each socket has a 4 KiB receive buffer and never reads after its handshake,
-and asks for a snapshot every ``SLOW_SNAPSHOT_SECONDS`` (a client that keeps
+each socket has a 4 KiB receive buffer and never reads after its first
+snapshot (taking that one first keeps the run from measuring a burst of
+connections), and asks for a snapshot every ``SLOW_SNAPSHOT_SECONDS`` (a client that keeps
 asking and never reads is what fills a server's send buffers soonest; tiny
 deltas alone would take hundreds of rounds). On ``stop`` it reads again,
 drains what the server had sent and reports how each socket was closed: the
-close code the server sent, ``reset`` (the server dropped the TCP connection),
-or ``open``.
+close code the server sent, ``reset`` (the server aborted the TCP connection),
+``eof`` (the server ended it without a close frame), or ``open``. It waits
+``SLOW_CLOSE_WAIT`` seconds for that: a close the server decided during the run
+is already on its way (its frame behind what the socket holds, or the reset),
+so a socket still open by then was not closed within the run.
 
 Run as ``python -m games.benchmarks.ws_clients``.
 """
@@ -48,6 +54,7 @@ from websockets.uri import parse_uri
 CONNECT_CONCURRENCY = 50
 SLOW_SNAPSHOT_SECONDS = 0.5
 SLOW_RECEIVE_BUFFER = 4096
+SLOW_CLOSE_WAIT = 3.0
 
 
 async def fetch_ticket(host: str, port: int, token: str) -> str:
@@ -121,10 +128,17 @@ class Client(FrameClient):
     """One websocket: handshake, then record every ``delta`` frame's arrival."""
 
     def __init__(
-        self, uri: str, origin: str, deflate: bool, received: dict[int, list[float]], slow: bool = False
+        self,
+        uri: str,
+        origin: str,
+        deflate: bool,
+        received: dict[int, list[float]],
+        slow: bool = False,
+        frames: dict[int, str] | None = None,
     ) -> None:
         super().__init__(uri, origin, deflate)
         self.received = received
+        self.frames = frames
         self.slow = slow
         self.snapshot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -132,9 +146,6 @@ class Client(FrameClient):
     def handshake(self, status: int) -> None:
         if status != 101 and not self.snapshot.done():
             self.snapshot.set_exception(RuntimeError(f"handshake refused: HTTP {status}"))
-        elif self.slow and self.transport is not None:
-            self.transport.pause_reading()  # never reads again until ``stop``
-            self.snapshot.set_result(None)
 
     def closed(self, how: str) -> None:
         if not self.ended.done():
@@ -144,9 +155,14 @@ class Client(FrameClient):
         message = json.loads(text)
         kind = message.get("type")
         if kind == "delta":
-            self.received.setdefault(int(message["seq"]), []).append(time.time())
+            seq = int(message["seq"])
+            self.received.setdefault(seq, []).append(time.time())
+            if self.frames is not None and seq not in self.frames:
+                self.frames[seq] = text.decode()
         elif kind == "snapshot" and not self.snapshot.done():
             self.snapshot.set_result(None)
+            if self.slow and self.transport is not None:
+                self.transport.pause_reading()  # never reads again until ``stop``
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.snapshot.done():
@@ -182,11 +198,13 @@ async def main() -> None:
     semaphore = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
     slow = bool(config.get("slow", False))
+    frames: dict[int, str] | None = {} if config.get("keep_frames") else None
 
     async def connect(token: str) -> None:
         async with semaphore:
             ticket = await fetch_ticket(uri.host, uri.port, token)
-            client = Client(config["url"] + ticket, config["origin"], bool(config.get("deflate", True)), received, slow)
+            deflate = bool(config.get("deflate", True))
+            client = Client(config["url"] + ticket, config["origin"], deflate, received, slow, frames)
             clients.append(client)
             sock = None
             if slow:
@@ -208,9 +226,9 @@ async def main() -> None:
         asker.cancel()
     closed: dict[str, int] = {}
     if slow:
-        for how in await asyncio.gather(*(client.how_closed(10.0) for client in clients)):
+        for how in await asyncio.gather(*(client.how_closed(SLOW_CLOSE_WAIT) for client in clients)):
             closed[how] = closed.get(how, 0) + 1
-    print(json.dumps({"received": received, "closed": closed}), flush=True)
+    print(json.dumps({"received": received, "closed": closed, "frames": frames or {}}), flush=True)
     for client in clients:
         if client.transport is not None:
             client.transport.abort()

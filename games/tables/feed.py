@@ -17,9 +17,10 @@ Interface layer: asyncio and sockets; no game rule lives here.
   connection can stall the reader, another table or another connection.
 - ``Outbox``: a connection's bounded queue of outbound frames and the one
   writer task that drains it into the socket. A queue that overflows
-  (``CASINO_WS_OUTBOX_FRAMES``) or a send that does not complete within
-  ``CASINO_WS_SEND_TIMEOUT_SECONDS`` closes the connection with 4408 and
-  unsubscribes it; while it stays open nothing is dropped. Any failure of a
+  (``CASINO_WS_OUTBOX_FRAMES``), a send that does not complete within
+  ``CASINO_WS_SEND_TIMEOUT_SECONDS``, or a client that takes none of the bytes
+  waiting for it for that long (``delivery_progress``) closes the connection
+  with 4408 and unsubscribes it; while it stays open nothing is dropped. Any failure of a
   writer (client gone, dead socket) removes that connection only.
 - ``FeedSocket``: the consumers' mixin: every frame they send (deltas, the
   snapshot, chat, notices, pongs, errors) goes through the outbox, and a
@@ -35,6 +36,7 @@ import json
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,7 @@ from django.utils import timezone
 from casino import metrics
 from casino.i18n import localized_frame
 from casino.processes import database_url_of
+from games.tables.intake import delivery_progress
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
 log = logging.getLogger(__name__)
@@ -134,7 +137,8 @@ def _watched_outboxes(loop: asyncio.AbstractEventLoop) -> weakref.WeakSet[Outbox
 
 async def _watch(outboxes: weakref.WeakSet[Outbox]) -> None:
     """Every ``_WATCHDOG_SECONDS``: time out the sends that have waited too long
-    (one task for every connection of the loop, instead of a timer per send)."""
+    and the clients that take nothing (one task for every connection of the
+    loop, instead of a timer per send)."""
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(_WATCHDOG_SECONDS)
@@ -162,7 +166,14 @@ class Outbox:
     the close frame; one that does not is aborted (``abort``: TCP reset, the
     server's buffers freed). A close written is followed by an abort
     ``close_grace`` seconds later too, in case the client stops again before
-    the closing handshake ends (harmless once the connection is closed)."""
+    the closing handshake ends (harmless once the connection is closed).
+
+    A client that stops reading while the kernel still buffers what is sent
+    to it (a send then never waits) is found by ``progress`` (``delivery_progress``):
+    once bytes have waited for it and it has not taken as many as have
+    waited since within ``timeout`` seconds, it is too slow, and closed as above. A never-reading
+    client is therefore closed within ``timeout`` (plus the watchdog's tick)
+    of its receive window filling up, however little is sent to it after."""
 
     def __init__(
         self,
@@ -171,6 +182,7 @@ class Outbox:
         close: Callable[[int], Awaitable[None]],
         on_gone: Callable[[], None],
         abort: Callable[[], None] | None = None,
+        progress: Callable[[], tuple[int, int] | None] | None = None,
         limit: int | None = None,
         timeout: float | None = None,
         close_grace: float | None = None,
@@ -188,6 +200,15 @@ class Outbox:
         # When the send in flight started (loop time), else None: the loop's
         # watchdog (``_watch``) times sends out, so a send costs no timer of its own.
         self.sending_since: float | None = None
+        # The client's intake (``delivery_progress``), checked by the watchdog
+        # after a frame was written and until nothing waits for the client.
+        self.progress = progress
+        self.wrote = False
+        # Since when (loop time) bytes have waited for the client, what it had
+        # acknowledged then and how much waited: taking all of that restarts the bound.
+        self.unread_since: float | None = None
+        self.acknowledged = 0
+        self.owed = 0
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._write())
         _watched_outboxes(loop).add(self)
@@ -257,6 +278,7 @@ class Outbox:
                 self.sending_since = loop.time()
                 try:
                     await self.send(self.frames.popleft())
+                    self.wrote = True
                 except asyncio.CancelledError:
                     if not self.closing:
                         raise  # stopped
@@ -274,9 +296,31 @@ class Outbox:
                 self._gone()
 
     def overdue(self, now: float) -> None:
-        """Called by the watchdog: a send in flight for longer than the bound is too slow."""
+        """Called by the watchdog: a send in flight for longer than the bound is
+        too slow, and so is a client that has acknowledged none of the bytes
+        waiting for it for as long."""
         if self.sending_since is not None and now - self.sending_since > self.timeout:
             self.too_slow(f"a send took over {self.timeout} s", reason="send_timeout")
+            return
+        if self.progress is None or not self.open or not (self.wrote or self.unread_since is not None):
+            return
+        self.wrote = False
+        found = self.progress()
+        if found is None:
+            self.unread_since = None
+            return
+        waiting, acknowledged = found
+        self.owed = max(self.owed, waiting)
+        if not waiting:
+            self.unread_since = None
+        elif self.unread_since is None or acknowledged - self.acknowledged >= self.owed:
+            # Bytes wait, or the client took as much as ever waited since the bound began: it
+            # begins (again). Not any progress: a client that reads nothing still takes a few
+            # bytes now and then (its kernel compacts its full receive queue, opening the window).
+            self.unread_since, self.acknowledged, self.owed = now, acknowledged, waiting
+        elif now - self.unread_since > self.timeout:
+            self.too_slow(f"its client did not take {self.owed} waiting bytes in {self.timeout} s",
+                          reason="send_timeout")  # fmt: skip
 
     async def stop(self) -> None:
         """End the writer (the connection is closing); frames still queued are dropped."""
@@ -503,9 +547,16 @@ def in_lane_order(deltas: list[tuple[str, int, Delta]]) -> list[tuple[str, int, 
 
 
 class LogReader:
-    """The process's reader task; started by the first websocket connection."""
+    """The process's reader task; started by the first websocket connection.
+
+    Its database work (reading the log, translating) runs on a thread of its
+    own, never on the thread the consumers' ``database_sync_to_async`` calls
+    share: there a batch waited behind every snapshot and command of the
+    process's sockets (``bench fanout``: up to 1.8 s behind the snapshots 50
+    never-reading clients kept asking for), and every table's deltas with it."""
 
     def __init__(self) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="casino-feed-reader")
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
         self.follower: LogFollower | None = None
@@ -541,9 +592,13 @@ class LogReader:
                 log.exception("feed: LISTEN connection lost; polling until it is back")
                 await asyncio.sleep(1)
 
+    def in_thread(self, func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+        """``func`` on the reader's own thread (with Django's connection upkeep around it)."""
+        return database_sync_to_async(func, thread_sensitive=False, executor=self.executor)
+
     async def run(self) -> None:
         if self.follower is None:
-            self.follower = await database_sync_to_async(new_follower)()
+            self.follower = await self.in_thread(new_follower)()
         self.ready.set()
         poll = settings.CASINO_RELAY_POLL_SECONDS
         while True:
@@ -551,13 +606,13 @@ class LogReader:
             births, tables = _births, watched()
             mark = self.follower.mark()
             try:
-                events, deltas = await database_sync_to_async(next_batch)(self.follower, tables)
+                events, deltas = await self.in_thread(next_batch)(self.follower, tables)
                 if events and _births != births:
                     # Feeds born while the batch was read: their tables' events of
                     # this batch may postdate the snapshots they are taking.
                     now = watched()
                     born = {family: ids - tables.get(family, frozenset()) for family, ids in now.items()}
-                    deltas = in_lane_order(deltas + await database_sync_to_async(translate)(events, born))
+                    deltas = in_lane_order(deltas + await self.in_thread(translate)(events, born))
             except asyncio.CancelledError:
                 raise
             except Exception:  # a database hiccup must not kill realtime for good
@@ -605,6 +660,10 @@ class FeedSocket:
     player_id: int
     outbox: Outbox | None = None
     subscriber: Subscriber | None = None
+    _transport: Any = None
+    # When the client's last snapshot was queued: what it had acknowledged, and
+    # how many bytes it then had to take to have that snapshot (``delivery_progress``).
+    _snapshot_owed: tuple[int, int] | None = None
     # The player's language for error frames' messages (casino.i18n), set at the handshake
     # (JSONFrames.admit); None: English, as raised.
     language: str | None = None
@@ -624,9 +683,18 @@ class FeedSocket:
             return
         transport.abort()
 
+    def _progress(self) -> tuple[int, int] | None:
+        """The client's intake (``delivery_progress``), else ``None``."""
+        if self._transport is None:
+            self._transport = transport_of(getattr(self, "base_send", None))
+            if self._transport is None:
+                return None
+        return delivery_progress(self._transport)
+
     def _outbox(self) -> Outbox:
         if self.outbox is None:
-            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed, abort=self._abort)
+            self.outbox = Outbox(send=self._raw_send, close=self._raw_close, on_gone=self.leave_feed, abort=self._abort,
+                                 progress=self._progress)  # fmt: skip
         return self.outbox
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
@@ -650,10 +718,25 @@ class FeedSocket:
         if self.subscriber is not None:
             leave(self.feed_family, self.table_id, self.subscriber)
 
-    async def snapshot_then_live(self, read: Callable[[], Awaitable[tuple[dict[str, Any], Mapping[str, int]]]]) -> None:
+    async def snapshot_then_live(
+        self, read: Callable[[], Awaitable[tuple[dict[str, Any], Mapping[str, int]]]], *, requested: bool = False
+    ) -> None:
         """Send the snapshot ``read()`` returns (the frame and its marks per lane);
-        deltas that arrive meanwhile follow it unless it covers them."""
+        deltas that arrive meanwhile follow it unless it covers them.
+
+        ``requested``: the client asked for it. While the client has not taken
+        its last snapshot yet (bytes wait for it, and it has acknowledged fewer
+        than waited when that snapshot was queued plus the snapshot's), that
+        snapshot is its answer: the deltas
+        after it follow it, so it then holds what a new one would show, and a
+        client that asks again and again without reading costs no snapshot
+        query each time (``bench fanout``'s never-reading clients did, until
+        they were closed)."""
         assert self.subscriber is not None
+        if requested and self._snapshot_owed is not None:
+            found = self._progress()
+            if found is not None and found[0] > 0 and found[1] - self._snapshot_owed[0] < self._snapshot_owed[1]:
+                return
         self.subscriber.begin_snapshot()
         text: str | None = None
         marks: Mapping[str, int] = {}
@@ -662,6 +745,8 @@ class FeedSocket:
             text = encode(frame)
         finally:
             self.subscriber.end_snapshot(text, marks)
+            found = self._progress()
+            self._snapshot_owed = (found[1], found[0] + len(text or "")) if found is not None else None
 
     async def dispatch(self, message: Any) -> None:
         try:

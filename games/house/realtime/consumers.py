@@ -136,20 +136,22 @@ class TableConsumer(FeedSocket, PresentSocket, JSONFrames):
     async def _authenticate(self) -> Any:
         return await authenticate_scope(self.scope)
 
-    async def send_snapshot(self) -> None:
+    async def send_snapshot(self, *, requested: bool = False) -> None:
+        """The snapshot, then live deltas (``requested``: the client asked: see ``snapshot_then_live``)."""
+
         async def read() -> tuple[dict[str, Any], Mapping[str, int]]:
             feed = feed_of(FAMILY, self.table_id)
             snapshot = await database_sync_to_async(_snapshot)(self.table_id, self.player_id, feed)
             return snapshot, {"seq": snapshot["seq"]}
 
-        await self.snapshot_then_live(read)
+        await self.snapshot_then_live(read, requested=requested)
 
     # --- from the client -------------------------------------------------------
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = message_type(content)
         if kind == "snapshot":
-            await self.send_snapshot()
+            await self.send_snapshot(requested=True)
         elif kind == "chat":
             try:
                 line = await database_sync_to_async(chat.post_chat)(
