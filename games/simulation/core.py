@@ -121,6 +121,7 @@ BATCH_POINTS = (
     ("ledger.services.batch", "apply_deltas"),
     ("ledger.services.batch", "_insert_holds"),
     ("ledger.services.batch", "_insert_legs"),
+    ("ledger.services.small", "_insert_legs"),  # a poker step's batch of a handful of rows
 )
 
 
@@ -160,7 +161,7 @@ class FaultInjector:
             self._saved.clear()
 
     def _wrap(self, module_name: str, real: Callable[..., Any]) -> Callable[..., Any]:
-        batch = module_name == "ledger.services.batch"
+        batch = module_name in ("ledger.services.batch", "ledger.services.small")
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             result = real(*args, **kwargs)

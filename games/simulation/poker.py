@@ -57,7 +57,11 @@ class PokerFamily(TableClients):
     keys: int = 0
     write_points: list[tuple[str, str]] = field(
         default_factory=lambda: [
-            ("games.poker.services.hands", "settle_batch"),
+            # A step's ledger batch: written at once, or queued and sent with the step's
+            # other writes in one pipeline (games.poker.store.act.deferred_writes).
+            ("games.poker.services.hands", "settle_small_batch"),
+            ("games.poker.services.hands", "_queue_batch"),
+            ("games.poker.store.act", "stop_deferring"),
             ("games.poker.services.hands", "append_events"),
             ("games.poker.services.hands", "set_table"),
             ("games.poker.services.hands", "sit_out_seat"),
