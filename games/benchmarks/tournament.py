@@ -13,8 +13,8 @@ clock, balancing moves, breaking tables, hand-for-hand, the final table, the
 payouts), on a clock shared through Redis instead of wall-clock waits and
 Celery. Timed: from the start to the finish.
 
-The same tournament (same size and seed, its own scratch database) is played
-twice in the run: by one worker process (the peer), then by ``workers``
+The same tournament (same size and seed, new players) is played twice in the
+run, one after the other in one scratch database: by one worker process (the peer), then by ``workers``
 (default 2) that share its tables, nothing shared but PostgreSQL and Redis.
 Printed for each (``one_*``, ``two_*``): ``hands``, ``seconds``,
 ``hands_per_s`` and the checks the run ends with: ``verify_ledger`` clean, the
@@ -35,7 +35,7 @@ from django.db import connection
 from casino.bench import BenchResult, Writer, benchmark
 from games.poker.models import PokerHand
 from games.poker.tournament import services as tournament_services
-from games.poker.tournament.models import Tournament, TournamentEntry
+from games.poker.tournament.models import Tournament, TournamentEntry, TournamentState
 from games.poker.tournament.workers import play_in_processes
 from ledger.benchmarks import scratch_database
 from ledger.services import balance_of, deposit, player_accounts
@@ -48,7 +48,6 @@ PAYOUTS = [
     {"max_entrants": 10, "shares_bp": [6500, 3500]},
     {"max_entrants": None, "shares_bp": [3000, 2000, 1200, 900, 700, 600, 500, 400, 300, 200, 200]},
 ]
-CHECKS = ("finished", "verify_ledger_problems", "prize_pool_after", "chip_bank_after", "payouts_equal_pool")
 
 
 def money_ok(figures: dict[str, Any]) -> bool:
@@ -63,48 +62,47 @@ def money_ok(figures: dict[str, Any]) -> bool:
 
 
 def play_tournament(*, out: Writer, players: int, seed: int, aggression: float, workers: int) -> dict[str, Any]:
-    """One tournament of ``players`` played to the end by ``workers`` processes, in its own
-    scratch database: its figures and money checks."""
+    """One tournament of ``players`` (new players) played to the end by ``workers``
+    processes: its figures and money checks (``verify_ledger`` checks the whole database)."""
     from ledger.services.seals import seal_key
     from ledger.services.verify import verify_ledger
 
-    with scratch_database():
-        start = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
-        tournament = Tournament(
-            kind="scheduled", name=f"Bench {players}", currency="EUR", buy_in=1_000, fee=100,
-            starting_chips=10_000, max_players=players, table_seats=9, start_at=start, levels=LEVELS,
-            payouts=PAYOUTS, turn_seconds=20, time_bank_seconds=0, between_hands_seconds=2,
-        )  # fmt: skip
-        tournament.full_clean()
-        tournament.save()
-        users = get_user_model().objects.bulk_create([get_user_model()(username=f"bench-{i}") for i in range(players)])
-        setup = time.perf_counter()
-        for user in users:
-            wallet = player_accounts(player_id=user.pk, currency="EUR").wallet
-            deposit(wallet=wallet, amount=10_000, currency="EUR", external_reference=f"b{user.pk}",
-                    idempotency_key=f"bench-dep-{user.pk}", actor="bench")  # fmt: skip
-            tournament_services.register(
-                tournament_id=tournament.pk,
-                player_id=user.pk,
-                idempotency_key=f"bench-reg-{user.pk}",
-                now=start - timedelta(minutes=1),
-            )
-        out.write(f"{players} players registered in {time.perf_counter() - setup:.1f} s\n")
-        started = time.perf_counter()
-        tournament_services.start_or_cancel_scheduled(tournament_id=tournament.pk, now=start)
-        reports = play_in_processes(tournament.pk, workers=workers, start=start, seed=seed, aggression=aggression)
-        seconds = time.perf_counter() - started
-        errors = [error for report in reports for error in report.get("errors", [])]
-        for error in errors:
-            out.write(f"worker error: {error}\n")
-        tournament.refresh_from_db()
-        pool = balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR"))
-        bank = balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk))
-        prizes = sum(
-            p or 0 for p in TournamentEntry.objects.filter(tournament=tournament).values_list("prize", flat=True)
+    start = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    tournament = Tournament(
+        kind="scheduled", name=f"Bench {players}", currency="EUR", buy_in=1_000, fee=100,
+        starting_chips=10_000, max_players=players, table_seats=9, start_at=start, levels=LEVELS,
+        payouts=PAYOUTS, turn_seconds=20, time_bank_seconds=0, between_hands_seconds=2,
+    )  # fmt: skip
+    tournament.full_clean()
+    tournament.save()
+    users = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"bench-{workers}-{i}") for i in range(players)]
+    )
+    setup = time.perf_counter()
+    for user in users:
+        wallet = player_accounts(player_id=user.pk, currency="EUR").wallet
+        deposit(wallet=wallet, amount=10_000, currency="EUR", external_reference=f"b{user.pk}",
+                idempotency_key=f"bench-dep-{user.pk}", actor="bench")  # fmt: skip
+        tournament_services.register(
+            tournament_id=tournament.pk,
+            player_id=user.pk,
+            idempotency_key=f"bench-reg-{user.pk}",
+            now=start - timedelta(minutes=1),
         )
-        hands = PokerHand.objects.filter(table__tournament=tournament).count()
-        problems = verify_ledger(key=seal_key())
+    out.write(f"{players} players registered in {time.perf_counter() - setup:.1f} s\n")
+    started = time.perf_counter()
+    tournament_services.start_or_cancel_scheduled(tournament_id=tournament.pk, now=start)
+    reports = play_in_processes(tournament.pk, workers=workers, start=start, seed=seed, aggression=aggression)
+    seconds = time.perf_counter() - started
+    errors = [error for report in reports for error in report.get("errors", [])]
+    for error in errors:
+        out.write(f"worker error: {error}\n")
+    tournament.refresh_from_db()
+    pool = balance_of(account_id=tournament_services.pool_account(tournament_id=tournament.pk, currency="EUR"))
+    bank = balance_of(account_id=tournament_services.chip_bank(tournament_id=tournament.pk))
+    prizes = sum(p or 0 for p in TournamentEntry.objects.filter(tournament=tournament).values_list("prize", flat=True))
+    hands = PokerHand.objects.filter(table__tournament=tournament).count()
+    problems = verify_ledger(key=seal_key())
     if problems:
         out.write(f"verify_ledger: {len(problems)} problems, the first: {problems[0]}\n")
     figures = {
@@ -113,9 +111,10 @@ def play_tournament(*, out: Writer, players: int, seed: int, aggression: float, 
         "seconds": round(seconds, 2),
         "hands_per_s": round(hands / seconds, 2) if seconds else None,
         "actions": sum(report.get("actions", 0) for report in reports),
+        "actions_by_process": [report.get("actions", 0) for report in reports],
         "tournament_steps": sum(report.get("steps", 0) for report in reports),
         "worker_errors": len(errors),
-        "finished": tournament.state == "finished" and not errors,
+        "finished": tournament.state == TournamentState.FINISHED and not errors,
         "levels_reached": tournament.current_level,
         "prize_pool_after": pool,
         "chip_bank_after": bank,
@@ -138,8 +137,9 @@ def bench_tournament(
     if connection.vendor != "postgresql":
         raise RuntimeError("bench tournament needs PostgreSQL (set DATABASE_URL)")
     players, seed, workers, aggression = int(players), int(seed), int(workers), float(aggression)
-    one = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=1)
-    two = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=workers)
+    with scratch_database():  # both tournaments in it, one after the other
+        one = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=1)
+        two = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=workers)
     scaling = round(two["hands_per_s"] / one["hands_per_s"], 3) if one["hands_per_s"] and two["hands_per_s"] else None
     figures: dict[str, Any] = {
         "players": players,
