@@ -55,6 +55,7 @@ class DriveReport:
     rounds: int = 0
     clock: datetime | None = None
     finished: bool = False
+    retried: int = 0  # steps whose transaction was a deadlock's victim, taken again (``workers``)
     state: str = ""
     errors: list[str] = field(default_factory=list)
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
+from psycopg.errors import DeadlockDetected
 
 from games.cards.shuffle import SeededRandomSource
 from games.poker.models import PokerTable
@@ -83,8 +84,17 @@ class TableWorker(TournamentDriver):
         return table.pk % self.workers == self.worker
 
     def table_step(self, table: PokerTable) -> bool:
+        """One step at ``table`` at the shared clock. A transaction PostgreSQL
+        aborts as a deadlock's victim changed nothing: the table's step is
+        taken again next round, as a retried task would (``report.retried``)."""
         self.now = self.shared.now()
-        return super().table_step(table)
+        try:
+            return super().table_step(table)
+        except OperationalError as error:
+            if not isinstance(error.__cause__, DeadlockDetected):
+                raise
+            self.report.retried += 1
+            return False
 
     def tournament_step(self) -> bool:
         """The tournament's step at the shared clock read under the tournament's
