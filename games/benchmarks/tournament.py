@@ -141,7 +141,8 @@ def bench_tournament(
     with scratch_database():  # both tournaments in it, one after the other
         one = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=1)
         two = play_tournament(out=out, players=players, seed=seed, aggression=aggression, workers=workers)
-    scaling = round(two["hands_per_s"] / one["hands_per_s"], 3) if one["hands_per_s"] and two["hands_per_s"] else None
+    played = one["finished"] and two["finished"] and one["hands_per_s"] and two["hands_per_s"]
+    scaling = round(two["hands_per_s"] / one["hands_per_s"], 3) if played else None  # none from an unfinished play
     figures: dict[str, Any] = {
         "players": players,
         "workers": workers,
