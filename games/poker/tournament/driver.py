@@ -55,6 +55,7 @@ class DriveReport:
     rounds: int = 0
     clock: datetime | None = None
     finished: bool = False
+    retried: int = 0  # steps whose transaction was a deadlock's victim, taken again (``workers``)
     state: str = ""
     errors: list[str] = field(default_factory=list)
 
@@ -128,12 +129,17 @@ class TournamentDriver:
             self.report.actions += 1
             return True
         if table.phase in (services.WAITING, services.IDLE):
-            step = tournament_services.advance_tournament(
-                tournament_id=self.tournament_id, now=self.now, rng=self.rng_source
-            )
-            self.report.steps += step is not None
-            return step is not None
+            stepped = self.tournament_step()
+            self.report.steps += stepped
+            return stepped
         return False
+
+    def tournament_step(self) -> bool:
+        """The tournament's step at the driver's clock; True if the tournament is running."""
+        step = tournament_services.advance_tournament(
+            tournament_id=self.tournament_id, now=self.now, rng=self.rng_source
+        )
+        return step is not None
 
     def run(self, *, max_rounds: int = 1_000_000, on_round: Callable[[DriveReport], None] | None = None) -> DriveReport:
         """Rounds until the tournament is over (or ``max_rounds``)."""

@@ -46,8 +46,15 @@ def get_tournament(*, tournament_id: int) -> Tournament:
 
 
 def lock_tournament(tournament_id: int) -> Tournament:
-    """The tournament row locked until the transaction ends; ``tournament_not_found``."""
-    tournament = Tournament.objects.select_for_update().filter(pk=tournament_id).first()
+    """The tournament row locked until the transaction ends; ``tournament_not_found``.
+
+    ``FOR NO KEY UPDATE``: it serialises every writer of the row (two steps, a
+    registration and a step) as ``FOR UPDATE`` does, but not the rows that
+    merely reference it: the foreign-key check of a table's transaction
+    (``FOR KEY SHARE`` on this row, at its commit) would otherwise wait for a
+    step that waits for that table's row lock, a deadlock (two processes
+    playing the tables, issue #39)."""
+    tournament = Tournament.objects.select_for_update(no_key=True).filter(pk=tournament_id).first()
     if tournament is None:
         raise TournamentNotFound(tournament_id=tournament_id)
     return tournament

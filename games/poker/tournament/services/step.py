@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count
 
 from games.cards.shuffle import RandomSource, SecureRandomSource
 from games.poker import event_types as et
@@ -79,11 +80,15 @@ def _bust_group(tournament: Tournament, entries: Sequence[TournamentEntry], play
 def _record_busts(tournament: Tournament, ready: Sequence[PokerTable], now: datetime) -> list[TournamentEntry]:
     """The players of the ready tables' last hands left with no chips: eliminated,
     their seats freed (``poker_tournament.busted``, applied by the projectors),
-    in seat order from the button. Returns them by table."""
+    in seat order from the button. Returns them by table. (One query finds the
+    empty seats of every ready table: a step runs after every hand.)"""
     busted: list[TournamentEntry] = []
     rows: list[dict[str, Any]] = []
+    empty_at: dict[int, list[PokerSeat]] = {}
+    for seat in PokerSeat.objects.filter(table_id__in=[table.pk for table in ready], stack=0):
+        empty_at.setdefault(seat.table_id, []).append(seat)
     for table in ready:
-        empty = list(table.seats.filter(stack=0))
+        empty = empty_at.get(table.pk)
         if not empty:
             continue
         empty.sort(key=lambda s: _from_button(s.seat_number, table.button_seat, table.max_seats))
@@ -132,10 +137,12 @@ def _rebalance(tournament: Tournament, tables: list[PokerTable], ready_ids: set[
     """Apply the balancing plan's moves in order while they start from a table
     between hands (the rest wait for that table's hand to end); close the broken
     tables that are empty. Returns the moves applied."""
-    snapshot = {
-        table.pk: TableSnapshot(dict(table.seats.values_list("seat_number", "player_id")), table.button_seat)
-        for table in tables
-    }
+    seats: dict[int, dict[int, int]] = {table.pk: {} for table in tables}
+    for table_id, seat_number, player_id in PokerSeat.objects.filter(table_id__in=list(seats)).values_list(
+        "table_id", "seat_number", "player_id"
+    ):  # every table's seats in one query, not one per table
+        seats[table_id][seat_number] = player_id
+    snapshot = {table.pk: TableSnapshot(seats[table.pk], table.button_seat) for table in tables}
     plan = rebalance(snapshot, tournament.table_seats, rng)
     by_id = {table.pk: table for table in tables}
     applied = 0
@@ -222,16 +229,29 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
             if h4h:  # pacing state, not a projection: written here
                 tournament.hand_for_hand_round += 1
                 tournament.save(update_fields=["hand_for_hand_round", "updated_at"])
+            dealt = _players_with_chips([table.pk for table in open_tables if table.pk in ready_ids])
             for table in open_tables:
                 if table.pk in ready_ids:
-                    released += _release(table, tournament, now)
+                    released += _release(table, tournament, now, dealt.get(table.pk, 0))
         return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), moves, released,
                           tournament.current_level)  # fmt: skip
 
 
-def _release(table: PokerTable, tournament: Tournament, now: datetime) -> int:
-    """A ready table deals again after the pause between hands (two players or more); else it idles."""
-    if table.seats.filter(stack__gt=0).count() >= 2:
+def _players_with_chips(table_ids: Sequence[int]) -> dict[int, int]:
+    """The seats with chips at each of ``table_ids`` (one query)."""
+    rows = (
+        PokerSeat.objects.filter(table_id__in=table_ids, stack__gt=0)
+        .values_list("table_id")
+        .annotate(players=Count("id"))
+        .order_by()
+    )
+    return dict(rows)
+
+
+def _release(table: PokerTable, tournament: Tournament, now: datetime, players: int) -> int:
+    """A ready table with ``players`` with chips deals again after the pause between
+    hands (two players or more); else it idles."""
+    if players >= 2:
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=tournament.between_hands_seconds))
         return 1
     if table.phase != IDLE:
