@@ -13,6 +13,8 @@ PostgreSQL recorder as a named peer), in a scratch database of their own.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import multiprocessing
 import os
@@ -38,26 +40,64 @@ def _dsn(name: str) -> str:
     return " ".join(parts)
 
 
+#: Set (to anything) for runs that open many scratch databases in one process (the
+#: test suite's bench smoke slice): the first is migrated once as a template of this
+#: process, and every scratch database after it is a copy of it (``CREATE DATABASE
+#: … TEMPLATE``, under a second instead of a migration's many seconds).
+REUSE_TEMPLATE_ENV = "CASINO_BENCH_REUSE_TEMPLATE"
+_templates: dict[str, str] = {}  # the owner's database -> its migrated template here
+
+
 @contextmanager
 def scratch_database() -> Iterator[str]:
     """A fresh, migrated database for the run; Django points at it meanwhile
-    and the database is dropped afterwards."""
+    and the database is dropped afterwards. With ``CASINO_BENCH_REUSE_TEMPLATE``
+    set, a copy of this process's migrated template (``_template``)."""
     original = connection.settings_dict["NAME"]
     name = f"{original}_bench_{os.getpid()}"
     admin_dsn = _dsn("postgres")
+    template = _template(original, admin_dsn) if os.environ.get(REUSE_TEMPLATE_ENV) else None
     connections.close_all()
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     connection.settings_dict["NAME"] = name
     try:
-        call_command("migrate", database=DEFAULT_DB_ALIAS, verbosity=0)  # the scratch database, not the owner's
+        if template is None:
+            call_command("migrate", database=DEFAULT_DB_ALIAS, verbosity=0)  # the scratch database, not the owner's
         yield name
     finally:
         connections.close_all()
         connection.settings_dict["NAME"] = original
         with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _template(original: str, admin_dsn: str) -> str:
+    """This process's migrated template of scratch databases (made on first use,
+    dropped when the process exits). Nothing connects to it after its migration,
+    as ``CREATE DATABASE … TEMPLATE`` requires."""
+    if original in _templates:
+        return _templates[original]
+    name = f"{original}_benchtpl_{os.getpid()}"
+    connections.close_all()
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    connection.settings_dict["NAME"] = name
+    try:
+        call_command("migrate", database=DEFAULT_DB_ALIAS, verbosity=0)
+    finally:
+        connections.close_all()
+        connection.settings_dict["NAME"] = original
+    _templates[original] = name
+
+    def drop() -> None:
+        with contextlib.suppress(psycopg.Error), psycopg.connect(admin_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    atexit.register(drop)
+    return name
 
 
 # --- 1. single-command transactions, N writer processes --------------------------
