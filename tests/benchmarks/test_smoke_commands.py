@@ -5,7 +5,6 @@ closing ``verify_ledger`` finds nothing. It checks that it runs, never how fast.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from io import StringIO
@@ -38,17 +37,15 @@ def _check(figures: dict[str, object], ratios: dict[str, tuple[str, str]]) -> No
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_bench_commands_prints_every_ratio_and_leaves_a_clean_ledger() -> None:
-    poker = importlib.util.find_spec("games.benchmarks.commands_poker") is not None
-    figures = _run("chips=12", "decisions=6", "rounds=2", "crowd=12", "crowd_chips=6",
-                   f"poker_actions={6 if poker else 0}")  # fmt: skip
-    _check(figures, RATIOS | (POKER if poker else {}))
+    figures = _run("chips=12", "decisions=6", "rounds=2", "crowd=12", "crowd_chips=6", "poker_actions=6")
+    _check(figures, RATIOS | POKER)
     assert figures["verify_ledger_problems"] == 0
+    assert figures["poker_verify_ledger_problems"] == 0
     assert (figures["chips"], figures["decisions"], figures["crowd"]) == (12, 6, 12)
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(importlib.util.find_spec("games.benchmarks.commands_poker") is None, reason="no poker action yet")
 def test_poker_actions_zero_skips_the_poker_action() -> None:
     figures = _run("chips=2", "decisions=1", "rounds=1", "crowd=2", "crowd_chips=2", "poker_actions=0")
     _check(figures, RATIOS)
