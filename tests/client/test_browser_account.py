@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,14 @@ def poker_answer() -> dict[str, Any]:
     }
 
 
-def wait(driver: Any, condition: Any, timeout: float = 10) -> Any:
+def wait(driver: Any, condition: Any, timeout: float = 30) -> Any:
+    """``condition`` within ``timeout`` s: 30, not Selenium's usual 10, because CI shares 2 cores
+    between this browser, its live server and the other xdist worker (a 10 s wait timed out there
+    once). A timeout names the test's line that waited, since CI's log may cut the traceback."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    line = sys._getframe(1).f_lineno
+    return WebDriverWait(driver, timeout).until(condition, message=f"waited {timeout} s at line {line}")
 
 
 def js_verify(driver: Any, answer: Any, history: Any = None) -> list[str]:
