@@ -13,6 +13,7 @@ Two aggregates share one event vocabulary (``games.house.round.events``):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -168,6 +169,24 @@ class Chip:
         return self.amount + sum(self.automatic.values())
 
 
+def _add_chip(totals: dict[str, int], chip: Chip) -> None:
+    totals[chip.spot] = totals.get(chip.spot, 0) + chip.amount
+    for name, amount in chip.automatic.items():
+        totals[name] = totals.get(name, 0) + amount
+
+
+def _chip_row(chip: Chip) -> list[Any]:
+    return [chip.spot, chip.amount, chip.hold_id, dict(chip.automatic)]
+
+
+def _chip_text(row: list[Any]) -> str:
+    return json.dumps(row)
+
+
+#: ``PlayerState``'s memos (instance entries, not fields): forgotten whenever the chips change.
+_MEMOS = {"_totals": None, "_held": None, "_chip_rows": None, "_chip_texts": None}
+
+
 @dataclass(frozen=True)
 class PlayerState:
     player_id: int
@@ -183,18 +202,47 @@ class PlayerState:
     version: int = 0
     declined: bool = False  # not present at "No More Bets": bets returned, not in the round
 
+    # ``totals``, ``staked`` and ``chip_rows`` are folds over every chip, asked
+    # for several times per command on the same state: each is computed once per
+    # state and kept in the instance (``_MEMOS``; not fields, so equality, ``repr``
+    # and ``dataclasses.replace`` ignore them), and ``apply_player`` carries them
+    # over a chip placed (one chip added, not the round's chips summed again):
+    # a player's hundredth chip costs what their first did.
+
     def totals(self) -> dict[str, int]:
-        """Per-wager stake placed so far (automatic wagers included)."""
-        totals: dict[str, int] = {}
-        for chip in self.chips:
-            totals[chip.spot] = totals.get(chip.spot, 0) + chip.amount
-            for name, amount in chip.automatic.items():
-                totals[name] = totals.get(name, 0) + amount
-        return totals
+        """Per-wager stake placed so far (automatic wagers included); a new dict
+        each call (the caller may change it)."""
+        memo = self.__dict__.get("_totals")
+        if memo is None:
+            memo = {}
+            for chip in self.chips:
+                _add_chip(memo, chip)
+            self.__dict__["_totals"] = memo
+        return dict(memo)
 
     @property
     def staked(self) -> int:
-        return sum(c.held for c in self.chips) + self.call_amount
+        held = self.__dict__.get("_held")
+        if held is None:
+            held = self.__dict__["_held"] = sum(c.held for c in self.chips)
+        return held + self.call_amount
+
+    def chip_rows(self) -> list[list[Any]]:
+        """Each chip as ``[spot, amount, hold id, automatic]`` (its stored form,
+        ``games.house.store.rows.state_to_json``): a new outer list each call;
+        the rows inside are shared between calls and must not be changed."""
+        memo = self.__dict__.get("_chip_rows")
+        if memo is None:
+            memo = self.__dict__["_chip_rows"] = tuple(_chip_row(c) for c in self.chips)
+        return list(memo)
+
+    def chip_texts(self) -> tuple[str, ...]:
+        """``chip_rows`` as JSON text, one per chip (a projection row's document
+        is written as text: only the chips placed since are encoded)."""
+        memo = self.__dict__.get("_chip_texts")
+        if memo is None:
+            memo = self.__dict__["_chip_texts"] = tuple(_chip_text(row) for row in self.chip_rows())
+        return memo
 
     @property
     def done_deciding(self) -> bool:
@@ -359,9 +407,22 @@ def apply_player(state: PlayerState, event: Event | Any) -> PlayerState:
         chip = Chip(data["spot"], data["amount"], data["hold_id"], dict(data.get("automatic", {})))
         changes["chips"] = (*state.chips, chip)
         changes["doubled"] = state.doubled or data.get("source") == "double"
+        # The memos carried over: one chip added (those not computed stay so).
+        known = state.__dict__
+        totals = known.get("_totals")
+        if totals is not None:
+            totals = dict(totals)
+            _add_chip(totals, chip)
+        held, rows, texts = known.get("_held"), known.get("_chip_rows"), known.get("_chip_texts")
+        row = _chip_row(chip)
+        changes["_totals"] = totals
+        changes["_held"] = None if held is None else held + chip.held
+        changes["_chip_rows"] = None if rows is None else (*rows, row)
+        changes["_chip_texts"] = None if texts is None else (*texts, _chip_text(row))
     elif kind == BET_REMOVED:
         removed = set(data["hold_ids"])
         changes["chips"] = tuple(c for c in state.chips if c.hold_id not in removed)
+        changes |= _MEMOS
     elif kind == DECISION_MADE:
         changes["decisions"] = (*state.decisions, DecisionTaken(data["street"], data["option"], data["auto"]))
         changes["folded"] = state.folded or data["folds"]
@@ -377,6 +438,7 @@ def apply_player(state: PlayerState, event: Event | Any) -> PlayerState:
     elif kind == PLAYER_DECLINED:
         changes["chips"] = ()
         changes["declined"] = True
+        changes |= _MEMOS
     return _evolve(state, changes)
 
 

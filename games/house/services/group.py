@@ -335,9 +335,7 @@ class _Run:
         balance, changed = accounts.balance, None
         if outcome.events:
             decided = _bet_writes(outcome.events, player)
-            self.accept(c, context, decided)
-            changed = decided.after
-            assert changed is not None
+            changed = self.accept(c, context, decided)
             balance += player.staked - changed.staked
             player = changed
             self.stakes[c.player_id] = changed.staked
@@ -363,8 +361,9 @@ class _Run:
         holding = {p for p in bettors | self.stakes.keys() if self.stakes.get(p, 1) > 0}
         check_room(state, player, others=len(holding - {player_id}))
 
-    def accept(self, c: PlayerCommand, context: CommandContext, decided: _Decided) -> None:
-        """Check responsible gaming for the new stakes, then queue the command's writes."""
+    def accept(self, c: PlayerCommand, context: CommandContext, decided: _Decided) -> PlayerState:
+        """Check responsible gaming for the new stakes, then queue the command's
+        writes; the player's new state (``decided.after``, as the projector folded it)."""
         round_row, accounts = context.round_row, context.accounts
         new_stake = sum(amount for _, amount, _ in decided.opened)
         if new_stake:
@@ -388,8 +387,8 @@ class _Run:
         new_events = [NewEvent(e.type, e.data, CURRENT_VERSIONS.get(e.type, 1)) for e in decided.events]
         self.appends.append(StreamAppend(stream, version, new_events, metadata, context.head_hash))
         # The player's row, projected by its projector from these events (written by ``saving_commands``).
-        PlayerRoundProjector(round_row=round_row, rows={c.player_id: context.row},
-                             states={c.player_id: decided.before}).fold(
+        folded = PlayerRoundProjector(round_row=round_row, rows={c.player_id: context.row},
+                                      states={c.player_id: decided.before}).fold(
             events_of(stream_id=stream, first_version=version + 1, events=new_events, metadata=metadata, at=self.now)
         )  # fmt: skip
         refs = {id(e): EventRef(stream, version + 1 + n) for n, e in enumerate(decided.events)}
@@ -399,8 +398,14 @@ class _Run:
             )
         self.settles += [HoldSettlement(UUID(hold), 0, refs[id(event)]) for hold, event in decided.settled]
         assert decided.after is not None
-        self.remembered.append((decided.after, context.incarnation))
+        # The projector's state (equal to ``decided.after``) is the one saved and
+        # remembered: it carries the folds the projection computed
+        # (``PlayerState.totals``, ``chip_rows``, ``chip_texts``), so the save and
+        # the player's next command start from them.
+        projected = next(iter(folded.values()), (None, decided.after))[1]
+        self.remembered.append((projected, context.incarnation))
         self.round_row, self.currency = round_row, round_row.currency
+        return projected
 
     def decision(self, c: MakeDecision, context: CommandContext) -> DecisionResult:
         if context.row.pk is None:
@@ -413,8 +418,7 @@ class _Run:
         made = DecisionMade.from_data(events[0].data)
         after = apply_player(player, events[0])
         opened = [(hold_id, made.amount, events[0])] if made.amount else []
-        self.accept(c, context, _Decided(events, opened, [], player, after))
-        self.rows.append((context.row, after))
+        self.rows.append((context.row, self.accept(c, context, _Decided(events, opened, [], player, after))))
         result = DecisionResult(context.round_row.round_id, made.street, made.option, made.amount,
                                 accounts.balance - made.amount, False, None)  # fmt: skip
         excluded = [*self.deciders, c.player_id]

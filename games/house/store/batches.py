@@ -29,7 +29,7 @@ from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.house.round.state import PlayerState
 from games.house.store.cache import known_player
 from games.house.store.commands import CommandContext, context_of, read_command
-from games.house.store.rows import save_rows
+from games.house.store.rows import save_rows, state_text
 from games.house.store.streams import iso
 from ledger.errors import IdempotencyKeyReused
 from ledger.services.events import now as ledger_now
@@ -235,15 +235,19 @@ def saving_commands(
         yield
         return
     document = []
-    for row, _ in rows:
-        document.append({
+    for row, state in rows:
+        # The row's ``state`` is ``state_to_json(state)`` (the fold projected it
+        # from ``state``): written as ``state_text``, its chips' text kept by the
+        # state, so a player's many chips are not all encoded again per command.
+        fields = json.dumps({
             "round": row.round_id, "table_id": row.table_id, "player": row.player_id, "number": row.game_number,
-            "game": row.game, "currency": row.currency, "version": row.stream_version, "state": row.state,
+            "game": row.game, "currency": row.currency, "version": row.stream_version,
             "totals": row.totals, "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
             "created": row.created_at.isoformat() if row.created_at else iso(now),
         })  # fmt: skip
+        document.append(f'{fields[:-1]},"state":{state_text(state)}}}')
     params = {
-        "rows": json.dumps(document),
+        "rows": "[" + ",".join(document) + "]",
         "results": json.dumps([{"key": key, "result": result} for key, result in results]),
         "released": list(released),
     }

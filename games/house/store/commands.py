@@ -30,7 +30,7 @@ from casino.responsible_gaming import UNREAD_SETTINGS, settings_row
 from games.house.models import HouseRound, HouseTable, PlayerRound, TableSeat
 from games.house.round.state import PlayerState, RoundState
 from games.house.store.cache import KnownPlayer, known_player, load_round_at
-from games.house.store.rows import save_rows, state_from_json
+from games.house.store.rows import save_rows, state_from_json, state_text
 from ledger.services import house_account, player_accounts
 from ledger.services.events import now as ledger_now
 from ledger.services.money import account_key
@@ -263,10 +263,12 @@ UPDATE ledger_idempotency SET result = %(result)s::jsonb WHERE key = %(key)s::te
 """
 
 
-def _save_params(row: PlayerRound, key: str, result: dict[str, Any]) -> dict[str, Any]:
+def _save_params(row: PlayerRound, player: PlayerState, key: str, result: dict[str, Any]) -> dict[str, Any]:
+    """The save's parameters; the row's ``state`` (``state_to_json(player)``, as
+    the fold projected it) written as ``state_text``: the chips' text kept by ``player``."""
     return {
         "round": row.round_id, "table": row.table_id, "player": row.player_id, "number": row.game_number,
-        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": json.dumps(row.state),
+        "game": row.game, "currency": row.currency, "version": row.stream_version, "state": state_text(player),
         "totals": json.dumps(row.totals), "staked": row.staked, "street": row.last_street, "done": row.done_deciding,
         "created": row.created_at, "result": json.dumps(result), "key": key,
     }  # fmt: skip
@@ -286,7 +288,7 @@ def save_player(row: PlayerRound, player: PlayerState | None, key: str, result: 
             record_result(cursor, key=key, result=result)
         return
     with bulk_cursor() as cursor:
-        cursor.execute(_PG_SAVE, _save_params(row, key, result), prepare=True)
+        cursor.execute(_PG_SAVE, _save_params(row, player, key, result), prepare=True)
 
 
 # Is anyone but this player still to decide on ``street``? Two probes of the
@@ -357,7 +359,7 @@ def save_decision(
     allow_explicit_prepare(connection.connection)
     cursor = psycopg.Cursor(connection.connection)
     with connection.wrap_database_errors:
-        cursor.execute(_PG_SAVE_DECISION, _save_params(row, key, result) | {"decided": street}, prepare=True)
+        cursor.execute(_PG_SAVE_DECISION, _save_params(row, player, key, result) | {"decided": street}, prepare=True)
 
     def answer() -> Tick:
         try:

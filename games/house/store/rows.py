@@ -29,8 +29,11 @@ from games.house.rules.registry import game as game_definition
 
 
 def state_to_json(state: PlayerState) -> dict[str, Any]:
+    return {"chips": state.chip_rows(), **_fields_but_chips(state)}
+
+
+def _fields_but_chips(state: PlayerState) -> dict[str, Any]:
     return {
-        "chips": [[c.spot, c.amount, c.hold_id, dict(c.automatic)] for c in state.chips],
         "doubled": state.doubled,
         "decisions": [[d.street, d.option, d.auto] for d in state.decisions],
         "call_amount": state.call_amount,
@@ -42,6 +45,13 @@ def state_to_json(state: PlayerState) -> dict[str, Any]:
         "version": state.version,
         "declined": state.declined,
     }
+
+
+def state_text(state: PlayerState) -> str:
+    """``json.dumps(state_to_json(state))``'s JSON value, the chips' text kept by
+    the state (``PlayerState.chip_texts``): a player's hundredth chip is not
+    the hundredth encoding of their first."""
+    return '{"chips":[' + ",".join(state.chip_texts()) + "]," + json.dumps(_fields_but_chips(state))[1:]
 
 
 def state_from_json(player_id: int, data: Mapping[str, Any]) -> PlayerState:
