@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.commands.core import Script
 from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
@@ -52,6 +53,19 @@ return {1, count + 1, ARGV[1]}
 """
 
 
+def _script(cache: RedisCache) -> Script:
+    """``_SLIDING_WINDOW`` bound to ``cache``'s write server, made once per cache
+    client (Django's ``get_client`` builds a new ``Redis`` object on every
+    call): sent by its SHA1 (``EVALSHA``; loaded again if the server lost it),
+    not as its whole text on every request."""
+    client = cache._cache
+    script: Script | None = getattr(client, "_sliding_window", None)
+    if script is None:
+        script = client.get_client(write=True).register_script(_SLIDING_WINDOW)
+        setattr(client, "_sliding_window", script)  # noqa: B010  (not an attribute Django declares)
+    return script
+
+
 class SlidingWindowThrottle(SimpleRateThrottle):
     """DRF's throttle (the same sliding window, limit and ``wait``) whose history,
     on Redis, is a sorted set kept by one script: one round trip a request, and
@@ -71,16 +85,9 @@ class SlidingWindowThrottle(SimpleRateThrottle):
         if self.key is None:
             return True
         key = self.cache.make_and_validate_key(self.key)
-        client = self.cache._cache.get_client(key, write=True)
         self.now = self.timer()
-        allowed, count, oldest = client.eval(
-            _SLIDING_WINDOW,
-            1,
-            key,
-            repr(self.now),
-            self.duration,
-            self.num_requests,
-            f"{self.now!r}:{os.urandom(6).hex()}",
+        allowed, count, oldest = _script(self.cache)(
+            keys=[key], args=[repr(self.now), self.duration, self.num_requests, f"{self.now!r}:{os.urandom(6).hex()}"]
         )
         # ``wait`` reads the history's length and its oldest time, as DRF keeps them.
         self.history = [float(oldest)] * int(count)
