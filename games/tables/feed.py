@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import gc
 import json
 import logging
 import weakref
@@ -49,6 +48,7 @@ from django.utils import timezone
 from casino import metrics
 from casino.i18n import localized_frame
 from casino.processes import database_url_of
+from games.tables.collector import collector_held
 from games.tables.intake import delivery_progress
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
@@ -634,48 +634,12 @@ class LogReader:
                 await asyncio.wait_for(self.wake.wait(), poll)
 
 
-# --- the cyclic garbage collector during a hand-out ------------------------------
-
-# Batches handed out whose writers have not run yet (the event loop's thread only).
-_collector_holds = 0
-
-
 def hand_out(deltas: list[tuple[str, int, Delta]]) -> None:
     """``route(deltas)`` with CPython's cyclic garbage collector held off until
-    the writers it wakes have written their frames.
-
-    Why (``bench fanout``, issue 39): a process holding thousands of websockets
-    tracks about 400 container objects per socket (its consumer, tasks,
-    futures, the server's protocol objects): 800,000 at 2,000 sockets, which a
-    full collection walks in 0.2-1.3 s with the GIL held, stopping every
-    thread. The allocations of a hand-out (each writer's wake-up and its next
-    wait) are what tipped the collector over its thresholds, so a full
-    collection that the sockets' own arrival had made due ran in the middle of
-    a hand-out, and every watcher of the batch got it that much later (p99
-    about 690 ms against 150 ms for the bare peer, whose sends leave nothing
-    allocated behind). Held here, it runs right after the frames are in the
-    sockets instead. Nothing is skipped: only when a collection may start
-    moves, by one turn of the event loop (the release is ``call_soon`` after
-    ``route``: the writers ``route`` woke were scheduled first, so each has
-    written what it was handed, unless its socket is full, when the collector
-    is enabled again). A collector disabled by someone else is left alone."""
-    global _collector_holds
-    if not deltas or (_collector_holds == 0 and not gc.isenabled()):
-        route(deltas)
-        return
-    gc.disable()
-    _collector_holds += 1
-    try:
-        route(deltas)
-    finally:
-        asyncio.get_running_loop().call_soon(_release_collector)
-
-
-def _release_collector() -> None:
-    global _collector_holds
-    _collector_holds -= 1
-    if _collector_holds == 0:
-        gc.enable()
+    the writers it wakes have written their frames (why: ``games.tables.collector``)."""
+    if deltas:
+        with collector_held():
+            route(deltas)
 
 
 _readers: dict[int, LogReader] = {}

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from games.tables import feed
+from games.tables import collector
 from games.tables.feed import Delta, Outbox, Subscriber, hand_out, join, leave
 
 FAMILY = "collector-test"
@@ -92,6 +92,6 @@ def test_an_empty_batch_does_not_touch_the_collector() -> None:
         gc.enable()
         hand_out([])
         assert gc.isenabled()
-        assert feed._collector_holds == 0
+        assert collector._holds == 0
 
     asyncio.run(scenario())
