@@ -11,12 +11,15 @@ clients wait for) and joins the process's set of sockets.
 
 It learns of a broadcast the way the real feed learns of a commit: a
 PostgreSQL ``NOTIFY`` (channel ``casino_bench_fanout``), one listener
-connection per process. The notification's payload IS the frame: the
-benchmark replays the delta frames the real feed sent (the same bytes), and
-this peer writes each to every socket in turn, awaiting each send. No log read,
-no translation, no per-connection queue or writer task: what is left is the
-cost of the websocket sends themselves, which is what the feed's own figure
-is compared with.
+connection per process, one notification per commit. The notification's
+payload IS the frames: the benchmark replays the delta frames the real feed
+sent (the same bytes), those of one commit in one payload, one per line
+(``FRAME_SEPARATOR``: compact JSON has no raw newline). This peer writes them
+to every socket in turn, all of a commit's frames to a socket before the next
+socket, awaiting each send, as the real feed hands a batch's frames to each
+socket together. No log read, no translation, no per-connection queue or
+writer task: what is left is the cost of the websocket sends themselves,
+which is what the feed's own figure is compared with.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from games.tables.realtime import CLOSE_UNAUTHENTICATED, authenticate_scope, ref
 log = logging.getLogger(__name__)
 
 CHANNEL = "casino_bench_fanout"
+FRAME_SEPARATOR = "\n"
 SNAPSHOT = '{"type":"snapshot"}'
 
 
@@ -58,9 +62,11 @@ class _Broadcaster:
             await listener.execute(f"LISTEN {CHANNEL}")
             self.listening.set()
             async for note in listener.notifies():
+                frames = note.payload.split(FRAME_SEPARATOR)
                 for socket in list(self.sockets):
                     try:
-                        await socket.send(text_data=note.payload)
+                        for frame in frames:
+                            await socket.send(text_data=frame)
                     except Exception as exc:  # that client is gone: that socket only
                         log.info("bare broadcast: dropping a socket: %r", exc)
                         self.sockets.pop(socket, None)

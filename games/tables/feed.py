@@ -48,6 +48,7 @@ from django.utils import timezone
 from casino import metrics
 from casino.i18n import localized_frame
 from casino.processes import database_url_of
+from games.tables.collector import collector_held
 from games.tables.intake import delivery_progress
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
@@ -622,7 +623,7 @@ class LogReader:
                 continue
             # Handing out never waits and never raises: the follower has moved
             # on, so no batch is read (or sent) twice.
-            route(deltas)
+            hand_out(deltas)
             if events:
                 metrics.feed_batch(
                     oldest=min(e.recorded_at for e in events), count=len(events),
@@ -631,6 +632,14 @@ class LogReader:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), poll)
+
+
+def hand_out(deltas: list[tuple[str, int, Delta]]) -> None:
+    """``route(deltas)`` with CPython's cyclic garbage collector held off until
+    the writers it wakes have written their frames (why: ``games.tables.collector``)."""
+    if deltas:
+        with collector_held():
+            route(deltas)
 
 
 _readers: dict[int, LogReader] = {}
