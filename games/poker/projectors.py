@@ -41,7 +41,7 @@ from games.poker.engine.events import (
 )
 from games.poker.engine.hand import HandState, apply
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from games.poker.store.act import save_row
+from games.poker.store.act import save_row, save_stacks_after
 from games.poker.tournament.models import Tournament, TournamentEntry
 from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
 from games.tables.projection import held_row
@@ -62,6 +62,13 @@ def _moment(value: str | None) -> datetime | None:
 def step_time(event: RecordedEvent) -> datetime:
     """When the service's step happened: its ``at`` (metadata), else the append time."""
     return _moment(event.metadata.get("at")) or event.recorded_at
+
+
+# The hand's columns that events after its start change (``PokerHandProjector._apply``).
+_PLAY_COLUMNS = (
+    "phase", "actor_seat", "deadline", "in_time_bank", "in_disconnection_bank", "status", "stream_version", "pot",
+    "rake", "ended_at",
+)  # fmt: skip
 
 
 class PokerHandProjector(Projector):
@@ -103,6 +110,7 @@ class PokerHandProjector(Projector):
 
     def apply_many(self, events: Sequence[RecordedEvent]) -> None:
         changed: dict[str, PokerHand] = {}
+        whole: set[str] = set()  # hands whose every column is saved: new ones, or started in these events
         for event in events:
             hand_id = hand_id_of(event)
             row = self._row(hand_id)
@@ -112,11 +120,15 @@ class PokerHandProjector(Projector):
                 if event.type != et.SHUFFLED:
                     raise ValueError(f"{event.stream_id}@{event.version}: {event.type} before the hand's shuffle")
                 row = self._create(hand_id, event, row)
+                whole.add(hand_id)
+            if event.type == HandStarted.type:
+                whole.add(hand_id)
             self._apply(row, event)
             row.stream_version = event.version
             changed[hand_id] = row
-        for row in changed.values():
-            save_row(row)
+        for hand_id, row in changed.items():
+            # A hand's other columns are set once, by its shuffle (``_create``) and its start.
+            save_row(row, None if hand_id in whole else _PLAY_COLUMNS)
 
     def _create(self, hand_id: str, event: RecordedEvent, row: PokerHand | None) -> PokerHand:
         table_id = int(event.data["table_id"])
@@ -202,6 +214,9 @@ class PokerHandPlayerProjector(Projector):
         )
 
     def apply(self, event: RecordedEvent) -> None:
+        if event.type == HandEnded.type:
+            save_stacks_after(hand_id=hand_id_of(event), stacks=[(seat, stack) for seat, stack in event.data["stacks"]])
+            return
         hand = PokerHand.objects.only("pk", "hand_id", "table_id", "started_at").get(hand_id=hand_id_of(event))
         if event.type == HandStarted.type:
             have = set(PokerHandPlayer.objects.filter(hand=hand).values_list("player_id", flat=True))
@@ -210,9 +225,6 @@ class PokerHandPlayerProjector(Projector):
                                 seat_number=seat, stack_before=stack, started_at=hand.started_at)
                 for seat, player, stack in event.data["seats"] if int(player) not in have
             )  # fmt: skip
-        elif event.type == HandEnded.type:
-            for seat, stack in event.data["stacks"]:
-                PokerHandPlayer.objects.filter(hand=hand, seat_number=seat).update(stack_after=stack)
         else:
             PokerHandPlayer.objects.filter(hand=hand).update(stack_after=F("stack_before"))
 
