@@ -33,6 +33,7 @@ from games.poker.engine.events import (
     ActionTaken,
     AntePosted,
     BlindPosted,
+    Event,
     HandEnded,
     HandStarted,
     PotAwarded,
@@ -87,13 +88,28 @@ class PokerHandProjector(Projector):
         "in_disconnection_bank", "status", "stream_version", "pot", "rake", "started_at", "ended_at",
     )  # fmt: skip
 
-    def __init__(self, *, hand: PokerHand | None = None, state: tuple[int, HandState | None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        hand: PokerHand | None = None,
+        state: tuple[int, HandState | None] | None = None,
+        decided: Sequence[tuple[int, Event]] = (),
+        after: HandState | None = None,
+    ) -> None:
         """``hand``: the row the service holds (kept current; unsaved for a new
-        hand); ``state``: the engine state at that version, if known."""
+        hand); ``state``: the engine state at that version, if known.
+        ``decided`` (engine events of ``hand`` by stream version, as the
+        service's step decided them) and ``after`` (the engine state after the
+        last of them): those events are not decoded and replayed, the row takes
+        the phase, actor and pot from ``after`` at the last of them (replaying
+        them gives that state: ``apply`` is the engine's own fold of its events)."""
         self._rows: dict[str, PokerHand] = {hand.hand_id: hand} if hand is not None else {}
         self._states: dict[str, tuple[int, HandState | None]] = {}
         if hand is not None and state is not None:
             self._states[hand.hand_id] = state
+        self._decided: dict[int, Event] = dict(decided) if hand is not None and after is not None else {}
+        self._own = hand.hand_id if hand is not None else ""
+        self._last = (decided[-1][0], after) if self._decided and after is not None else None
 
     def _row(self, hand_id: str) -> PokerHand | None:
         return held_row(self._rows, hand_id, lambda: PokerHand.objects.filter(hand_id=hand_id).first())
@@ -147,10 +163,18 @@ class PokerHandProjector(Projector):
     def _apply(self, row: PokerHand, event: RecordedEvent) -> None:
         kind, data = event.type, event.data
         if kind in et.ENGINE_EVENT_TYPES:
-            engine_event = event_from_dict({"type": kind, **data})
-            state = apply(self._state_before(row.hand_id, event.version), engine_event)
-            self._states[row.hand_id] = (event.version, state)
-            row.phase, row.actor_seat, row.pot = state.phase.value, state.acting_seat, state.pot_total
+            decided = self._decided.get(event.version) if row.hand_id == self._own else None
+            state: HandState | None
+            if decided is not None and self._last is not None and event.version <= self._last[0]:
+                engine_event = decided
+                # An earlier event of the step: the last one's state sets the columns it would set.
+                state = self._last[1] if event.version == self._last[0] else None
+            else:
+                engine_event = event_from_dict({"type": kind, **data})
+                state = apply(self._state_before(row.hand_id, event.version), engine_event)
+            if state is not None:
+                self._states[row.hand_id] = (event.version, state)
+                row.phase, row.actor_seat, row.pot = state.phase.value, state.acting_seat, state.pot_total
             row.deadline, row.in_time_bank, row.in_disconnection_bank = None, False, False
             if isinstance(engine_event, HandStarted):
                 row.players = {str(seat): int(player) for seat, player, _ in engine_event.seats}
@@ -520,13 +544,17 @@ def project_hand(
     state: tuple[int, HandState | None] | None = None,
     table: PokerTable | None = None,
     seats: dict[int, PokerSeat] | None = None,
+    decided: Sequence[tuple[int, Event]] = (),
+    after: HandState | None = None,
 ) -> None:
     """Apply a hand's events just appended with every registered projector, the
     service's own rows (``hand``, ``table``, ``seats``: every sitting dealt into
-    the hand, or ``None``) kept current."""
+    the hand, or ``None``) kept current; ``decided`` and ``after``: the engine's
+    events of the step and its state after them (``PokerHandProjector``)."""
     apply_events(
         events,
-        using=[PokerHandProjector(hand=hand, state=state), PokerHandPlayerProjector(seats=seats),
+        using=[PokerHandProjector(hand=hand, state=state, decided=decided, after=after),
+               PokerHandPlayerProjector(seats=seats),
                PokerTableProjector(table=table), PokerSeatProjector(seats=seats, hand=hand, table=table)],
     )  # fmt: skip
 

@@ -260,7 +260,8 @@ def _play(
         settle_small_batch(idempotency_key=key, currency=table.currency, appends=appends, transfers=transfers)
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
                          at=now)  # fmt: skip
-    project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
+    # The hand row, its players, the table's; the engine's events as decided, not replayed.
+    project_hand(recorded, hand=hand, state=known, table=table, seats=seats, decided=decided, after=state)
     if ended and sealed:
         shred(hand.hand_id)  # seed 001: the shuffled deck is not kept
     remember_hand(hand, state, deck)
