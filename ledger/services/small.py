@@ -13,6 +13,10 @@ command of a handful of rows more than the rows themselves.
 
 Anything else (SQLite, holds, an append whose head the caller did not read)
 goes through ``settle_batch`` unchanged. Runs inside the caller's transaction.
+
+``small_batch_writes``: the same rows as one statement of data-modifying
+``WITH`` parts (the ids from the columns' defaults, nothing read before), for
+a caller that sends it with its own writes (``games.poker.store.act``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """A player's poker action read in one round trip, and the table's pacing
 written without the ORM (PostgreSQL; prepared statements).
 
-``read_act`` sends its statements together in psycopg's pipeline mode, in
-this order, inside the caller's transaction: the idempotency key's claim, the
-table row ``FOR UPDATE``, then the table's current hand row, the seat rows
-dealt into it, the hand stream's head and the ledger accounts (the seats' and
-the hand's pot and the table's rake). Each statement takes its own snapshot
-(READ COMMITTED), so whatever follows the lock reads what the transaction
-holding the lock before us committed: the same reads, in the same order, as
-``lock_table``, ``PokerHand.objects.filter(...)`` and ``dealt_in_seats`` one
-after the other, in one round trip instead of several.
+``read_act`` sends its four statements together in psycopg's pipeline mode,
+in this order, inside the caller's transaction: the idempotency key's claim,
+the table row ``FOR UPDATE``, then the table's current hand row with the hand
+stream's head and the ledger accounts (the seats' and the hand's pot and the
+table's rake) in one row, and the seat rows dealt into the hand. Each
+statement takes its own snapshot (READ COMMITTED), so whatever follows the
+lock reads what the transaction holding the lock before us committed: the
+same reads, in the same order, as ``lock_table``,
+``PokerHand.objects.filter(...)`` and ``dealt_in_seats`` one after the other,
+in one round trip instead of several. The action's writes go at its end as
+one statement (``deferred_writes``).
 
 The rows come back as model instances (``Model.from_db``), the same the ORM
 would build, so the services and projectors use them unchanged.
