@@ -33,6 +33,7 @@ from games.poker.engine.events import (
     ActionTaken,
     AntePosted,
     BlindPosted,
+    Event,
     HandEnded,
     HandStarted,
     PotAwarded,
@@ -41,7 +42,7 @@ from games.poker.engine.events import (
 )
 from games.poker.engine.hand import HandState, apply
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from games.poker.store.act import save_row
+from games.poker.store.act import save_row, save_stacks_after
 from games.poker.tournament.models import Tournament, TournamentEntry
 from games.poker.tournament.projectors import TournamentEntryProjector, TournamentProjector
 from games.tables.projection import held_row
@@ -64,6 +65,13 @@ def step_time(event: RecordedEvent) -> datetime:
     return _moment(event.metadata.get("at")) or event.recorded_at
 
 
+# The hand's columns that events after its start change (``PokerHandProjector._apply``).
+_PLAY_COLUMNS = (
+    "phase", "actor_seat", "deadline", "in_time_bank", "in_disconnection_bank", "status", "stream_version", "pot",
+    "rake", "ended_at",
+)  # fmt: skip
+
+
 class PokerHandProjector(Projector):
     """``PokerHand``: created by ``poker_hand.shuffled``; phase, actor and pot
     from the engine's state after each engine event; the turn's deadline and
@@ -80,13 +88,28 @@ class PokerHandProjector(Projector):
         "in_disconnection_bank", "status", "stream_version", "pot", "rake", "started_at", "ended_at",
     )  # fmt: skip
 
-    def __init__(self, *, hand: PokerHand | None = None, state: tuple[int, HandState | None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        hand: PokerHand | None = None,
+        state: tuple[int, HandState | None] | None = None,
+        decided: Sequence[tuple[int, Event]] = (),
+        after: HandState | None = None,
+    ) -> None:
         """``hand``: the row the service holds (kept current; unsaved for a new
-        hand); ``state``: the engine state at that version, if known."""
+        hand); ``state``: the engine state at that version, if known.
+        ``decided`` (engine events of ``hand`` by stream version, as the
+        service's step decided them) and ``after`` (the engine state after the
+        last of them): those events are not decoded and replayed, the row takes
+        the phase, actor and pot from ``after`` at the last of them (replaying
+        them gives that state: ``apply`` is the engine's own fold of its events)."""
         self._rows: dict[str, PokerHand] = {hand.hand_id: hand} if hand is not None else {}
         self._states: dict[str, tuple[int, HandState | None]] = {}
         if hand is not None and state is not None:
             self._states[hand.hand_id] = state
+        self._decided: dict[int, Event] = dict(decided) if hand is not None and after is not None else {}
+        self._own = hand.hand_id if hand is not None else ""
+        self._last = (decided[-1][0], after) if self._decided and after is not None else None
 
     def _row(self, hand_id: str) -> PokerHand | None:
         return held_row(self._rows, hand_id, lambda: PokerHand.objects.filter(hand_id=hand_id).first())
@@ -103,6 +126,7 @@ class PokerHandProjector(Projector):
 
     def apply_many(self, events: Sequence[RecordedEvent]) -> None:
         changed: dict[str, PokerHand] = {}
+        whole: set[str] = set()  # hands whose every column is saved: new ones, or started in these events
         for event in events:
             hand_id = hand_id_of(event)
             row = self._row(hand_id)
@@ -112,11 +136,15 @@ class PokerHandProjector(Projector):
                 if event.type != et.SHUFFLED:
                     raise ValueError(f"{event.stream_id}@{event.version}: {event.type} before the hand's shuffle")
                 row = self._create(hand_id, event, row)
+                whole.add(hand_id)
+            if event.type == HandStarted.type:
+                whole.add(hand_id)
             self._apply(row, event)
             row.stream_version = event.version
             changed[hand_id] = row
-        for row in changed.values():
-            save_row(row)
+        for hand_id, row in changed.items():
+            # A hand's other columns are set once, by its shuffle (``_create``) and its start.
+            save_row(row, None if hand_id in whole else _PLAY_COLUMNS)
 
     def _create(self, hand_id: str, event: RecordedEvent, row: PokerHand | None) -> PokerHand:
         table_id = int(event.data["table_id"])
@@ -135,10 +163,18 @@ class PokerHandProjector(Projector):
     def _apply(self, row: PokerHand, event: RecordedEvent) -> None:
         kind, data = event.type, event.data
         if kind in et.ENGINE_EVENT_TYPES:
-            engine_event = event_from_dict({"type": kind, **data})
-            state = apply(self._state_before(row.hand_id, event.version), engine_event)
-            self._states[row.hand_id] = (event.version, state)
-            row.phase, row.actor_seat, row.pot = state.phase.value, state.acting_seat, state.pot_total
+            decided = self._decided.get(event.version) if row.hand_id == self._own else None
+            state: HandState | None
+            if decided is not None and self._last is not None and event.version <= self._last[0]:
+                engine_event = decided
+                # An earlier event of the step: the last one's state sets the columns it would set.
+                state = self._last[1] if event.version == self._last[0] else None
+            else:
+                engine_event = event_from_dict({"type": kind, **data})
+                state = apply(self._state_before(row.hand_id, event.version), engine_event)
+            if state is not None:
+                self._states[row.hand_id] = (event.version, state)
+                row.phase, row.actor_seat, row.pot = state.phase.value, state.acting_seat, state.pot_total
             row.deadline, row.in_time_bank, row.in_disconnection_bank = None, False, False
             if isinstance(engine_event, HandStarted):
                 row.players = {str(seat): int(player) for seat, player, _ in engine_event.seats}
@@ -202,6 +238,9 @@ class PokerHandPlayerProjector(Projector):
         )
 
     def apply(self, event: RecordedEvent) -> None:
+        if event.type == HandEnded.type:
+            save_stacks_after(hand_id=hand_id_of(event), stacks=[(seat, stack) for seat, stack in event.data["stacks"]])
+            return
         hand = PokerHand.objects.only("pk", "hand_id", "table_id", "started_at").get(hand_id=hand_id_of(event))
         if event.type == HandStarted.type:
             have = set(PokerHandPlayer.objects.filter(hand=hand).values_list("player_id", flat=True))
@@ -210,9 +249,6 @@ class PokerHandPlayerProjector(Projector):
                                 seat_number=seat, stack_before=stack, started_at=hand.started_at)
                 for seat, player, stack in event.data["seats"] if int(player) not in have
             )  # fmt: skip
-        elif event.type == HandEnded.type:
-            for seat, stack in event.data["stacks"]:
-                PokerHandPlayer.objects.filter(hand=hand, seat_number=seat).update(stack_after=stack)
         else:
             PokerHandPlayer.objects.filter(hand=hand).update(stack_after=F("stack_before"))
 
@@ -508,13 +544,17 @@ def project_hand(
     state: tuple[int, HandState | None] | None = None,
     table: PokerTable | None = None,
     seats: dict[int, PokerSeat] | None = None,
+    decided: Sequence[tuple[int, Event]] = (),
+    after: HandState | None = None,
 ) -> None:
     """Apply a hand's events just appended with every registered projector, the
     service's own rows (``hand``, ``table``, ``seats``: every sitting dealt into
-    the hand, or ``None``) kept current."""
+    the hand, or ``None``) kept current; ``decided`` and ``after``: the engine's
+    events of the step and its state after them (``PokerHandProjector``)."""
     apply_events(
         events,
-        using=[PokerHandProjector(hand=hand, state=state), PokerHandPlayerProjector(seats=seats),
+        using=[PokerHandProjector(hand=hand, state=state, decided=decided, after=after),
+               PokerHandPlayerProjector(seats=seats),
                PokerTableProjector(table=table), PokerSeatProjector(seats=seats, hand=hand, table=table)],
     )  # fmt: skip
 

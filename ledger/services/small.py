@@ -13,6 +13,10 @@ command of a handful of rows more than the rows themselves.
 
 Anything else (SQLite, holds, an append whose head the caller did not read)
 goes through ``settle_batch`` unchanged. Runs inside the caller's transaction.
+
+``small_batch_writes``: the same rows as one statement of data-modifying
+``WITH`` parts (the ids from the columns' defaults, nothing read before), for
+a caller that sends it with its own writes (``games.poker.store.act``).
 """
 
 from __future__ import annotations
@@ -167,30 +171,55 @@ def _insert_legs(pg: Any, legs: list[Leg], transfer_ids: list[int], at: Any) -> 
         )  # fmt: skip
 
 
-# --- the same writes as statements for the caller's own pipeline ---------------------------------
+# --- the same writes as one statement for the caller's own round trip ---------------------------
 
 
 @dataclass
 class SmallWrites:
-    """A small batch as statements to send in the caller's pipeline, in order
-    (``statements``), and ``finish``, called with each statement's cursor once
-    they ran: it checks the claim and the balances (raising as ``settle_batch``
-    would) and gives the batch's result. The events' and transfers' ids come
+    """A small batch as one statement of data-modifying ``WITH`` parts.
+
+    ``statements``: that statement alone (with its parameters), to send in the
+    caller's pipeline; ``finish``, called with its cursor once it ran, checks the
+    claim and the balances (raising as ``settle_batch`` would) and gives the
+    batch's result. ``parts(prefix)``: the same ``WITH`` parts (their names
+    prefixed), their parameters and the expressions to select from them, for a
+    caller that sends them inside a statement of its own; ``finish_row`` then
+    takes the values of those expressions. The events' and transfers' ids come
     from their columns' defaults, so nothing is read before sending."""
 
-    statements: list[tuple[str, list[Any]]]
-    finish: Callable[[Sequence[Any]], BatchResult]
+    parts: Callable[[str], tuple[list[str], list[Any], list[str]]]
+    finish_row: Callable[[Sequence[Any]], BatchResult]
+
+    @property
+    def statements(self) -> list[tuple[str, list[Any]]]:
+        parts, params, selects = self.parts("")
+        return [(f"WITH {', '.join(parts)} SELECT {', '.join(selects)}", params)]
+
+    def finish(self, cursors: Sequence[Any]) -> BatchResult:
+        row = cursors[0].fetchone()
+        assert row is not None
+        return self.finish_row(row)
 
 
 def small_batch_writes(
     *, idempotency_key: str, currency: str, appends: Sequence[StreamAppend], transfers: Sequence[TransferSpec] = ()
 ) -> SmallWrites | None:
-    """``settle_small_batch`` as statements (``SmallWrites``) for one append whose
-    head the caller read; ``None`` when the batch needs ``settle_small_batch``
-    (SQLite, several appends, a head not read). Contract: the key is new; the
-    caller claimed its own command's key in this transaction first, so a retry
-    never reaches here (a key claimed already is refused with
-    ``IdempotencyKeyReused``, rolling the caller's transaction back)."""
+    """``settle_small_batch`` as one statement (``SmallWrites``) for one append
+    whose head the caller read; ``None`` when the batch needs
+    ``settle_small_batch`` (SQLite, several appends, a head not read). Contract:
+    the key is new; the caller claimed its own command's key in this
+    transaction first, so a retry never reaches here (a key claimed already is
+    refused with ``IdempotencyKeyReused``, rolling the caller's transaction back).
+
+    The parts, run by PostgreSQL as one statement (each sees the others' rows
+    only through their ``RETURNING``): the events (``ev``); the key's claim with
+    its result, the events' first and last ids (``cl``, ``ON CONFLICT DO
+    NOTHING``: nothing returned when claimed already); the balances by
+    conditional UPDATE (``acc``, returning each account's new balance); the
+    transfer rows in leg order (``tr``, each naming its event by version); both
+    statement lines of each (``ln``, the balance after: the account's new
+    balance less what its later lines move). The same rows as
+    ``settle_small_batch``."""
     if len(appends) != 1 or _needs_bulk(appends) or not idempotency_key or len(idempotency_key) > MAX_KEY:
         return None
     batch = prepare_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
@@ -210,59 +239,49 @@ def small_batch_writes(
             deltas[debit] = deltas.get(debit, 0) - amount
             deltas[credit] = deltas.get(credit, 0) + amount
         ids = sorted(deltas)
-        statements: list[tuple[str, list[Any]]] = [
-            (
-                "INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
-                "VALUES (%s, 'settle_batch', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING 1",
-                [idempotency_key, batch.digest, batch.at],
-            ),
-            (
-                "INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, recorded_at, "
-                "prev_hash, hash, mac) VALUES "
-                + ", ".join(["(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"] * len(prepared))
-                + " RETURNING id",
-                [v for p in prepared for v in p],
-            ),
-        ]
+        params: list[Any] = [v for p in prepared for v in p]
+        params += [idempotency_key, batch.digest, len(prepared), len(legs), batch.at]
         if legs:
-            statements.append((
-                "UPDATE ledger_account a SET balance = a.balance + v.delta "
-                "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
-                "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
-                "RETURNING a.id",
-                [text_array(ids), text_array(deltas[i] for i in ids), currency],
-            ))  # fmt: skip
-            statements += _leg_statements(stream, first, last, legs, currency, batch.at)
-        statements.append((
-            "UPDATE ledger_idempotency SET result = jsonb_build_object('events', %s::int, 'transfers', %s::int, "
-            "'first_event_id', e.first, 'last_event_id', e.last) FROM (SELECT min(id) AS first, max(id) AS last "
-            "FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s) e WHERE key = %s",
-            [len(prepared), len(legs), stream, first, last, idempotency_key],
-        ))  # fmt: skip
+            params += [text_array(ids), text_array(deltas[i] for i in ids), currency]
+            params += _leg_params(legs, currency, batch.at)
+    events_sql = ", ".join(["(%s, %s, %s, %s, %s::json, %s::json, %s, %s, %s, %s)"] * len(prepared))
+    legs_sql = _leg_parts(len(legs)) if legs else None
 
-    def finish(cursors: Sequence[Any]) -> BatchResult:
-        if cursors[0].fetchone() is None:
+    def parts(p: str) -> tuple[list[str], list[Any], list[str]]:
+        sql = [
+            f"{p}ev AS (INSERT INTO ledger_event (stream_id, version, type, schema_version, data, metadata, "
+            f"recorded_at, prev_hash, hash, mac) VALUES {events_sql} RETURNING id, version)",
+            f"{p}cl AS (INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
+            "SELECT %s::text, 'settle_batch', %s::text, jsonb_build_object('events', %s::int, 'transfers', %s::int, "
+            f"'first_event_id', min(id), 'last_event_id', max(id)), %s::timestamptz FROM {p}ev "
+            "ON CONFLICT (key) DO NOTHING RETURNING 1)",
+        ]
+        selects = [f"(SELECT count(*) FROM {p}cl)", f"ARRAY(SELECT id FROM {p}ev ORDER BY id)"]
+        if legs_sql is not None:
+            sql += [part.replace("{p}", p) for part in legs_sql]
+            selects.append(f"ARRAY(SELECT id FROM {p}acc)")
+        return sql, params, selects
+
+    def finish_row(row: Sequence[Any]) -> BatchResult:
+        if not row[0]:
             raise IdempotencyKeyReused(f"idempotency key {idempotency_key!r} was claimed already",
                                        key=idempotency_key, command="settle_batch")  # fmt: skip
-        event_ids = [int(row[0]) for row in cursors[1].fetchall()]
+        event_ids = [int(i) for i in row[1]]
         if legs:
-            updated = {int(row[0]) for row in cursors[2].fetchall()}
+            updated = {int(i) for i in row[2]}
             if len(updated) != len(ids):
                 with connection.cursor() as cursor:
                     diagnose_refusal(cursor, [i for i in ids if i not in updated], deltas, currency)
         return BatchResult(len(event_ids), len(legs), min(event_ids, default=0), max(event_ids, default=0))
 
-    return SmallWrites(statements, finish)
+    return SmallWrites(parts, finish_row)
 
 
-def _leg_statements(
-    stream: str, first: int, last: int, legs: list[tuple[int, int, int, str, int]], currency: str, at: Any
-) -> list[tuple[str, list[Any]]]:
-    """The transfer rows (ids from their default, in leg order; each names its
-    event by stream and version) and both statement lines of each (the balance
-    after: the account's new balance less what its later lines move)."""
+def _leg_lines(legs: list[tuple[int, int, int, str, int]]) -> list[tuple[int, int, int, int]]:
+    """Both statement lines of each leg, in order: (leg index, account, signed
+    amount, what the account's later lines of this batch move)."""
     later: dict[int, int] = {}
-    lines: list[tuple[int, int, int, int]] = []  # leg index, account, signed amount, moved later
+    lines: list[tuple[int, int, int, int]] = []
     for n in range(len(legs) - 1, -1, -1):
         debit, credit, amount, _, _ = legs[n]
         lines.append((n, credit, amount, later.get(credit, 0)))
@@ -270,23 +289,41 @@ def _leg_statements(
         lines.append((n, debit, -amount, later.get(debit, 0)))
         later[debit] = later.get(debit, 0) - amount
     lines.reverse()
-    transfers = (
-        "INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, event_id, "
-        "created_at) SELECT v.debit, v.credit, v.amount, %s, v.kind, e.id, %s FROM (VALUES "
-        + ", ".join(["(%s::int, %s::bigint, %s::bigint, %s::bigint, %s::text, %s::int)"] * len(legs))
-        + ") AS v(n, debit, credit, amount, kind, version) JOIN ledger_event e ON e.stream_id = %s "
-        "AND e.version = v.version ORDER BY v.n"
-    )
-    statement_lines = (
-        "INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
-        "SELECT v.account, t.id, t.event_id, v.amount, a.balance - v.later, %s FROM (VALUES "
-        + ", ".join(["(%s::int, %s::int, %s::bigint, %s::bigint, %s::bigint)"] * len(lines))
-        + ") AS v(n, leg, account, amount, later) "
-        "JOIN (SELECT id, event_id, row_number() OVER (ORDER BY id) - 1 AS leg FROM ledger_transfer "
-        "WHERE event_id IN (SELECT id FROM ledger_event WHERE stream_id = %s AND version BETWEEN %s AND %s)) t "
-        "ON t.leg = v.leg JOIN ledger_account a ON a.id = v.account ORDER BY v.n"
-    )
+    return lines
+
+
+def _leg_params(legs: list[tuple[int, int, int, str, int]], currency: str, at: Any) -> list[Any]:
+    """The parameters of ``_leg_parts`` after the balances' (in their order)."""
+    lines = _leg_lines(legs)
     return [
-        (transfers, [currency, at, *[v for n, leg in enumerate(legs) for v in (n, *leg)], stream]),
-        (statement_lines, [at, *[v for n, line in enumerate(lines) for v in (n, *line)], stream, first, last]),
-    ]
+        currency, at, *[v for n, leg in enumerate(legs) for v in (n, *leg)],
+        at, *[v for n, line in enumerate(lines) for v in (n, *line)],
+    ]  # fmt: skip
+
+
+_LEG_PARTS: dict[int, list[str]] = {}
+
+
+def _leg_parts(count: int) -> list[str]:
+    """The balances (``acc``), the transfer rows (``tr``: ids from their default,
+    in leg order; each names its event by version) and both statement lines of
+    each (``ln``) as ``WITH`` parts, ``{p}`` standing for their names' prefix."""
+    if count not in _LEG_PARTS:
+        _LEG_PARTS[count] = [
+            "{p}acc AS (UPDATE ledger_account a SET balance = a.balance + v.delta "
+            "FROM unnest(%s::text::bigint[], %s::text::bigint[]) AS v(id, delta) "
+            "WHERE a.id = v.id AND a.currency = %s AND (a.may_go_negative OR a.balance + v.delta >= 0) "
+            "RETURNING a.id, a.balance)",
+            "{p}tr AS (INSERT INTO ledger_transfer (debit_account_id, credit_account_id, amount, currency, kind, "
+            "event_id, created_at) SELECT v.debit, v.credit, v.amount, %s, v.kind, e.id, %s FROM (VALUES "
+            + ", ".join(["(%s::int, %s::bigint, %s::bigint, %s::bigint, %s::text, %s::int)"] * count)
+            + ") AS v(n, debit, credit, amount, kind, version) JOIN {p}ev e ON e.version = v.version "
+            "ORDER BY v.n RETURNING id, event_id)",
+            "{p}ln AS (INSERT INTO ledger_statement_line (account_id, transfer_id, event_id, amount, balance_after, "
+            "created_at) SELECT v.account, t.id, t.event_id, v.amount, a.balance - v.later, %s FROM (VALUES "
+            + ", ".join(["(%s::int, %s::int, %s::bigint, %s::bigint, %s::bigint)"] * (2 * count))
+            + ") AS v(n, leg, account, amount, later) "
+            "JOIN (SELECT id, event_id, row_number() OVER (ORDER BY id) - 1 AS leg FROM {p}tr) t ON t.leg = v.leg "
+            "JOIN {p}acc a ON a.id = v.account ORDER BY v.n RETURNING 1)",
+        ]
+    return _LEG_PARTS[count]

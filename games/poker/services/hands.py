@@ -258,11 +258,10 @@ def _play(
     queued = store.deferring() and _queue_batch(key, table.currency, appends, transfers)
     if not queued:
         settle_small_batch(idempotency_key=key, currency=table.currency, appends=appends, transfers=transfers)
-    if ended:
-        store.stop_deferring()  # a hand over: its end (seats sitting out, the tournament's step) reads the rows
     recorded = events_of(stream_id=stream, first_version=hand.stream_version + 1, events=new, metadata=metadata,
                          at=now)  # fmt: skip
-    project_hand(recorded, hand=hand, state=known, table=table, seats=seats)  # the hand row, its players, the table's
+    # The hand row, its players, the table's; the engine's events as decided, not replayed.
+    project_hand(recorded, hand=hand, state=known, table=table, seats=seats, decided=decided, after=state)
     if ended and sealed:
         shred(hand.hand_id)  # seed 001: the shuffled deck is not kept
     remember_hand(hand, state, deck)
@@ -283,11 +282,14 @@ def _project(table: PokerTable, state: HandState, deadline: datetime | None, now
     """The table's pacing after a step (the hand's rows and the seats' stacks
     are the projectors': ``project_hand``, which kept ``seats`` current)."""
     if state.phase is Phase.COMPLETE and table.tournament_id is not None:
+        store.stop_deferring()  # the tournament's step reads the hand's rows
         table_hand_done(table, now)  # busts and balancing are the tournament's step
     elif state.phase is Phase.COMPLETE:
-        for seat in seats.values():
-            if seat.stack == 0 and not seat.sitting_out:
-                sit_out_seat(table, seat, reason="no_chips", actor=DEALER, now=now)
+        broke = [seat for seat in seats.values() if seat.stack == 0 and not seat.sitting_out]
+        if broke:
+            store.stop_deferring()  # sitting a seat out writes its row again
+        for seat in broke:
+            sit_out_seat(table, seat, reason="no_chips", actor=DEALER, now=now)
         set_table(table, phase=BETWEEN, deadline=now + timedelta(seconds=table.between_hands_seconds))
     else:
         set_table(table, phase=HAND, deadline=deadline)

@@ -6,8 +6,8 @@ ORM path for SQLite).
   idempotency key claimed, the table row locked, then the hand row, the seats
   dealt in, the hand stream's head and the ledger accounts the action may
   move, each read after the lock); the rows written without the ORM
-  (``save_row``, ``save_table_phase``, ``save_result``); and
-  ``deferred_writes``, which sends the action's ledger batch
-  (``ledger.services.small.small_batch_writes``) and those UPDATEs in one
-  pipeline at its end.
+  (``save_row``, ``save_table_phase``, ``save_result``,
+  ``save_stacks_after``); and ``deferred_writes``, which sends the action's
+  ledger batch (``ledger.services.small.small_batch_writes``) and those
+  UPDATEs as one statement at its end.
 """
