@@ -20,7 +20,10 @@ Printed for each (``one_*``, ``two_*``): ``hands``, ``seconds``,
 ``hands_per_s`` and the checks the run ends with: ``verify_ledger`` clean, the
 prize pool and the chip bank at zero, the payouts equal to the pool; and
 ``process_scaling`` = ``two_hands_per_s`` / ``one_hands_per_s`` (issue #39's
-target: 1.5 or more, on a machine whose cores are free).
+target: 1.5 or more, on a machine whose cores are free). Beside each play,
+where the CPU went (``cpu_split``): the worker processes', their PostgreSQL
+backends', and the whole machine's busy and idle seconds over the play, so a
+reader can tell what the two cores allowed.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ from games.poker.tournament.models import Tournament, TournamentState
 from games.poker.tournament.services.core import lock_tournament
 from games.tables import pacing
 
-IDLE_SLEEP = 0.02  # seconds a worker with no table of its own waits before looking again
+IDLE_SLEEP = 0.1  # seconds a worker with no table waits before looking again (its queries cost the others CPU)
 JOIN_WAIT = 30.0  # seconds a worker waits at most for the others to join before its first round
 
 
