@@ -20,11 +20,15 @@ Printed for each (``one_*``, ``two_*``): ``hands``, ``seconds``,
 ``hands_per_s`` and the checks the run ends with: ``verify_ledger`` clean, the
 prize pool and the chip bank at zero, the payouts equal to the pool; and
 ``process_scaling`` = ``two_hands_per_s`` / ``one_hands_per_s`` (issue #39's
-target: 1.5 or more, on a machine whose cores are free).
+target: 1.5 or more, on a machine whose cores are free). Beside each play,
+where the CPU went (``cpu_split``): the worker processes', their PostgreSQL
+backends', and the whole machine's busy and idle seconds over the play, so a
+reader can tell what the two cores allowed.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -36,7 +40,7 @@ from casino.bench import BenchResult, Writer, benchmark
 from games.poker.models import PokerHand
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import Tournament, TournamentEntry, TournamentState
-from games.poker.tournament.workers import play_in_processes
+from games.poker.tournament.workers import machine_cpu_seconds, play_in_processes
 from ledger.benchmarks import scratch_database
 from ledger.services import balance_of, deposit, player_accounts
 
@@ -90,10 +94,11 @@ def play_tournament(*, out: Writer, players: int, seed: int, aggression: float, 
             now=start - timedelta(minutes=1),
         )
     out.write(f"{players} players registered in {time.perf_counter() - setup:.1f} s\n")
-    started = time.perf_counter()
+    started, machine, load = time.perf_counter(), machine_cpu_seconds(), os.getloadavg()[0]
     tournament_services.start_or_cancel_scheduled(tournament_id=tournament.pk, now=start)
     reports = play_in_processes(tournament.pk, workers=workers, start=start, seed=seed, aggression=aggression)
     seconds = time.perf_counter() - started
+    machine_after = machine_cpu_seconds()
     errors = [error for report in reports for error in report.get("errors", [])]
     for error in errors:
         out.write(f"worker error: {error}\n")
@@ -115,6 +120,10 @@ def play_tournament(*, out: Writer, players: int, seed: int, aggression: float, 
         "tournament_steps": sum(report.get("steps", 0) for report in reports),
         "worker_errors": len(errors),
         "steps_retried": sum(report.get("retried", 0) for report in reports),
+        "leases_claimed": sum(report.get("leases_claimed", 0) for report in reports),
+        "leases_released": sum(report.get("leases_released", 0) for report in reports),
+        **cpu_split(reports, seconds, machine, machine_after),
+        "load_average_at_start": round(load, 2),
         "finished": tournament.state == TournamentState.FINISHED and not errors,
         "levels_reached": tournament.current_level,
         "prize_pool_after": pool,
@@ -126,6 +135,30 @@ def play_tournament(*, out: Writer, players: int, seed: int, aggression: float, 
     out.write(f"  {workers} process(es): {hands} hands in {seconds:.1f} s, money checks "
               f"{'pass' if money_ok(figures) else 'FAIL'}\n")  # fmt: skip
     return figures
+
+
+def _total(values: list[Any]) -> float | None:
+    return None if not values or any(v is None for v in values) else round(sum(values), 2)
+
+
+def cpu_split(reports: list[dict[str, Any]], seconds: float, before: tuple[float, float] | None,
+              after: tuple[float, float] | None) -> dict[str, Any]:  # fmt: skip
+    """Where the play's CPU went, in CPU seconds over its ``seconds`` of wall time:
+    the worker processes (``worker_cpu_s``), their PostgreSQL backends
+    (``postgres_cpu_s``), every process of the machine (``machine_busy_s``, which
+    counts the others' load too) and its idle time (``machine_idle_s``);
+    ``cores`` times ``seconds`` is what the machine had."""
+    busy = idle = None
+    if before is not None and after is not None:
+        busy, idle = round(after[0] - before[0], 2), round(after[1] - before[1], 2)
+    return {
+        "worker_cpu_s": _total([report.get("cpu_s") for report in reports]),
+        "worker_cpu_by_process": [report.get("cpu_s") for report in reports],
+        "postgres_cpu_s": _total([report.get("postgres_cpu_s") for report in reports]),
+        "machine_busy_s": busy,
+        "machine_idle_s": idle,
+        "cores": os.cpu_count(),
+    }
 
 
 @benchmark("tournament")

@@ -1,16 +1,27 @@
 """One tournament's tables played by several processes (``bench tournament``,
 issue #39): nothing is shared between them but PostgreSQL and Redis.
 
-Worker ``i`` of ``n`` owns the open tables whose id is ``i`` modulo ``n``: it
-plays the dealer's steps and the bots' actions there, as ``TournamentDriver``
-does at every table (a hand's dealer state stays in one process's cache). The
-tournament's step (busts, the level clock, balancing moves, breaking tables,
-hand-for-hand, the final table, the payouts) is already safe when two
-processes reach it: ``advance_tournament`` locks the tournament row, then its
-open tables in id order, so two steps run one after the other, and a step
-waits for a table transaction in flight (a hand's action holds its table's
-row) and moves players only from the tables between hands. A table moved to
-another worker's share by balancing is simply played by that worker from then.
+Tables are claimed, not assigned: a worker plays a table while its database
+session holds the table's lease, a session-level advisory lock
+(``pg_try_advisory_lock(LEASE_TABLE, table id)``). Only the holder plays the
+table (the dealer's steps and the bots' actions, as ``TournamentDriver`` does
+at every table; the hand's dealer state stays in the holder's cache), so no
+table is played by two workers at once. Every worker holds a shared lock
+(``LEASE_WORKER``, tournament id) while it runs, so each counts the workers
+alive from ``pg_locks``, and each round it takes its fair share of the open
+tables (``ceil(open / alive)``) from those nobody holds and lets go of what
+it holds beyond it: as tables break and balance, and in the late stages, the
+tables stay spread over the workers. A worker that dies (or loses its
+connection) loses its session and with it its leases at once: its
+transaction in flight is rolled back (no hand lost, none doubled: every step
+is one transaction, and the next holder reads the hand from its stream), and
+the others, counting one worker fewer, claim its tables the next round.
+
+The tournament's step (busts, the level clock, balancing moves, breaking
+tables, hand-for-hand, the final table, the payouts) is safe when two
+processes reach it: ``advance_tournament`` locks the tournament row, then only
+the tables waiting for it (and a balancing move's destination), so it seldom
+waits for a hand in flight, and two steps run one after the other.
 
 The clock is shared (``SharedClock``): a counter in Redis, moved on by each
 worker after its share of a round by ``seconds_per_round`` times its share of
@@ -24,6 +35,8 @@ the steps see it in order (the level never goes back).
 from __future__ import annotations
 
 import multiprocessing
+import os
+import queue
 import time
 import traceback
 import uuid
@@ -33,7 +46,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import OperationalError, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 from psycopg.errors import DeadlockDetected
 
 from games.cards.shuffle import SeededRandomSource
@@ -44,7 +57,8 @@ from games.poker.tournament.models import Tournament, TournamentState
 from games.poker.tournament.services.core import lock_tournament
 from games.tables import pacing
 
-IDLE_SLEEP = 0.02  # seconds a worker with no table of its own waits before looking again
+IDLE_SLEEP = 0.1  # seconds a worker with no table waits before looking again (its queries cost the others CPU)
+JOIN_WAIT = 30.0  # seconds a worker waits at most for the others to join before its first round
 
 
 class SharedClock:
@@ -67,21 +81,104 @@ class SharedClock:
         self.redis.close()
 
 
-class TableWorker(TournamentDriver):
-    """Worker ``worker`` of ``workers``: plays the tournament's open tables whose
-    id is ``worker`` modulo ``workers``, on the shared ``clock``, until the
-    tournament is over."""
+LEASE_TABLE = 0x7039  # advisory lock namespace (first key): a table's lease, second key the table id
+LEASE_WORKER = 0x703A  # shared by every worker of a tournament (second key its id) while it plays
 
-    def __init__(self, tournament_id: int, *, worker: int, workers: int, clock: SharedClock, **options: Any) -> None:
+
+class Leases:
+    """This process's leases on a tournament's tables: session-level advisory locks
+    on its own connection (Django's default one), held until released or until the
+    session ends (the process dies, the connection drops)."""
+
+    def __init__(self, tournament_id: int) -> None:
+        self.tournament_id = tournament_id
+
+    def join(self) -> None:
+        """Count this process among the tournament's workers (until it leaves or dies)."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock_shared(%s, %s)", [LEASE_WORKER, self.tournament_id])
+
+    def leave(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock_all()")
+
+    def holders(self, table_ids: list[int]) -> tuple[set[int], set[int], int]:
+        """(the tables of ``table_ids`` this session holds, those another session
+        holds, the workers alive), from ``pg_locks`` in one query."""
+        mine: set[int] = set()
+        theirs: set[int] = set()
+        alive = 0
+        with connection.cursor() as cursor:  # an empty ``table_ids``: the workers alive only
+            cursor.execute(
+                "SELECT classid::int8, objid::int8, pid = pg_backend_pid() FROM pg_locks "
+                "WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "AND ((classid = %s AND objid::int8 = ANY(%s)) OR (classid = %s AND objid::int8 = %s))",
+                [LEASE_TABLE, [int(pk) for pk in table_ids] or [0], LEASE_WORKER, self.tournament_id],
+            )
+            for kind, key, own in cursor.fetchall():
+                if kind == LEASE_WORKER:
+                    alive += 1
+                else:
+                    (mine if own else theirs).add(int(key))
+        return mine, theirs, alive
+
+    def claim(self, table_ids: list[int]) -> set[int]:
+        """Try to take the leases of ``table_ids`` (without waiting); those taken."""
+        if not table_ids:
+            return set()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT t FROM unnest(%s::int8[]) AS t WHERE pg_try_advisory_lock(%s, t::int4)",
+                [table_ids, LEASE_TABLE],
+            )
+            return {int(row[0]) for row in cursor.fetchall()}
+
+    def release(self, table_ids: list[int]) -> None:
+        if table_ids:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, t::int4) FROM unnest(%s::int8[]) AS t",
+                               [LEASE_TABLE, table_ids])  # fmt: skip
+
+
+def fair_share(open_tables: int, alive: int) -> int:
+    """The most tables one of ``alive`` workers holds: ``ceil(open / alive)``."""
+    return -(-open_tables // max(1, alive))
+
+
+class TableWorker(TournamentDriver):
+    """A worker of tournament ``tournament_id`` (``worker`` names it in reports and
+    seeds): plays the open tables whose lease it holds, its fair share of them, on
+    the shared ``clock``, until the tournament is over."""
+
+    def __init__(self, tournament_id: int, *, worker: int, clock: SharedClock, **options: Any) -> None:
         super().__init__(tournament_id, start=clock.now(), **options)
         self.worker = worker
-        self.workers = workers
         self.shared = clock
         self.round_seconds = self.step_seconds.total_seconds()
         self.stepped = False  # the tournament's step ran in this round
+        self.leases = Leases(tournament_id)
+        self.claimed = 0  # leases taken (reported)
+        self.released = 0  # leases let go of beyond the fair share (reported)
 
-    def owns(self, table: PokerTable) -> bool:
-        return table.pk % self.workers == self.worker
+    def share(self, tables: list[PokerTable]) -> list[PokerTable]:
+        """The tables this worker plays this round: those it holds, topped up to its fair
+        share from the tables nobody holds (lowest id first), less what it holds beyond
+        the share (let go of, highest id first, for a worker with fewer to take)."""
+        ids = [table.pk for table in tables]
+        mine, theirs, alive = self.leases.holders(ids)
+        share = fair_share(len(ids), alive)
+        if len(mine) < share:
+            free = [pk for pk in ids if pk not in mine and pk not in theirs]
+            taken = self.leases.claim(free[: share - len(mine)])
+            self.claimed += len(taken)
+            mine |= taken
+        elif len(mine) > share:
+            extra = sorted(mine)[share:]
+            self.leases.release(extra)
+            self.released += len(extra)
+            mine -= set(extra)
+        return [table for table in tables if table.pk in mine]
 
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table`` at the shared clock. A transaction PostgreSQL
@@ -113,43 +210,96 @@ class TableWorker(TournamentDriver):
             )
         return step is not None
 
-    def run(self, *, max_rounds: int = 1_000_000, on_round: Any = None) -> DriveReport:
-        """Rounds over this worker's tables until the tournament is over (or ``max_rounds``)."""
-        with pacing.suppress_scheduling():
-            for _ in range(max_rounds):
-                state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
-                if state != TournamentState.RUNNING:
-                    break
-                tables = list(PokerTable.objects.filter(tournament_id=self.tournament_id, is_open=True).order_by("pk"))
-                mine = [table for table in tables if self.owns(table)]
-                self.stepped = False
-                for table in mine:
-                    self.table_step(table)
-                self.report.rounds += 1
-                if mine:
-                    self.now = self.shared.advance(self.round_seconds * len(mine) / len(tables))
-                else:  # the other workers hold every table left: they move the clock
-                    time.sleep(IDLE_SLEEP)
-                if on_round is not None:
-                    on_round(self.report)
+    def run(self, *, workers: int = 1, max_rounds: int = 1_000_000, on_round: Any = None) -> DriveReport:
+        """Rounds over this worker's share of the tables until the tournament is over (or
+        ``max_rounds``); the first once ``workers`` have joined (or ``JOIN_WAIT`` passed),
+        so that the first does not claim every table."""
+        self.leases.join()
+        try:
+            waited = time.monotonic() + JOIN_WAIT
+            while self.leases.holders([])[2] < workers and time.monotonic() < waited:
+                time.sleep(IDLE_SLEEP)
+            with pacing.suppress_scheduling():
+                for _ in range(max_rounds):
+                    state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
+                    if state != TournamentState.RUNNING:
+                        break
+                    tables = list(
+                        PokerTable.objects.filter(tournament_id=self.tournament_id, is_open=True).order_by("pk")
+                    )
+                    mine = self.share(tables)
+                    self.stepped = False
+                    for table in mine:
+                        self.table_step(table)
+                    self.report.rounds += 1
+                    if mine:
+                        self.now = self.shared.advance(self.round_seconds * len(mine) / len(tables))
+                    else:  # the other workers hold every table left: they move the clock
+                        time.sleep(IDLE_SLEEP)
+                    if on_round is not None:
+                        on_round(self.report)
+        finally:
+            self.leases.leave()
         self.report.state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
         self.report.finished = self.report.state == TournamentState.FINISHED
         self.report.clock = self.now
         return self.report
 
 
+def backend_cpu_seconds() -> float | None:
+    """CPU seconds (user + system) of this connection's PostgreSQL backend so far,
+    read from ``/proc`` (``None`` when the server is not on this machine)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    return process_cpu_seconds(pid)
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` so far (``/proc``); ``None`` if unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu_seconds() -> tuple[float, float] | None:
+    """(busy, idle) CPU seconds of every core of this machine so far (``/proc/stat``)."""
+    try:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = values[3] + values[4]  # idle, iowait
+    busy = sum(values[:8]) - idle  # user nice system idle iowait irq softirq steal
+    tick = os.sysconf("SC_CLK_TCK")
+    return busy / tick, idle / tick
+
+
 def _worker_main(tournament_id: int, worker: int, workers: int, key: str, start: datetime, seed: int,
                  aggression: float, seconds_per_round: float, out: Any) -> None:  # fmt: skip
-    """A forked worker process: its own database connection and Redis client."""
+    """A forked worker process: its own database connection and Redis client. Its
+    report adds the CPU seconds it used (``cpu_s``) and its PostgreSQL backend
+    used (``postgres_cpu_s``) while it played."""
     clock = SharedClock(key=key, start=start)
     try:
         player = TableWorker(
-            tournament_id, worker=worker, workers=workers, clock=clock, seed=seed * 1000 + worker,
+            tournament_id, worker=worker, clock=clock, seed=seed * 1000 + worker,
             aggression=aggression, seconds_per_round=seconds_per_round,
             rng_source=SeededRandomSource(seed * 1000 + worker),
         )  # fmt: skip
-        report = player.run()
-        out.put((worker, asdict(report)))
+        cpu, backend = time.process_time(), backend_cpu_seconds()
+        report = player.run(workers=workers)
+        backend_after = backend_cpu_seconds()
+        figures = asdict(report) | {
+            "cpu_s": round(time.process_time() - cpu, 2),
+            "postgres_cpu_s": None if backend is None or backend_after is None else round(backend_after - backend, 2),
+            "leases_claimed": player.claimed,
+            "leases_released": player.released,
+        }
+        out.put((worker, figures))
     except BaseException:  # the parent reports it; the process ends either way
         out.put((worker, {"tournament_id": tournament_id, "errors": [traceback.format_exc()]}))
     finally:
@@ -163,7 +313,9 @@ def play_in_processes(tournament_id: int, *, workers: int, start: datetime, seed
     """Play running tournament ``tournament_id`` to the end with ``workers``
     forked processes (the clock from ``start``); each worker's report (a
     ``DriveReport`` as a dict, by worker). Django's connections are closed
-    before the fork: each child opens its own."""
+    before the fork: each child opens its own. A worker that reports an error
+    stops the others; one that dies without a report (killed) is reported as
+    stopped, and the others play its tables (its leases went with its session)."""
     key = f"poker:tournament-clock:{tournament_id}:{uuid.uuid4().hex}"
     ctx = multiprocessing.get_context("fork")
     connections.close_all()
@@ -173,11 +325,17 @@ def play_in_processes(tournament_id: int, *, workers: int, start: datetime, seed
     for process in processes:
         process.start()
     reports: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + timeout
     try:
-        for _ in processes:
-            worker, report = out.get(timeout=timeout)
+        while len(reports) < workers and time.monotonic() < deadline:
+            try:
+                worker, report = out.get(timeout=1.0)
+            except queue.Empty:
+                if all(not process.is_alive() for i, process in enumerate(processes) if i not in reports):
+                    break  # every worker left without a report has died: nothing more will come
+                continue
             reports[worker] = report
-            if report.get("errors"):  # the others would wait for its tables for ever
+            if report.get("errors"):  # a bug: stop the play
                 for process in processes:
                     process.terminate()
                 break
@@ -189,4 +347,7 @@ def play_in_processes(tournament_id: int, *, workers: int, start: datetime, seed
         clock = SharedClock(key=key, start=start)
         clock.redis.delete(key)
         clock.close()
-    return [reports.get(i, {"tournament_id": tournament_id, "errors": [f"worker {i} stopped"]}) for i in range(workers)]
+    return [
+        reports.get(i, {"tournament_id": tournament_id, "errors": [f"worker {i} stopped ({processes[i].exitcode})"]})
+        for i in range(workers)
+    ]

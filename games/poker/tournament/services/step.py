@@ -3,8 +3,13 @@
 A tournament table that finishes a hand does not deal the next one itself: it
 waits (``WAITING``, ``games.poker.services.tournament_tables``) and the step,
 ``advance_tournament``, runs in its own transaction, which locks the
-tournament row and then its open tables, in id order. Table transactions never
-lock the tournament row, so the two orders never cross. The step records the
+tournament row and then the tables that wait for it, in id order; the tables
+still playing a hand are read, not locked (the step does not wait for their
+transactions: issue #39, the tables played by several processes), except a
+balancing move's destination, locked before its player is seated there. Table
+transactions never lock the tournament row (``FOR NO KEY UPDATE``,
+``lock_tournament``) and each locks one table, so the orders never cross; two
+steps run one after the other. The step records the
 busts of every waiting table, finishes the tournament when one player holds
 every chip (``games.poker.tournament.services.finish``), changes the level when
 the clock says so, turns hand-for-hand play on and off, applies the balancing
@@ -30,7 +35,7 @@ from games.poker.models import PokerHandPlayer, PokerSeat, PokerTable
 from games.poker.services.tables import BETWEEN, IDLE, WAITING, iso, seat_account, set_table
 from games.poker.tournament.clock import level_now, next_level_at, schedule_tournament
 from games.poker.tournament.models import EntryState, Tournament, TournamentEntry, TournamentState
-from games.poker.tournament.rules.balancing import TableSnapshot, hand_for_hand, rebalance
+from games.poker.tournament.rules.balancing import Move, TableSnapshot, hand_for_hand, rebalance
 from games.poker.tournament.rules.eliminations import Bust, rank_bust
 from games.poker.tournament.services.core import SYSTEM, lock_tournament, registration_open
 from games.poker.tournament.services.finish import current_payouts, finish_tournament, paid_places
@@ -143,12 +148,22 @@ def _rebalance(tournament: Tournament, tables: list[PokerTable], ready_ids: set[
     ):  # every table's seats in one query, not one per table
         seats[table_id][seat_number] = player_id
     snapshot = {table.pk: TableSnapshot(seats[table.pk], table.button_seat) for table in tables}
-    plan = rebalance(snapshot, tournament.table_seats, rng)
+    replay = _Replay(rng)
+    plan = rebalance(snapshot, tournament.table_seats, replay)
     by_id = {table.pk: table for table in tables}
+    # A move to a table mid-hand seats its player by that table's button: that table is
+    # locked now (its hand's transaction done), and the plan made again if its button moved.
+    targets = sorted({move.to_table for move in _applicable(plan.moves, ready_ids)} - ready_ids)
+    if targets:
+        locked = {table.pk: table for table in PokerTable.objects.select_for_update().filter(pk__in=targets)
+                  .order_by("pk")}  # fmt: skip
+        if any(locked[pk].button_seat != by_id[pk].button_seat for pk in targets):
+            for pk in targets:
+                by_id[pk].button_seat = locked[pk].button_seat
+                snapshot[pk] = TableSnapshot(seats[pk], locked[pk].button_seat)
+            plan = rebalance(snapshot, tournament.table_seats, replay.again())
     applied = 0
-    for move in plan.moves:
-        if move.from_table not in ready_ids:
-            break
+    for move in _applicable(plan.moves, ready_ids):
         _move(tournament, by_id[move.from_table], by_id[move.to_table], int(move.player), move.to_seat, move.reason,
               now, batch)  # fmt: skip
         applied += 1
@@ -166,6 +181,65 @@ def _rebalance(tournament: Tournament, tables: list[PokerTable], ready_ids: set[
     return applied
 
 
+def _applicable(moves: Sequence[Move], ready_ids: set[int]) -> list[Move]:
+    """The plan's moves applied now: in order, while they start from a table between hands."""
+    applied = []
+    for move in moves:
+        if move.from_table not in ready_ids:
+            break
+        applied.append(move)
+    return applied
+
+
+class _Replay:
+    """The step's random source for the balancing plan, recording what it drew so that
+    the plan made again (``again``) draws the same: breaking a table, the only part of
+    the plan that draws, reads no button, so both plans break the same tables the same
+    way, and the source is drawn from once whatever happens."""
+
+    def __init__(self, rng: RandomSource, drawn: list[int] | None = None) -> None:
+        self.rng = rng
+        self.drawn: list[int] = [] if drawn is None else drawn
+        self.replaying = drawn is not None
+        self.at = 0
+
+    def randbelow(self, n: int) -> int:
+        if self.replaying and self.at < len(self.drawn):
+            value = self.drawn[self.at]
+            self.at += 1
+            return value
+        value = self.rng.randbelow(n)
+        self.drawn.append(value)
+        self.at = len(self.drawn)
+        return value
+
+    def again(self) -> _Replay:
+        return _Replay(self.rng, list(self.drawn))
+
+
+def _lock_ready(tournament: Tournament) -> tuple[list[PokerTable], list[PokerTable]]:
+    """(every open table, the ready ones): the tables waiting for the step (``WAITING``,
+    ``IDLE``) locked, in id order; the others read, not locked, so the step does not
+    wait for their hands' transactions (issue #39: the tables played by several
+    processes). Which tables are open and what seats they have changes only in a
+    step (under the tournament's row lock), and a ready table deals again only once a
+    step releases it: what the step reads of the others is what it needs of them (a
+    move's destination is locked before its player is seated, ``_rebalance``)."""
+    tables = list(PokerTable.objects.filter(tournament=tournament, is_open=True).order_by("pk"))
+    ready = list(
+        PokerTable.objects.select_for_update()
+        .filter(tournament=tournament, is_open=True, phase__in=(WAITING, IDLE))
+        .order_by("pk")
+    )
+    locked = {table.pk: table for table in ready}
+    return [locked.get(table.pk, table) for table in tables], ready
+
+
+def _lock_all(tournament: Tournament) -> list[PokerTable]:
+    """Every open table locked, in id order."""
+    return list(PokerTable.objects.select_for_update().filter(tournament=tournament, is_open=True).order_by("pk"))
+
+
 def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource | None = None) -> StepResult | None:
     """The tournament's step (see the module docstring); ``None`` when it is not
     running. Idempotent: a step with nothing waiting changes nothing but the level."""
@@ -174,8 +248,7 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
         tournament = lock_tournament(tournament_id)
         if tournament.state != TournamentState.RUNNING:
             return None
-        tables = list(PokerTable.objects.select_for_update().filter(tournament=tournament, is_open=True).order_by("pk"))
-        ready = [table for table in tables if table.phase in (WAITING, IDLE)]
+        tables, ready = _lock_ready(tournament)
         batch = Batch(CHIPS)
         left_before = tournament.players_left
         busted = _record_busts(tournament, ready, now)  # the players left: the projector's
@@ -202,6 +275,7 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
                 _bust_group(tournament, group, left, now)
                 left -= len(group)
         if tournament.players_left <= 1:
+            tables = _lock_all(tournament)  # the finish closes every open table
             finish_tournament(tournament, tables, now)
             return StepResult(tournament.pk, tournament.state, tournament.players_left, len(busted), 0, 0, None)
         number, _ = level_now(tournament, now)
