@@ -20,9 +20,10 @@ from django.utils import timezone
 from games.benchmarks import tournament as bench
 from games.poker import services
 from games.poker.models import PokerHand, PokerTable
+from games.poker.store.leases import LEASE_TABLE, Leases
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.models import Tournament
-from games.poker.tournament.workers import LEASE_TABLE, Leases, TableWorker, fair_share
+from games.poker.tournament.workers import TableWorker, fair_share
 from tests.poker.tables import make_player, make_tournament
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -10,4 +10,6 @@ ORM path for SQLite).
   ``save_stacks_after``); and ``deferred_writes``, which sends the action's
   ledger batch (``ledger.services.small.small_batch_writes``) and those
   UPDATEs as one statement at its end.
+- ``leases``: a tournament's tables leased to its worker processes
+  (session-level advisory locks; ``games.poker.tournament.workers``).
 """

@@ -51,6 +51,7 @@ from psycopg.errors import DeadlockDetected
 
 from games.cards.shuffle import SeededRandomSource
 from games.poker.models import PokerTable
+from games.poker.store.leases import Leases
 from games.poker.tournament import services as tournament_services
 from games.poker.tournament.driver import DriveReport, TournamentDriver
 from games.poker.tournament.models import Tournament, TournamentState
@@ -79,66 +80,6 @@ class SharedClock:
 
     def close(self) -> None:
         self.redis.close()
-
-
-LEASE_TABLE = 0x7039  # advisory lock namespace (first key): a table's lease, second key the table id
-LEASE_WORKER = 0x703A  # shared by every worker of a tournament (second key its id) while it plays
-
-
-class Leases:
-    """This process's leases on a tournament's tables: session-level advisory locks
-    on its own connection (Django's default one), held until released or until the
-    session ends (the process dies, the connection drops)."""
-
-    def __init__(self, tournament_id: int) -> None:
-        self.tournament_id = tournament_id
-
-    def join(self) -> None:
-        """Count this process among the tournament's workers (until it leaves or dies)."""
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock_shared(%s, %s)", [LEASE_WORKER, self.tournament_id])
-
-    def leave(self) -> None:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock_all()")
-
-    def holders(self, table_ids: list[int]) -> tuple[set[int], set[int], int]:
-        """(the tables of ``table_ids`` this session holds, those another session
-        holds, the workers alive), from ``pg_locks`` in one query."""
-        mine: set[int] = set()
-        theirs: set[int] = set()
-        alive = 0
-        with connection.cursor() as cursor:  # an empty ``table_ids``: the workers alive only
-            cursor.execute(
-                "SELECT classid::int8, objid::int8, pid = pg_backend_pid() FROM pg_locks "
-                "WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
-                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                "AND ((classid = %s AND objid::int8 = ANY(%s)) OR (classid = %s AND objid::int8 = %s))",
-                [LEASE_TABLE, [int(pk) for pk in table_ids] or [0], LEASE_WORKER, self.tournament_id],
-            )
-            for kind, key, own in cursor.fetchall():
-                if kind == LEASE_WORKER:
-                    alive += 1
-                else:
-                    (mine if own else theirs).add(int(key))
-        return mine, theirs, alive
-
-    def claim(self, table_ids: list[int]) -> set[int]:
-        """Try to take the leases of ``table_ids`` (without waiting); those taken."""
-        if not table_ids:
-            return set()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT t FROM unnest(%s::int8[]) AS t WHERE pg_try_advisory_lock(%s, t::int4)",
-                [table_ids, LEASE_TABLE],
-            )
-            return {int(row[0]) for row in cursor.fetchall()}
-
-    def release(self, table_ids: list[int]) -> None:
-        if table_ids:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s, t::int4) FROM unnest(%s::int8[]) AS t",
-                               [LEASE_TABLE, table_ids])  # fmt: skip
 
 
 def fair_share(open_tables: int, alive: int) -> int:
