@@ -19,7 +19,13 @@ metadata) hash-chained and MACed, applies the same ledger legs (balances by
 conditional UPDATE, transfer rows, two statement lines each), updates the
 projection rows (the hand, the seats whose stack moved, at a hand's end its
 players and its deal key) and the table's phase, records the command's
-result and commits. What each action wrote is read back from the ledger
+result and commits, in the three round trips the service's lean path takes:
+its reads in one pipeline (the ids of the rows it inserts drawn from their
+sequences there too, and the accounts the legs move locked and read, so
+the balances after each leg are known before writing), its writes and the
+``COMMIT`` in another. (Until 2026-11-28 the floor took each statement's
+round trip in turn, about twelve, while the service had come down to three:
+the floor was slower than the service it was the floor of.) What each action wrote is read back from the ledger
 after the service round (not timed), grouped by transaction. Service and
 floor alternate in ``rounds`` rounds, so load from elsewhere on a shared
 machine hits both alike; each figure is the mean per action over all rounds.
@@ -264,111 +270,120 @@ def _chain(prev_hash: str, stream: str, version: int, kind: str, schema: int, da
 
 
 def floor_action(conn: psycopg.Connection[Any], ring: Ring, writes: ActionWrites, key: str) -> None:
-    """One action's reads and writes as one raw transaction (see the module docstring)."""
+    """One action's reads and writes as one raw transaction (see the module docstring), in the
+    three round trips of the service's lean path: the reads in one pipeline (the table row
+    locked, the key claimed, the hand, the stream head, the seats, the accounts the legs move
+    locked, and ids drawn for the rows to insert), the writes and ``COMMIT`` in another."""
     hand_id = writes.stream_id[len(et.hand_stream("")) :]
     at = datetime.now(UTC)
-    cur = conn.cursor()
-    cur.execute("SELECT id, phase, phase_seq, current_hand_id FROM raw_pokertable WHERE id = %s FOR UPDATE",
-                [ring.table_id])  # fmt: skip
-    cur.fetchone()
     request = json.dumps({"table": ring.table_id, "key": key}, sort_keys=True)
-    cur.execute(
-        "INSERT INTO raw_idempotency (key, command, request_hash, result, created_at) "
-        "VALUES (%s, 'poker.act', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
-        [key, hashlib.sha256(request.encode()).hexdigest(), at],
-    )
-    if cur.fetchone() is None:
-        raise RuntimeError(f"floor: key {key} claimed twice")
-    cur.execute("SELECT id, hand_number, stream_version, pot, phase, actor_seat FROM raw_pokerhand "
-                "WHERE hand_id = %s", [hand_id])  # fmt: skip
-    hand_row = cur.fetchone()
+    accounts = sorted({account for debit, credit, *_ in writes.legs for account in (debit, credit)})
+    with conn.pipeline():
+        conn.execute("SELECT id, phase, phase_seq, current_hand_id FROM raw_pokertable WHERE id = %s FOR UPDATE",
+                     [ring.table_id], prepare=True)  # fmt: skip
+        claim = conn.execute(
+            "INSERT INTO raw_idempotency (key, command, request_hash, result, created_at) "
+            "VALUES (%s, 'poker.act', %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+            [key, hashlib.sha256(request.encode()).hexdigest(), at], prepare=True,
+        )  # fmt: skip
+        hand = conn.execute("SELECT id, hand_number, stream_version, pot, phase, actor_seat FROM raw_pokerhand "
+                            "WHERE hand_id = %s", [hand_id], prepare=True)  # fmt: skip
+        head = conn.execute("SELECT version, hash FROM raw_event WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
+                            [writes.stream_id], prepare=True)  # fmt: skip
+        seats = conn.execute(
+            "SELECT id, seat_number, stack, hand_version FROM raw_pokerseat WHERE table_id = %s "
+            "AND hand_number = (SELECT hand_number FROM raw_pokerhand WHERE hand_id = %s)",
+            [ring.table_id, hand_id], prepare=True,
+        )  # fmt: skip
+        balances = conn.execute("SELECT id, balance, may_go_negative FROM raw_account WHERE id = ANY(%s) "
+                                "ORDER BY id FOR UPDATE", [accounts], prepare=True)  # fmt: skip
+        ids = conn.execute(
+            "SELECT ARRAY(SELECT nextval(pg_get_serial_sequence('raw_event', 'id')) FROM generate_series(1, %s)), "
+            "ARRAY(SELECT nextval(pg_get_serial_sequence('raw_transfer', 'id')) FROM generate_series(1, %s))",
+            [len(writes.events), len(writes.legs)], prepare=True,
+        )  # fmt: skip
+        if claim.fetchone() is None:  # the pipeline's one round trip
+            raise RuntimeError(f"floor: key {key} claimed twice")
+        hand_row = hand.fetchone()
+        top = head.fetchone()
+        stacks = {row[0]: row[2] for row in seats.fetchall()}
+        found = balances.fetchall()
+        id_row = ids.fetchone()
     assert hand_row is not None, hand_id
-    hand_pk, hand_number, _, pot, _, _ = hand_row
-    cur.execute("SELECT version, hash FROM raw_event WHERE stream_id = %s ORDER BY version DESC LIMIT 1",
-                [writes.stream_id])  # fmt: skip
-    head = cur.fetchone()
-    prev_hash = head[1] if head is not None else GENESIS_HASH
-    cur.execute("SELECT id, seat_number, stack, hand_version FROM raw_pokerseat WHERE table_id = %s "
-                "AND hand_number = %s", [ring.table_id, hand_number])  # fmt: skip
-    stacks = {row[0]: row[2] for row in cur.fetchall()}
-    # The events, hash-chained, in one INSERT.
+    assert id_row is not None
+    hand_pk, pot = hand_row[0], hand_row[3]
+    event_ids, transfer_ids = id_row
+    prev_hash = top[1] if top is not None else GENESIS_HASH
+    running = {row[0]: row[1] for row in found}
+    may_go_negative = {row[0] for row in found if row[2]}
+    if len(running) != len(accounts):
+        raise RuntimeError("floor: an account of the legs is missing")
+    # The events, hash-chained and MACed.
     recorded = at.isoformat()
     values: list[Any] = []
-    for version, kind, schema, data, meta in writes.events:
+    for event_id, (version, kind, schema, data, meta) in zip(event_ids, writes.events, strict=True):
         data_json, meta_json = json.dumps(data, sort_keys=True), json.dumps(meta, sort_keys=True)
         digest, mac = _chain(prev_hash, writes.stream_id, version, kind, schema, data_json, meta_json, recorded)
-        values += [writes.stream_id, version, kind, schema, data_json, meta_json, at, prev_hash, digest, mac]
+        values += [event_id, writes.stream_id, version, kind, schema, data_json, meta_json, at, prev_hash, digest, mac]
         prev_hash = digest
-    rows = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(writes.events))
-    cur.execute(
-        "INSERT INTO raw_event (stream_id, version, type, schema_version, data, metadata, recorded_at, prev_hash, "
-        f"hash, mac) VALUES {rows} RETURNING id",
-        values,
-    )
-    event_ids = [row[0] for row in cur.fetchall()]
-    if writes.legs:
-        deltas: dict[int, int] = {}
-        for debit, credit, amount, _, _ in writes.legs:
-            deltas[debit] = deltas.get(debit, 0) - amount
-            deltas[credit] = deltas.get(credit, 0) + amount
-        pairs = ", ".join(["(%s::bigint, %s::bigint)"] * len(deltas))
-        cur.execute(
-            f"UPDATE raw_account a SET balance = a.balance + d.delta FROM (VALUES {pairs}) d(id, delta) "
-            "WHERE a.id = d.id AND (a.may_go_negative OR a.balance + d.delta >= 0) RETURNING a.id, a.balance",
-            [v for pair in deltas.items() for v in pair],
-        )
-        balances = dict(cur.fetchall())
-        if len(balances) != len(deltas):
-            raise RuntimeError("floor: a balance would go negative")
-        legs = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(writes.legs))
-        cur.execute(
-            "INSERT INTO raw_transfer (debit_account_id, credit_account_id, amount, currency, kind, event_id, "
-            f"created_at) VALUES {legs} RETURNING id",
-            [v for d, c, amount, kind, i in writes.legs for v in (d, c, amount, CURRENCY, kind, event_ids[i], at)],
-        )
-        transfer_ids = [row[0] for row in cur.fetchall()]
-        lines: list[Any] = []
-        running = dict(balances)  # balance after each leg, walking back from the final balances
-        after: list[tuple[int, int, int, int, int]] = []
-        for (debit, credit, amount, _, i), transfer in reversed(list(zip(writes.legs, transfer_ids, strict=True))):
-            after.append((credit, transfer, event_ids[i], amount, running[credit]))
-            after.append((debit, transfer, event_ids[i], -amount, running[debit]))
-            running[credit] -= amount
-            running[debit] += amount
-        for account, transfer, event, amount, balance in reversed(after):
-            lines += [account, transfer, event, amount, balance, at]
-        cur.execute(
-            "INSERT INTO raw_statement_line (account_id, transfer_id, event_id, amount, balance_after, created_at) "
-            f"VALUES {', '.join(['(%s, %s, %s, %s, %s, %s)'] * (len(lines) // 6))}",
-            lines,
-        )
-        pot += sum(amount for _, _, amount, kind, _ in writes.legs if kind == "bet")
-    # The projections: the hand row, the seats whose stack moved, at a hand's end its players and deal key.
+    # The legs: each balance after each leg, refused below zero (the accounts are locked above).
+    lines: list[Any] = []
+    legs: list[Any] = []
+    for transfer, (debit, credit, amount, kind, i) in zip(transfer_ids, writes.legs, strict=True):
+        running[debit] -= amount
+        running[credit] += amount
+        legs += [transfer, debit, credit, amount, CURRENCY, kind, event_ids[i], at]
+        lines += [debit, transfer, event_ids[i], -amount, running[debit], at]
+        lines += [credit, transfer, event_ids[i], amount, running[credit], at]
+        pot += amount if kind == "bet" else 0
+    if any(balance < 0 for account, balance in running.items() if account not in may_go_negative):
+        raise RuntimeError("floor: a balance would go negative")
     last = writes.events[-1][0]
-    cur.execute(
-        "UPDATE raw_pokerhand SET stream_version = %s, pot = %s, phase = %s, actor_seat = %s, deadline = %s, "
-        "status = %s, ended_at = %s WHERE id = %s",
-        [last, pot, "complete" if writes.ended else "betting", None if writes.ended else 1,
-         None if writes.ended else at + timedelta(seconds=30), "complete" if writes.ended else "playing",
-         at if writes.ended else None, hand_pk],
-    )  # fmt: skip
-    if writes.seats:
-        pairs = ", ".join(["(%s::bigint, %s::bigint)"] * len(writes.seats))
-        cur.execute(
-            f"UPDATE raw_pokerseat s SET stack = v.stack, hand_version = %s FROM (VALUES {pairs}) v(id, stack) "
-            "WHERE s.id = v.id",
-            [last, *[v for seat in writes.seats for v in (seat, stacks.get(seat, 0))]],
-        )
-    if writes.ended:
-        cur.execute("UPDATE raw_pokerhandplayer SET stack_after = stack_before WHERE hand_id = %s", [hand_pk])
-        cur.execute("DELETE FROM raw_dealkey WHERE deal_id = %s", [f"poker-hand:{hand_id}"])
-    cur.execute(
-        "UPDATE raw_pokertable SET phase = %s, phase_seq = phase_seq + 1, deadline = %s WHERE id = %s",
-        ["between" if writes.ended else "hand", at + timedelta(seconds=30), ring.table_id],
-    )
-    cur.execute("UPDATE raw_idempotency SET result = %s WHERE key = %s",
-                [json.dumps({"hand_id": hand_id, "phase": "betting", "stack": 0}), key])  # fmt: skip
-    conn.commit()
+    with conn.pipeline():
+        rows = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(writes.events))
+        conn.execute("INSERT INTO raw_event (id, stream_id, version, type, schema_version, data, metadata, "
+                     f"recorded_at, prev_hash, hash, mac) VALUES {rows}", values, prepare=True)  # fmt: skip
+        if writes.legs:
+            pairs = ", ".join(["(%s::bigint, %s::bigint)"] * len(running))
+            conn.execute(f"UPDATE raw_account a SET balance = v.balance FROM (VALUES {pairs}) v(id, balance) "
+                         "WHERE a.id = v.id", [v for pair in running.items() for v in pair], prepare=True)  # fmt: skip
+            conn.execute(
+                "INSERT INTO raw_transfer (id, debit_account_id, credit_account_id, amount, currency, kind, event_id, "
+                f"created_at) VALUES {', '.join(['(%s, %s, %s, %s, %s, %s, %s, %s)'] * len(writes.legs))}",
+                legs, prepare=True,
+            )  # fmt: skip
+            conn.execute(
+                "INSERT INTO raw_statement_line (account_id, transfer_id, event_id, amount, balance_after, "
+                f"created_at) VALUES {', '.join(['(%s, %s, %s, %s, %s, %s)'] * (len(lines) // 6))}",
+                lines, prepare=True,
+            )  # fmt: skip
+        # The projections: the hand row, the seats whose stack moved, at a hand's end its players and deal key.
+        conn.execute(
+            "UPDATE raw_pokerhand SET stream_version = %s, pot = %s, phase = %s, actor_seat = %s, deadline = %s, "
+            "status = %s, ended_at = %s WHERE id = %s",
+            [last, pot, "complete" if writes.ended else "betting", None if writes.ended else 1,
+             None if writes.ended else at + timedelta(seconds=30), "complete" if writes.ended else "playing",
+             at if writes.ended else None, hand_pk], prepare=True,
+        )  # fmt: skip
+        if writes.seats:
+            pairs = ", ".join(["(%s::bigint, %s::bigint)"] * len(writes.seats))
+            conn.execute(
+                f"UPDATE raw_pokerseat s SET stack = v.stack, hand_version = %s FROM (VALUES {pairs}) v(id, stack) "
+                "WHERE s.id = v.id",
+                [last, *[v for seat in writes.seats for v in (seat, stacks.get(seat, 0))]], prepare=True,
+            )  # fmt: skip
+        if writes.ended:
+            conn.execute("UPDATE raw_pokerhandplayer SET stack_after = stack_before WHERE hand_id = %s", [hand_pk],
+                         prepare=True)  # fmt: skip
+            conn.execute("DELETE FROM raw_dealkey WHERE deal_id = %s", [f"poker-hand:{hand_id}"], prepare=True)
+        conn.execute(
+            "UPDATE raw_pokertable SET phase = %s, phase_seq = phase_seq + 1, deadline = %s WHERE id = %s",
+            ["between" if writes.ended else "hand", at + timedelta(seconds=30), ring.table_id], prepare=True,
+        )  # fmt: skip
+        conn.execute("UPDATE raw_idempotency SET result = %s WHERE key = %s",
+                     [json.dumps({"hand_id": hand_id, "phase": "betting", "stack": 0}), key],
+                     prepare=True)  # fmt: skip
+        conn.commit()
 
 
 def floor_round(conn: psycopg.Connection[Any], ring: Ring, writes: Sequence[ActionWrites], tag: str) -> float:
