@@ -38,7 +38,7 @@ from rest_framework.views import APIView
 from casino import json_input
 from casino.api import request_user
 from games.tables import ws_commands
-from games.tables.realtime import CLOSE_UNAUTHENTICATED, authenticate_scope
+from games.tables.realtime import CLOSE_UNAUTHENTICATED, DirectDispatch, authenticate_scope
 
 
 def _insert(player_id: int, data: Any) -> str:
@@ -62,7 +62,7 @@ class BareInsertView(APIView):
         return Response({"key": key, "amount": data.get("amount") if isinstance(data, dict) else None})
 
 
-class BareInsertConsumer(AsyncWebsocketConsumer):
+class BareInsertConsumer(DirectDispatch, AsyncWebsocketConsumer):
     """The bare websocket peer of the table socket's ``bet`` (module docstring).
     After the handshake it sends ``{"type": "snapshot"}`` (the load generator
     starts once it has its socket's snapshot, as on a table socket)."""

@@ -32,7 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from casino.processes import database_url_of
-from games.tables.realtime import CLOSE_UNAUTHENTICATED, authenticate_scope, refuse
+from games.tables.realtime import CLOSE_UNAUTHENTICATED, DirectDispatch, authenticate_scope, refuse
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def broadcaster() -> _Broadcaster:
     return _broadcasters[key]
 
 
-class BareBroadcastConsumer(AsyncWebsocketConsumer):
+class BareBroadcastConsumer(DirectDispatch, AsyncWebsocketConsumer):
     """One websocket of the bare peer: ticket auth, a snapshot line, then every broadcast frame."""
 
     async def connect(self) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -268,7 +269,32 @@ async def receive_until_cancelled(receive: Callable[[], Awaitable[Any]]) -> Any:
         raise
 
 
-class JSONFrames(AsyncJsonWebsocketConsumer):
+class DirectDispatch:
+    """A Channels consumer's ``dispatch`` without Channels' per-message hop to
+    the sync thread: since Channels 4.2, ``AsyncConsumer.dispatch`` awaits
+    ``aclose_old_connections()`` (``close_old_connections`` through
+    ``sync_to_async``, on the one thread every consumer's
+    ``database_sync_to_async`` shares) before each message's handler, every
+    frame received and every channel-layer message. These consumers touch the
+    database only through ``database_sync_to_async`` (which closes stale and
+    broken connections itself before and after each call) or through their own
+    threads (the group commit's pool, ``ws_commands``), which do the same, so
+    the hop checks nothing those do not; it only queued each message behind
+    the shared thread's work (a tenth of a table socket's CPU a bet under
+    load, measured with py-spy). Otherwise Channels' own dispatch: the
+    handler named by the message's type, ``ValueError`` if there is none.
+    Every consumer of the project's server takes it, the benchmarks' bare
+    peers too (``games.benchmarks.bare``, ``bare_broadcast``), so they go
+    through the same stack as the table sockets."""
+
+    async def dispatch(self, message: Any) -> None:
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+
+class JSONFrames(DirectDispatch, AsyncJsonWebsocketConsumer):
     """The base of both families' table consumers: the inbound limits, in this order,
     before any frame is handled (docs/websocket.md, "Limits"):
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from rest_framework.utils.encoders import JSONEncoder
 
 from casino import metrics
@@ -51,6 +51,9 @@ def command_pool() -> ThreadPoolExecutor:
 
 def _as_request(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     close_old_connections()
+    # Django's health check at the first cursor, made now: a command may start
+    # with a raw psycopg statement (the lean paths), which skips it.
+    connection.close_if_health_check_failed()
     try:
         return function(**kwargs)
     finally:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import close_old_connections, connection, connections
 
 from casino import metrics
 from games.house.services.group import CommandResult, PlayerCommand, run_commands
@@ -130,8 +130,16 @@ def _write(table_id: int, batch: list[_Pending]) -> list[CommandResult]:
     """One batch in a pool thread: stale or broken connections closed first
     and after, as Django's request signals do for the HTTP pool's threads.
     Commands without a moment take the server clock's; consecutive commands
-    with the same moment are one ``run_commands`` (in practice all of them)."""
+    with the same moment are one ``run_commands`` (in practice all of them).
+
+    The batch's statements go to psycopg directly, past the health check
+    Django makes at a request's first cursor, so it is made here: a
+    connection the database ended while it sat idle in the pool (a restart, a
+    failover) is replaced before the batch, not found by its first statement.
+    With this project's backend the check costs no round trip when the
+    connection is idle and has nothing to read (``casino.db_backends``)."""
     close_old_connections()
+    connection.close_if_health_check_failed()
     try:
         clock = datetime.now(UTC)
         results: list[CommandResult] = []

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -24,6 +25,7 @@ from casino.auth import issue_token
 from casino.models import PlayerProfile
 from games.house.models import HouseTable, TableSeat
 from games.house.services import TableTick, advance_table, start_table
+from tests.conftest import _database_url_for_subprocess
 from tests.db import ledger_sums
 from tests.house.live.conftest import fast_table, make_player, wait_for
 from tests.house.services.conftest import snapshot, wallet
@@ -356,4 +358,54 @@ def test_the_last_decision_over_the_websocket_moves_the_dealer_on(betting, spawn
         assert ack["result"]["tick"]["phase_seq"] == tick.phase_seq
         assert isinstance(ack["result"]["tick"]["deadline"], str)  # rendered as REST renders it
         wait_for(lambda: HouseTable.objects.get(pk=table.pk).phase_seq > tick.phase_seq, timeout=20, what="dealer")
+    assert ledger_sums() == {"EUR": 0}
+
+
+def end_the_servers_connections() -> int:
+    """Have PostgreSQL end every connection to the test database but this
+    test's own (as a database restart or a failover would), and wait until
+    their backends are gone; how many it ended."""
+    with psycopg.connect(_database_url_for_subprocess().replace("postgres://", "postgresql://")) as admin:
+        admin.autocommit = True
+        rows = admin.execute(
+            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND pid <> %s",
+            [connection_pid()],
+        ).fetchall()
+        ended = [pid for pid, done in rows if done]
+        wait_for(
+            lambda: not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", [ended]).fetchall(),
+            timeout=20,
+            what="the ended backends to exit",
+        )
+    return len(ended)
+
+
+def connection_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def test_a_socket_recovers_when_the_server_loses_its_database_connections_between_two_frames(betting) -> None:
+    """Every database connection of the server ends between two frames: the
+    next bet is acked with what it did and the next snapshot shows it. The
+    socket's database work closes a broken connection and opens a new one
+    before it runs (the group commit's threads, ``database_sync_to_async``),
+    not Channels' per-message check, which the table sockets skip
+    (``games.tables.realtime.DirectDispatch``)."""
+    _table, _rest, player = betting
+    with player.socket() as ws:
+        assert player.ws(ws, "bet", {"spot": "ante", "amount": 100})["type"] == "ack"
+        assert end_the_servers_connections() > 0
+        ack = player.ws(ws, "bet", {"spot": "ante", "amount": 100})
+        assert ack["type"] == "ack", ack
+        assert ack["result"]["totals"] == {"ante": 200, "ante_plus": 200}
+        ws.send(json.dumps({"type": "snapshot"}))
+        while (frame := json.loads(ws.recv(timeout=20)))["type"] != "snapshot":
+            pass
+        assert frame["table"]["me"]["balance"] == 100_000 - 400
+    assert wallet(player.player) == 100_000 - 400  # each Ante chip with its automatic Ante Plus
     assert ledger_sums() == {"EUR": 0}
