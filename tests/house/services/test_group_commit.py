@@ -541,11 +541,12 @@ def test_the_lean_write_leaves_what_settle_prepared_leaves(monkeypatch: pytest.M
     between; a double: several legs on one wallet) written by the lean statement
     and, rolled back, by ``settle_prepared``: the same answers and rows."""
     table, (p, q, r), tick = uth_round(3, funds=5_000)
-    bet(run_one(table_id=table.pk, command=PlaceChip(r, key(), "ante", 100), now=later(tick)))
+    for spot in ("ante", "best_five"):
+        bet(run_one(table_id=table.pk, command=PlaceChip(r, key(), spot, 100), now=later(tick)))
     commands: list[PlayerCommand] = [
         PlaceChip(p, key(), "ante", 200),
         PlaceChip(q, key(), "ante", 50),  # below the minimum: refused, its claim released
-        DoubleBets(r, key()),  # two holds (ante, ante plus) on r's wallet in one command
+        DoubleBets(r, key()),  # a hold per spot on r's wallet in one command: its balance after at each line
         PlaceChip(p, key(), "ante", 100),  # p again: the next run
         PlaceChip(q, key(), "ante", 300),
     ]
@@ -573,7 +574,7 @@ def test_the_lean_write_leaves_what_settle_prepared_leaves(monkeypatch: pytest.M
     assert used == [True, True]  # both runs written by the lean statement
     results = settled[0]
     assert results[1] == "below_minimum"
-    assert bet(results[2]).totals == {"ante": 200, "ante_plus": 200}
+    assert bet(results[2]).totals == {"ante": 200, "ante_plus": 200, "best_five": 200}
     assert bet(results[3]).totals == {"ante": 300, "ante_plus": 300}
     assert bet(results[4]).balance == 5_000 - 600
 
