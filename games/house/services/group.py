@@ -14,9 +14,15 @@ domain calls (``bets.chip_decider`` and the others), ``check_room`` and
 
 PostgreSQL, per batch: one statement claims every key and reads every
 command's context (``store.batches.read_commands``), Python decides each command in
-order, then one ledger batch (``prepare_batch``/``settle_prepared``: every
-event, hold, transfer and statement line) and one statement for every
-projection row, stored result and released claim (``store.batches.saving_commands``).
+order, then the writes. When a run's ledger part is appends onto the heads the
+contexts read plus hold openings (chips, decisions), all of it and every
+projection row, stored result and released claim go in ONE statement
+(``store.batches.saving_commands_and_ledger`` with
+``ledger.services.small_holds.hold_batch_writes``: ``settle_prepared``'s rows and
+refusals). Otherwise (chips removed: holds voided) one ledger batch
+(``prepare_batch``/``settle_prepared``: every event, hold, transfer and statement
+line) and one statement for every projection row, stored result and released
+claim (``store.batches.saving_commands``).
 Per-seat tables add one read of seats and bettors; decisions one read of the
 table's tick. A player's commands apply in order on their evolving state: a
 batch is cut into consecutive runs in which each player and each key appears
@@ -81,6 +87,7 @@ from games.house.store.batches import (
     CommandRequest,
     read_commands,
     saving_commands,
+    saving_commands_and_ledger,
     seats_and_bettors,
     ticks_and_waiting,
 )
@@ -92,11 +99,13 @@ from ledger.services import (
     HoldOpening,
     HoldSettlement,
     NewEvent,
+    PreparedBatch,
     StreamAppend,
     prepare_batch,
     settle_prepared,
 )
 from ledger.services.projectors import events_of
+from ledger.services.small_holds import hold_batch_writes
 from ledger.upcasting import CURRENT_VERSIONS
 
 # --- the commands ---------------------------------------------------------------------------------
@@ -429,8 +438,10 @@ class _Run:
 
     def write(self, results: list[CommandResult | None]) -> None:
         """The run's writes: the decisions' tick read first (their stored results
-        carry it), then the save statement sent in pipeline mode, so the server
-        runs it while Python encodes the ledger batch, then the ledger batch."""
+        carry it), then the lean write (the ledger's rows and the saves in one
+        statement) when the ledger part allows it; otherwise the save statement
+        sent in pipeline mode, so the server runs it while Python encodes the
+        ledger batch, then the ledger batch."""
         if self.decisions:
             assert self.round_row is not None
             asked = [(street, excluded) for *_, street, excluded in self.decisions]
@@ -443,15 +454,28 @@ class _Run:
                                       not waiting, tick)  # fmt: skip
                 self.stored[slot] = (c.idempotency_key, decision_stored(done))
                 results[index] = done
-        batch = None
-        with saving_commands(rows=self.rows, results=self.stored, released=self.released, now=self.now):
-            if self.appends:
-                batch = prepare_batch(idempotency_key=f"group:{uuid.uuid4()}:ledger", currency=self.currency,
-                                      appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
-        if batch is not None:
-            settle_prepared(batch)
+        batch = lean = None
+        if self.appends and not self.settles and connection.vendor == "postgresql":
+            # Appends onto heads read with the context and hold openings (chips,
+            # decisions): the ledger's rows and the save in one statement.
+            batch = self.prepare()
+            lean = hold_batch_writes(batch)
+        if lean is not None:
+            saving_commands_and_ledger(rows=self.rows, results=self.stored, released=self.released, now=self.now,
+                                       ledger=lean)  # fmt: skip
+        else:
+            with saving_commands(rows=self.rows, results=self.stored, released=self.released, now=self.now):
+                if self.appends and batch is None:
+                    batch = self.prepare()
+            if batch is not None:
+                settle_prepared(batch)
         if self.round_row is not None:
             remember_players(self.table_id, self.round_row.round_id, self.remembered)
+
+    def prepare(self) -> PreparedBatch:
+        """The run's ledger batch, checked and encoded (``prepare_batch``)."""
+        return prepare_batch(idempotency_key=f"group:{uuid.uuid4()}:ledger", currency=self.currency,
+                             appends=self.appends, holds=self.settles, open_holds=self.opens)  # fmt: skip
 
 
 def _bet_writes(events: list[Event], player: PlayerState) -> _Decided:

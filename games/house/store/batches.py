@@ -1,7 +1,8 @@
 """The lean command path for a batch of player commands at one table
 (``games.house.services.group``): ``games.house.store.commands`` for many
 commands of distinct players, still one round trip to read them all and one
-to write them all on PostgreSQL.
+to write them all on PostgreSQL (``saving_commands_and_ledger``: the saves and
+the ledger's rows together; ``saving_commands``: the saves beside a ledger batch).
 
 Contracts, inside the batch's one transaction: ``read_commands`` claims every
 key, share-locks the round and locks each command's player row ``FOR UPDATE``
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+import psycopg
+from django.db import IntegrityError, connection
 
 from casino.errors import DomainError
 from casino.responsible_gaming import ROW_COLUMNS as RG_COLUMNS
@@ -32,8 +34,18 @@ from games.house.store.commands import CommandContext, context_of, read_command
 from games.house.store.rows import save_rows, state_text
 from games.house.store.streams import iso
 from ledger.errors import IdempotencyKeyReused
+from ledger.services.batch import BatchResult
 from ledger.services.events import now as ledger_now
-from ledger.services.postings import MAX_KEY, bulk_cursor, pipelined, record_result, request_hash
+from ledger.services.postings import (
+    MAX_KEY,
+    allow_explicit_prepare,
+    bulk_cursor,
+    pipelined,
+    record_result,
+    request_hash,
+)
+from ledger.services.small import SmallWrites
+from ledger.services.small_holds import integrity_error
 
 
 @dataclass(frozen=True)
@@ -182,28 +194,29 @@ def read_commands(*, table_id: int, requests: Sequence[CommandRequest], now: dat
 # projection row, every accepted command's result under its key, and the
 # claims of the refused commands released (their keys stay usable, as a
 # refused single command's rolled-back claim does).
-_PG_SAVE_MANY = """
-WITH pr AS (
+_SAVE_PARTS = [
+    """pr AS (
     INSERT INTO games_playerround (round_id, table_id, player_id, game_number, game, currency, stream_version, state,
                                    totals, staked, returned, net, status, last_street, done_deciding, created_at)
     SELECT v.round, v.table_id, v.player, v.number, v.game, v.currency, v.version, v.state, v.totals, v.staked, 0, 0,
            'betting', v.street, v.done, v.created
-    FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(round bigint, table_id bigint, player bigint, number text,
+    FROM jsonb_to_recordset(%s::jsonb) AS v(round bigint, table_id bigint, player bigint, number text,
          game text, currency text, version int, state jsonb, totals jsonb, staked bigint, street text, done bool,
          created timestamptz)
     ON CONFLICT ON CONSTRAINT one_player_round DO UPDATE SET
         stream_version = EXCLUDED.stream_version, state = EXCLUDED.state, totals = EXCLUDED.totals,
         staked = EXCLUDED.staked, last_street = EXCLUDED.last_street, done_deciding = EXCLUDED.done_deciding
     RETURNING 1
-), res AS (
+)""",
+    """res AS (
     UPDATE ledger_idempotency i SET result = v.result
-    FROM jsonb_to_recordset(%(results)s::jsonb) AS v(key text, result jsonb) WHERE i.key = v.key
+    FROM jsonb_to_recordset(%s::jsonb) AS v(key text, result jsonb) WHERE i.key = v.key
     RETURNING 1
-), gone AS (
-    DELETE FROM ledger_idempotency WHERE key = ANY(%(released)s::text[]) AND result IS NULL RETURNING 1
-)
-SELECT (SELECT count(*) FROM pr), (SELECT count(*) FROM res), (SELECT count(*) FROM gone)
-"""
+)""",
+    "gone AS (DELETE FROM ledger_idempotency WHERE key = ANY(%s::text[]) AND result IS NULL RETURNING 1)",
+]
+_SAVE_COUNTS = ["(SELECT count(*) FROM pr)", "(SELECT count(*) FROM res)", "(SELECT count(*) FROM gone)"]
+_PG_SAVE_MANY = f"WITH {', '.join(_SAVE_PARTS)} SELECT {', '.join(_SAVE_COUNTS)}"
 
 
 @contextmanager
@@ -234,6 +247,65 @@ def saving_commands(
                 cursor.execute("DELETE FROM ledger_idempotency WHERE key = %s AND result IS NULL", [key])
         yield
         return
+    params = _save_params(rows, results, released, now)
+    with pipelined(), bulk_cursor() as cursor:
+        cursor.execute(_PG_SAVE_MANY, params, prepare=True)
+        yield
+        counts = cursor.fetchone()
+    _check_saved(counts, rows, results)
+
+
+def saving_commands_and_ledger(
+    *,
+    rows: Sequence[tuple[PlayerRound, PlayerState]],
+    results: Sequence[tuple[str, dict[str, Any]]],
+    released: Sequence[str],
+    now: datetime,
+    ledger: SmallWrites,
+) -> BatchResult:
+    """``saving_commands`` and the batch's ledger writes (``ledger``: the ``WITH``
+    parts of ``ledger.services.small_holds.hold_batch_writes``) as ONE statement
+    of data-modifying ``WITH`` parts (PostgreSQL only), prepared once per shape
+    and sent through psycopg's raw cursor (``$n`` placeholders: a statement of
+    more than 50 parameters is otherwise parsed again by psycopg on every call).
+    The ledger's result; raises what ``settle_prepared`` raises for a refused
+    row (an overdraft, a destination missing, a hold id taken, a stream moved
+    on: ``StaleStreamVersion``): the caller's transaction then rolls back whole."""
+    parts, ledger_params, selects = ledger.parts("l")
+    key = tuple(parts)  # the parts are cached strings, their hashes too
+    raw = _RAW_SAVES.get(key)
+    if raw is None:
+        pieces = f"WITH {', '.join([*_SAVE_PARTS, *parts])} SELECT {', '.join([*_SAVE_COUNTS, *selects])}".split("%s")
+        raw = pieces[0] + "".join(f"${n}{piece}" for n, piece in enumerate(pieces[1:], start=1))
+        if len(_RAW_SAVES) < 1024:
+            _RAW_SAVES[key] = raw
+    params = [*_save_params(rows, results, released, now), *ledger_params]
+    connection.ensure_connection()
+    allow_explicit_prepare(connection.connection)
+    try:
+        with connection.wrap_database_errors, psycopg.RawCursor(connection.connection) as cursor:
+            cursor.execute(raw, params, prepare=True)
+            row = cursor.fetchone()
+    except IntegrityError as exc:
+        error = integrity_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    assert row is not None
+    _check_saved(row[:3], rows, results)
+    return ledger.finish_row(row[3:])
+
+
+_RAW_SAVES: dict[tuple[str, ...], str] = {}  # the ledger parts -> the whole statement with $n placeholders
+
+
+def _save_params(
+    rows: Sequence[tuple[PlayerRound, PlayerState]],
+    results: Sequence[tuple[str, dict[str, Any]]],
+    released: Sequence[str],
+    now: datetime,
+) -> list[Any]:
+    """The parameters of ``_SAVE_PARTS``, in order."""
     document = []
     for row, state in rows:
         # The row's ``state`` is ``state_to_json(state)`` (the fold projected it
@@ -246,15 +318,15 @@ def saving_commands(
             "created": row.created_at.isoformat() if row.created_at else iso(now),
         })  # fmt: skip
         document.append(f'{fields[:-1]},"state":{state_text(state)}}}')
-    params = {
-        "rows": "[" + ",".join(document) + "]",
-        "results": json.dumps([{"key": key, "result": result} for key, result in results]),
-        "released": list(released),
-    }
-    with pipelined(), bulk_cursor() as cursor:
-        cursor.execute(_PG_SAVE_MANY, params, prepare=True)
-        yield
-        saved, stored, _ = cursor.fetchone()
+    return [
+        "[" + ",".join(document) + "]",
+        json.dumps([{"key": key, "result": result} for key, result in results]),
+        list(released),
+    ]
+
+
+def _check_saved(counts: Any, rows: Sequence[Any], results: Sequence[Any]) -> None:
+    saved, stored, _ = counts
     if (saved, stored) != (len(rows), len(results)):
         raise RuntimeError(f"a batch saved {saved}/{len(rows)} rows and {stored}/{len(results)} results")
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -14,7 +16,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 from casino.errors import DomainError
 from games.house.models import HouseTable, PlayerRound
 from games.house.round.state import replay_player
-from games.house.services import BetResult, DecisionResult, TableTick, place_chip
+from games.house.services import BetResult, DecisionResult, TableTick, group, place_chip
 from games.house.services.group import (
     ClearBets,
     CommandResult,
@@ -38,7 +40,7 @@ from games.house.services.group import (
 from games.house.store.rows import state_from_json
 from games.house.store.streams import player_stream
 from ledger.models import Hold
-from ledger.services import deposit, player_accounts, read_stream
+from ledger.services import NewEvent, append_events, deposit, player_accounts, read_stream, withdraw
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums
 from tests.house.services.conftest import key, later, make_player, make_table, open_round, snapshot, step, wallet
@@ -477,3 +479,197 @@ def test_invalid_keys_are_refused_and_change_nothing() -> None:
     results = run_commands(table_id=table.pk, commands=bad, now=later(tick))
     assert [code(r) for r in results] == ["invalid_idempotency_key"] * 2
     assert snapshot() == before
+
+
+# --- the lean write: the run's ledger part and its saves in one statement -----------------------
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64}")
+
+
+def _marks() -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (SELECT COALESCE(MAX(id), 0) FROM ledger_event), "
+                       "(SELECT COALESCE(MAX(id), 0) FROM ledger_transfer)")  # fmt: skip
+        events, transfers = cursor.fetchone()
+    return int(events), int(transfers)
+
+
+def _written_since(marks: tuple[int, int], round_id: str) -> str:
+    """What a batch wrote after ``marks``: its events (no ``recorded_at``),
+    transfers, statement lines, holds, every balance and the round's player
+    rows, ids named by their order, hold ids, hashes and MACs by their first
+    appearance (the same chain shape gives the same names)."""
+    events_after, transfers_after = marks
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, stream_id, version, type, schema_version, data::text, metadata::text, prev_hash, "
+                       "hash, mac FROM ledger_event WHERE id > %s ORDER BY id", [events_after])  # fmt: skip
+        events = cursor.fetchall()
+        order = {row[0]: n for n, row in enumerate(events)}
+        cursor.execute("SELECT id, debit_account_id, credit_account_id, amount, currency, kind, hold_id, event_id "
+                       "FROM ledger_transfer WHERE id > %s ORDER BY id", [transfers_after])  # fmt: skip
+        transfers = cursor.fetchall()
+        transfer_order = {row[0]: n for n, row in enumerate(transfers)}
+        cursor.execute("SELECT account_id, transfer_id, event_id, amount, balance_after FROM ledger_statement_line "
+                       "WHERE transfer_id > %s ORDER BY id", [transfers_after])  # fmt: skip
+        lines = cursor.fetchall()
+        cursor.execute("SELECT id, source_id, escrow_id, destination_id, amount, currency, status, opened_event_id "
+                       "FROM ledger_hold WHERE opened_event_id > %s ORDER BY opened_event_id, id",
+                       [events_after])  # fmt: skip
+        holds = cursor.fetchall()
+        cursor.execute("SELECT id, balance FROM ledger_account ORDER BY id")
+        balances = cursor.fetchall()
+        cursor.execute("SELECT p.player_id, p.stream_version, p.state::text, p.totals::text, p.staked "
+                       "FROM games_playerround p JOIN games_houseround r ON r.id = p.round_id "
+                       "WHERE r.round_id = %s ORDER BY p.player_id", [round_id])  # fmt: skip
+        players = cursor.fetchall()
+    text = repr({
+        "events": [row[1:] for row in events],
+        "transfers": [(*row[1:7], order[row[7]]) for row in transfers],
+        "lines": [(a, transfer_order[t], order[e], amount, after) for a, t, e, amount, after in lines],
+        "holds": [(*row[:7], order[row[7]]) for row in holds],
+        "balances": balances,
+        "players": players,
+    })  # fmt: skip
+    names: dict[str, str] = {}
+    return _UUID.sub(lambda m: names.setdefault(m.group(0), f"<{len(names)}>"), text)
+
+
+@pytest.mark.postgres  # the lean write is PostgreSQL's
+@pytest.mark.django_db
+def test_the_lean_write_leaves_what_settle_prepared_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same batch (two chips of one player: two runs; a command refused in
+    between; a double: several legs on one wallet) written by the lean statement
+    and, rolled back, by ``settle_prepared``: the same answers and rows."""
+    table, (p, q, r), tick = uth_round(3, funds=5_000)
+    for spot in ("ante", "best_five"):
+        bet(run_one(table_id=table.pk, command=PlaceChip(r, key(), spot, 100), now=later(tick)))
+    commands: list[PlayerCommand] = [
+        PlaceChip(p, key(), "ante", 200),
+        PlaceChip(q, key(), "ante", 50),  # below the minimum: refused, its claim released
+        DoubleBets(r, key()),  # a hold per spot on r's wallet in one command: its balance after at each line
+        PlaceChip(p, key(), "ante", 100),  # p again: the next run
+        PlaceChip(q, key(), "ante", 300),
+    ]
+    used: list[bool] = []
+    lean_writes = group.hold_batch_writes
+
+    def lean(batch: Any) -> Any:
+        writes = lean_writes(batch)
+        used.append(writes is not None)
+        return writes
+
+    def written(path: Any) -> tuple[list[Any], str]:
+        monkeypatch.setattr(group, "hold_batch_writes", path)
+        point, marks = transaction.savepoint(), _marks()
+        results = run_commands(table_id=table.pk, commands=commands, now=later(tick))
+        rows = _written_since(marks, tick.round_id)
+        clean_ledger()
+        projections_replay(tick.round_id)
+        transaction.savepoint_rollback(point)
+        # A refusal is compared by its code (each error is its own object), a result whole.
+        return [r.code if isinstance(r, DomainError) else r for r in results], rows
+
+    settled = written(lambda batch: None)
+    assert written(lean) == settled
+    assert used == [True, True]  # both runs written by the lean statement
+    results = settled[0]
+    assert results[1] == "below_minimum"
+    assert bet(results[2]).totals == {"ante": 200, "ante_plus": 200, "best_five": 200}
+    assert bet(results[3]).totals == {"ante": 300, "ante_plus": 300}
+    assert bet(results[4]).balance == 5_000 - 600
+
+
+def _spy_on_lean_writes(monkeypatch: pytest.MonkeyPatch, before: Any) -> list[str]:
+    """Run ``before()`` just before the lean statement is sent; the names of the
+    errors the lean statement raised."""
+    raised: list[str] = []
+    send = group.saving_commands_and_ledger
+
+    def spy(**kwargs: Any) -> Any:
+        before()
+        try:
+            return send(**kwargs)
+        except Exception as error:
+            raised.append(type(error).__name__)
+            raise
+
+    monkeypatch.setattr(group, "saving_commands_and_ledger", spy)
+    return raised
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_withdrawal_between_the_read_and_the_lean_write_falls_back_to_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A concurrent withdrawal empties a wallet after the batch read it: the lean
+    statement's no-overdraft guard refuses, the batch rolls back whole and each
+    command gets the single path's answer."""
+    table, players, tick = uth_round(3, funds=1_000)
+    poor = players[1]
+
+    def withdraw_elsewhere() -> None:
+        def run() -> None:
+            try:
+                withdraw(wallet=player_accounts(player_id=poor, currency="EUR").wallet, amount=900, currency="EUR",
+                         external_reference=key("ref"), idempotency_key=key("wd"), actor="test")  # fmt: skip
+            finally:
+                connections.close_all()
+
+        if not raised:  # once: the batch's attempt, not the fallback's
+            worker = threading.Thread(target=run)
+            worker.start()
+            worker.join()
+
+    raised = _spy_on_lean_writes(monkeypatch, withdraw_elsewhere)
+    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, key(), "ante", 200) for p in players],
+                           now=later(tick))  # fmt: skip
+    assert raised == ["InsufficientFunds"]
+    assert bet(results[0]).balance == 600 == wallet(players[0])
+    assert code(results[1]) == "insufficient_balance"  # 100 left, 400 asked
+    assert bet(results[2]).balance == 600 == wallet(players[2])
+    assert wallet(poor) == 100
+    clean_ledger()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_stream_moved_on_before_the_lean_write_falls_back_to_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer took the next version of a player's stream (forged in the
+    batch's own transaction, so the fallback's rollback removes it): the lean
+    statement's unique key refuses (``StaleStreamVersion``), the batch rolls back
+    whole and each command gets the single path's answer."""
+    table, players, tick = uth_round(2, funds=1_000)
+    for p in players:
+        bet(run_one(table_id=table.pk, command=PlaceChip(p, key(), "ante", 100), now=later(tick)))
+    stream = player_stream(tick.round_id, players[0])
+
+    def move_on() -> None:
+        if not raised:
+            head = read_stream(stream_id=stream)[-1].version
+            append_events(stream_id=stream, expected_version=head, events=[NewEvent("test.forged", {})])
+
+    raised = _spy_on_lean_writes(monkeypatch, move_on)
+    results = run_commands(table_id=table.pk, commands=[PlaceChip(p, key(), "ante", 100) for p in players],
+                           now=later(tick))  # fmt: skip
+    assert raised == ["StaleStreamVersion"]
+    assert [bet(r).totals for r in results] == [{"ante": 200, "ante_plus": 200}] * 2
+    assert [e.type for e in read_stream(stream_id=stream)].count("test.forged") == 0
+    clean_ledger()
+    projections_replay(tick.round_id)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_batch_of_chips_writes_in_one_statement_after_its_read() -> None:
+    """The lean write: a batch of chips is its read, the responsible-gaming
+    lock (none here), and one statement for every write."""
+    table, players, tick = uth_round(10)
+    bet(run_one(table_id=table.pk, command=PlaceChip(players[0], key(), "ante", 100), now=later(tick)))
+    with statements() as counted:
+        results = run_commands(table_id=table.pk, commands=[PlaceChip(p, key(), "ante", 100) for p in players],
+                               now=later(tick))  # fmt: skip
+    assert all(isinstance(r, BetResult) for r in results)
+    # SAVEPOINT, the read, the write, RELEASE (the test runs inside a transaction).
+    assert counted[0] <= 4, counted
+    clean_ledger()
