@@ -8,6 +8,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 # Django must be set up before anything imports models (the websocket routes do).
 django.setup(set_prefix=False)
 
+if os.environ.get("CASINO_GC_PROBE"):  # a benchmark's instrument (games.benchmarks.gc_probe)
+    from games.benchmarks.gc_probe import install
+
+    install(os.environ["CASINO_GC_PROBE"])
+
 from casino.http import ThreadPoolHTTPHandler  # noqa: E402
 
 django_http_app = ThreadPoolHTTPHandler()
