@@ -29,3 +29,11 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+from django.conf import settings  # noqa: E402
+
+if settings.CASINO_GC_FREEZE:
+    # Last, so that what the imports and the application made is frozen with the rest.
+    from casino.collector import LongLivedFrozen
+
+    LongLivedFrozen().install()
