@@ -209,18 +209,18 @@ FANOUT_COLUMNS = ["run", "reading", "never reading", "uvicorn workers", "p50_ms"
 CLOSED_BY_SERVER = ("4408", "reset", "eof")
 
 
-def _census(probe: Path, out: Writer) -> dict[str, Any]:
+def _census(probe: Path, label: str, out: Writer) -> dict[str, Any]:
     """Ask the probed server processes for their census of tracked objects
     (``games.benchmarks.gc_probe``) and wait for it; one process's, printed."""
-    (probe / CENSUS_REQUEST).touch()
+    (probe / CENSUS_REQUEST).write_text(label)
     deadline = time.monotonic() + 60
-    while not (found := sorted(probe.glob("census-*.json"))) and time.monotonic() < deadline:
+    while not (found := sorted(probe.glob(f"census-{label}-*.json"))) and time.monotonic() < deadline:
         time.sleep(0.5)
     (probe / CENSUS_REQUEST).unlink()
     if not found:
         return {}
     census: dict[str, Any] = json.loads(found[0].read_text())
-    out.write(f"server process census: {census['tracked']} tracked objects {census['per_generation']} "
+    out.write(f"server process census {label}: {census['tracked']} tracked objects {census['per_generation']} "
               f"(generations 0-2), {census['frozen']} frozen; by type: "
               f"{', '.join(f'{name} {n}' for name, n in census['top'])}\n")  # fmt: skip
     return census
@@ -328,7 +328,7 @@ def fanout(
             slow_fleet: list[subprocess.Popen[str]] = []
             try:
                 out.write(f"{len(reading)} reading websockets from {procs} client processes\n")
-                census = _census(probe, out)
+                census = _census(probe, "connected", out)
                 _changes(real, 1, every, 0)  # warm-up, not measured
                 plain_commits = _changes(real, changes, every, drain)
                 slow_fleet = _client_fleet(table_url, base, slow, 1, client_deflate_on, slow=True)
@@ -336,6 +336,8 @@ def fanout(
                 _changes(real, 1, every, 0)
                 slow_commits = _changes(real, slow_changes, every, max(drain, slow_bound))
                 closed = _collect(slow_fleet).closed
+                # What the never-reading sockets' ends left tracked (frozen cycles wait for a walk).
+                census_after = _census(probe, "after-never-reading", out)
                 got = _collect(fleet)
             finally:
                 _kill(fleet + slow_fleet)
@@ -403,6 +405,8 @@ def fanout(
             "clients_10k_p99_ms": big["p99_ms"] if big else None,
             "server_tracked_objects": census.get("tracked"),
             "server_frozen_objects": census.get("frozen"),
+            "server_tracked_after_never_reading": census_after.get("tracked"),
+            "server_frozen_after_never_reading": census_after.get("frozen"),
             "full_collections": collections,
             "layer": f"deltas: the process's feed; chat and notices: {settings.CHANNEL_LAYERS['default']['BACKEND']}",
             # The issue's keys last, each ratio beside both its figures.

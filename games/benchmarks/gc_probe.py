@@ -5,7 +5,8 @@
 process is timed (``gc.callbacks``) and written to
 ``<directory>/gc-<pid>.jsonl`` as ``[start (epoch s), generation, ms]``, once
 a second by a thread of the probe. A file ``<directory>/census.request``
-makes each probed process write ``<directory>/census-<pid>.json``: the
+holding a label makes each probed process write
+``<directory>/census-<label>-<pid>.json`` (once a label): the
 objects the collector tracks, frozen included, counted by type (the
 generations and the frozen set), the twenty commonest types. Benchmark
 instrumentation only: the probe's thread and the census cost time of their
@@ -14,6 +15,7 @@ own, so the benchmark asks for the census outside its measured windows.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -51,9 +53,10 @@ def install(directory: str) -> None:
             if taken:
                 with log.open("a") as out:
                     out.writelines(json.dumps(record) + "\n" for record in taken)
-            census = folder / f"census-{pid}.json"
-            if request.exists() and not census.exists():
-                census.write_text(json.dumps(take_census()))
+            with contextlib.suppress(FileNotFoundError):
+                census = folder / f"census-{request.read_text().strip()}-{pid}.json"
+                if not census.exists():
+                    census.write_text(json.dumps(take_census()))
 
     threading.Thread(target=flush_forever, name="gc-probe", daemon=True).start()
 
