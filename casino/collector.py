@@ -1,4 +1,5 @@
-"""Pausing Python's cyclic garbage collector around bulk steps."""
+"""Python's cyclic garbage collector: paused around bulk steps (``collector_paused``),
+and kept off the long-lived objects of a server process (``LongLivedFrozen``)."""
 
 from __future__ import annotations
 
