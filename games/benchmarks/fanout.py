@@ -28,6 +28,12 @@ preceded by one unmeasured warm-up change:
    ``big_workers`` processes on a server of their own: an absolute figure,
    ``clients_10k_p99_ms``.
 
+The server runs with the collector probe (``games.benchmarks.gc_probe``): the
+run prints each load window's full collections and a census of the server's
+tracked objects by type after the reading clients connect and after the
+never-reading ones were closed (figures ``full_collections`` and
+``server_*``; docs/benchmarks.md, "bench fanout").
+
 Options: ``-o clients=2000 -o changes=5 -o every=1 -o slow_share=0.05
 -o slow_changes=20 -o big_clients=10000 -o big_workers=2 -o drain=10``.
 """
