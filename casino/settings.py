@@ -516,6 +516,10 @@ CASINO_WS_SEND_TIMEOUT_SECONDS = float(os.environ.get("CASINO_WS_SEND_TIMEOUT_SE
 # The 4408 close frame waits this long for the too-slow client to take it (it gets it once it
 # reads again); past that, the TCP connection is aborted (games/tables/feed.py, Outbox).
 CASINO_WS_CLOSE_GRACE_SECONDS = float(os.environ.get("CASINO_WS_CLOSE_GRACE_SECONDS", "10"))
+# An ASGI server process keeps what survived a full garbage collection out of the next ones
+# (gc.freeze) and walks everything again once that set has grown by a quarter
+# (casino.collector.LongLivedFrozen; docs/websocket.md, "Delivery"). Off: CPython's own schedule.
+CASINO_GC_FREEZE = env_bool("CASINO_GC_FREEZE", True)
 # Threads per ASGI process running players' websocket commands (each holds one database connection).
 CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
 # `bench bets` only: serve the bare DRF endpoint it compares the bet path with

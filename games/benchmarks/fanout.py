@@ -28,6 +28,12 @@ preceded by one unmeasured warm-up change:
    ``big_workers`` processes on a server of their own: an absolute figure,
    ``clients_10k_p99_ms``.
 
+The server runs with the collector probe (``games.benchmarks.gc_probe``): the
+run prints each load window's full collections and a census of the server's
+tracked objects by type after the reading clients connect and after the
+never-reading ones were closed (figures ``full_collections`` and
+``server_*``; docs/benchmarks.md, "bench fanout").
+
 Options: ``-o clients=2000 -o changes=5 -o every=1 -o slow_share=0.05
 -o slow_changes=20 -o big_clients=10000 -o big_workers=2 -o drain=10``.
 """
@@ -35,11 +41,14 @@ Options: ``-o clients=2000 -o changes=5 -o every=1 -o slow_share=0.05
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -48,6 +57,7 @@ from django.utils import timezone
 
 from casino.bench import BenchResult, Writer, benchmark
 from games.benchmarks.bare_broadcast import CHANNEL, FRAME_SEPARATOR
+from games.benchmarks.gc_probe import CENSUS_REQUEST
 from games.benchmarks.live import ROOT, _pct, _players, _table, _tokens, asgi_server
 from games.house.models import HouseTable
 from games.house.services import advance_table, start_table
@@ -205,6 +215,50 @@ FANOUT_COLUMNS = ["run", "reading", "never reading", "uvicorn workers", "p50_ms"
 CLOSED_BY_SERVER = ("4408", "reset", "eof")
 
 
+def _census(probe: Path, label: str, out: Writer) -> dict[str, Any]:
+    """Ask the probed server processes for their census of tracked objects
+    (``games.benchmarks.gc_probe``) and wait for it; one process's, printed."""
+    (probe / CENSUS_REQUEST).write_text(label)
+    deadline = time.monotonic() + 60
+    while not (found := sorted(probe.glob(f"census-{label}-*.json"))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    (probe / CENSUS_REQUEST).unlink()
+    if not found:
+        return {}
+    census: dict[str, Any] = json.loads(found[0].read_text())
+    out.write(f"server process census {label}: {census['tracked']} tracked objects {census['per_generation']} "
+              f"(generations 0-2), {census['frozen']} frozen; by type: "
+              f"{', '.join(f'{name} {n}' for name, n in census['top'])}\n")  # fmt: skip
+    return census
+
+
+def _collections(probe: Path, windows: dict[str, tuple[float, float]], out: Writer) -> dict[str, dict[str, float]]:
+    """Per load window (its first commit to a second after its last), per
+    server process: the full (generation 2) collections that ran in it, how
+    many and the longest; printed with every process's young ones."""
+    time.sleep(1.5)  # the probe writes once a second
+    figures: dict[str, dict[str, float]] = {}
+    for log in sorted(probe.glob("gc-*.jsonl")):
+        records = [json.loads(line) for line in log.read_text().splitlines()]
+        for name, (start, end) in windows.items():
+            inside = [r for r in records if start <= r[0] <= end]
+            full = [ms for _, generation, ms in inside if generation == 2]
+            young = [ms for _, generation, ms in inside if generation < 2]
+            out.write(f"{log.stem} {name}: {len(full)} full collections (longest {max(full, default=0):.0f} ms), "
+                      f"{len(young)} young (longest {max(young, default=0):.1f} ms)\n")  # fmt: skip
+            figure = figures.setdefault(name, {"full": 0, "full_longest_ms": 0.0})
+            figure["full"] += len(full)
+            figure["full_longest_ms"] = round(max(figure["full_longest_ms"], *full, 0.0), 1)
+        full_all = [ms for _, generation, ms in records if generation == 2]
+        out.write(f"{log.stem} whole run: {len(full_all)} full collections "
+                  f"({', '.join(f'{ms:.0f}' for ms in full_all)} ms)\n")  # fmt: skip
+    return figures
+
+
+def _window(done: list[tuple[list[int], float]], every: float) -> tuple[float, float]:
+    return done[0][1], done[-1][1] + every
+
+
 def _summary(ms: list[float]) -> dict[str, float]:
     finite = [v for v in ms if v != INF]
     return {
@@ -257,6 +311,8 @@ def fanout(
     slow_count = max(1, round(clients * float(slow_share))) if float(slow_share) > 0 else 0
     client_deflate_on = client_deflate == "on"
     rows: list[list[Any]] = []
+    probe = Path(tempfile.mkdtemp(prefix="fanout-gc-"))
+    server_env["CASINO_GC_PROBE"] = str(probe)
     with scratch_database():
         table = _table("BF1", betting_seconds=2)
         tokens = _tokens(_players(table, max(clients + slow_count, big_clients), funds=0))
@@ -278,6 +334,7 @@ def fanout(
             slow_fleet: list[subprocess.Popen[str]] = []
             try:
                 out.write(f"{len(reading)} reading websockets from {procs} client processes\n")
+                census = _census(probe, "connected", out)
                 _changes(real, 1, every, 0)  # warm-up, not measured
                 plain_commits = _changes(real, changes, every, drain)
                 slow_fleet = _client_fleet(table_url, base, slow, 1, client_deflate_on, slow=True)
@@ -285,6 +342,8 @@ def fanout(
                 _changes(real, 1, every, 0)
                 slow_commits = _changes(real, slow_changes, every, max(drain, slow_bound))
                 closed = _collect(slow_fleet).closed
+                # What the never-reading sockets' ends left tracked (frozen cycles wait for a walk).
+                census_after = _census(probe, "after-never-reading", out)
                 got = _collect(fleet)
             finally:
                 _kill(fleet + slow_fleet)
@@ -311,6 +370,9 @@ def fanout(
                 _kill(fleet)
             bare = row("bare broadcast peer", clients, 0, workers,
                        _latencies(bare_commits, bare_got.received, clients, out), "")  # fmt: skip
+            windows = {"reading": _window(plain_commits, every), "with never-reading": _window(slow_commits, every),
+                       "bare": _window(bare_commits, every)}  # fmt: skip
+            collections = _collections(probe, windows, out)
         big = None
         if big_clients:
             with asgi_server(workers=big_workers, extra_env=server_env) as base:
@@ -325,6 +387,7 @@ def fanout(
                     _kill(fleet)
                 big = row("many clients", big_clients, 0, big_workers,
                           _latencies(big_commits, big_got.received, big_clients, out), "")  # fmt: skip
+    shutil.rmtree(probe, ignore_errors=True)
     if ws == "auto":  # what `make run` serves with: name the implementation uvicorn picked
         from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
@@ -346,6 +409,11 @@ def fanout(
             "slow_closed_how": closed,
             "clients_10k": big_clients,
             "clients_10k_p99_ms": big["p99_ms"] if big else None,
+            "server_tracked_objects": census.get("tracked"),
+            "server_frozen_objects": census.get("frozen"),
+            "server_tracked_after_never_reading": census_after.get("tracked"),
+            "server_frozen_after_never_reading": census_after.get("frozen"),
+            "full_collections": collections,
             "layer": f"deltas: the process's feed; chat and notices: {settings.CHANNEL_LAYERS['default']['BACKEND']}",
             # The issue's keys last, each ratio beside both its figures.
             "clients": clients,

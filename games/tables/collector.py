@@ -14,7 +14,10 @@ and every watcher of that batch got it that much later (a change delivered
 about 690 ms against 150 ms for the bare peer, whose sends leave nothing
 allocated behind). Held, it runs right after the frames are in the sockets
 instead: nothing is collected less, only when a collection may start moves,
-by one turn of the event loop.
+by one turn of the event loop. The hold alone did not keep full collections
+out of the changes around a hand-out: the server also keeps what survived a
+full collection out of the next ones (``casino.collector.LongLivedFrozen``),
+so those left walk only what arrived since.
 """
 
 from __future__ import annotations
