@@ -242,7 +242,8 @@ def stop_deferring() -> None:
     if not queue.writes and not queue.batches:
         return
     targets = [target for _, _, target, _ in queue.writes]
-    if len(set(targets)) == len(targets):
+    # Two batches would UPDATE the same accounts (the step's seats, pot, rake) in one statement.
+    if len(set(targets)) == len(targets) and len(queue.batches) <= 1:
         _send_one(queue)
     else:
         _send_pipeline(queue)
@@ -267,7 +268,7 @@ def _send_one(queue: _Queue) -> None:
     try:
         row = _fetch_one_raw(f"WITH {', '.join(parts)} SELECT {', '.join(selects)}", params)
     except IntegrityError as exc:
-        if queue.batches:  # another writer appended to the hand's stream meanwhile
+        if queue.batches and _stream_conflict(exc):  # another writer appended to the hand's stream meanwhile
             raise StaleStreamVersion("another writer appended to the stream of this step") from exc
         raise
     assert row is not None
@@ -276,6 +277,12 @@ def _send_one(queue: _Queue) -> None:
     missing = [sql for (sql, _, _, one), found in zip(queue.writes, row[counts:], strict=True) if one and found != 1]
     if missing:
         raise RuntimeError(f"a deferred write found no row: {missing[0]}")
+
+
+def _stream_conflict(exc: IntegrityError) -> bool:
+    """The error is an event's (stream, version) taken already: not any other constraint."""
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None) == "ledger_event_stream_version_uniq"
 
 
 _RAW: dict[str, str] = {}
@@ -313,7 +320,7 @@ def _send_pipeline(queue: _Queue) -> None:
                 for cursor, (sql, params, _) in zip(cursors, statements, strict=True):
                     cursor.execute(sql, params, prepare=True)
         except IntegrityError as exc:
-            if finishers:  # another writer appended to the hand's stream meanwhile
+            if finishers and _stream_conflict(exc):  # another writer appended to the hand's stream meanwhile
                 raise StaleStreamVersion("another writer appended to the stream of this step") from exc
             raise
         for place, batch in finishers:

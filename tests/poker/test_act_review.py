@@ -1,0 +1,109 @@
+"""Review of the poker action's deferred writes (``games.poker.store.act``):
+the queued ledger batches and row UPDATEs go as one statement (or a pipeline),
+and that changes nothing a statement-at-a-time run would leave: every balance
+moved once, every refusal its own error, and a refusal leaves nothing behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from games.poker.models import PokerTable
+from games.poker.store import act as store
+from ledger.errors import InsufficientFunds, StaleStreamVersion
+from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, balance_of, read_stream, settle_batch
+from ledger.services.small import small_batch_writes
+from tests.db import ledger_sums
+from tests.ledger.conftest import CURRENCY, fund, house_account, snapshot
+from tests.poker.tables import make_table
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def _batch(tag: str, debit: int, credit: int, amount: int, *, version: int = 0, head: str | None = None) -> Any:
+    stream = f"{tag}-stream"
+    writes = small_batch_writes(
+        idempotency_key=f"{tag}-key",
+        currency=CURRENCY,
+        appends=[StreamAppend(stream, version, [NewEvent("test.bet", {"amount": amount})], {"actor": "t"}, head)],
+        transfers=[TransferSpec(debit, credit, amount, EventRef(stream, version + 1), "bet")],
+    )
+    assert writes is not None
+    return writes
+
+
+def test_two_batches_moving_one_account_move_it_twice() -> None:
+    wallet = fund("two-batches", 1_000).wallet
+    house = house_account(table_id="two-batches", currency=CURRENCY)
+    with transaction.atomic(), store.deferred_writes():
+        store.queue_batch(_batch("two-a", wallet, house, 300))
+        store.queue_batch(_batch("two-b", wallet, house, 200))
+    assert (balance_of(account_id=wallet), balance_of(account_id=house)) == (500, 500)
+    assert ledger_sums() == {CURRENCY: 0}
+
+
+def test_a_refused_batch_among_the_writes_leaves_nothing() -> None:
+    wallet = fund("refused-batch", 100).wallet
+    house = house_account(table_id="refused-batch", currency=CURRENCY)
+    table = make_table()
+    before = snapshot()
+    with pytest.raises(InsufficientFunds), transaction.atomic(), store.deferred_writes():
+        store.queue_batch(_batch("refused", wallet, house, 300))
+        store.save_table_phase(table_id=table.pk, phase="hand", phase_seq=99, deadline=None)
+    assert snapshot() == before
+    assert PokerTable.objects.get(pk=table.pk).phase_seq != 99
+
+
+def test_an_update_finding_no_row_is_refused_and_leaves_nothing() -> None:
+    wallet = fund("no-row", 1_000).wallet
+    house = house_account(table_id="no-row", currency=CURRENCY)
+    before = snapshot()
+    with pytest.raises(RuntimeError), transaction.atomic(), store.deferred_writes():
+        store.queue_batch(_batch("no-row", wallet, house, 300))
+        store.save_result(key="no-such-key", result={"x": 1})
+    assert snapshot() == before
+
+
+def test_a_stream_moved_on_meanwhile_is_a_stale_version_and_leaves_nothing() -> None:
+    wallet = fund("moved", 1_000).wallet
+    house = house_account(table_id="moved", currency=CURRENCY)
+    settle_batch(idempotency_key="moved-first", currency=CURRENCY, appends=[StreamAppend(
+        "moved-stream", 0, [NewEvent("test.bet", {}), NewEvent("test.bet", {})], {"actor": "t"})])  # fmt: skip
+    first, _ = read_stream(stream_id="moved-stream")
+    before = snapshot()
+    # This action read the head at version 1; another writer appended version 2 since.
+    for rows_too in (False, True):
+        with pytest.raises(StaleStreamVersion), transaction.atomic(), store.deferred_writes():
+            store.queue_batch(_batch("moved", wallet, house, 300, version=1, head=first.hash))
+            if rows_too:  # two UPDATEs of one row: the pipeline path
+                table = PokerTable.objects.first() or make_table()
+                store.save_table_phase(table_id=table.pk, phase="hand", phase_seq=1, deadline=None)
+                store.save_table_phase(table_id=table.pk, phase="hand", phase_seq=2, deadline=None)
+        assert snapshot() == before
+
+
+def test_a_projection_write_breaking_a_constraint_is_not_a_stale_stream() -> None:
+    wallet = fund("constraint", 1_000).wallet
+    house = house_account(table_id="constraint", currency=CURRENCY)
+    taken, other = make_table(), make_table()
+    other.code = taken.code  # unique: the projection's own fault, not another writer's append
+    before = snapshot()
+    with pytest.raises(IntegrityError), transaction.atomic(), store.deferred_writes():
+        store.queue_batch(_batch("constraint", wallet, house, 300))
+        store.save_row(other, ["code"])
+    assert snapshot() == before
+
+
+def test_two_updates_of_one_row_apply_in_order_with_the_batch() -> None:
+    wallet = fund("same-row", 1_000).wallet
+    house = house_account(table_id="same-row", currency=CURRENCY)
+    table = make_table()
+    with transaction.atomic(), store.deferred_writes():
+        store.save_table_phase(table_id=table.pk, phase="hand", phase_seq=7, deadline=None)
+        store.queue_batch(_batch("same-row", wallet, house, 300))
+        store.save_table_phase(table_id=table.pk, phase="between", phase_seq=8, deadline=None)
+    table.refresh_from_db()
+    assert (table.phase, table.phase_seq) == ("between", 8)
+    assert (balance_of(account_id=wallet), balance_of(account_id=house)) == (700, 300)
