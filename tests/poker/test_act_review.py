@@ -11,14 +11,19 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, transaction
 
-from games.poker.models import PokerTable
+from games.poker import event_types as et
+from games.poker import services
+from games.poker.engine.events import ActionTaken
+from games.poker.models import PokerHand, PokerSeat, PokerTable
 from games.poker.store import act as store
 from ledger.errors import InsufficientFunds, StaleStreamVersion
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, balance_of, read_stream, settle_batch
+from ledger.services.seals import seal_key
 from ledger.services.small import small_batch_writes
-from tests.db import ledger_sums
+from ledger.services.verify import verify_ledger
+from tests.db import ledger_sums, race
 from tests.ledger.conftest import CURRENCY, fund, house_account, snapshot
-from tests.poker.tables import make_table
+from tests.poker.tables import T0, heads_up_dealt, make_table, seat_balance
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -124,3 +129,41 @@ def test_two_updates_of_one_row_apply_in_order_with_the_batch() -> None:
     table.refresh_from_db()
     assert (table.phase, table.phase_seq) == ("between", 8)
     assert (balance_of(account_id=wallet), balance_of(account_id=house)) == (700, 300)
+
+
+def _acting(table: PokerTable) -> tuple[PokerHand, int]:
+    hand = PokerHand.objects.get(hand_id=table.current_hand_id)
+    assert hand.actor_seat is not None
+    return hand, int(hand.players[str(hand.actor_seat)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_racing_the_first_action_is_done_once() -> None:
+    table = heads_up_dealt()
+    hand, player = _acting(table)
+    events = len(read_stream(stream_id=et.hand_stream(hand.hand_id)))
+    results = race(2, lambda _: services.act(table_id=table.pk, player_id=player, action="call",
+                                             idempotency_key="race-same", now=T0), atomic=False)  # fmt: skip
+    assert results[0] == results[1]
+    taken = [e for e in read_stream(stream_id=et.hand_stream(hand.hand_id))[events:] if e.type == ActionTaken.type]
+    assert len(taken) == 1
+    assert ledger_sums() == {CURRENCY: 0}
+    assert verify_ledger(key=seal_key()) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_actions_at_one_table_at_once_are_done_one_after_the_other() -> None:
+    table = heads_up_dealt()
+    hand, player = _acting(table)
+    results = race(2, lambda i: services.act(table_id=table.pk, player_id=player, action="call",
+                                             idempotency_key=f"race-{i}", now=T0), atomic=False)  # fmt: skip
+    done = [r for r in results if isinstance(r, services.ActResult)]
+    assert len(done) == 1, results
+    assert [r for r in results if r is not done[0]] == ["poker_not_your_turn"]
+    hand.refresh_from_db()
+    assert hand.stream_version == len(read_stream(stream_id=et.hand_stream(hand.hand_id)))
+    # The seats' stacks (projection) are their ledger accounts' balances.
+    for seat in PokerSeat.objects.filter(table=table):
+        assert seat.stack == seat_balance(table, seat.player_id)
+    assert ledger_sums() == {CURRENCY: 0}
+    assert verify_ledger(key=seal_key()) == []
