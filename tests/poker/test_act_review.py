@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections, transaction
 
 from games.poker import event_types as et
 from games.poker import services
@@ -24,6 +24,7 @@ from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums, race
 from tests.ledger.conftest import CURRENCY, fund, house_account, snapshot
 from tests.poker.tables import T0, heads_up_dealt, make_table, seat_balance
+from tests.poker.tables import snapshot as poker_snapshot
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -167,3 +168,32 @@ def test_two_actions_at_one_table_at_once_are_done_one_after_the_other() -> None
         assert seat.stack == seat_balance(table, seat.player_id)
     assert ledger_sums() == {CURRENCY: 0}
     assert verify_ledger(key=seal_key()) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_before_its_writes_leaves_nothing_and_the_retry_acts(monkeypatch: Any) -> None:
+    table = heads_up_dealt()
+    _, player = _acting(table)
+    before = poker_snapshot()
+    send = store._fetch_one_raw
+
+    def killed_first(sql: str, params: list[Any]) -> Any:
+        # The claim and the table lock are held; the server ends this session before the writes arrive.
+        pid = connection.connection.info.backend_pid
+        other = connections.create_connection(DEFAULT_DB_ALIAS)
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        finally:
+            other.close()
+        return send(sql, params)
+
+    monkeypatch.setattr(store, "_fetch_one_raw", killed_first)
+    with pytest.raises(DatabaseError):
+        services.act(table_id=table.pk, player_id=player, action="call", idempotency_key="killed", now=T0)
+    monkeypatch.undo()
+    connection.close()
+    assert poker_snapshot() == before
+    result = services.act(table_id=table.pk, player_id=player, action="call", idempotency_key="killed", now=T0)
+    assert result.action == "call"
+    assert ledger_sums() == {CURRENCY: 0}
