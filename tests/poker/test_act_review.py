@@ -14,7 +14,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connectio
 from games.poker import event_types as et
 from games.poker import services
 from games.poker.engine.events import ActionTaken
-from games.poker.models import PokerHand, PokerSeat, PokerTable
+from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
 from games.poker.store import act as store
 from ledger.errors import InsufficientFunds, StaleStreamVersion
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, balance_of, read_stream, settle_batch
@@ -197,3 +197,19 @@ def test_a_worker_killed_before_its_writes_leaves_nothing_and_the_retry_acts(mon
     result = services.act(table_id=table.pk, player_id=player, action="call", idempotency_key="killed", now=T0)
     assert result.action == "call"
     assert ledger_sums() == {CURRENCY: 0}
+
+
+def test_a_hand_players_row_and_the_hands_stacks_after_both_land() -> None:
+    table = heads_up_dealt()
+    player = PokerHandPlayer.objects.filter(hand__hand_id=table.current_hand_id).order_by("seat_number").first()
+    assert player is not None
+    dealt = player.stack_before
+    player.stack_before = 123
+    _deferred(
+        lambda: store.save_row(player, ["stack_before"]),
+        lambda: store.save_stacks_after(hand_id=table.current_hand_id, stacks=[(player.seat_number, 77)]),
+    )
+    player.refresh_from_db()
+    assert (player.stack_before, player.stack_after) == (123, 77)
+    # Back to what the hand's events say (the suite rebuilds the projections from the log).
+    PokerHandPlayer.objects.filter(pk=player.pk).update(stack_before=dealt, stack_after=None)

@@ -242,8 +242,12 @@ def stop_deferring() -> None:
     if not queue.writes and not queue.batches:
         return
     targets = [target for _, _, target, _ in queue.writes]
+    # A write of many rows (``one`` false: its target names them by another key, e.g. the
+    # hand players by hand) may meet any other write of its table.
+    spread = {table for _, _, (table, _), one in queue.writes if not one}
+    shared = any(sum(table == t for t, _ in targets) > 1 for table in spread)
     # Two batches would UPDATE the same accounts (the step's seats, pot, rake) in one statement.
-    if len(set(targets)) == len(targets) and len(queue.batches) <= 1:
+    if len(set(targets)) == len(targets) and not shared and len(queue.batches) <= 1:
         _send_one(queue)
     else:
         _send_pipeline(queue)
