@@ -5,6 +5,8 @@ left behind."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -13,6 +15,7 @@ from django.db import connection, transaction
 
 from ledger.errors import IdempotencyKeyReused, InvalidEvent, UnknownAccount
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, settle_batch
+from ledger.services.batch import BatchResult
 from ledger.services.events import MAX_STREAM_ID
 from ledger.services.postings import pipelined
 from ledger.services.small import small_batch_writes
@@ -87,3 +90,16 @@ def test_an_unknown_account_is_refused_and_nothing_is_written() -> None:
         _send(request)
     assert snapshot() == before
     assert ledger_sums() == {CURRENCY: 0}
+
+
+def test_the_result_names_the_events_whose_ids_follow_their_versions() -> None:
+    with transaction.atomic():
+        result = _send(_request("order", events=3))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM ledger_event WHERE stream_id = 'order-stream' ORDER BY version")
+        ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute("SELECT result FROM ledger_idempotency WHERE key = 'order-key'")
+        (stored,) = cursor.fetchone()
+    assert ids == sorted(ids)  # the global log's (txid, id) order keeps the stream's
+    assert result == BatchResult(3, 1, ids[0], ids[-1])
+    assert (json.loads(stored) if isinstance(stored, str) else stored) == asdict(result)  # as settle_batch stores it
