@@ -233,8 +233,10 @@ def stop_deferring() -> None:
     the checks need. PostgreSQL runs the parts of one statement on one snapshot,
     none seeing another's rows but through ``RETURNING``: so only writes that
     read nothing of each other (the ledger batch's parts are built so), and no
-    two UPDATEs of one row (then the queue goes as a pipeline of statements,
-    one after the other, instead)."""
+    two UPDATEs that may meet on a row (then the queue goes as a pipeline of
+    statements, one after the other, instead): two writes of one target, a
+    write of many rows beside another write of its table, two ledger batches.
+    A conflict on an event's (stream, version) is ``StaleStreamVersion``."""
     queue = _QUEUE.get()
     if queue is None:
         return
