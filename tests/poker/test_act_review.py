@@ -18,12 +18,13 @@ from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
 from games.poker.store import act as store
 from ledger.errors import InsufficientFunds, StaleStreamVersion
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, balance_of, read_stream, settle_batch
+from ledger.services.postings import MAX_KEY
 from ledger.services.seals import seal_key
 from ledger.services.small import small_batch_writes
 from ledger.services.verify import verify_ledger
 from tests.db import ledger_sums, race
 from tests.ledger.conftest import CURRENCY, fund, house_account, snapshot
-from tests.poker.tables import T0, heads_up_dealt, make_table, seat_balance
+from tests.poker.tables import T0, heads_up_dealt, make_table, refused, seat_balance
 from tests.poker.tables import snapshot as poker_snapshot
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -213,3 +214,13 @@ def test_a_hand_players_row_and_the_hands_stacks_after_both_land() -> None:
     assert (player.stack_before, player.stack_after) == (123, 77)
     # Back to what the hand's events say (the suite rebuilds the projections from the log).
     PokerHandPlayer.objects.filter(pk=player.pk).update(stack_before=dealt, stack_after=None)
+
+
+@pytest.mark.parametrize("bad_key", ["", "k" * (MAX_KEY + 1)], ids=["empty", "long"])
+def test_an_action_under_a_key_no_command_may_claim_is_refused_as_the_general_path_refuses_it(bad_key: str) -> None:
+    table = heads_up_dealt()
+    _, player = _acting(table)
+    refused(
+        "invalid_idempotency_key",
+        lambda: services.act(table_id=table.pk, player_id=player, action="call", idempotency_key=bad_key, now=T0),
+    )

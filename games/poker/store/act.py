@@ -31,9 +31,10 @@ import psycopg
 from django.db import IntegrityError, connection, models
 
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from ledger.errors import StaleStreamVersion
+from ledger.errors import IdempotencyKeyReused, StaleStreamVersion
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import (
+    MAX_KEY,
     allow_explicit_prepare,
     bulk_cursor,
     claim,
@@ -118,7 +119,10 @@ class ActRead:
 def read_act(*, table_id: int, key: str, command: str, digest: str) -> ActRead:
     """Claim ``key`` for ``command`` and read the action's context, in one round
     trip, inside the caller's transaction (module docstring). A table that does
-    not exist reads as ``table`` None (the caller refuses; its claim rolls back)."""
+    not exist reads as ``table`` None (the caller refuses; its claim rolls back).
+    A key no command may claim is refused as ``claim`` refuses it."""
+    if not key or len(key) > MAX_KEY:
+        raise IdempotencyKeyReused(f"idempotency key must be 1..{MAX_KEY} characters", code="invalid_idempotency_key")
     pg = connection.connection
     with bulk_cursor() as first:
         cursors = [first] + [psycopg.Cursor(pg) for _ in range(3)]
