@@ -29,7 +29,6 @@ import psycopg
 from django.db import IntegrityError, connection, transaction
 
 from casino.collector import collector_paused
-from ledger.canonical import GENESIS_HASH
 from ledger.errors import IdempotencyKeyReused, InvalidEvent, StaleStreamVersion
 from ledger.services.batch import (
     BatchResult,
@@ -224,11 +223,11 @@ def small_batch_writes(
         return None
     batch = prepare_batch(idempotency_key=idempotency_key, currency=currency, appends=appends, transfers=transfers)
     with collector_paused():
-        append = appends[0]
-        first = (append.expected_version or 0) + 1
-        head = append.head_hash if append.expected_version else GENESIS_HASH
-        prepared = _hash_appends([(append, first, head or GENESIS_HASH)], batch.at, batch.encoded,
-                                 batch.metadata_jsons)  # fmt: skip
+        # The stream id and events checked as ``settle_batch`` checks them; the head
+        # is the caller's (``_needs_bulk``: nothing is read).
+        planned = _plan_appends(None, appends, {})
+        append, first, _ = planned[0]
+        prepared = _hash_appends(planned, batch.at, batch.encoded, batch.metadata_jsons)
         stream, last = append.stream_id, first + len(prepared) - 1
         legs = [(t.debit, t.credit, t.amount, t.kind, t.cause.version) for t in transfers]
         for t in transfers:

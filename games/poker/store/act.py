@@ -31,9 +31,10 @@ import psycopg
 from django.db import IntegrityError, connection, models
 
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
-from ledger.errors import StaleStreamVersion
+from ledger.errors import IdempotencyKeyReused, StaleStreamVersion
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import (
+    MAX_KEY,
     allow_explicit_prepare,
     bulk_cursor,
     claim,
@@ -118,7 +119,10 @@ class ActRead:
 def read_act(*, table_id: int, key: str, command: str, digest: str) -> ActRead:
     """Claim ``key`` for ``command`` and read the action's context, in one round
     trip, inside the caller's transaction (module docstring). A table that does
-    not exist reads as ``table`` None (the caller refuses; its claim rolls back)."""
+    not exist reads as ``table`` None (the caller refuses; its claim rolls back).
+    A key no command may claim is refused as ``claim`` refuses it."""
+    if not key or len(key) > MAX_KEY:
+        raise IdempotencyKeyReused(f"idempotency key must be 1..{MAX_KEY} characters", code="invalid_idempotency_key")
     pg = connection.connection
     with bulk_cursor() as first:
         cursors = [first] + [psycopg.Cursor(pg) for _ in range(3)]
@@ -233,8 +237,10 @@ def stop_deferring() -> None:
     the checks need. PostgreSQL runs the parts of one statement on one snapshot,
     none seeing another's rows but through ``RETURNING``: so only writes that
     read nothing of each other (the ledger batch's parts are built so), and no
-    two UPDATEs of one row (then the queue goes as a pipeline of statements,
-    one after the other, instead)."""
+    two UPDATEs that may meet on a row (then the queue goes as a pipeline of
+    statements, one after the other, instead): two writes of one target, a
+    write of many rows beside another write of its table, two ledger batches.
+    A conflict on an event's (stream, version) is ``StaleStreamVersion``."""
     queue = _QUEUE.get()
     if queue is None:
         return
@@ -242,7 +248,12 @@ def stop_deferring() -> None:
     if not queue.writes and not queue.batches:
         return
     targets = [target for _, _, target, _ in queue.writes]
-    if len(set(targets)) == len(targets):
+    # A write of many rows (``one`` false: its target names them by another key, e.g. the
+    # hand players by hand) may meet any other write of its table.
+    spread = {table for _, _, (table, _), one in queue.writes if not one}
+    shared = any(sum(table == t for t, _ in targets) > 1 for table in spread)
+    # Two batches would UPDATE the same accounts (the step's seats, pot, rake) in one statement.
+    if len(set(targets)) == len(targets) and not shared and len(queue.batches) <= 1:
         _send_one(queue)
     else:
         _send_pipeline(queue)
@@ -267,7 +278,7 @@ def _send_one(queue: _Queue) -> None:
     try:
         row = _fetch_one_raw(f"WITH {', '.join(parts)} SELECT {', '.join(selects)}", params)
     except IntegrityError as exc:
-        if queue.batches:  # another writer appended to the hand's stream meanwhile
+        if queue.batches and _stream_conflict(exc):  # another writer appended to the hand's stream meanwhile
             raise StaleStreamVersion("another writer appended to the stream of this step") from exc
         raise
     assert row is not None
@@ -276,6 +287,12 @@ def _send_one(queue: _Queue) -> None:
     missing = [sql for (sql, _, _, one), found in zip(queue.writes, row[counts:], strict=True) if one and found != 1]
     if missing:
         raise RuntimeError(f"a deferred write found no row: {missing[0]}")
+
+
+def _stream_conflict(exc: IntegrityError) -> bool:
+    """The error is an event's (stream, version) taken already: not any other constraint."""
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None) == "ledger_event_stream_version_uniq"
 
 
 _RAW: dict[str, str] = {}
@@ -313,7 +330,7 @@ def _send_pipeline(queue: _Queue) -> None:
                 for cursor, (sql, params, _) in zip(cursors, statements, strict=True):
                     cursor.execute(sql, params, prepare=True)
         except IntegrityError as exc:
-            if finishers:  # another writer appended to the hand's stream meanwhile
+            if finishers and _stream_conflict(exc):  # another writer appended to the hand's stream meanwhile
                 raise StaleStreamVersion("another writer appended to the stream of this step") from exc
             raise
         for place, batch in finishers:
