@@ -50,6 +50,17 @@ def released(leases: Leases, table_id: int) -> bool:
     return False
 
 
+def assert_played_to_the_end_with_the_money_exact(tournament: Tournament, figures: dict[str, Any]) -> None:
+    """Every hand complete, every table closed, ``verify_ledger`` clean, the pool and
+    the chip bank at zero, the payouts equal to the pool."""
+    assert figures["verify_ledger_problems"] == 0
+    assert figures["prize_pool_after"] == 0
+    assert figures["chip_bank_after"] == 0
+    assert figures["payouts_equal_pool"] is True
+    assert not PokerHand.objects.filter(table__tournament=tournament).exclude(status="complete").exists()
+    assert not PokerTable.objects.filter(tournament=tournament, is_open=True).exists()
+
+
 def test_fair_share_is_the_ceiling_of_the_tables_over_the_workers_alive() -> None:
     assert fair_share(112, 2) == 56
     assert fair_share(5, 2) == 3
@@ -140,12 +151,7 @@ def test_a_hung_worker_loses_its_tables_to_the_other_which_finishes(monkeypatch:
     assert figures["sessions_lost"] >= 1  # worker 1 found its session gone when it woke
     assert figures["actions_by_process"][1] == 2  # nothing played by worker 1 after its hang
     assert figures["leases_claimed"] >= 3  # worker 0 took worker 1's table
-    assert figures["verify_ledger_problems"] == 0
-    assert figures["prize_pool_after"] == 0
-    assert figures["chip_bank_after"] == 0
-    assert figures["payouts_equal_pool"] is True
-    assert not PokerHand.objects.filter(table__tournament=tournament).exclude(status="complete").exists()
-    assert not PokerTable.objects.filter(tournament=tournament, is_open=True).exists()
+    assert_played_to_the_end_with_the_money_exact(tournament, figures)
 
 
 def test_the_step_releases_a_waiting_table_without_waiting_for_a_table_playing_a_hand() -> None:
@@ -239,9 +245,4 @@ def test_a_worker_killed_in_the_middle_of_a_hand_loses_nothing(monkeypatch: pyte
     assert tournament.state == "finished"
     assert figures["worker_errors"] == 1  # worker 1: stopped, without a report
     assert figures["leases_claimed"] >= 2  # worker 0 took worker 1's table after it died
-    assert figures["verify_ledger_problems"] == 0
-    assert figures["prize_pool_after"] == 0
-    assert figures["chip_bank_after"] == 0
-    assert figures["payouts_equal_pool"] is True
-    assert not PokerHand.objects.filter(table__tournament=tournament).exclude(status="complete").exists()
-    assert not PokerTable.objects.filter(tournament=tournament, is_open=True).exists()
+    assert_played_to_the_end_with_the_money_exact(tournament, figures)
