@@ -60,6 +60,32 @@ class Leases:
             )
             return {int(row[0]) for row in cursor.fetchall()}
 
+    def evict_stalled(self, stalled_seconds: float) -> list[int]:
+        """End the sessions of this tournament's other workers whose backend has sent
+        no statement for ``stalled_seconds`` (idle, or idle in a transaction, since
+        then: a hung process with its connection alive); their backends' pids.
+
+        ``pg_stat_activity.state_change`` is PostgreSQL's own heartbeat of a session:
+        every statement a worker sends moves it, and a live worker sends several a
+        round (``holders`` at least; an idle worker every ``IDLE_SLEEP``). A session
+        running a statement (``active``, a lock wait included) is never evicted.
+        ``pg_terminate_backend`` rolls the session's transaction back and ends it, and
+        its advisory locks (its leases) go with it: the other workers claim its
+        tables in the next round, once the backend has exited."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "WITH stalled AS MATERIALIZED (SELECT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid "
+                "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = %s "
+                "AND l.objid::int8 = %s "
+                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "AND a.pid <> pg_backend_pid() "
+                "AND a.state IN ('idle', 'idle in transaction', 'idle in transaction (aborted)') "
+                "AND a.state_change < clock_timestamp() - make_interval(secs => %s)) "
+                "SELECT pid FROM stalled WHERE pg_terminate_backend(pid)",  # only the stalled: the CTE first
+                [LEASE_WORKER, self.tournament_id, float(stalled_seconds)],
+            )
+            return [int(row[0]) for row in cursor.fetchall()]
+
     def release(self, table_ids: list[int]) -> None:
         if table_ids:
             with connection.cursor() as cursor:

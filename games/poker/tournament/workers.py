@@ -17,11 +17,25 @@ transaction in flight is rolled back (no hand lost, none doubled: every step
 is one transaction, and the next holder reads the hand from its stream), and
 the others, counting one worker fewer, claim its tables the next round.
 
+A worker that hangs with its connection alive would keep its leases for ever:
+each round every worker evicts (``Leases.evict_stalled``: ``pg_terminate_backend``)
+the session of any other worker of the tournament that has sent no statement for
+``STALLED_SECONDS``, which ends as a dead worker's does. It never plays a table
+at the same time as its successor: the successor takes the lease only once the
+hung backend has exited, and the hung process cannot commit anything after
+that (its connection is dead); when it wakes it finds its session lost
+(``check_session`` before every table's step: Django would open a new
+connection, without the leases, after a failed transaction) and joins again in
+a new session holding nothing. Worker sessions wait for a lock for at most
+``STALLED_SECONDS`` (``lock_timeout``), so none waits for ever on a row a hung
+worker holds.
+
 The tournament's step (busts, the level clock, balancing moves, breaking
 tables, hand-for-hand, the final table, the payouts) is safe when two
-processes reach it: ``advance_tournament`` locks the tournament row, then only
-the tables waiting for it (and a balancing move's destination), so it seldom
-waits for a hand in flight, and two steps run one after the other.
+processes reach it: ``advance_tournament`` locks the tournament row (never in a mode a table's
+foreign-key check waits for), then only the tables waiting for it (and a
+balancing move's destination), so it seldom waits for a hand in flight, and
+two steps run one after the other (the lock order: ``step``'s docstring).
 
 The clock is shared (``SharedClock``): a counter in Redis, moved on by each
 worker after its share of a round by ``seconds_per_round`` times its share of
@@ -34,6 +48,7 @@ the steps see it in order (the level never goes back).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -46,8 +61,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import OperationalError, connection, connections, transaction
-from psycopg.errors import DeadlockDetected
+from django.db import InterfaceError, OperationalError, connection, connections, transaction
+from psycopg.errors import DeadlockDetected, LockNotAvailable
 
 from games.cards.shuffle import SeededRandomSource
 from games.poker.models import PokerTable
@@ -60,6 +75,12 @@ from games.tables import pacing
 
 IDLE_SLEEP = 0.1  # seconds a worker with no table waits before looking again (its queries cost the others CPU)
 JOIN_WAIT = 30.0  # seconds a worker waits at most for the others to join before its first round
+STALLED_SECONDS = 30.0  # a worker whose session sent no statement for this long is hung: evicted (``Leases``)
+
+
+class SessionLost(Exception):
+    """This worker's database session (and with it its leases) is gone: evicted as
+    stalled, or its connection dropped."""
 
 
 class SharedClock:
@@ -101,6 +122,33 @@ class TableWorker(TournamentDriver):
         self.leases = Leases(tournament_id)
         self.claimed = 0  # leases taken (reported)
         self.released = 0  # leases let go of beyond the fair share (reported)
+        self.stalled_seconds = STALLED_SECONDS
+        self.session_pid: int | None = None  # the backend whose session holds this worker's leases
+        self.evicted = 0  # stalled workers' sessions this one ended (reported)
+        self.sessions_lost = 0  # this worker's own sessions lost, each followed by a new one (reported)
+
+    def join(self) -> None:
+        """Join the tournament's workers in this connection's session (a new one after
+        a session is lost), remembered by its backend's pid: the leases this worker
+        takes are that session's. A lock wait longer than ``stalled_seconds`` fails
+        (``LockNotAvailable``, retried like a deadlock's victim): a live worker never
+        waits for ever on a row a hung one holds, and evicts it the next round."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(self.stalled_seconds * 1000)}ms"])
+        self.leases.join()
+        self.session_pid = connection.connection.info.backend_pid
+
+    def check_session(self) -> None:
+        """``SessionLost`` unless this worker's connection is still the session that
+        joined (no round trip). Django opens a new connection after a failed
+        transaction closed the old one; a table step in that new session would play
+        a table whose lease it does not hold, so none runs there."""
+        if not self.session_alive():
+            raise SessionLost
+
+    def session_alive(self) -> bool:
+        raw = connection.connection
+        return raw is not None and not raw.closed and raw.info.backend_pid == self.session_pid
 
     def share(self, tables: list[PokerTable]) -> list[PokerTable]:
         """The tables this worker plays this round: those it holds, topped up to its fair
@@ -124,12 +172,14 @@ class TableWorker(TournamentDriver):
     def table_step(self, table: PokerTable) -> bool:
         """One step at ``table`` at the shared clock. A transaction PostgreSQL
         aborts as a deadlock's victim changed nothing: the table's step is
-        taken again next round, as a retried task would (``report.retried``)."""
+        taken again next round, as a retried task would (``report.retried``), and
+        so is one that waited on a lock for ``stalled_seconds`` (``join``)."""
+        self.check_session()
         self.now = self.shared.now()
         try:
             return super().table_step(table)
         except OperationalError as error:
-            if not isinstance(error.__cause__, DeadlockDetected):
+            if not isinstance(error.__cause__, DeadlockDetected | LockNotAvailable):
                 raise
             self.report.retried += 1
             return False
@@ -151,36 +201,52 @@ class TableWorker(TournamentDriver):
             )
         return step is not None
 
+    def play_round(self) -> bool:
+        """One round: stalled workers evicted, this worker's share of the open tables
+        claimed and each played one step; False once the tournament is over."""
+        state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
+        if state != TournamentState.RUNNING:
+            return False
+        self.evicted += len(self.leases.evict_stalled(self.stalled_seconds))
+        tables = list(PokerTable.objects.filter(tournament_id=self.tournament_id, is_open=True).order_by("pk"))
+        mine = self.share(tables)
+        self.stepped = False
+        for table in mine:
+            self.table_step(table)
+        self.report.rounds += 1
+        if mine:
+            self.now = self.shared.advance(self.round_seconds * len(mine) / len(tables))
+        else:  # the other workers hold every table left: they move the clock
+            time.sleep(IDLE_SLEEP)
+        return True
+
     def run(self, *, workers: int = 1, max_rounds: int = 1_000_000, on_round: Any = None) -> DriveReport:
         """Rounds over this worker's share of the tables until the tournament is over (or
         ``max_rounds``); the first once ``workers`` have joined (or ``JOIN_WAIT`` passed),
         so that the first does not claim every table."""
-        self.leases.join()
+        self.join()
         try:
             waited = time.monotonic() + JOIN_WAIT
             while self.leases.holders([])[2] < workers and time.monotonic() < waited:
                 time.sleep(IDLE_SLEEP)
             with pacing.suppress_scheduling():
                 for _ in range(max_rounds):
-                    state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
-                    if state != TournamentState.RUNNING:
-                        break
-                    tables = list(
-                        PokerTable.objects.filter(tournament_id=self.tournament_id, is_open=True).order_by("pk")
-                    )
-                    mine = self.share(tables)
-                    self.stepped = False
-                    for table in mine:
-                        self.table_step(table)
-                    self.report.rounds += 1
-                    if mine:
-                        self.now = self.shared.advance(self.round_seconds * len(mine) / len(tables))
-                    else:  # the other workers hold every table left: they move the clock
-                        time.sleep(IDLE_SLEEP)
+                    try:
+                        if not self.play_round():
+                            break
+                    except (SessionLost, OperationalError, InterfaceError):
+                        if self.session_alive():
+                            raise  # a failure in a live session: a bug, not a lost session
+                        # Evicted as stalled (or the connection dropped): the session and its
+                        # leases are gone, its transaction rolled back. Join again in a new one.
+                        self.sessions_lost += 1
+                        connection.close()
+                        self.join()
                     if on_round is not None:
                         on_round(self.report)
         finally:
-            self.leases.leave()
+            with contextlib.suppress(OperationalError, InterfaceError):  # a lost session's locks went with it
+                self.leases.leave()
         self.report.state = Tournament.objects.filter(pk=self.tournament_id).values_list("state", flat=True).get()
         self.report.finished = self.report.state == TournamentState.FINISHED
         self.report.clock = self.now
@@ -239,6 +305,8 @@ def _worker_main(tournament_id: int, worker: int, workers: int, key: str, start:
             "postgres_cpu_s": None if backend is None or backend_after is None else round(backend_after - backend, 2),
             "leases_claimed": player.claimed,
             "leases_released": player.released,
+            "workers_evicted": player.evicted,
+            "sessions_lost": player.sessions_lost,
         }
         out.put((worker, figures))
     except BaseException:  # the parent reports it; the process ends either way

@@ -2,14 +2,26 @@
 
 A tournament table that finishes a hand does not deal the next one itself: it
 waits (``WAITING``, ``games.poker.services.tournament_tables``) and the step,
-``advance_tournament``, runs in its own transaction, which locks the
-tournament row and then the tables that wait for it, in id order; the tables
-still playing a hand are read, not locked (the step does not wait for their
-transactions: issue #39, the tables played by several processes), except a
-balancing move's destination, locked before its player is seated there. Table
-transactions never lock the tournament row (``FOR NO KEY UPDATE``,
-``lock_tournament``) and each locks one table, so the orders never cross; two
-steps run one after the other. The step records the
+``advance_tournament``, runs in its own transaction.
+
+Lock order (issue #39, the tables played by several processes). The step
+locks, in this order: 1. the tournament row, ``FOR NO KEY UPDATE``
+(``lock_tournament``), and never in a stronger mode by any later statement (no
+``FOR UPDATE`` of a query that joins it: ``lock_entries``); 2. the tables that
+wait for it, in id order (the tables still playing a hand are read, not
+locked: the step does not wait for their transactions); 3. the entries it
+changes, ``FOR NO KEY UPDATE``, in id order; 4. a balancing move's
+destinations, in id order, before a player is seated there (the one wait for
+a hand in flight). A table's transaction locks its one table row first, and
+the tournament row only in its commit's deferred foreign-key check (``FOR KEY
+SHARE``, as PostgreSQL reported it in the deadlock below): that mode does not
+conflict with ``FOR NO KEY UPDATE``, so a table's transaction never waits for
+the step, and the step's wait for a destination ends. (The crossing, before:
+the busts' entries were locked ``FOR UPDATE`` with the tournament row joined
+for their default ordering, so the row was held ``FOR UPDATE`` while the step
+waited for a destination whose transaction waited, at its commit, for the
+tournament row: a deadlock.) Two steps run one after the
+other. The step records the
 busts of every waiting table, finishes the tournament when one player holds
 every chip (``games.poker.tournament.services.finish``), changes the level when
 the clock says so, turns hand-for-hand play on and off, applies the balancing
@@ -27,7 +39,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from games.cards.shuffle import RandomSource, SecureRandomSource
 from games.poker import event_types as et
@@ -102,8 +114,10 @@ def _record_busts(tournament: Tournament, ready: Sequence[PokerTable], now: date
         )
         entries = {
             e.player_id: e
-            for e in TournamentEntry.objects.select_for_update().filter(
-                tournament=tournament, state=EntryState.PLAYING, player_id__in=[s.player_id for s in empty]
+            for e in lock_entries(
+                TournamentEntry.objects.filter(
+                    tournament=tournament, state=EntryState.PLAYING, player_id__in=[s.player_id for s in empty]
+                ).order_by("pk")
             )
         }
         for seat in empty:
@@ -217,6 +231,14 @@ class _Replay:
         return _Replay(self.rng, list(self.drawn))
 
 
+def lock_entries(entries: QuerySet[TournamentEntry]) -> QuerySet[TournamentEntry]:
+    """``entries`` locked ``FOR NO KEY UPDATE`` and nothing else: ``of=("self",)``, so
+    that no row the query joins (the tournament's, joined by the entries' default
+    ordering) is locked ``FOR UPDATE``. The step's lock order (module docstring)
+    leaves the tournament row to a table transaction's foreign-key check."""
+    return entries.select_for_update(no_key=True, of=("self",))
+
+
 def _lock_ready(tournament: Tournament) -> tuple[list[PokerTable], list[PokerTable]]:
     """(every open table, the ready ones): the tables waiting for the step (``WAITING``,
     ``IDLE``) locked, in id order; the others read, not locked, so the step does not
@@ -260,9 +282,11 @@ def advance_tournament(*, tournament_id: int, now: datetime, rng: RandomSource |
         if tournament.hand_for_hand:
             # The round is over: everyone busted in it is one group.
             pending = list(
-                TournamentEntry.objects.select_for_update()
-                .filter(tournament=tournament, state=EntryState.ELIMINATED, bust_group=None)
-                .order_by("eliminated_at", "id")
+                lock_entries(
+                    TournamentEntry.objects.filter(
+                        tournament=tournament, state=EntryState.ELIMINATED, bust_group=None
+                    ).order_by("eliminated_at", "id")
+                )
             )
             if pending:
                 _bust_group(tournament, pending, tournament.players_left + len(pending), now)
