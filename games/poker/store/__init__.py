@@ -12,4 +12,10 @@ ORM path for SQLite).
   UPDATEs as one statement at its end.
 - ``leases``: a tournament's tables leased to its worker processes
   (session-level advisory locks; ``games.poker.tournament.workers``).
+- ``step``: the tournament's step read in one round trip (``read_step``: the
+  tournament row, the open tables with the waiting ones locked, their seats,
+  the busts' entries locked and the stacks they started their hand with, the
+  pool collected) and a balancing move's destinations locked (``lock_tables``).
+- ``rows``: what they share (a model's columns, a row as the ORM's instance,
+  statements read together in one round trip).
 """

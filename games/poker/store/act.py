@@ -25,12 +25,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 from django.db import IntegrityError, connection, models
 
 from games.poker.models import PokerHand, PokerHandPlayer, PokerSeat, PokerTable
+from games.poker.store.rows import columns, instance, read_together
 from ledger.errors import IdempotencyKeyReused, StaleStreamVersion
 from ledger.services.events import now as ledger_now
 from ledger.services.postings import (
@@ -44,46 +45,17 @@ from ledger.services.postings import (
 )
 from ledger.services.small import SmallWrites
 
-M = TypeVar("M", bound=models.Model)
-
-
-def _columns(model: type[models.Model], alias: str) -> str:
-    return ", ".join(f"{alias}.{connection.ops.quote_name(str(f.column))}" for f in model._meta.concrete_fields)
-
-
-def _instance(model: type[M], values: Sequence[Any]) -> M:
-    """``values`` (every concrete column, in field order) as the ORM's instance,
-    through the fields' converters (JSON text -> Python)."""
-    spec = _SPECS.get(model)
-    if spec is None:
-        fields = model._meta.concrete_fields
-        spec = _SPECS[model] = (
-            [f.attname for f in fields],
-            [(n, f) for n, f in enumerate(fields) if hasattr(f, "from_db_value")],
-        )
-    attnames, converters = spec
-    if converters:
-        values = list(values)
-        for n, f in converters:
-            if values[n] is not None:
-                values[n] = f.from_db_value(values[n], None, connection)
-    return model.from_db(connection.alias, attnames, values)
-
-
-_SPECS: dict[type[models.Model], tuple[list[str], list[tuple[int, Any]]]] = {}
-
-
 _CLAIM = (
     "INSERT INTO ledger_idempotency (key, command, request_hash, result, created_at) "
     "VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key"
 )
-_LOCK = f"SELECT {_columns(PokerTable, 't')} FROM games_pokertable t WHERE t.id = %s FOR UPDATE"
+_LOCK = f"SELECT {columns(PokerTable, 't')} FROM games_pokertable t WHERE t.id = %s FOR UPDATE"
 # The table's current hand row, its stream's head (``games.poker.event_types.hand_stream``)
 # and the ledger accounts an action may move (``games.poker.services.tables``:
 # seat_account, pot_account, rake_account; ``ledger.services.money.account_key``),
 # in one row (no row: no such table; the hand's columns null: no hand).
 _HAND_HEAD_ACCOUNTS = (
-    f"SELECT {_columns(PokerHand, 'h')}, hd.version, hd.hash, ac.keys, ac.ids FROM games_pokertable t "
+    f"SELECT {columns(PokerHand, 'h')}, hd.version, hd.hash, ac.keys, ac.ids FROM games_pokertable t "
     "LEFT JOIN games_pokerhand h ON t.current_hand_id <> '' AND h.hand_id = t.current_hand_id "
     "LEFT JOIN LATERAL (SELECT e.version, e.hash FROM ledger_event e WHERE t.current_hand_id <> '' "
     "AND e.stream_id = 'poker-hand-' || t.current_hand_id ORDER BY e.version DESC LIMIT 1) hd ON true "
@@ -98,7 +70,7 @@ _HAND_HEAD_ACCOUNTS = (
 _HAND_COLUMNS = len(PokerHand._meta.concrete_fields)
 # ``dealt_in_seats``: the seat rows linked from the current hand's players.
 _SEATS = (
-    f"SELECT {_columns(PokerSeat, 's')} FROM games_pokerseat s "
+    f"SELECT {columns(PokerSeat, 's')} FROM games_pokerseat s "
     "JOIN games_pokerhandplayer hp ON hp.seat_id = s.id JOIN games_pokerhand h ON h.id = hp.hand_id "
     "JOIN games_pokertable t ON h.hand_id = t.current_hand_id WHERE t.id = %s AND t.current_hand_id <> ''"
 )
@@ -123,37 +95,27 @@ def read_act(*, table_id: int, key: str, command: str, digest: str) -> ActRead:
     A key no command may claim is refused as ``claim`` refuses it."""
     if not key or len(key) > MAX_KEY:
         raise IdempotencyKeyReused(f"idempotency key must be 1..{MAX_KEY} characters", code="invalid_idempotency_key")
-    pg = connection.connection
-    with bulk_cursor() as first:
-        cursors = [first] + [psycopg.Cursor(pg) for _ in range(3)]
-        claim_c, lock_c, hand_c, seats_c = cursors
-        try:
-            with pipelined():
-                claim_c.execute(_CLAIM, [key, command, digest, ledger_now()], prepare=True)
-                lock_c.execute(_LOCK, [table_id], prepare=True)
-                hand_c.execute(_HAND_HEAD_ACCOUNTS, [table_id], prepare=True)
-                seats_c.execute(_SEATS, [table_id], prepare=True)
-            claimed = claim_c.fetchone() is not None
-            table_row = lock_c.fetchone()
-            hand_row = hand_c.fetchone()
-            seat_rows = seats_c.fetchall()
-        finally:
-            for cursor in cursors[1:]:
-                cursor.close()
+    claim_rows, table_rows, hand_rows, seat_rows = read_together([
+        (_CLAIM, [key, command, digest, ledger_now()]), (_LOCK, [table_id]), (_HAND_HEAD_ACCOUNTS, [table_id]),
+        (_SEATS, [table_id]),
+    ])  # fmt: skip
+    claimed = bool(claim_rows)
+    table_row = table_rows[0] if table_rows else None
+    hand_row = hand_rows[0] if hand_rows else None
     if not claimed:
         return ActRead(False)
-    seats = {seat.seat_number: seat for seat in (_instance(PokerSeat, row) for row in seat_rows)}
+    seats = {seat.seat_number: seat for seat in (instance(PokerSeat, row) for row in seat_rows)}
     hand = head = None
     accounts: dict[str, int] = {}
     if hand_row is not None:
         version, head_hash, keys, ids = hand_row[_HAND_COLUMNS:]
         if hand_row[0] is not None:
-            hand = _instance(PokerHand, hand_row[:_HAND_COLUMNS])
+            hand = instance(PokerHand, hand_row[:_HAND_COLUMNS])
         if version is not None:
             head = (int(version), head_hash)
         accounts = {k: int(v) for k, v in zip(keys or (), ids or (), strict=True)}
     return ActRead(
-        True, _instance(PokerTable, table_row) if table_row is not None else None, hand, seats, head, accounts
+        True, instance(PokerTable, table_row) if table_row is not None else None, hand, seats, head, accounts
     )
 
 

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Sum
+
 from games.poker import event_types as et
 from games.poker.models import PokerTable
 from games.poker.services.operator import void_hand
@@ -32,19 +34,25 @@ from ledger.currencies import CHIPS
 from ledger.services import balance_of, player_accounts
 
 
-def current_payouts(tournament: Tournament) -> Payouts:
+def current_payouts(tournament: Tournament, *, collected: int | None = None) -> Payouts:
     """The payouts with the entrants so far: the pool collected is the buy-ins of the
-    entries that count (what the pool account holds until the finish pays it out)."""
-    collected = sum(
-        TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).values_list("buy_in", flat=True)
-    )
+    entries that count (what the pool account holds until the finish pays it out);
+    ``collected``: that sum, when the caller has read it (the step does, in its one
+    round trip), else it is summed here."""
+    if collected is None:
+        collected = (
+            TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).aggregate(total=Sum("buy_in"))[
+                "total"
+            ]
+            or 0
+        )
     return tournament.payout_structure().payouts(
         entrants=max(tournament.entrants, 1), collected=collected, guarantee=tournament.guarantee
     )
 
 
-def paid_places(tournament: Tournament) -> int:
-    return current_payouts(tournament).paid_places
+def paid_places(tournament: Tournament, *, collected: int | None = None) -> int:
+    return current_payouts(tournament, collected=collected).paid_places
 
 
 def _groups(tournament: Tournament) -> list[list[Bust]]:

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import connection
 
 from games.poker import event_types as et
+from games.poker.models import PokerSeat
 from games.poker.projectors import project_tournament
 from games.poker.tournament.models import Tournament, TournamentEntry
 from ledger.services import EventRef, NewEvent, StreamAppend, TransferSpec, settle_batch
@@ -52,13 +53,14 @@ def commit_batch(
     actor: str,
     now: datetime,
     entries: Iterable[TournamentEntry] = (),
+    seats: Iterable[PokerSeat] = (),
 ) -> None:
     """Append the batch's events to ``poker-tournament-{id}`` and make its transfers,
     all or nothing, then apply the events with the projectors (the tournament,
-    its entries and seats: ``entries`` and ``tournament`` are the rows held, kept
-    current); the batch is empty again. ``key``: the idempotency key (default:
-    the stream's version). Call with the tournament row locked (that serialises
-    the stream)."""
+    its entries and seats: ``tournament``, ``entries`` and ``seats`` are the rows
+    held, kept current, which the projectors do not read again); the batch is
+    empty again. ``key``: the idempotency key (default: the stream's version).
+    Call with the tournament row locked (that serialises the stream)."""
     if not batch.events:
         return
     stream = et.tournament_stream(tournament.pk)
@@ -76,4 +78,4 @@ def commit_batch(
     )
     recorded = events_of(stream_id=stream, first_version=version + 1, events=batch.events, metadata=metadata, at=now)
     batch.events, batch.legs = [], []
-    project_tournament(recorded, tournament=tournament, entries=entries)
+    project_tournament(recorded, tournament=tournament, entries=entries, seats=seats)
