@@ -49,7 +49,8 @@ _SPECS: dict[type[models.Model], tuple[list[str], list[tuple[int, Any]]]] = {}
 
 
 def read_together(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
-    """Each statement's rows, the statements sent together in one round trip
+    """Each statement's rows (every statement returns rows: a SELECT, or a write
+    with RETURNING), the statements sent together in one round trip
     (psycopg's pipeline mode), prepared, in order, inside the caller's
     transaction. Each takes its own snapshot (READ COMMITTED): a statement
     after a row lock reads what the lock's previous holder committed."""
@@ -60,7 +61,7 @@ def read_together(statements: Sequence[tuple[str, Sequence[Any]]]) -> list[list[
             with pipelined():
                 for cursor, (sql, params) in zip(cursors, statements, strict=True):
                     cursor.execute(sql, params, prepare=True)
-            return [cursor.fetchall() if cursor.description is not None else [] for cursor in cursors]
+            return [cursor.fetchall() for cursor in cursors]  # each statement returns rows (a SELECT, a RETURNING)
         finally:
             for cursor in cursors[1:]:
                 cursor.close()
