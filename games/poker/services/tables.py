@@ -226,9 +226,13 @@ def _hole_cards_known(
 
 # The engine state of recent hands, by hand id, at the stream version it was read or
 # committed at: an action need not replay the whole hand stream. Only committed
-# versions are remembered (``remember_hand`` waits for the commit), and a hit
-# needs the hand row's version, read under the table lock, to match: any
-# other process's write moves the version on, and the hand is read again.
+# versions are remembered (``remember_hand`` and ``hand_state`` wait for the commit),
+# and a hit needs the hand row's version, read under the table lock, to match: any
+# other process's write moves the version on, and the hand is read again. A state
+# read or decided in a transaction that is rolled back is never remembered: its hand
+# id and version may come back with other events (the same table code at the same
+# second; SQLite hands the rolled-back ids out again, and with a tournament's id its
+# tables' codes), and would then be taken for that other hand.
 # These are the dealer's states (every seat's hole cards): a hand is forgotten
 # when it is over, as its deal key is shredded.
 _HAND_CACHE: OrderedDict[str, tuple[int, HandState, OpenedDeck | None]] = OrderedDict()
@@ -246,13 +250,16 @@ def hand_state(hand: PokerHand) -> tuple[HandState | None, OpenedDeck | None]:
     """(engine state, deck) of ``hand`` at its row's ``stream_version`` as the
     dealer holds it (call with the table locked): from the cache when it holds
     that version, else from the stream, the deck and every hole card opened
-    with the deal key (``None`` and unknown hole cards once the hand is over)."""
+    with the deal key (``None`` and unknown hole cards once the hand is over).
+    A state read from the stream is remembered once the transaction commits."""
     cached = _HAND_CACHE.get(hand.hand_id)
     if cached is not None and cached[0] == hand.stream_version:
         return cached[1], cached[2]
-    state, deck, _ = _load(hand.hand_id, viewer_id=None, dealer=True)
+    hand_id, version = hand.hand_id, hand.stream_version
+    state, deck, _ = _load(hand_id, viewer_id=None, dealer=True)
     if state is not None and state.phase is not Phase.COMPLETE:
-        _cache_put(hand.hand_id, hand.stream_version, state, deck)
+        loaded = state
+        transaction.on_commit(lambda: _cache_put(hand_id, version, loaded, deck))
     return state, deck
 
 
