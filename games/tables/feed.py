@@ -598,10 +598,8 @@ class LogReader:
         return database_sync_to_async(func, thread_sensitive=False, executor=self.executor)
 
     async def run(self) -> None:
-        """Read and hand out forever; meanwhile the process's collector freezer
-        leaves its walks of everything to the reader (``walks_deferred``),
-        which runs a due one right after a read that found nothing new, once
-        delivery has been quiet (``walk_if_quiet``; docs/websocket.md, "Delivery")."""
+        """Read and hand out forever, running the collector freezer's due walks
+        of everything when quiet (``walks_deferred``, ``walk_if_quiet``)."""
         with walks_deferred():
             await self._read_forever()
 
