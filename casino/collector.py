@@ -143,17 +143,19 @@ class LongLivedFrozen:
     def walk_due(self) -> bool:
         """A walk of everything is due (or thawed for, by the hard bound), as the
         last full collection found: cheap to ask as often as wanted, where
-        ``gc.get_freeze_count()`` walks the whole frozen list (about 50 ms at
-        800,000 objects spread over a server's heap; asked every poll of the
-        feed, it took most of a core while 2,000 sockets connected)."""
+        ``gc.get_freeze_count()`` walks the whole frozen list (1.9 ms at
+        800,000 fresh objects in a bare process; asked at every poll of the
+        feed, it slowed 2,000 sockets' connecting several-fold,
+        docs/benchmarks.md "bench fanout")."""
         return self._thawed or self._due
 
     def walk_now(self) -> None:
         """Walk everything now, in the calling thread: thaw, a full collection
         (reclaiming the cyclic garbage among what was frozen), its survivors
         frozen again (``_after_collection``). If another thread's collection
-        is running, ``gc.collect`` does nothing and the next full collection
-        walks everything instead."""
+        is running (its finalizers let this thread run), ``gc.collect`` does
+        nothing, the end of that collection freezes everything again as if it
+        had been the walk, and the garbage waits for the next walk due."""
         gc.unfreeze()
         # Flagged after the thaw: a full collection another thread runs in
         # between walks everything and is counted as an ordinary one, and ours
