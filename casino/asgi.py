@@ -36,4 +36,4 @@ if settings.CASINO_GC_FREEZE:
     # Last, so that what the imports and the application made is frozen with the rest.
     from casino.collector import LongLivedFrozen
 
-    LongLivedFrozen().install()
+    LongLivedFrozen(due_for_at_most=settings.CASINO_GC_WALK_DUE_MAX_SECONDS).install()

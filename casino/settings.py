@@ -520,6 +520,12 @@ CASINO_WS_CLOSE_GRACE_SECONDS = float(os.environ.get("CASINO_WS_CLOSE_GRACE_SECO
 # (gc.freeze) and walks everything again once that set has grown by a quarter
 # (casino.collector.LongLivedFrozen; docs/websocket.md, "Delivery"). Off: CPython's own schedule.
 CASINO_GC_FREEZE = env_bool("CASINO_GC_FREEZE", True)
+# Once the process's realtime feed runs, it runs those walks of everything itself, when no
+# hand-out has been open or ended for this many seconds (games.tables.collector.walk_if_quiet);
+# one it has not run within CASINO_GC_WALK_DUE_MAX_SECONDS of coming due (or by the time the
+# frozen set has doubled since the last walk) runs at the next full collection regardless.
+CASINO_GC_WALK_QUIET_SECONDS = float(os.environ.get("CASINO_GC_WALK_QUIET_SECONDS", "2"))
+CASINO_GC_WALK_DUE_MAX_SECONDS = float(os.environ.get("CASINO_GC_WALK_DUE_MAX_SECONDS", "300"))
 # Threads per ASGI process running players' websocket commands (each holds one database connection).
 CASINO_WS_COMMAND_THREADS = int(os.environ.get("CASINO_WS_COMMAND_THREADS", "4"))
 # `bench bets` only: serve the bare DRF endpoint it compares the bet path with

@@ -19,7 +19,11 @@ to every socket in turn, all of a commit's frames to a socket before the next
 socket, awaiting each send, as the real feed hands a batch's frames to each
 socket together. No log read, no translation, no per-connection queue or
 writer task: what is left is the cost of the websocket sends themselves,
-which is what the feed's own figure is compared with.
+which is what the feed's own figure is compared with. Its broadcasts count
+as deliveries for the server's collector schedule (``games.tables.collector.delivering``),
+as the feed's hand-outs do: no walk of everything the freezer defers starts
+during one or within the quiet interval after it, so the peer's figure bears
+the collector's schedule as the feed's does.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from casino.processes import database_url_of
+from games.tables.collector import delivering
 from games.tables.realtime import CLOSE_UNAUTHENTICATED, DirectDispatch, authenticate_scope, refuse
 
 log = logging.getLogger(__name__)
@@ -63,13 +68,14 @@ class _Broadcaster:
             self.listening.set()
             async for note in listener.notifies():
                 frames = note.payload.split(FRAME_SEPARATOR)
-                for socket in list(self.sockets):
-                    try:
-                        for frame in frames:
-                            await socket.send(text_data=frame)
-                    except Exception as exc:  # that client is gone: that socket only
-                        log.info("bare broadcast: dropping a socket: %r", exc)
-                        self.sockets.pop(socket, None)
+                with delivering():  # the server's collector schedule treats it as the feed's hand-outs
+                    for socket in list(self.sockets):
+                        try:
+                            for frame in frames:
+                                await socket.send(text_data=frame)
+                        except Exception as exc:  # that client is gone: that socket only
+                            log.info("bare broadcast: dropping a socket: %r", exc)
+                            self.sockets.pop(socket, None)
 
 
 _broadcasters: dict[int, _Broadcaster] = {}

@@ -29,7 +29,8 @@ preceded by one unmeasured warm-up change:
    ``clients_10k_p99_ms``.
 
 The server runs with the collector probe (``games.benchmarks.gc_probe``): the
-run prints each load window's full collections and a census of the server's
+run prints each load window's full collections (and how many of them
+walked everything) and a census of the server's
 tracked objects by type after the reading clients connect and after the
 never-reading ones were closed (figures ``full_collections`` and
 ``server_*``; docs/benchmarks.md, "bench fanout").
@@ -235,23 +236,33 @@ def _census(probe: Path, label: str, out: Writer) -> dict[str, Any]:
 def _collections(probe: Path, windows: dict[str, tuple[float, float]], out: Writer) -> dict[str, dict[str, float]]:
     """Per load window (its first commit to a second after its last), per
     server process: the full (generation 2) collections that ran in it, how
-    many and the longest; printed with every process's young ones."""
+    many and the longest, and how many of them walked everything (the
+    freezer's walks, or every full collection without it); printed with
+    every process's young ones, and the whole run's full collections in
+    order, each with its start in seconds from the first window's (``*``:
+    walked everything), beside the windows' spans on the same clock."""
     time.sleep(1.5)  # the probe writes once a second
     figures: dict[str, dict[str, float]] = {}
+    zero = min(start for start, _ in windows.values())
+    spans = [f"{name} {start - zero:.1f}-{end - zero:.1f}" for name, (start, end) in windows.items()]
+    out.write(f"windows (s from the first one's start): {', '.join(spans)}\n")
     for log in sorted(probe.glob("gc-*.jsonl")):
         records = [json.loads(line) for line in log.read_text().splitlines()]
         for name, (start, end) in windows.items():
             inside = [r for r in records if start <= r[0] <= end]
-            full = [ms for _, generation, ms in inside if generation == 2]
-            young = [ms for _, generation, ms in inside if generation < 2]
+            full = [r[2] for r in inside if r[1] == 2]
+            everything = [r[2] for r in inside if r[1] == 2 and r[3]]
+            young = [r[2] for r in inside if r[1] < 2]
             out.write(f"{log.stem} {name}: {len(full)} full collections (longest {max(full, default=0):.0f} ms), "
+                      f"{len(everything)} of them walking everything, "
                       f"{len(young)} young (longest {max(young, default=0):.1f} ms)\n")  # fmt: skip
-            figure = figures.setdefault(name, {"full": 0, "full_longest_ms": 0.0})
+            figure = figures.setdefault(name, {"full": 0, "full_longest_ms": 0.0, "walked_everything": 0})
             figure["full"] += len(full)
             figure["full_longest_ms"] = round(max(figure["full_longest_ms"], *full, 0.0), 1)
-        full_all = [ms for _, generation, ms in records if generation == 2]
-        out.write(f"{log.stem} whole run: {len(full_all)} full collections "
-                  f"({', '.join(f'{ms:.0f}' for ms in full_all)} ms)\n")  # fmt: skip
+            figure["walked_everything"] += len(everything)
+        full_all = [f"{r[2]:.0f}{'*' if r[3] else ''}@{r[0] - zero:+.1f}" for r in records if r[1] == 2]
+        out.write(f"{log.stem} whole run: {len(full_all)} full collections ({', '.join(full_all)}; "
+                  "ms@s, *: walked everything)\n")  # fmt: skip
     return figures
 
 

@@ -3,8 +3,13 @@
 ``CASINO_GC_PROBE=<directory>`` in a uvicorn worker's environment makes
 ``casino.asgi`` call :func:`install`: every collection CPython runs in that
 process is timed (``gc.callbacks``) and written to
-``<directory>/gc-<pid>.jsonl`` as ``[start (epoch s), generation, ms]``, once
-a second by a thread of the probe. A file ``<directory>/census.request``
+``<directory>/gc-<pid>.jsonl`` as ``[start (epoch s), generation, ms, everything]``,
+once a second by a thread of the probe; ``everything``: 1 for a full
+collection that walked every tracked object (with ``casino.collector.LongLivedFrozen``
+installed, its walks of everything, ``LongLivedFrozen.thawed`` as it
+started; without it, every full collection), else 0. (Not from
+``gc.get_freeze_count()``: that walks the whole frozen list, tens of
+milliseconds at 800,000 objects, too dear at every collection.) A file ``<directory>/census.request``
 holding a label makes each probed process write
 ``<directory>/census-<label>-<pid>.json`` (once a label): the
 objects the collector tracks, frozen included, counted by type (the
@@ -25,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from casino.collector import LongLivedFrozen
+
 CENSUS_REQUEST = "census.request"
 
 
@@ -33,13 +40,16 @@ def install(directory: str) -> None:
     folder = Path(directory)
     pid = os.getpid()
     records: list[list[float]] = []
-    started: list[float] = [0.0, 0.0]
+    started: list[float] = [0.0, 0.0, 0]
 
     def timed(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            started[0], started[1] = time.time(), time.perf_counter()
+            freezer = LongLivedFrozen.installed
+            everything = info["generation"] == 2 and (freezer is None or freezer.thawed)
+            started[:] = time.time(), time.perf_counter(), int(everything)
         else:
-            records.append([started[0], info["generation"], (time.perf_counter() - started[1]) * 1000])
+            ms = (time.perf_counter() - started[1]) * 1000
+            records.append([started[0], info["generation"], ms, started[2]])
 
     gc.callbacks.append(timed)
 

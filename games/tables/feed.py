@@ -48,7 +48,7 @@ from django.utils import timezone
 from casino import metrics
 from casino.i18n import localized_frame
 from casino.processes import database_url_of
-from games.tables.collector import collector_held
+from games.tables.collector import collector_held, walk_if_quiet, walks_deferred
 from games.tables.intake import delivery_progress
 from ledger.services.events import LogFollower, RecordedEvent, head_position
 
@@ -598,6 +598,12 @@ class LogReader:
         return database_sync_to_async(func, thread_sensitive=False, executor=self.executor)
 
     async def run(self) -> None:
+        """Read and hand out forever, running the collector freezer's due walks
+        of everything when quiet (``walks_deferred``, ``walk_if_quiet``)."""
+        with walks_deferred():
+            await self._read_forever()
+
+    async def _read_forever(self) -> None:
         if self.follower is None:
             self.follower = await self.in_thread(new_follower)()
         self.ready.set()
@@ -630,6 +636,8 @@ class LogReader:
                     position=self.follower.position.position, now=timezone.now(),
                 )  # fmt: skip
                 continue
+            if not self.wake.is_set():  # nothing pending: the moment for a due walk of everything
+                walk_if_quiet()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), poll)
 
