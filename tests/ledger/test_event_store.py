@@ -147,6 +147,31 @@ def test_replay_folds_the_stream_through_apply():
     assert replay(stream_id="missing", apply=apply, initial=0) == (0, 0)
 
 
+def test_replay_folds_with_the_collector_paused_and_gives_it_back_as_it_was():
+    """The fold runs with the cyclic collector paused (its full collections walked the
+    whole heap once per few pages: a third of a long replay), and leaves it as found."""
+    import gc
+
+    append_events(stream_id="gc", expected_version=0, events=[NewEvent("bet.placed", {"amount": a}) for a in (1, 2)])
+    seen: list[bool] = []
+
+    def apply(total: int, event) -> int:
+        seen.append(gc.isenabled())
+        return total + event.data["amount"]
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        assert replay(stream_id="gc", apply=apply, initial=0) == (3, 2)
+        assert seen == [False, False]
+        assert gc.isenabled()
+        gc.disable()  # a caller that paused it already: left paused
+        assert replay(stream_id="gc", apply=apply, initial=0) == (3, 2)
+        assert not gc.isenabled()
+    finally:
+        gc.enable() if was else gc.disable()
+
+
 def test_upcaster_turns_a_stored_v1_deposit_into_the_current_shape():
     v1 = {"account_id": 3, "amount": "12.34", "currency": "EUR", "reference": "psp-1"}
     [stored] = append_events(stream_id="account-3", expected_version=0, events=[NewEvent(DEPOSITED, v1, 1)])
