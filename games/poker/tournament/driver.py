@@ -56,6 +56,7 @@ class DriveReport:
     clock: datetime | None = None
     finished: bool = False
     retried: int = 0  # steps whose transaction was a deadlock's victim, taken again (``workers``)
+    table_steps: int = 0  # a worker's table steps that changed something: a deal, an action, a timeout (``workers``)
     state: str = ""
     errors: list[str] = field(default_factory=list)
 

@@ -212,7 +212,8 @@ class TableWorker(TournamentDriver):
         mine = self.share(tables)
         self.stepped = False
         for table in mine:
-            self.table_step(table)
+            if self.table_step(table):
+                self.report.table_steps += 1
         self.report.rounds += 1
         if mine:
             self.now = self.shared.advance(self.round_seconds * len(mine) / len(tables))
