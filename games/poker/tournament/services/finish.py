@@ -40,15 +40,16 @@ def current_payouts(tournament: Tournament, *, collected: int | None = None) -> 
     ``collected``: that sum, when the caller has read it (the step does, in its one
     round trip), else it is summed here."""
     if collected is None:
-        collected = (
-            TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).aggregate(total=Sum("buy_in"))[
-                "total"
-            ]
-            or 0
-        )
+        collected = collected_pool(tournament)
     return tournament.payout_structure().payouts(
         entrants=max(tournament.entrants, 1), collected=collected, guarantee=tournament.guarantee
     )
+
+
+def collected_pool(tournament: Tournament) -> int:
+    """The buy-ins of the entries that count (what the pool account holds until the finish)."""
+    total = TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).aggregate(total=Sum("buy_in"))
+    return int(total["total"] or 0)
 
 
 def paid_places(tournament: Tournament, *, collected: int | None = None) -> int:

@@ -46,7 +46,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 
 from games.cards.shuffle import RandomSource, SecureRandomSource
 from games.poker import event_types as et
@@ -61,7 +61,7 @@ from games.poker.tournament.models import EntryState, Tournament, TournamentEntr
 from games.poker.tournament.rules.balancing import Move, TableSnapshot, hand_for_hand, rebalance
 from games.poker.tournament.rules.eliminations import Bust, rank_bust
 from games.poker.tournament.services.core import ACTIVE, SYSTEM, lock_tournament, registration_open
-from games.poker.tournament.services.finish import current_payouts, finish_tournament, paid_places
+from games.poker.tournament.services.finish import collected_pool, current_payouts, finish_tournament, paid_places
 from games.poker.tournament.services.stream import Batch, commit_batch
 from ledger.currencies import CHIPS
 
@@ -317,11 +317,8 @@ def read_step_orm(tournament_id: int) -> StepRead:
         ).values_list("hand__hand_id", "player_id", "stack_before")
         if (hands[hand_id], player_id) in out
     }
-    collected = TournamentEntry.objects.filter(tournament=tournament, state__in=ACTIVE).aggregate(
-        total=Sum("buy_in")
-    )["total"]  # fmt: skip
     return StepRead(tournament, [locked.get(table.pk, table) for table in tables], waiting, seats, list(busts),
-                    starts, collected or 0)  # fmt: skip
+                    starts, collected_pool(tournament))  # fmt: skip
 
 
 def _lock_tables(table_ids: Sequence[int]) -> dict[int, PokerTable]:
